@@ -1,0 +1,74 @@
+import type { Sql } from '@studio/shared/db';
+import { log } from '@studio/shared';
+
+export interface ActivityEntry {
+  studioId: string;
+  keyId: string;
+  operationId: string | null;
+  method: string;
+  path: string;
+  status: number;
+  outcome: 'success' | 'client_error' | 'server_error';
+  durationMs: number;
+  requestId: string;
+  at: Date;
+}
+
+export const outcomeOf = (status: number): ActivityEntry['outcome'] =>
+  status >= 500 ? 'server_error' : status >= 400 ? 'client_error' : 'success';
+
+const MAX_BUFFER = 50_000;
+const BATCH = 1_000;
+
+/**
+ * Activity rows and last-used stamps, written in batches off the request path.
+ * A failed flush keeps the rows for the next one (bounded); `close` flushes all.
+ */
+export class ActivityWriter {
+  private buf: ActivityEntry[] = [];
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private flushing: Promise<void> | null = null;
+
+  constructor(private sql: Sql, private intervalMs = 500) {}
+
+  start() {
+    this.timer ??= setInterval(() => void this.flush(), this.intervalMs);
+  }
+
+  record(e: ActivityEntry) {
+    if (this.buf.length >= MAX_BUFFER) this.buf.shift();
+    this.buf.push(e);
+  }
+
+  flush(): Promise<void> {
+    this.flushing ??= this.drain().finally(() => (this.flushing = null));
+    return this.flushing;
+  }
+
+  private async drain() {
+    while (this.buf.length) {
+      const batch = this.buf.slice(0, BATCH);
+      try {
+        const lastUsed = new Map<string, Date>();
+        for (const e of batch) lastUsed.set(e.keyId, e.at);
+        await this.sql.begin(async (tx) => {
+          await tx`insert into activity ${tx(batch)}`;
+          await tx`
+            update api_keys k set last_used_at = greatest(k.last_used_at, u.at)
+            from unnest(${[...lastUsed.keys()]}::text[], ${[...lastUsed.values()].map((d) => d.toISOString())}::timestamptz[]) as u(id, at)
+            where k.id = u.id`;
+        });
+        this.buf.splice(0, batch.length);
+      } catch (err) {
+        log('warn', 'activity flush failed; will retry', { error: String(err), pending: this.buf.length });
+        return;
+      }
+    }
+  }
+
+  async close() {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+}

@@ -1,0 +1,77 @@
+import { log, type Config } from '@studio/shared';
+import type { Sql } from '@studio/shared/db';
+import type { Redis } from '@studio/shared/redis';
+import { KeyResolver } from './keys/resolver';
+import { redisNames } from './keys/channels';
+import { RateLimiter } from './forward/ratelimit';
+import { ActivityWriter } from './activity/writer';
+import { createSurfaceHandler } from './surface';
+import { createDocsHandler } from './docs';
+import { createDashboard } from './dashboard';
+
+export interface GatewayDeps {
+  config: Config;
+  sql: Sql;
+  /** Commands: key records, rate limits, revocation markers. */
+  redis: Redis | null;
+  /** A second connection in subscriber mode (revocation and invalidation broadcasts). */
+  subscriber: Redis | null;
+}
+
+/** Builds the gateway's three handlers; never listens (main.ts and the tests do). */
+export function createGateway(deps: GatewayDeps) {
+  const { config, sql, redis, subscriber } = deps;
+  const names = redisNames(config.REDIS_PREFIX);
+  const keys = new KeyResolver(sql, redis, names);
+  const limiter = new RateLimiter(redis, names, {
+    secret: config.RATE_LIMIT_SECRET,
+    publishableClient: config.RATE_LIMIT_PUBLISHABLE_CLIENT,
+    publishable: config.RATE_LIMIT_PUBLISHABLE,
+  });
+  const activity = new ActivityWriter(sql);
+  const docs = createDocsHandler(config, sql, redis);
+  const surfaceDeps = { config, keys, limiter, activity, docs };
+
+  /**
+   * In-process key records are trusted only while the revocation subscription is
+   * live; every (re)connect starts from an empty cache, since broadcasts may have
+   * been missed while it was down.
+   */
+  async function subscribe() {
+    if (!subscriber) return;
+    const down = () => {
+      keys.useLocal = false;
+      keys.flush();
+    };
+    subscriber.on('error', down);
+    subscriber.on('reconnecting', down);
+    subscriber.on('end', down);
+    subscriber.on('ready', () => {
+      keys.flush();
+      keys.useLocal = true;
+    });
+    try {
+      await subscriber.subscribe(names.revokedChannel, (hash) => keys.evict(hash));
+      keys.flush();
+      keys.useLocal = subscriber.isReady;
+    } catch (err) {
+      log('warn', 'revocation subscription unavailable; verifying keys against Postgres', { error: String(err) });
+    }
+  }
+
+  return {
+    storefront: createSurfaceHandler('storefront', surfaceDeps),
+    management: createSurfaceHandler('management', surfaceDeps),
+    dashboard: createDashboard({ config, sql, redis, activity }),
+    keys,
+    activity,
+    async start() {
+      activity.start();
+      await subscribe();
+    },
+    async stop() {
+      await activity.close();
+    },
+  };
+}
+export type Gateway = ReturnType<typeof createGateway>;

@@ -1,0 +1,128 @@
+#!/usr/bin/env bun
+/** Operator command line (contract §10): one JSON object on stdout; a one-line error and exit 1 on failure. */
+import { parseArgs } from 'node:util';
+import { AppError, isScope, loadConfig, SCOPES, type KeyKind } from '@studio/shared';
+import { createSql } from '@studio/shared/db';
+import { createRedis, connectRedis, quitRedis } from '@studio/shared/redis';
+import { createApiKey, listApiKeys, revokeApiKey } from '@studio/gateway/keys/store';
+import { createLoginLink } from '@studio/gateway/dashboard/links';
+import { migrate } from './lib/migrate';
+import { createStudio, deleteStudio, publishSite, requireStudio } from './lib/studios';
+import { publishStorefrontChange } from '@studio/shared/invalidation';
+
+class UsageError extends Error {}
+
+const USAGE = `usage: bun run admin <command> [options]
+  migrate
+  studio:create --name <name> [--slug s] [--timezone tz] [--admin-email e] [--modes broadcast,two_way,community,coaching]
+  studio:delete --studio <id>
+  key:create --studio <id> --kind secret|publishable --name <name> [--scopes a:read,b:write]
+  key:revoke --key <keyId>
+  key:list --studio <id>
+  site:publish --studio <id> --file site.json
+  login-link --studio <id>
+  seed:demo`;
+
+const [command, ...rest] = Bun.argv.slice(2);
+const { values: opts } = parseArgs({
+  args: rest,
+  options: {
+    name: { type: 'string' }, slug: { type: 'string' }, timezone: { type: 'string' }, 'admin-email': { type: 'string' },
+    modes: { type: 'string' }, studio: { type: 'string' }, kind: { type: 'string' }, scopes: { type: 'string' },
+    key: { type: 'string' }, file: { type: 'string' },
+  },
+  strict: true,
+});
+
+const need = (name: keyof typeof opts): string => {
+  const v = opts[name];
+  if (typeof v !== 'string' || !v) throw new UsageError(`--${name} is required`);
+  return v;
+};
+const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
+
+const config = loadConfig();
+let sql = null as ReturnType<typeof createSql> | null;
+const db = () => (sql ??= createSql(config.DATABASE_URL, { max: 2 }));
+
+async function withRedis<T>(fn: (r: ReturnType<typeof createRedis> | null) => Promise<T>): Promise<T> {
+  const redis = createRedis(config.REDIS_URL, 'admin redis');
+  redis.removeAllListeners('error');
+  redis.on('error', () => {});
+  await connectRedis(redis);
+  try {
+    return await fn(redis.isReady ? redis : null);
+  } finally {
+    await quitRedis(redis);
+  }
+}
+
+async function run(): Promise<unknown> {
+  switch (command) {
+    case 'migrate':
+      return { applied: await migrate(config.DATABASE_URL) };
+    case 'studio:create':
+      return createStudio(db(), { name: need('name'), slug: opts.slug, timezone: opts.timezone, adminEmail: opts['admin-email'], modes: list(opts.modes) });
+    case 'studio:delete':
+      return { studio: await deleteStudio(db(), need('studio')) };
+    case 'key:create': {
+      const kind = need('kind');
+      if (kind !== 'secret' && kind !== 'publishable') throw new UsageError(`--kind must be secret or publishable, not ${kind}`);
+      const scopes = list(opts.scopes) ?? [];
+      const bad = scopes.find((s) => !isScope(s));
+      if (bad) throw new UsageError(`unknown scope ${bad}; scopes are ${SCOPES.join(', ')}`);
+      if (kind === 'publishable' && scopes.length) throw new UsageError('publishable keys take no --scopes');
+      return createApiKey(db(), { studioId: need('studio'), kind: kind as KeyKind, name: need('name'), scopes });
+    }
+    case 'key:revoke':
+      return withRedis(async (redis) => {
+        const record = await revokeApiKey(db(), redis, config.REDIS_PREFIX, need('key'));
+        if (!redis) console.error('warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and revocation holds there');
+        return { record };
+      });
+    case 'key:list': {
+      const studio = need('studio');
+      await requireStudio(db(), studio);
+      return { keys: await listApiKeys(db(), studio) };
+    }
+    case 'site:publish': {
+      const studio = need('studio');
+      const file = Bun.file(need('file'));
+      if (!(await file.exists())) throw new UsageError(`no such file ${opts.file}`);
+      let doc: unknown;
+      try {
+        doc = await file.json();
+      } catch {
+        throw new UsageError(`${opts.file} is not valid JSON`);
+      }
+      if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new UsageError(`${opts.file} must hold a JSON object`);
+      const site = await publishSite(db(), studio, doc as Record<string, unknown>);
+      await withRedis((redis) => publishStorefrontChange(redis, config.REDIS_PREFIX, studio));
+      return { site };
+    }
+    case 'login-link': {
+      const studio = need('studio');
+      await requireStudio(db(), studio);
+      return createLoginLink(db(), config, studio);
+    }
+    case 'seed:demo': {
+      const { seedDemo } = await import('./lib/seed');
+      return seedDemo(db(), config);
+    }
+    default:
+      throw new UsageError(command ? `unknown command ${command}` : 'a command is required');
+  }
+}
+
+try {
+  const out = await run();
+  console.log(JSON.stringify(out, null, 2));
+  await sql?.end({ timeout: 2 });
+  process.exit(0);
+} catch (err) {
+  const msg = err instanceof UsageError || err instanceof AppError ? err.message : (err as Error)?.message ?? String(err);
+  console.error(`error: ${msg.split('\n')[0]}`);
+  if (!command || msg.includes('unknown command')) console.error(USAGE);
+  await sql?.end({ timeout: 2 }).catch(() => {});
+  process.exit(1);
+}

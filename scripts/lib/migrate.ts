@@ -1,0 +1,48 @@
+import postgres from 'postgres';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export const MIGRATIONS_DIR = join(import.meta.dir, '../../migrations');
+
+/** Create the database named by `url` when it does not exist yet (a fresh machine has none). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const u = new URL(url);
+  const name = decodeURIComponent(u.pathname.slice(1));
+  if (!name) return;
+  u.pathname = '/postgres';
+  const admin = postgres(u.href, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    const [row] = await admin`select 1 from pg_database where datname = ${name}`;
+    if (!row) await admin.unsafe(`create database "${name.replaceAll('"', '""')}"`).catch((e: { code?: string }) => {
+      if (e.code !== '42P04') throw e; // created meanwhile by a concurrent runner
+    });
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Apply forward-only numbered migrations, each in its own transaction, under an advisory lock. */
+export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<string[]> {
+  await ensureDatabase(url);
+  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  const applied: string[] = [];
+  try {
+    await sql`select pg_advisory_lock(727274)`;
+    await sql`create table if not exists schema_migrations (version text primary key, applied_at timestamptz not null default now())`;
+    const done = new Set((await sql<{ version: string }[]>`select version from schema_migrations`).map((r) => r.version));
+    const files = (await readdir(dir)).filter((f) => /^\d{5}_.+\.sql$/.test(f)).sort();
+    for (const file of files) {
+      if (done.has(file)) continue;
+      const text = await Bun.file(join(dir, file)).text();
+      await sql.begin(async (tx) => {
+        await tx.unsafe(text);
+        await tx`insert into schema_migrations (version) values (${file})`;
+      });
+      applied.push(file);
+    }
+    await sql`select pg_advisory_unlock(727274)`;
+  } finally {
+    await sql.end();
+  }
+  return applied;
+}

@@ -1,0 +1,80 @@
+import { AppError, newId, iso, isoOrNull } from '@studio/shared';
+import type { Sql } from '@studio/shared/db';
+
+export const MODES = ['broadcast', 'two_way', 'community', 'coaching'] as const;
+
+export interface StudioInput {
+  name: string;
+  slug?: string;
+  timezone?: string;
+  currency?: string;
+  adminEmail?: string;
+  modes?: string[];
+}
+
+const slugify = (s: string) => s.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'studio';
+
+function validTimezone(tz: string) {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A studio and its first admin member, in one transaction. */
+export async function createStudio(sql: Sql, input: StudioInput) {
+  const name = input.name?.trim();
+  if (!name) throw new AppError('validation_failed', { detail: '--name is required' });
+  const timezone = input.timezone ?? 'UTC';
+  if (!validTimezone(timezone)) throw new AppError('validation_failed', { detail: `unknown timezone ${timezone}` });
+  const modes = input.modes ?? [...MODES];
+  const badMode = modes.find((m) => !(MODES as readonly string[]).includes(m));
+  if (badMode) throw new AppError('validation_failed', { detail: `unknown mode ${badMode}; modes are ${MODES.join(', ')}` });
+  const slug = input.slug ?? `${slugify(name)}-${crypto.getRandomValues(new Uint32Array(1))[0]!.toString(36)}`;
+  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(slug)) throw new AppError('validation_failed', { detail: `invalid slug ${slug}` });
+  const adminEmail = (input.adminEmail ?? `owner@${slug}.test`).toLowerCase();
+  return sql.begin(async (tx) => {
+    const taken = await tx`select 1 from studios where slug = ${slug}`;
+    if (taken.length) throw new AppError('validation_failed', { detail: `slug ${slug} is taken` });
+    const [studio] = await tx<{ id: string; name: string; slug: string; timezone: string; currency: string; locale: string; enabledModes: string[]; createdAt: Date }[]>`
+      insert into studios ${tx({ id: newId('studio'), name, slug, timezone, currency: input.currency ?? 'USD', enabledModes: modes })}
+      returning id, name, slug, timezone, currency, locale, enabled_modes, created_at`;
+    const [admin] = await tx<{ id: string; email: string; role: string; status: string }[]>`
+      insert into members ${tx({ id: newId('member'), studioId: studio!.id, email: adminEmail, role: 'admin', status: 'active', invitedAt: new Date() })}
+      returning id, email, role, status`;
+    return { studio: { ...studio!, createdAt: iso(studio!.createdAt) }, admin: admin! };
+  });
+}
+
+export async function deleteStudio(sql: Sql, studioId: string) {
+  const [row] = await sql`update studios set deleted_at = coalesce(deleted_at, now()), updated_at = now() where id = ${studioId} returning id, name, deleted_at`;
+  if (!row) throw new AppError('not_found', { detail: `no studio ${studioId}` });
+  return { ...row, deletedAt: isoOrNull(row.deletedAt) };
+}
+
+export async function requireStudio(sql: Sql, studioId: string) {
+  const [row] = await sql`select id from studios where id = ${studioId} and deleted_at is null`;
+  if (!row) throw new AppError('not_found', { detail: `no studio ${studioId}` });
+}
+
+const SITE_FIELDS = ['title', 'tagline', 'description', 'logoUrl', 'heroImageUrl', 'contactEmail', 'phone', 'address', 'social'] as const;
+
+/** Publish (or republish) a studio's public site from a JSON document. */
+export async function publishSite(sql: Sql, studioId: string, doc: Record<string, unknown>) {
+  await requireStudio(sql, studioId);
+  const unknown = Object.keys(doc).filter((k) => !(SITE_FIELDS as readonly string[]).includes(k));
+  if (unknown.length) throw new AppError('validation_failed', { detail: `unknown site field ${unknown.join(', ')}; fields are ${SITE_FIELDS.join(', ')}` });
+  if (typeof doc.title !== 'string' || !doc.title.trim()) throw new AppError('validation_failed', { detail: 'site title is required' });
+  const row: Record<string, unknown> = { studioId };
+  for (const f of SITE_FIELDS) row[f] = doc[f] ?? null;
+  const [site] = await sql`
+    insert into sites ${sql({ ...row, publishedAt: new Date(), updatedAt: new Date() } as never)}
+    on conflict (studio_id) do update set
+      title = excluded.title, tagline = excluded.tagline, description = excluded.description, logo_url = excluded.logo_url,
+      hero_image_url = excluded.hero_image_url, contact_email = excluded.contact_email, phone = excluded.phone,
+      address = excluded.address, social = excluded.social, published_at = excluded.published_at, updated_at = excluded.updated_at
+    returning *`;
+  return { ...site!, publishedAt: isoOrNull(site!.publishedAt), updatedAt: iso(site!.updatedAt) };
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bun
+/**
+ * `bun run start`: migrations, then the three processes (gateway, storefront-service,
+ * management-service), each on its own as in production; prints the URLs once all
+ * are ready and stops them all on Ctrl-C.
+ */
+import { loadConfig } from '@studio/shared';
+import { join } from 'node:path';
+import { migrate } from './lib/migrate';
+
+const root = join(import.meta.dir, '..');
+const config = loadConfig();
+
+try {
+  const applied = await migrate(config.DATABASE_URL);
+  console.log(applied.length ? `migrations applied: ${applied.join(', ')}` : 'migrations: up to date');
+} catch (err) {
+  console.error(`error: cannot migrate ${config.DATABASE_URL.replace(/\/\/[^@/]*@/, '//…@')}: ${(err as Error).message}`);
+  console.error('Is Postgres running? See README "Requirements".');
+  process.exit(1);
+}
+
+const processes = [
+  { name: 'storefront-service', entry: 'storefront-service/src/main.ts', health: `http://${config.HOST}:${config.STOREFRONT_SERVICE_PORT}/readyz` },
+  { name: 'management-service', entry: 'management-service/src/main.ts', health: `http://${config.HOST}:${config.MANAGEMENT_SERVICE_PORT}/readyz` },
+  { name: 'gateway', entry: 'gateway/src/main.ts', health: `http://${config.HOST}:${config.STOREFRONT_PORT}/readyz` },
+];
+
+const children = processes.map((p) =>
+  Bun.spawn(['bun', join(root, p.entry)], {
+    cwd: root,
+    env: { ...process.env, SERVICE_NAME: p.name },
+    stdout: 'inherit',
+    stderr: 'inherit',
+  }),
+);
+
+let stopping = false;
+function stopAll(code: number) {
+  if (stopping) return;
+  stopping = true;
+  for (const c of children) c.kill('SIGTERM');
+  Promise.all(children.map((c) => c.exited)).then(() => process.exit(code));
+}
+process.on('SIGINT', () => stopAll(0));
+process.on('SIGTERM', () => stopAll(0));
+children.forEach((c, i) => c.exited.then((code) => {
+  if (!stopping) {
+    console.error(`${processes[i]!.name} exited with code ${code}; stopping the stack`);
+    stopAll(1);
+  }
+}));
+
+async function ready(url: string) {
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(url, { signal: AbortSignal.timeout(1000) })).ok) return true;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  return false;
+}
+const ok = await Promise.all(processes.map((p) => ready(p.health)));
+if (!ok.every(Boolean)) {
+  console.error(`not ready: ${processes.filter((_, i) => !ok[i]).map((p) => p.name).join(', ')} (is Redis running?)`);
+  stopAll(1);
+} else {
+  console.log(`
+Studio API is running:
+  Storefront  ${config.STOREFRONT_PUBLIC_URL}/v1   (publishable keys; docs at ${config.STOREFRONT_PUBLIC_URL}/docs)
+  Management  ${config.MANAGEMENT_PUBLIC_URL}/v1   (secret keys; docs at ${config.MANAGEMENT_PUBLIC_URL}/docs)
+  Dashboard   ${config.DASHBOARD_PUBLIC_URL}      (sign in with: bun run admin login-link --studio <id>)
+Press Ctrl-C to stop.`);
+}

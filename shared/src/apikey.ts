@@ -1,0 +1,27 @@
+import { BASE62_RE, encodeBase62, randomBase62 } from './base62';
+
+/** Key text: `svc_pk_`/`svc_sk_` + 26 random base62 (≈154 bits) + 6-char base62 CRC32 checksum. */
+export type KeyKind = 'publishable' | 'secret';
+export const KEY_PREFIX: Record<KeyKind, string> = { publishable: 'svc_pk_', secret: 'svc_sk_' };
+const RANDOM_LEN = 26;
+const CHECK_LEN = 6;
+
+const checksum = (body: string) => encodeBase62(BigInt(Bun.hash.crc32(body)), CHECK_LEN);
+
+export function generateKey(kind: KeyKind): string {
+  const body = randomBase62(RANDOM_LEN);
+  return KEY_PREFIX[kind] + body + checksum(body);
+}
+
+/** The kind of a well-formed key with a valid checksum, or null (checked without any lookup). */
+export function parseKey(text: string): KeyKind | null {
+  if (text.length !== 7 + RANDOM_LEN + CHECK_LEN) return null;
+  const kind = text.startsWith('svc_pk_') ? 'publishable' : text.startsWith('svc_sk_') ? 'secret' : null;
+  if (!kind) return null;
+  const rest = text.slice(7);
+  if (!BASE62_RE.test(rest)) return null;
+  return checksum(rest.slice(0, RANDOM_LEN)) === rest.slice(RANDOM_LEN) ? kind : null;
+}
+
+export const hashKey = (text: string): string => new Bun.CryptoHasher('sha256').update(text).digest('hex');
+export const keyHint = (text: string): string => `${text.slice(0, 7)}…${text.slice(-4)}`;

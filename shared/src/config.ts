@@ -1,0 +1,68 @@
+import { Type as T, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/** Token bucket `rate:burst`, e.g. `100:200`. */
+const Bucket = T.String({ pattern: '^\\d+(\\.\\d+)?:\\d+$' });
+const Port = T.Integer({ minimum: 0, maximum: 65535 });
+
+export const ConfigSchema = T.Object({
+  HOST: T.String({ default: '127.0.0.1' }),
+  STOREFRONT_PORT: Port, MANAGEMENT_PORT: Port, DASHBOARD_PORT: Port,
+  STOREFRONT_SERVICE_PORT: Port, MANAGEMENT_SERVICE_PORT: Port,
+  STOREFRONT_SERVICE_URL: T.String({ default: 'http://127.0.0.1:48104' }),
+  MANAGEMENT_SERVICE_URL: T.String({ default: 'http://127.0.0.1:48105' }),
+  STOREFRONT_PUBLIC_URL: T.String({ default: 'http://127.0.0.1:48004' }),
+  MANAGEMENT_PUBLIC_URL: T.String({ default: 'http://127.0.0.1:48005' }),
+  DASHBOARD_PUBLIC_URL: T.String({ default: 'http://127.0.0.1:48006' }),
+  DATABASE_URL: T.String({ default: 'postgres://postgres@127.0.0.1:5432/studio' }),
+  REDIS_URL: T.String({ default: 'redis://127.0.0.1:6379' }),
+  /** Namespace of every Redis key and channel, so several stacks can share one Redis. */
+  REDIS_PREFIX: T.String({ default: 'studio:' }),
+  GATEWAY_SECRET: T.String({ minLength: 16 }),
+  DASHBOARD_SECRET: T.String({ minLength: 16 }),
+  CURSOR_SECRET: T.String({ minLength: 16 }),
+  RATE_LIMIT_SECRET: Bucket,
+  RATE_LIMIT_PUBLISHABLE_CLIENT: Bucket,
+  RATE_LIMIT_PUBLISHABLE: Bucket,
+  /** Comma-separated peer addresses whose X-Forwarded-For is believed. */
+  TRUSTED_PROXIES: T.String({ default: '' }),
+  UPSTREAM_TIMEOUT_MS: T.Integer({ minimum: 1, default: 10_000 }),
+  LOG_LEVEL: T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error')], { default: 'info' }),
+});
+export type Config = Static<typeof ConfigSchema>;
+
+/** Local-development defaults. Secrets here are for a developer's machine only; production sets its own. */
+const DEFAULTS: Partial<Record<keyof Config, string>> = {
+  STOREFRONT_PORT: '48004', MANAGEMENT_PORT: '48005', DASHBOARD_PORT: '48006',
+  STOREFRONT_SERVICE_PORT: '48104', MANAGEMENT_SERVICE_PORT: '48105',
+  GATEWAY_SECRET: 'dev-gateway-secret-change-me',
+  DASHBOARD_SECRET: 'dev-dashboard-secret-change-me',
+  CURSOR_SECRET: 'dev-cursor-secret-change-me',
+  RATE_LIMIT_SECRET: '100:200',
+  RATE_LIMIT_PUBLISHABLE_CLIENT: '20:60',
+  RATE_LIMIT_PUBLISHABLE: '1000:2000',
+};
+
+export class ConfigError extends Error {}
+
+/** One typed object from the environment; a clear error naming the variable when one is wrong. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+  const raw: Record<string, unknown> = {};
+  for (const name of Object.keys(ConfigSchema.properties)) {
+    const v = env[name] ?? DEFAULTS[name as keyof Config];
+    if (v !== undefined && v !== '') raw[name] = v;
+  }
+  const converted = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Record<string, unknown>;
+  Object.assign(converted, overrides);
+  const err = Value.Errors(ConfigSchema, converted).First();
+  if (err) {
+    const name = err.path.replace(/^\//, '') || '(config)';
+    throw new ConfigError(`invalid environment variable ${name}: ${err.message} (got ${JSON.stringify(raw[name] ?? null)})`);
+  }
+  return converted as Config;
+}
+
+export function parseBucket(spec: string): { rate: number; burst: number } {
+  const [rate, burst] = spec.split(':').map(Number) as [number, number];
+  return { rate, burst };
+}

@@ -1,0 +1,115 @@
+/** The closed problem+json vocabulary of contract §4: one list, one status map, one renderer. */
+export const PROBLEMS = {
+  malformed_json: [400, 'Malformed JSON'],
+  idempotency_key_required: [400, 'Idempotency-Key required'],
+  idempotency_key_invalid: [400, 'Invalid Idempotency-Key'],
+  invalid_cursor: [400, 'Invalid cursor'],
+  api_key_missing: [401, 'API key missing'],
+  api_key_invalid: [401, 'API key invalid'],
+  api_key_revoked: [401, 'API key revoked'],
+  api_key_wrong_kind: [401, 'Wrong kind of API key'],
+  gateway_signature_invalid: [401, 'Gateway signature invalid'],
+  unauthenticated: [401, 'Not signed in'],
+  scope_required: [403, 'Scope required'],
+  studio_required: [403, 'Studio required'],
+  csrf_failed: [403, 'Form expired'],
+  not_found: [404, 'Not found'],
+  route_not_found: [404, 'Route not found'],
+  site_not_published: [404, 'Site not published'],
+  method_not_allowed: [405, 'Method not allowed'],
+  idempotency_key_reused: [409, 'Idempotency-Key reused'],
+  idempotency_request_in_progress: [409, 'Request in progress'],
+  instructor_double_booked: [409, 'Instructor double-booked'],
+  member_exists: [409, 'Member exists'],
+  last_admin: [409, 'Last admin'],
+  last_venue: [409, 'Last venue'],
+  coupon_code_taken: [409, 'Coupon code taken'],
+  occurrence_cancelled: [409, 'Occurrence cancelled'],
+  payload_too_large: [413, 'Payload too large'],
+  unsupported_media_type: [415, 'Unsupported media type'],
+  validation_failed: [422, 'Validation failed'],
+  unknown_instructor: [422, 'Unknown instructor'],
+  unknown_plan: [422, 'Unknown plan'],
+  unknown_location: [422, 'Unknown location'],
+  unknown_room: [422, 'Unknown room'],
+  unsupported_channel: [422, 'Unsupported channel'],
+  occurrence_in_past: [422, 'Occurrence in the past'],
+  invalid_role: [422, 'Invalid role'],
+  invalid_plan_config: [422, 'Invalid plan config'],
+  invalid_coupon_config: [422, 'Invalid coupon config'],
+  invalid_price: [422, 'Invalid price'],
+  rate_limited: [429, 'Rate limited'],
+  internal_error: [500, 'Internal error'],
+  service_unavailable: [503, 'Service unavailable'],
+  upstream_timeout: [504, 'Upstream timeout'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type ProblemCode = keyof typeof PROBLEMS;
+export const PROBLEM_CODES = Object.keys(PROBLEMS) as ProblemCode[];
+export const statusOf = (code: ProblemCode): number => PROBLEMS[code][0];
+
+export interface FieldError {
+  /** JSON Pointer into the request (`/body/startsAt`, `/query/limit`). */
+  path: string;
+  message: string;
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ProblemCode;
+  instance?: string;
+  errors?: FieldError[];
+  [extension: string]: unknown;
+}
+
+export interface ProblemOptions {
+  detail?: string;
+  errors?: FieldError[];
+  /** Extension members, e.g. `requiredScope`. */
+  extra?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  /** Base of `type` for this response; defaults to the process's (see setProblemTypeBase). */
+  typeBase?: string;
+}
+
+/** Thrown by services; rendered by the one error handler. */
+export class AppError extends Error {
+  constructor(readonly code: ProblemCode, readonly options: ProblemOptions = {}) {
+    super(options.detail ?? PROBLEMS[code][1]);
+    this.name = 'AppError';
+  }
+  get status() {
+    return statusOf(this.code);
+  }
+}
+
+export const problem = (code: ProblemCode, detail?: string, rest: Omit<ProblemOptions, 'detail'> = {}) =>
+  new AppError(code, { ...rest, detail });
+
+let typeBase = process.env.PROBLEM_TYPE_BASE ?? '';
+/** Default: the surface's own docs page, where each code is explained. */
+export function setProblemTypeBase(base: string) {
+  typeBase = process.env.PROBLEM_TYPE_BASE ?? base;
+}
+
+export function problemBody(code: ProblemCode, requestId: string | undefined, o: ProblemOptions = {}): ProblemBody {
+  const [status, title] = PROBLEMS[code];
+  const base = o.typeBase ?? typeBase;
+  const body: ProblemBody = { type: base ? `${base}${code}` : 'about:blank', title, status, detail: o.detail ?? title, code };
+  if (requestId) body.instance = `urn:request:${requestId}`;
+  if (o.errors) body.errors = o.errors;
+  return o.extra ? { ...body, ...o.extra } : body;
+}
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export function problemResponse(code: ProblemCode, requestId: string | undefined, o: ProblemOptions = {}): Response {
+  const body = problemBody(code, requestId, o);
+  return new Response(JSON.stringify(body), {
+    status: body.status,
+    headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...(requestId ? { 'x-request-id': requestId } : {}), ...o.headers },
+  });
+}

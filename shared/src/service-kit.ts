@@ -1,0 +1,81 @@
+import { Elysia, ValidationError } from 'elysia';
+import { AppError, problemResponse, type FieldError, type ProblemCode } from './problem';
+import { translatePgError } from './pg-errors';
+import { verifySignature, type Caller } from './signing';
+import { log } from './http';
+
+export interface ServiceKitOptions {
+  name: string;
+  gatewaySecret: string;
+  /** Readiness probes (Postgres, Redis); `/readyz` is 200 only when all answer. */
+  ready: () => Promise<Record<string, boolean>>;
+}
+
+const UNSIGNED = new Set(['/healthz', '/readyz']);
+const callers = new WeakMap<Request, Caller>();
+
+/** The verified caller of a request (set by the kit before any route runs). */
+export const callerOf = (request: Request): Caller => callers.get(request)!;
+
+function pathAndQuery(url: string): string {
+  const i = url.indexOf('/', url.indexOf('//') + 2);
+  return i < 0 ? '/' : url.slice(i);
+}
+
+function validationErrors(error: ValidationError): FieldError[] {
+  const part = error.type === 'body' ? '/body' : error.type === 'query' ? '/query' : error.type === 'params' ? '/params' : `/${error.type}`;
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const e of error.all) {
+    const path = part + ('path' in e && e.path ? e.path : '');
+    const message = ('summary' in e && e.summary) || e.message;
+    if (seen.has(path)) continue; // TypeBox reports every failing branch of a union; the first says enough
+    seen.add(path);
+    out.push({ path, message: String(message) });
+  }
+  return out;
+}
+
+/**
+ * What every internal service shares: refuse anything the gateway did not sign
+ * (401 `gateway_signature_invalid`), render every error as problem+json from the
+ * one vocabulary, and answer `/healthz` and `/readyz`. Registered first, so its
+ * error handler covers every route after it.
+ */
+export function serviceKit(o: ServiceKitOptions) {
+  return new Elysia({ name: `service-kit:${o.name}` })
+    .onRequest(({ request }) => {
+      const path = pathAndQuery(request.url);
+      if (UNSIGNED.has(path)) return;
+      const caller = verifySignature(o.gatewaySecret, request.method, path, request.headers);
+      if (!caller) return problemResponse('gateway_signature_invalid', undefined, { detail: 'This service is reachable only through the gateway.' });
+      callers.set(request, caller);
+    })
+    .onError({ as: 'global' }, ({ code, error, request }) => {
+      const requestId = callers.get(request)?.requestId;
+      if (error instanceof AppError) return problemResponse(error.code, requestId, error.options);
+      if (code === 'VALIDATION' && error instanceof ValidationError) {
+        const errors = validationErrors(error);
+        return problemResponse('validation_failed', requestId, { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors });
+      }
+      if (code === 'PARSE') return problemResponse('malformed_json', requestId, { detail: 'The request body is not valid JSON.' });
+      if (code === 'NOT_FOUND') return problemResponse('route_not_found', requestId);
+      const pg = translatePgError(error);
+      if (pg) return problemResponse(pg.code, requestId, pg.options);
+      const tooLarge = (error as { code?: string })?.code === 'ERR_BODY_TOO_LARGE';
+      if (tooLarge) return problemResponse('payload_too_large', requestId);
+      log('error', 'unhandled error', { service: o.name, requestId, error: error instanceof Error ? error.stack : String(error) });
+      return problemResponse('internal_error' satisfies ProblemCode, requestId, { detail: 'Something went wrong on our side; the request id identifies it.' });
+    })
+    .get('/healthz', () => ({ status: 'ok' }), { detail: { hide: true } })
+    .get('/readyz', async ({ set }) => {
+      const checks = await o.ready();
+      const ok = Object.values(checks).every(Boolean);
+      if (!ok) set.status = 503;
+      return { status: ok ? 'ok' : 'unavailable', checks };
+    }, { detail: { hide: true } })
+    .use(withCaller);
+}
+
+/** Gives every route `caller`, the studio, key and scopes the gateway signed for. Resource plugins `.use` it for the type. */
+export const withCaller = new Elysia({ name: 'with-caller' }).derive({ as: 'global' }, ({ request }) => ({ caller: callers.get(request)! }));

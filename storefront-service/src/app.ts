@@ -1,0 +1,24 @@
+import { Elysia } from 'elysia';
+import { setProblemTypeBase, type Config } from '@studio/shared';
+import { serviceKit } from '@studio/shared/service-kit';
+import { pingSql, type Sql } from '@studio/shared/db';
+import { pingRedis, type Redis } from '@studio/shared/redis';
+import { instructorRoutes } from './instructors/routes';
+
+export interface StorefrontDeps {
+  config: Config;
+  sql: Sql;
+  redis: Redis | null;
+}
+
+/** The Storefront service: public, read-only data of the caller's studio. Never listens itself. */
+export function createStorefrontService(deps: StorefrontDeps) {
+  setProblemTypeBase(`${deps.config.STOREFRONT_PUBLIC_URL}/docs/problems#`);
+  return new Elysia({ name: 'storefront-service', normalize: false })
+    .use(serviceKit({
+      name: 'storefront',
+      gatewaySecret: deps.config.GATEWAY_SECRET,
+      ready: async () => ({ postgres: await pingSql(deps.sql), redis: deps.redis ? await pingRedis(deps.redis) : false }),
+    }))
+    .use(instructorRoutes(deps));
+}

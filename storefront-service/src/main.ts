@@ -1,0 +1,19 @@
+import { loadConfig, log } from '@studio/shared';
+import { createSql } from '@studio/shared/db';
+import { connectRedis, createRedis, quitRedis } from '@studio/shared/redis';
+import { createStorefrontService } from './app';
+
+const config = loadConfig();
+const sql = createSql(config.DATABASE_URL, { max: 20 });
+const redis = createRedis(config.REDIS_URL, 'storefront redis');
+await connectRedis(redis);
+const app = createStorefrontService({ config, sql, redis }).listen({ hostname: config.HOST, port: config.STOREFRONT_SERVICE_PORT, maxRequestBodySize: 1024 * 1024 });
+log('info', 'storefront-service listening', { url: `http://${config.HOST}:${app.server?.port}` });
+
+async function shutdown() {
+  await app.stop();
+  await Promise.all([quitRedis(redis), sql.end({ timeout: 5 })]);
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown());
+process.on('SIGINT', () => void shutdown());

@@ -1,0 +1,151 @@
+/**
+ * A whole stack per test file, in-process but over real HTTP: its own database
+ * (cloned from the migrated template), its own Redis namespace, both services and
+ * the gateway listening on free ports. Nothing is mocked.
+ */
+import postgres from 'postgres';
+import { loadConfig, type Config, type KeyKind, type Scope } from '@studio/shared';
+import { createSql, type Sql } from '@studio/shared/db';
+import { connectRedis, createRedis, quitRedis, type Redis } from '@studio/shared/redis';
+import { randomBase62 } from '@studio/shared/base62';
+import { createGateway, type Gateway } from '@studio/gateway';
+import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
+import { createStorefrontService } from '@studio/storefront-service';
+import { createManagementService } from '@studio/management-service';
+import { createStudio, type StudioInput } from '../scripts/lib/studios';
+
+export interface StackOptions {
+  /** Point the gateway (only) at another Redis, e.g. a dead one. */
+  gatewayRedisUrl?: string;
+  env?: Record<string, string>;
+}
+
+export interface Stack {
+  config: Config;
+  sql: Sql;
+  redis: Redis;
+  gateway: Gateway;
+  /** Gateway surfaces. */
+  storefrontUrl: string;
+  managementUrl: string;
+  dashboardUrl: string;
+  /** Services' own ports (for the "skipping the gateway" tests). */
+  storefrontServiceUrl: string;
+  managementServiceUrl: string;
+  databaseName: string;
+  studio(input?: Partial<StudioInput>): Promise<{ id: string; adminId: string }>;
+  key(studioId: string, kind: KeyKind, scopes?: Scope[] | readonly Scope[], name?: string): Promise<{ key: string; id: string }>;
+  revoke(keyId: string): Promise<void>;
+  /** fetch against a gateway surface with a key. */
+  sf(path: string, key: string | null, init?: RequestInit): Promise<Response>;
+  mg(path: string, key: string | null, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+const bearer = (key: string | null, init: RequestInit = {}): RequestInit => {
+  const headers = new Headers(init.headers);
+  if (key !== null) headers.set('authorization', `Bearer ${key}`);
+  return { ...init, headers };
+};
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const baseUrl = process.env.TEST_DATABASE_URL!;
+  const databaseName = `studio_t_${randomBase62(10).toLowerCase()}`;
+  const admin = postgres(baseUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${databaseName} template ${process.env.TEST_TEMPLATE_DB}`);
+  await admin.end();
+  const dbUrl = new URL(baseUrl);
+  dbUrl.pathname = `/${databaseName}`;
+
+  const prefix = `t_${randomBase62(8)}:`;
+  const env: Record<string, string> = {
+    DATABASE_URL: dbUrl.href,
+    REDIS_URL: process.env.TEST_REDIS_URL!,
+    REDIS_PREFIX: prefix,
+    GATEWAY_SECRET: `test-gateway-${randomBase62(16)}`,
+    DASHBOARD_SECRET: `test-dashboard-${randomBase62(16)}`,
+    CURSOR_SECRET: `test-cursor-${randomBase62(16)}`,
+    RATE_LIMIT_SECRET: '1000:2000',
+    RATE_LIMIT_PUBLISHABLE_CLIENT: '1000:2000',
+    RATE_LIMIT_PUBLISHABLE: '1000:2000',
+    UPSTREAM_TIMEOUT_MS: '10000',
+    ...options.env,
+  };
+  let config = loadConfig(env);
+  const sql = createSql(config.DATABASE_URL, { max: 10 });
+  const redis = createRedis(config.REDIS_URL, 'test redis');
+  await connectRedis(redis);
+
+  const storefrontApp = createStorefrontService({ config, sql, redis }).listen({ hostname: '127.0.0.1', port: 0 });
+  const managementApp = createManagementService({ config, sql, redis }).listen({ hostname: '127.0.0.1', port: 0 });
+  const storefrontServiceUrl = `http://127.0.0.1:${storefrontApp.server!.port}`;
+  const managementServiceUrl = `http://127.0.0.1:${managementApp.server!.port}`;
+
+  // The gateway needs the services' addresses and its own public ones, known only after listening.
+  const gwRedisUrl = options.gatewayRedisUrl ?? config.REDIS_URL;
+  const gwRedis = gwRedisUrl === config.REDIS_URL ? redis : createRedis(gwRedisUrl, 'test gateway redis');
+  const subscriber = gwRedis.duplicate();
+  subscriber.on('error', () => {});
+  await Promise.all([gwRedis === redis ? Promise.resolve() : connectRedis(gwRedis), connectRedis(subscriber)]);
+  const servers: ReturnType<typeof Bun.serve>[] = [];
+  const holder: { gw?: Gateway } = {};
+  const serve = (pick: (g: Gateway) => (req: Request, server: Bun.Server<unknown>) => Response | Promise<Response>) =>
+    Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req, server) => pick(holder.gw!)(req, server) });
+  servers.push(serve((g) => g.storefront), serve((g) => g.management), serve((g) => g.dashboard));
+  const [sfUrl, mgUrl, dbUrlPublic] = servers.map((s) => `http://127.0.0.1:${s.port}`) as [string, string, string];
+  config = loadConfig({
+    ...env,
+    STOREFRONT_SERVICE_URL: storefrontServiceUrl,
+    MANAGEMENT_SERVICE_URL: managementServiceUrl,
+    STOREFRONT_PUBLIC_URL: sfUrl,
+    MANAGEMENT_PUBLIC_URL: mgUrl,
+    DASHBOARD_PUBLIC_URL: dbUrlPublic,
+  });
+  const gateway = createGateway({ config, sql, redis: gwRedis, subscriber });
+  holder.gw = gateway;
+  await gateway.start();
+
+  return {
+    config, sql, redis, gateway, databaseName,
+    storefrontUrl: sfUrl, managementUrl: mgUrl, dashboardUrl: dbUrlPublic,
+    storefrontServiceUrl, managementServiceUrl,
+    async studio(input = {}) {
+      const r = await createStudio(sql, { name: 'Test Studio', ...input });
+      return { id: r.studio.id as string, adminId: r.admin.id as string };
+    },
+    async key(studioId, kind, scopes = [], name = 'test') {
+      const r = await createApiKey(sql, { studioId, kind, name, scopes: [...scopes] });
+      return { key: r.key, id: r.record.id };
+    },
+    async revoke(keyId) {
+      await revokeApiKey(sql, redis.isReady ? redis : null, config.REDIS_PREFIX, keyId);
+    },
+    sf: (path, key, init) => fetch(sfUrl + path, bearer(key, init)),
+    mg: (path, key, init) => fetch(mgUrl + path, bearer(key, init)),
+    async close() {
+      for (const s of servers) s.stop(true);
+      await gateway.stop();
+      await storefrontApp.stop(true);
+      await managementApp.stop(true);
+      if (redis.isReady) {
+        for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) if (keys.length) await redis.del(keys);
+      }
+      await Promise.all([quitRedis(subscriber), gwRedis === redis ? null : quitRedis(gwRedis), quitRedis(redis), sql.end({ timeout: 2 })]);
+      const a = postgres(baseUrl, { max: 1, onnotice: () => {} });
+      await a.unsafe(`drop database if exists ${databaseName} with (force)`);
+      await a.end();
+    },
+  };
+}
+
+/** A problem+json response with this status and code. */
+export async function expectProblem(res: Response, status: number, code: string) {
+  const text = await res.text();
+  const ctx = `${res.status} ${text}`;
+  if (res.status !== status) throw new Error(`expected ${status} ${code}, got ${ctx}`);
+  if (!res.headers.get('content-type')?.startsWith('application/problem+json')) throw new Error(`expected problem+json, got ${res.headers.get('content-type')}: ${ctx}`);
+  const body = JSON.parse(text);
+  if (body.code !== code) throw new Error(`expected code ${code}, got ${ctx}`);
+  if (body.status !== status) throw new Error(`body status ${body.status} != ${status}`);
+  return body as Record<string, unknown>;
+}
