@@ -24,15 +24,12 @@ const USAGE = `usage: bun run admin <command> [options]
   seed:demo`;
 
 const [command, ...rest] = Bun.argv.slice(2);
-const { values: opts } = parseArgs({
-  args: rest,
-  options: {
-    name: { type: 'string' }, slug: { type: 'string' }, timezone: { type: 'string' }, 'admin-email': { type: 'string' },
-    modes: { type: 'string' }, studio: { type: 'string' }, kind: { type: 'string' }, scopes: { type: 'string' },
-    key: { type: 'string' }, file: { type: 'string' },
-  },
-  strict: true,
-});
+const OPTIONS = {
+  name: { type: 'string' }, slug: { type: 'string' }, timezone: { type: 'string' }, 'admin-email': { type: 'string' },
+  modes: { type: 'string' }, studio: { type: 'string' }, kind: { type: 'string' }, scopes: { type: 'string' },
+  key: { type: 'string' }, file: { type: 'string' },
+} as const;
+let opts: Partial<Record<keyof typeof OPTIONS, string>> = {};
 
 const need = (name: keyof typeof opts): string => {
   const v = opts[name];
@@ -58,13 +55,18 @@ async function withRedis<T>(fn: (r: ReturnType<typeof createRedis> | null) => Pr
 }
 
 async function run(): Promise<unknown> {
+  try {
+    opts = parseArgs({ args: rest, options: OPTIONS, strict: true }).values as typeof opts;
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
   switch (command) {
     case 'migrate':
       return { applied: await migrate(config.DATABASE_URL) };
     case 'studio:create':
       return createStudio(db(), { name: need('name'), slug: opts.slug, timezone: opts.timezone, adminEmail: opts['admin-email'], modes: list(opts.modes) });
     case 'studio:delete':
-      return { studio: await deleteStudio(db(), need('studio')) };
+      return withRedis(async (redis) => ({ studio: await deleteStudio(db(), redis, config.REDIS_PREFIX, need('studio')) }));
     case 'key:create': {
       const kind = need('kind');
       if (kind !== 'secret' && kind !== 'publishable') throw new UsageError(`--kind must be secret or publishable, not ${kind}`);

@@ -12,12 +12,14 @@ import { createGateway, type Gateway } from '@studio/gateway';
 import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
 import { createStorefrontService } from '@studio/storefront-service';
 import { createManagementService } from '@studio/management-service';
-import { createStudio, type StudioInput } from '../scripts/lib/studios';
+import { createStudio, deleteStudio, type StudioInput } from '../scripts/lib/studios';
 
 export interface StackOptions {
   /** Point the gateway (only) at another Redis, e.g. a dead one. */
   gatewayRedisUrl?: string;
   env?: Record<string, string>;
+  /** Applied to the gateway's configuration only (e.g. a dead or slow service URL). */
+  gatewayEnv?: Record<string, string>;
 }
 
 export interface Stack {
@@ -36,6 +38,7 @@ export interface Stack {
   studio(input?: Partial<StudioInput>): Promise<{ id: string; adminId: string }>;
   key(studioId: string, kind: KeyKind, scopes?: Scope[] | readonly Scope[], name?: string): Promise<{ key: string; id: string }>;
   revoke(keyId: string): Promise<void>;
+  deleteStudio(studioId: string): Promise<void>;
   /** fetch against a gateway surface with a key. */
   sf(path: string, key: string | null, init?: RequestInit): Promise<Response>;
   mg(path: string, key: string | null, init?: RequestInit): Promise<Response>;
@@ -100,6 +103,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     STOREFRONT_PUBLIC_URL: sfUrl,
     MANAGEMENT_PUBLIC_URL: mgUrl,
     DASHBOARD_PUBLIC_URL: dbUrlPublic,
+    ...options.gatewayEnv,
   });
   const gateway = createGateway({ config, sql, redis: gwRedis, subscriber });
   holder.gw = gateway;
@@ -119,6 +123,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
     async revoke(keyId) {
       await revokeApiKey(sql, redis.isReady ? redis : null, config.REDIS_PREFIX, keyId);
+    },
+    async deleteStudio(studioId) {
+      await deleteStudio(sql, redis.isReady ? redis : null, config.REDIS_PREFIX, studioId);
     },
     sf: (path, key, init) => fetch(sfUrl + path, bearer(key, init)),
     mg: (path, key, init) => fetch(mgUrl + path, bearer(key, init)),

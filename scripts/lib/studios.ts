@@ -1,5 +1,7 @@
 import { AppError, newId, iso, isoOrNull } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
+import type { Redis } from '@studio/shared/redis';
+import { evictKeyRecords } from '@studio/gateway/keys/store';
 
 export const MODES = ['broadcast', 'two_way', 'community', 'coaching'] as const;
 
@@ -48,9 +50,12 @@ export async function createStudio(sql: Sql, input: StudioInput) {
   });
 }
 
-export async function deleteStudio(sql: Sql, studioId: string) {
+/** Soft-delete: its keys then answer 403 `studio_required` on every gateway at once. */
+export async function deleteStudio(sql: Sql, redis: Redis | null, prefix: string, studioId: string) {
   const [row] = await sql`update studios set deleted_at = coalesce(deleted_at, now()), updated_at = now() where id = ${studioId} returning id, name, deleted_at`;
   if (!row) throw new AppError('not_found', { detail: `no studio ${studioId}` });
+  const keys = await sql<{ hash: string }[]>`select hash from api_keys where studio_id = ${studioId}`;
+  await evictKeyRecords(redis, prefix, keys.map((k) => k.hash));
   return { ...row, deletedAt: isoOrNull(row.deletedAt) };
 }
 

@@ -40,10 +40,13 @@ export async function pingRedis(client: Redis): Promise<boolean> {
   }
 }
 
+/** Close gracefully when connected; a client still retrying an unreachable server is just destroyed. */
 export async function quitRedis(client: Redis): Promise<void> {
+  if (!client.isOpen) return;
+  if (!client.isReady) return client.destroy();
   try {
-    if (client.isOpen) await client.quit();
+    await Promise.race([client.close(), Bun.sleep(1_000).then(() => client.destroy())]);
   } catch {
-    client.destroy?.();
+    client.destroy();
   }
 }

@@ -76,6 +76,20 @@ export async function broadcastRevocation(redis: Redis | null, prefix: string, h
   }
 }
 
+/** Drop cached records (Redis and every replica's memory) so the next request re-reads Postgres. */
+export async function evictKeyRecords(redis: Redis | null, prefix: string, hashes: string[]) {
+  const n = redisNames(prefix);
+  if (!redis?.isReady || !hashes.length) return false;
+  try {
+    const m = redis.multi().del(hashes.map(n.record));
+    for (const h of hashes) m.publish(n.revokedChannel, h);
+    await m.exec();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function listApiKeys(sql: Sql, studioId: string) {
   const rows = await sql<ApiKeyRow[]>`select * from api_keys where studio_id = ${studioId} order by created_at desc, id desc`;
   return rows.map(keyRecordJson);

@@ -1,0 +1,77 @@
+/** The gateway when its neighbours fail: a dead Redis, a dead or slow service. */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { expectProblem, startStack, type Stack } from '../../test/harness';
+
+describe('Redis unreachable', () => {
+  let s: Stack;
+  beforeAll(async () => (s = await startStack({ gatewayRedisUrl: 'redis://127.0.0.1:1' })));
+  afterAll(() => s.close());
+
+  test('valid keys still authenticate from Postgres, and revocation still holds', async () => {
+    const st = await s.studio();
+    const { key, id } = await s.key(st.id, 'secret', ['instructors:read']);
+    for (let i = 0; i < 3; i++) expect((await s.mg('/v1/instructors', key)).status).toBe(200);
+    // revoke in Postgres only: no marker, no broadcast can reach this gateway
+    await s.sql`update api_keys set revoked_at = now() where id = ${id}`;
+    await expectProblem(await s.mg('/v1/instructors', key), 401, 'api_key_revoked');
+    await expectProblem(await s.mg('/v1/instructors', null), 401, 'api_key_missing');
+  });
+  test('readiness reports Redis down', async () => {
+    const body = (await (await fetch(`${s.managementUrl}/readyz`)).json()) as { checks: { redis: boolean } };
+    expect(body.checks.redis).toBe(false);
+  });
+});
+
+describe('Redis dies under a running gateway', () => {
+  let s: Stack;
+  let proc: ReturnType<typeof Bun.spawn>;
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  beforeAll(async () => {
+    proc = Bun.spawn(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdout: 'ignore', stderr: 'ignore' });
+    for (let i = 0; i < 50 && !(await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } }).then((c) => (c.end(), true), () => false)); i++) await Bun.sleep(50);
+    s = await startStack({ gatewayRedisUrl: `redis://127.0.0.1:${port}` });
+  });
+  afterAll(async () => {
+    proc.kill();
+    await s.close();
+  });
+
+  test('after the kill, cached keys are re-checked in Postgres, so a revocation made meanwhile holds', async () => {
+    const st = await s.studio();
+    const { key, id } = await s.key(st.id, 'secret', ['instructors:read']);
+    expect((await s.mg('/v1/instructors', key)).status).toBe(200); // cached in-process and in the doomed Redis
+    proc.kill('SIGKILL');
+    await proc.exited;
+    await Bun.sleep(200);
+    expect((await s.mg('/v1/instructors', key)).status).toBe(200);
+    await s.sql`update api_keys set revoked_at = now() where id = ${id}`;
+    await expectProblem(await s.mg('/v1/instructors', key), 401, 'api_key_revoked');
+  });
+});
+
+describe('services down or slow', () => {
+  let s: Stack;
+  const slow = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: async () => (await Bun.sleep(3_000), new Response('late')) });
+  beforeAll(async () => {
+    s = await startStack({
+      gatewayEnv: { STOREFRONT_SERVICE_URL: 'http://127.0.0.1:1', MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${slow.port}`, UPSTREAM_TIMEOUT_MS: '300' },
+    });
+  });
+  afterAll(async () => {
+    slow.stop(true);
+    await s.close();
+  });
+
+  test('an unreachable service -> 503 service_unavailable', async () => {
+    const st = await s.studio();
+    const { key } = await s.key(st.id, 'publishable');
+    await expectProblem(await s.sf('/v1/instructors', key), 503, 'service_unavailable');
+  });
+  test('a service slower than the timeout -> 504 upstream_timeout, not a hung connection', async () => {
+    const st = await s.studio();
+    const { key } = await s.key(st.id, 'secret', ['instructors:read']);
+    const t0 = performance.now();
+    await expectProblem(await s.mg('/v1/instructors', key), 504, 'upstream_timeout');
+    expect(performance.now() - t0).toBeLessThan(2_000);
+  });
+});

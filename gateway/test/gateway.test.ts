@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { GW, signedHeaders } from '@studio/shared';
+import { expectProblem, startStack, type Stack } from '../../test/harness';
+
+let s: Stack;
+beforeAll(async () => (s = await startStack()));
+afterAll(() => s.close());
+
+async function addInstructor(studioId: string, name: string) {
+  await s.sql`insert into instructors (id, studio_id, name) values (${'ins_' + crypto.randomUUID().replaceAll('-', '')}, ${studioId}, ${name})`;
+}
+
+describe('revocation', () => {
+  test('a revoked key fails on the very next request, right after a successful one', async () => {
+    const st = await s.studio();
+    for (let i = 0; i < 20; i++) {
+      const { key, id } = await s.key(st.id, 'secret', ['instructors:read']);
+      expect((await s.mg('/v1/instructors', key)).status).toBe(200); // now cached in-process and in Redis
+      await s.revoke(id);
+      await expectProblem(await s.mg('/v1/instructors', key), 401, 'api_key_revoked');
+    }
+  });
+  test('revocation holds even if a stale record is still cached in-process and in Redis', async () => {
+    const st = await s.studio();
+    const { key, id } = await s.key(st.id, 'publishable');
+    expect((await s.sf('/v1/instructors', key)).status).toBe(200);
+    // revoke in Postgres and set the marker, but suppress the eviction broadcast
+    const [row] = await s.sql<{ hash: string }[]>`update api_keys set revoked_at = now() where id = ${id} returning hash`;
+    await s.redis.set(`${s.config.REDIS_PREFIX}revoked:${row!.hash}`, '1', { EX: 60 });
+    await expectProblem(await s.sf('/v1/instructors', key), 401, 'api_key_revoked');
+  });
+});
+
+describe('caller-sent internal headers change nothing', () => {
+  test('forged x-gw-* headers are dropped before forwarding', async () => {
+    const a = await s.studio();
+    const b = await s.studio();
+    await addInstructor(a.id, 'Ada of A');
+    await addInstructor(b.id, 'Bea of B');
+    const { key, id } = await s.key(a.id, 'secret', ['instructors:read']);
+    const forged = signedHeaders('guess', 'GET', '/v1/instructors', { studioId: b.id, keyId: id, scopes: ['instructors:write'], operationId: 'x', requestId: 'req_forged' });
+    const res = await s.mg('/v1/instructors', key, { headers: { ...forged, [GW.studio]: b.id, 'x-request-id': 'req_mine' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).not.toBe('req_mine');
+    const body = (await res.json()) as { data: { name: string }[] };
+    expect(body.data.map((i) => i.name)).toEqual(['Ada of A']);
+  });
+  test('forged scopes do not grant a scope', async () => {
+    const a = await s.studio();
+    const { key } = await s.key(a.id, 'secret', []);
+    await expectProblem(await s.mg('/v1/instructors', key, { headers: { [GW.scopes]: 'instructors:read' } }), 403, 'scope_required');
+  });
+});
+
+describe('services refuse requests the gateway did not sign', () => {
+  const direct = (base: string, headers: Record<string, string> = {}) => fetch(`${base}/v1/instructors`, { headers });
+  test('no signature', async () => {
+    await expectProblem(await direct(s.storefrontServiceUrl), 401, 'gateway_signature_invalid');
+    await expectProblem(await direct(s.managementServiceUrl), 401, 'gateway_signature_invalid');
+  });
+  test('a signature with the wrong secret, for another path, or older than 60 s', async () => {
+    const st = await s.studio();
+    const caller = { studioId: st.id, keyId: 'key_x', scopes: ['instructors:read'], operationId: 'managementListInstructors', requestId: 'req_1' };
+    await expectProblem(await direct(s.managementServiceUrl, signedHeaders('wrong-secret-wrong-secret', 'GET', '/v1/instructors', caller)), 401, 'gateway_signature_invalid');
+    await expectProblem(await direct(s.managementServiceUrl, signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/classes', caller)), 401, 'gateway_signature_invalid');
+    await expectProblem(await direct(s.managementServiceUrl, signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller, Date.now() - 61_000)), 401, 'gateway_signature_invalid');
+    const tampered = { ...signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller), [GW.studio]: 'std_other' };
+    await expectProblem(await direct(s.managementServiceUrl, tampered), 401, 'gateway_signature_invalid');
+    // and the genuine article works, which proves the refusals above are about the signature
+    expect((await direct(s.managementServiceUrl, signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller))).status).toBe(200);
+  });
+  test('health endpoints need no signature', async () => {
+    expect((await fetch(`${s.managementServiceUrl}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${s.storefrontServiceUrl}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ok', checks: { postgres: true, redis: true } });
+    expect((await fetch(`${s.storefrontUrl}/readyz`)).status).toBe(200);
+  });
+});
+
+describe('framing', () => {
+  test('X-Request-Id on every response, unique per request', async () => {
+    const st = await s.studio();
+    const { key } = await s.key(st.id, 'publishable');
+    const ids = new Set<string>();
+    for (const res of [await s.sf('/v1/instructors', key), await s.sf('/v1/nope', key), await s.mg('/v1/classes', null)]) {
+      ids.add(res.headers.get('x-request-id')!);
+    }
+    expect(ids.size).toBe(3);
+  });
+  test('a body over 1 MiB -> 413 payload_too_large', async () => {
+    const st = await s.studio();
+    const { key } = await s.key(st.id, 'secret', ['instructors:write']);
+    const res = await s.mg('/v1/instructors', key, {
+      method: 'POST', body: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }),
+      headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+    });
+    await expectProblem(res, 413, 'payload_too_large');
+  });
+  test('RateLimit headers on every keyed response', async () => {
+    const st = await s.studio();
+    const { key } = await s.key(st.id, 'secret', ['instructors:read']);
+    const res = await s.mg('/v1/instructors', key);
+    expect(res.headers.get('ratelimit-policy')).toBe('"key";q=1000;w=1');
+    expect(res.headers.get('ratelimit')).toMatch(/^"key";r=\d+;t=\d+$/);
+  });
+});
+
+describe('activity', () => {
+  test('every request whose key resolves is recorded, including gateway refusals and unknown routes', async () => {
+    const st = await s.studio();
+    const { key, id } = await s.key(st.id, 'secret', ['instructors:read']);
+    await s.mg('/v1/instructors', key);
+    await s.mg('/v1/classes', key); // 403 scope
+    await s.mg('/v1/unknown', key); // 404 route
+    await s.sf('/v1/instructors', key); // 401 wrong kind
+    await s.gateway.activity.flush();
+    const rows = await s.sql<{ operationId: string | null; method: string; path: string; status: number; outcome: string; requestId: string }[]>`
+      select operation_id, method, path, status, outcome, request_id from activity where key_id = ${id} order by id`;
+    expect(rows.map((r) => [r.operationId, r.path, r.status, r.outcome])).toEqual([
+      ['managementListInstructors', '/v1/instructors', 200, 'success'],
+      ['managementListClasses', '/v1/classes', 403, 'client_error'],
+      [null, '/v1/unknown', 404, 'client_error'],
+      ['storefrontListInstructors', '/v1/instructors', 401, 'client_error'],
+    ]);
+    const [k] = await s.sql<{ lastUsedAt: Date | null }[]>`select last_used_at from api_keys where id = ${id}`;
+    expect(k!.lastUsedAt).toBeInstanceOf(Date);
+  });
+  test('no entry for a request without a resolvable key', async () => {
+    const before = (await s.sql`select count(*)::int as n from activity`)[0]!.n;
+    await s.mg('/v1/instructors', null);
+    await s.gateway.activity.flush();
+    expect((await s.sql`select count(*)::int as n from activity`)[0]!.n).toBe(before);
+  });
+});

@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { expectProblem, startStack, type Stack } from '../../test/harness';
+
+let s: Stack;
+beforeAll(async () => (s = await startStack({ env: { RATE_LIMIT_SECRET: '1:3', RATE_LIMIT_PUBLISHABLE_CLIENT: '1:2', RATE_LIMIT_PUBLISHABLE: '1:100' } })));
+afterAll(() => s.close());
+
+test('a secret key over its burst gets 429 rate_limited with Retry-After and RateLimit fields', async () => {
+  const st = await s.studio();
+  const { key } = await s.key(st.id, 'secret', ['instructors:read']);
+  const statuses: number[] = [];
+  let last: Response | null = null;
+  for (let i = 0; i < 5; i++) {
+    last = await s.mg('/v1/instructors', key);
+    statuses.push(last.status);
+    if (last.status === 200) await last.arrayBuffer();
+  }
+  expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);
+  expect(statuses[4]).toBe(429);
+  expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  expect(last!.headers.get('ratelimit')).toMatch(/^"key";r=0;t=\d+$/);
+  await expectProblem(last!, 429, 'rate_limited');
+  // another key of the same studio has its own bucket
+  const other = (await s.key(st.id, 'secret', ['instructors:read'])).key;
+  expect((await s.mg('/v1/instructors', other)).status).toBe(200);
+});
+
+test('a publishable key is limited per client address', async () => {
+  const st = await s.studio();
+  const { key } = await s.key(st.id, 'publishable');
+  const a = await s.sf('/v1/instructors', key);
+  const b = await s.sf('/v1/instructors', key);
+  const c = await s.sf('/v1/instructors', key);
+  expect([a.status, b.status, c.status]).toEqual([200, 200, 429]);
+  expect(c.headers.get('ratelimit-policy')).toBe('"client";q=1;w=1, "key";q=1;w=1');
+});

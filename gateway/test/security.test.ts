@@ -1,0 +1,132 @@
+/**
+ * The common security test (conventions §9): every operation of the table, every
+ * way a key can be wrong, answered by the gateway before any service sees it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { generateKey, OPERATIONS, SCOPES, type Operation } from '@studio/shared';
+import { expectProblem, startStack, type Stack } from '../../test/harness';
+
+let s: Stack;
+let studioA: { id: string };
+const k = {} as Record<'pk' | 'sk' | 'skNone' | 'pkRevoked' | 'skRevoked', string>;
+
+beforeAll(async () => {
+  s = await startStack();
+  studioA = await s.studio();
+  k.pk = (await s.key(studioA.id, 'publishable')).key;
+  k.sk = (await s.key(studioA.id, 'secret', SCOPES)).key;
+  k.skNone = (await s.key(studioA.id, 'secret', [])).key;
+  const pkr = await s.key(studioA.id, 'publishable');
+  const skr = await s.key(studioA.id, 'secret', SCOPES);
+  await s.revoke(pkr.id);
+  await s.revoke(skr.id);
+  k.pkRevoked = pkr.key;
+  k.skRevoked = skr.key;
+});
+afterAll(() => s.close());
+
+const concrete = (op: Operation) => op.path.replace(/\{(\w+)\}/g, (_, name: string) => `${name.replace(/Id$/, '')}_doesnotexist`);
+const call = (op: Operation, key: string | null, headers: Record<string, string> = {}) => {
+  const init: RequestInit = { method: op.method, headers: { 'idempotency-key': crypto.randomUUID(), ...headers } };
+  if (op.method !== 'GET' && op.method !== 'DELETE') {
+    init.body = '{}';
+    (init.headers as Record<string, string>)['content-type'] = 'application/json';
+  }
+  return op.surface === 'storefront' ? s.sf(concrete(op), key, init) : s.mg(concrete(op), key, init);
+};
+
+describe.each(OPERATIONS.map((op) => [`${op.method} ${op.path} (${op.id})`, op] as const))('%s', (_name, op) => {
+  const own = () => (op.surface === 'storefront' ? k.pk : k.sk);
+  const other = () => (op.surface === 'storefront' ? k.sk : k.pk);
+  const revoked = () => (op.surface === 'storefront' ? k.pkRevoked : k.skRevoked);
+  const prefix = op.surface === 'storefront' ? 'svc_pk_' : 'svc_sk_';
+
+  test('no key -> 401 api_key_missing', async () => {
+    await expectProblem(await call(op, null), 401, 'api_key_missing');
+  });
+  test('malformed key -> 401 api_key_invalid', async () => {
+    await expectProblem(await call(op, `${prefix}not-a-real-key`), 401, 'api_key_invalid');
+    // right length and alphabet, wrong checksum: refused without a lookup
+    const good = own();
+    const flipped = good.slice(0, 10) + (good[10] === 'a' ? 'b' : 'a') + good.slice(11);
+    await expectProblem(await call(op, flipped), 401, 'api_key_invalid');
+    await expectProblem(await call(op, null, { authorization: `Basic ${btoa('x:y')}` }), 401, 'api_key_invalid');
+  });
+  test('unknown key with a valid checksum -> 401 api_key_invalid', async () => {
+    await expectProblem(await call(op, generateKey(op.surface === 'storefront' ? 'publishable' : 'secret')), 401, 'api_key_invalid');
+  });
+  test('revoked key -> 401 api_key_revoked', async () => {
+    await expectProblem(await call(op, revoked()), 401, 'api_key_revoked');
+  });
+  test("the other kind's key -> 401 api_key_wrong_kind", async () => {
+    await expectProblem(await call(op, other()), 401, 'api_key_wrong_kind');
+  });
+  if (op.scope) {
+    test(`secret key without ${op.scope} -> 403 scope_required`, async () => {
+      const body = await expectProblem(await call(op, k.skNone), 403, 'scope_required');
+      expect(body.requiredScope).toBe(op.scope);
+    });
+    test('a key holding every scope but this one -> 403', async () => {
+      const almost = (await s.key(studioA.id, 'secret', SCOPES.filter((x) => x !== op.scope))).key;
+      await expectProblem(await call(op, almost), 403, 'scope_required');
+    });
+  }
+  test('the right key passes the gateway (no 401/403 from it)', async () => {
+    const res = await call(op, own());
+    expect([401, 403]).not.toContain(res.status);
+    expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+});
+
+describe('route and method', () => {
+  test('unknown path -> 404 route_not_found, checked before the key', async () => {
+    await expectProblem(await s.mg('/v1/nope', null), 404, 'route_not_found');
+    await expectProblem(await s.sf('/v1/classes/extra', k.pk), 404, 'route_not_found');
+  });
+  test('known path, wrong method -> 405 with Allow, checked before the key', async () => {
+    const res = await s.mg('/v1/classes/cls_x', null, { method: 'POST' });
+    expect(res.headers.get('allow')).toBe('PATCH, DELETE');
+    await expectProblem(res, 405, 'method_not_allowed');
+  });
+  test('any write on the Storefront surface -> 405 problem+json', async () => {
+    for (const method of ['POST', 'PATCH', 'PUT', 'DELETE']) {
+      const res = await s.sf('/v1/classes', k.pk, { method, body: '{}', headers: { 'content-type': 'application/json' } });
+      expect(res.headers.get('allow')).toBe('GET');
+      await expectProblem(res, 405, 'method_not_allowed');
+    }
+  });
+  test('problem bodies carry the request id in instance and a type URI', async () => {
+    const res = await s.mg('/v1/classes', null);
+    const id = res.headers.get('x-request-id');
+    const body = await expectProblem(res, 401, 'api_key_missing');
+    expect(body.instance).toBe(`urn:request:${id}`);
+    expect(String(body.type)).toBe(`${s.managementUrl}/docs/problems#api_key_missing`);
+    expect(body.title).toBeString();
+    expect(body.detail).toBeString();
+  });
+});
+
+describe('studio and kind rules', () => {
+  test("a deleted studio's keys answer 403 studio_required", async () => {
+    const st = await s.studio();
+    const sk = (await s.key(st.id, 'secret', ['instructors:read'])).key;
+    const pk = (await s.key(st.id, 'publishable')).key;
+    expect((await s.mg('/v1/instructors', sk)).status).toBe(200);
+    await s.deleteStudio(st.id);
+    await expectProblem(await s.mg('/v1/instructors', sk), 403, 'studio_required');
+    await expectProblem(await s.sf('/v1/instructors', pk), 403, 'studio_required');
+  });
+  test('CORS on the Storefront only', async () => {
+    const pre = await fetch(`${s.storefrontUrl}/v1/classes`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://lotus.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-origin')).toBe('*');
+    expect(pre.headers.get('access-control-allow-headers')).toContain('Authorization');
+    const res = await s.sf('/v1/instructors', k.pk, { headers: { origin: 'https://lotus.example' } });
+    expect(res.headers.get('access-control-expose-headers')).toContain('X-Request-Id');
+    const mg = await s.mg('/v1/instructors', k.sk, { headers: { origin: 'https://lotus.example' } });
+    expect(mg.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});

@@ -1,0 +1,94 @@
+/** The operator command line, run as operators run it, against a live stack. */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import { expectProblem, startStack, type Stack } from './harness';
+
+let s: Stack;
+beforeAll(async () => (s = await startStack()));
+afterAll(() => s.close());
+
+const root = join(import.meta.dir, '..');
+async function admin(...args: string[]) {
+  const p = Bun.spawn(['bun', 'scripts/admin.ts', ...args], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: s.config.DATABASE_URL, REDIS_URL: s.config.REDIS_URL, REDIS_PREFIX: s.config.REDIS_PREFIX, DASHBOARD_PUBLIC_URL: s.dashboardUrl, DASHBOARD_SECRET: s.config.DASHBOARD_SECRET },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { out, err, code, json: () => JSON.parse(out) };
+}
+async function fails(args: string[], message: RegExp) {
+  const r = await admin(...args);
+  expect(r.code).not.toBe(0);
+  expect(r.out).toBe('');
+  expect(r.err.trim().split('\n')[0]).toMatch(/^error: /);
+  expect(r.err).toMatch(message);
+}
+
+let studioId = '';
+describe('studio and keys', () => {
+  test('studio:create makes a studio and its active admin', async () => {
+    const r = await admin('studio:create', '--name', 'Lotus Yoga', '--timezone', 'Europe/Berlin', '--admin-email', 'Owner@Lotus.test');
+    expect(r.code).toBe(0);
+    const j = r.json();
+    expect(j.studio.id).toMatch(/^std_/);
+    expect(j.studio.timezone).toBe('Europe/Berlin');
+    expect(j.admin).toMatchObject({ email: 'owner@lotus.test', role: 'admin', status: 'active' });
+    studioId = j.studio.id;
+  });
+  test('key:create prints the key once; key:list never shows it', async () => {
+    const r = (await admin('key:create', '--studio', studioId, '--kind', 'secret', '--name', 'ci', '--scopes', 'classes:read,instructors:read')).json();
+    expect(r.key).toMatch(/^svc_sk_[0-9A-Za-z]{32}$/);
+    expect(r.record).toMatchObject({ kind: 'secret', name: 'ci', scopes: ['classes:read', 'instructors:read'], revokedAt: null, lastUsedAt: null });
+    expect(r.record.hint).toBe(`svc_sk_…${r.key.slice(-4)}`);
+    const list = await admin('key:list', '--studio', studioId);
+    expect(list.out).not.toContain(r.key);
+    expect(list.json().keys.map((k: { id: string }) => k.id)).toContain(r.record.id);
+    const stored = await s.sql`select * from api_keys where id = ${r.record.id}`;
+    expect(JSON.stringify(stored)).not.toContain(r.key);
+  });
+  test('bad input: one clear line and a non-zero exit', async () => {
+    await fails(['key:create', '--studio', studioId, '--kind', 'secret', '--name', 'x', '--scopes', 'classes:read,classes:admin'], /unknown scope classes:admin/);
+    await fails(['key:create', '--studio', studioId, '--kind', 'master', '--name', 'x'], /--kind must be secret or publishable/);
+    await fails(['key:create', '--studio', 'std_nope', '--kind', 'secret', '--name', 'x'], /no studio std_nope/);
+    await fails(['key:create', '--studio', studioId, '--kind', 'publishable', '--name', 'x', '--scopes', 'classes:read'], /publishable keys take no --scopes/);
+    await fails(['key:create', '--studio', studioId, '--kind', 'secret'], /--name is required/);
+    await fails(['key:revoke', '--key', 'key_nope'], /no key key_nope/);
+    await fails(['key:list', '--studio', 'std_nope'], /no studio std_nope/);
+    await fails(['studio:create', '--name', 'X', '--timezone', 'Mars/Olympus'], /unknown timezone/);
+    await fails(['studio:create', '--name', 'X', '--modes', 'broadcast,telepathy'], /unknown mode telepathy/);
+    await fails(['frobnicate'], /unknown command frobnicate/);
+    await fails(['key:create', '--bogus-flag'], /bogus-flag/);
+  });
+});
+
+describe('effects on a running gateway', () => {
+  test('key:revoke takes effect at once', async () => {
+    const { key, record } = (await admin('key:create', '--studio', studioId, '--kind', 'publishable', '--name', 'web')).json();
+    expect((await s.sf('/v1/instructors', key)).status).toBe(200);
+    const r = await admin('key:revoke', '--key', record.id);
+    expect(r.code).toBe(0);
+    expect(r.json().record.revokedAt).toBeString();
+    await expectProblem(await s.sf('/v1/instructors', key), 401, 'api_key_revoked');
+  });
+  test('studio:delete turns its keys into 403 studio_required at once', async () => {
+    const st = (await admin('studio:create', '--name', 'Doomed')).json().studio.id;
+    const { key } = (await admin('key:create', '--studio', st, '--kind', 'secret', '--name', 'x', '--scopes', 'instructors:read')).json();
+    expect((await s.mg('/v1/instructors', key)).status).toBe(200);
+    expect((await admin('studio:delete', '--studio', st)).code).toBe(0);
+    await expectProblem(await s.mg('/v1/instructors', key), 403, 'studio_required');
+  });
+  test('site:publish and login-link', async () => {
+    const file = join(await import('node:os').then((o) => o.tmpdir()), `site-${Date.now()}.json`);
+    await Bun.write(file, JSON.stringify({ title: 'Lotus Yoga', tagline: 'Breathe' }));
+    const r = await admin('site:publish', '--studio', studioId, '--file', file);
+    expect(r.code).toBe(0);
+    expect(r.json().site).toMatchObject({ title: 'Lotus Yoga', tagline: 'Breathe' });
+    await Bun.write(file, JSON.stringify({ title: 'x', colour: 'red' }));
+    await fails(['site:publish', '--studio', studioId, '--file', file], /unknown site field colour/);
+    await fails(['site:publish', '--studio', studioId, '--file', '/nonexistent.json'], /no such file/);
+    const link = (await admin('login-link', '--studio', studioId)).json();
+    expect(link.url).toStartWith(`${s.dashboardUrl}/login?token=`);
+  });
+});
