@@ -1,0 +1,38 @@
+#!/usr/bin/env bun
+/**
+ * Issue 2's figure: an authenticated Storefront read through the gateway against
+ * the same read sent straight to the service (with a valid gateway signature), one run.
+ * Usage: bun scripts/bench/overhead.ts [seconds]
+ */
+import { signedHeaders } from '@studio/shared';
+import { createSql } from '@studio/shared/db';
+import { createApiKey } from '@studio/gateway/keys/store';
+import { createStudio } from '../lib/studios';
+import { startBenchStack, wrk, hasTaskset } from './stack';
+
+if (!Bun.which('wrk')) {
+  console.error('error: wrk is not installed (apt-get install -y wrk)');
+  process.exit(1);
+}
+const seconds = Number(process.argv[2] ?? 10);
+const stack = await startBenchStack();
+try {
+  const sql = createSql(stack.config.DATABASE_URL, { max: 2 });
+  const { studio } = await createStudio(sql, { name: 'Bench' });
+  await sql`insert into instructors ${sql(Array.from({ length: 20 }, (_, i) => ({ id: `ins_bench${i}`, studioId: studio.id, name: `Instructor ${i}`, disciplines: ['yoga'] })))}`;
+  const { key, record } = await createApiKey(sql, { studioId: studio.id, kind: 'publishable', name: 'bench' });
+  await sql.end();
+
+  const path = '/v1/instructors';
+  const viaGateway = await wrk(`${stack.config.STOREFRONT_PUBLIC_URL}${path}`, { authorization: `Bearer ${key}` }, { seconds });
+  const caller = { studioId: studio.id, keyId: record.id, scopes: [], operationId: 'storefrontListInstructors', requestId: 'req_bench' };
+  const direct = await wrk(`${stack.config.STOREFRONT_SERVICE_URL}${path}`, signedHeaders(stack.config.GATEWAY_SECRET, 'GET', path, caller), { seconds });
+  const row = (name: string, r: typeof direct) => `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} ${r.p50ms.toFixed(2).padStart(8)} ${r.p99ms.toFixed(2).padStart(8)} ${String(r.non2xx).padStart(7)}`;
+  console.log(`GET ${path}, 50 connections, ${seconds}s each${hasTaskset ? ', servers on core 0, wrk on core 1' : ''}`);
+  console.log(`${'target'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'non-2xx'.padStart(7)}`);
+  console.log(row('gateway (key check, limit, proxy)', viaGateway));
+  console.log(row('storefront-service direct', direct));
+  console.log(`gateway / direct: ${(viaGateway.rps / direct.rps * 100).toFixed(1)} %`);
+} finally {
+  await stack.stop();
+}

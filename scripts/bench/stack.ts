@@ -1,0 +1,98 @@
+/**
+ * A throwaway stack for benchmarks: a fresh database, the three processes started
+ * as in production (separate Bun processes), pinned to one core with taskset when
+ * available so the load generator gets the other.
+ */
+import { join } from 'node:path';
+import { loadConfig } from '@studio/shared';
+import { migrate } from '../lib/migrate';
+import postgres from 'postgres';
+
+export const root = join(import.meta.dir, '../..');
+export const hasTaskset = Bun.which('taskset') !== null;
+export const pin = (core: string, cmd: string[]) => (hasTaskset ? ['taskset', '-c', core, ...cmd] : cmd);
+
+export interface BenchStack {
+  env: Record<string, string>;
+  config: ReturnType<typeof loadConfig>;
+  stop(): Promise<void>;
+}
+
+async function waitReady(url: string) {
+  for (let i = 0; i < 150; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  throw new Error(`not ready: ${url}`);
+}
+
+export async function startBenchStack(serverCore = '0'): Promise<BenchStack> {
+  const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const db = `studio_bench_${Date.now()}`;
+  const u = new URL(base);
+  u.pathname = `/${db}`;
+  await migrate(u.href);
+  const ports = { STOREFRONT_PORT: 0, MANAGEMENT_PORT: 0, DASHBOARD_PORT: 0, STOREFRONT_SERVICE_PORT: 0, MANAGEMENT_SERVICE_PORT: 0 };
+  let p = 49100 + Math.floor(Math.random() * 500) * 5;
+  for (const k of Object.keys(ports) as (keyof typeof ports)[]) ports[k] = p++;
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    DATABASE_URL: u.href,
+    REDIS_PREFIX: `bench_${Date.now()}:`,
+    STOREFRONT_SERVICE_URL: `http://127.0.0.1:${ports.STOREFRONT_SERVICE_PORT}`,
+    MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${ports.MANAGEMENT_SERVICE_PORT}`,
+    STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${ports.STOREFRONT_PORT}`,
+    MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${ports.MANAGEMENT_PORT}`,
+    DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${ports.DASHBOARD_PORT}`,
+    // measure the request path, not the limiter's refusals
+    RATE_LIMIT_PUBLISHABLE_CLIENT: '1000000:1000000',
+    RATE_LIMIT_PUBLISHABLE: '1000000:1000000',
+    RATE_LIMIT_SECRET: '1000000:1000000',
+    LOG_LEVEL: 'warn',
+    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+  };
+  const config = loadConfig(env);
+  const procs = ['storefront-service/src/main.ts', 'management-service/src/main.ts', 'gateway/src/main.ts'].map((entry) =>
+    Bun.spawn(pin(serverCore, ['bun', join(root, entry)]), { cwd: root, env, stdout: 'ignore', stderr: 'inherit' }),
+  );
+  await waitReady(`${env.STOREFRONT_SERVICE_URL}/readyz`);
+  await waitReady(`${env.MANAGEMENT_SERVICE_URL}/readyz`);
+  await waitReady(`${env.STOREFRONT_PUBLIC_URL}/readyz`);
+  return {
+    env,
+    config,
+    async stop() {
+      for (const p of procs) p.kill('SIGTERM');
+      await Promise.all(procs.map((p) => p.exited));
+      const admin = postgres(base, { max: 1, onnotice: () => {} });
+      await admin.unsafe(`drop database if exists ${db} with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+export interface WrkResult {
+  rps: number;
+  p50ms: number;
+  p99ms: number;
+  non2xx: number;
+}
+
+/** wrk with latency percentiles; headers as `-H` flags. */
+export async function wrk(url: string, headers: Record<string, string>, o: { connections?: number; seconds?: number; core?: string } = {}): Promise<WrkResult> {
+  const args = ['wrk', '-t1', `-c${o.connections ?? 50}`, `-d${o.seconds ?? 10}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
+  const proc = Bun.spawn(pin(o.core ?? '1', args), { stdout: 'pipe', stderr: 'pipe' });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
+  const toMs = (v: string, unit: string) => Number(v) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
+  const pct = (p: string) => {
+    const m = new RegExp(`\\s${p}%\\s+([\\d.]+)(us|ms|s)`).exec(out);
+    return m ? toMs(m[1]!, m[2]!) : NaN;
+  };
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  if (Number.isNaN(rps)) throw new Error(`wrk failed:\n${out}`);
+  return { rps, p50ms: pct('50'), p99ms: pct('99'), non2xx };
+}
