@@ -28,7 +28,7 @@ export function createGateway(deps: GatewayDeps) {
     publishableClient: config.RATE_LIMIT_PUBLISHABLE_CLIENT,
     publishable: config.RATE_LIMIT_PUBLISHABLE,
   });
-  const activity = new ActivityWriter(sql);
+  const activity = new ActivityWriter(sql, config.ACTIVITY_FLUSH_MS);
   const docs = createDocsHandler(config, sql, redis);
   const surfaceDeps = { config, keys, limiter, activity, docs };
 

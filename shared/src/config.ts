@@ -27,6 +27,8 @@ export const ConfigSchema = T.Object({
   /** Comma-separated peer addresses whose X-Forwarded-For is believed. */
   TRUSTED_PROXIES: T.String({ default: '' }),
   UPSTREAM_TIMEOUT_MS: T.Integer({ minimum: 1, default: 10_000 }),
+  /** How often the gateway writes its batched activity entries. */
+  ACTIVITY_FLUSH_MS: T.Integer({ minimum: 10, default: 500 }),
   LOG_LEVEL: T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error')], { default: 'info' }),
 });
 export type Config = Static<typeof ConfigSchema>;

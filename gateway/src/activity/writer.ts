@@ -19,6 +19,8 @@ export const outcomeOf = (status: number): ActivityEntry['outcome'] =>
 
 const MAX_BUFFER = 50_000;
 const BATCH = 1_000;
+const RETENTION_DAYS = 90;
+const PRUNE_EVERY_MS = 3_600_000;
 
 /**
  * Activity rows and last-used stamps, written in batches off the request path.
@@ -28,11 +30,26 @@ export class ActivityWriter {
   private buf: ActivityEntry[] = [];
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> | null = null;
+  private pruner: ReturnType<typeof setInterval> | null = null;
 
   constructor(private sql: Sql, private intervalMs = 500) {}
 
   start() {
     this.timer ??= setInterval(() => void this.flush(), this.intervalMs);
+    this.pruner ??= setInterval(() => void this.prune(), PRUNE_EVERY_MS);
+  }
+
+  /** Retention: entries older than 90 days go, a bounded batch at a time. */
+  async prune(): Promise<number> {
+    try {
+      const rows = await this.sql`
+        delete from activity where id in (
+          select id from activity where at < now() - make_interval(days => ${RETENTION_DAYS}) limit 10000)`;
+      return rows.count;
+    } catch (err) {
+      log('warn', 'activity prune failed', { error: String(err) });
+      return 0;
+    }
   }
 
   record(e: ActivityEntry) {
@@ -68,7 +85,8 @@ export class ActivityWriter {
 
   async close() {
     if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    if (this.pruner) clearInterval(this.pruner);
+    this.timer = this.pruner = null;
     await this.flush();
   }
 }

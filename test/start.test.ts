@@ -1,0 +1,80 @@
+/**
+ * The front door: `bun run start` brings up the three processes on their own,
+ * migrations included, and a first call works. SIGTERM flushes pending activity.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { randomBase62 } from '@studio/shared/base62';
+import { createSql, type Sql } from '@studio/shared/db';
+import { createApiKey } from '@studio/gateway/keys/store';
+import { createStudio } from '../scripts/lib/studios';
+import { expectProblem } from './harness';
+
+const root = join(import.meta.dir, '..');
+const base = process.env.TEST_DATABASE_URL!;
+const dbName = `studio_start_${randomBase62(8).toLowerCase()}`; // not created: start must create and migrate it
+const dbUrl = Object.assign(new URL(base), { pathname: `/${dbName}` }).href;
+const port = 41000 + Math.floor(Math.random() * 3000) * 5;
+const env: Record<string, string> = {
+  ...(process.env as Record<string, string>),
+  DATABASE_URL: dbUrl,
+  REDIS_URL: process.env.TEST_REDIS_URL!,
+  REDIS_PREFIX: `start_${randomBase62(6)}:`,
+  ACTIVITY_FLUSH_MS: '600000', // only the shutdown flush can write the entries below
+  STOREFRONT_PORT: String(port), MANAGEMENT_PORT: String(port + 1), DASHBOARD_PORT: String(port + 2),
+  STOREFRONT_SERVICE_PORT: String(port + 3), MANAGEMENT_SERVICE_PORT: String(port + 4),
+  STOREFRONT_SERVICE_URL: `http://127.0.0.1:${port + 3}`, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${port + 4}`,
+  STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${port}`, MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${port + 1}`, DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${port + 2}`,
+};
+
+let proc: ReturnType<typeof Bun.spawn>;
+let output = '';
+let sql: Sql;
+
+beforeAll(async () => {
+  proc = Bun.spawn(['bun', 'run', 'start'], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' });
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  const deadline = Date.now() + 20_000;
+  while (!output.includes('Studio API is running') && Date.now() < deadline) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    output += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  sql = createSql(dbUrl, { max: 2 });
+}, 30_000);
+
+afterAll(async () => {
+  if (proc.exitCode === null) proc.kill('SIGTERM');
+  await proc.exited;
+  await sql.end();
+  const a = postgres(base, { max: 1, onnotice: () => {} });
+  await a.unsafe(`drop database if exists ${dbName} with (force)`);
+  await a.end();
+});
+
+test('bun run start migrates a new database, starts everything and prints the three URLs', () => {
+  expect(output).toContain('migrations applied: 00001_init.sql');
+  expect(output).toContain(`Storefront  http://127.0.0.1:${port}/v1`);
+  expect(output).toContain(`Management  http://127.0.0.1:${port + 1}/v1`);
+  expect(output).toContain(`Dashboard   http://127.0.0.1:${port + 2}`);
+});
+
+test('a publishable key answers 200 on the Storefront and 401 on Management; SIGTERM flushes activity', async () => {
+  const { studio } = await createStudio(sql, { name: 'Front Door' });
+  const { key, record } = await createApiKey(sql, { studioId: studio.id, kind: 'publishable', name: 'web' });
+  const ok = await fetch(`http://127.0.0.1:${port}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } });
+  expect(ok.status).toBe(200);
+  expect(ok.headers.get('content-type')).toStartWith('application/json');
+  expect(await ok.json()).toEqual({ instructors: [] });
+  await expectProblem(await fetch(`http://127.0.0.1:${port + 1}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } }), 401, 'api_key_wrong_kind');
+  // the internal ports refuse callers who skip the gateway
+  await expectProblem(await fetch(`http://127.0.0.1:${port + 3}/v1/instructors`), 401, 'gateway_signature_invalid');
+
+  expect((await sql`select count(*)::int as n from activity`)[0]!.n).toBe(0);
+  proc.kill('SIGTERM');
+  expect(await proc.exited).toBe(0);
+  const rows = await sql`select operation_id, status from activity where key_id = ${record.id} order by id`;
+  expect(rows.map((r) => [r.operationId, r.status])).toEqual([['storefrontListInstructors', 200], ['managementListInstructors', 401]]);
+});
