@@ -1,0 +1,96 @@
+import { describe, expect, test } from 'bun:test';
+import {
+  ConfigError, generateKey, hashKey, keyHint, loadConfig, newId, OPERATIONS, parseInstant, parseKey,
+  PROBLEM_CODES, problemBody, SCOPES, signedHeaders, statusOf, verifySignature,
+} from '@studio/shared';
+
+describe('key text', () => {
+  test('format: prefix + 32 base62, with a checksum that catches typos', () => {
+    for (const kind of ['publishable', 'secret'] as const) {
+      const k = generateKey(kind);
+      expect(k).toMatch(kind === 'secret' ? /^svc_sk_[0-9A-Za-z]{32}$/ : /^svc_pk_[0-9A-Za-z]{32}$/);
+      expect(parseKey(k)).toBe(kind);
+      for (let i = 7; i < k.length; i++) {
+        const typo = k.slice(0, i) + (k[i] === 'x' ? 'y' : 'x') + k.slice(i + 1);
+        expect(parseKey(typo)).toBeNull();
+      }
+    }
+    expect(parseKey('svc_xk_' + generateKey('secret').slice(7))).toBeNull();
+    expect(parseKey(generateKey('secret') + 'a')).toBeNull();
+  });
+  test('keys are distinct, hashed with SHA-256, hinted by the last four', () => {
+    const keys = new Set(Array.from({ length: 1000 }, () => generateKey('secret')));
+    expect(keys.size).toBe(1000);
+    const k = [...keys][0]!;
+    expect(hashKey(k)).toMatch(/^[0-9a-f]{64}$/);
+    expect(keyHint(k)).toBe(`svc_sk_…${k.slice(-4)}`);
+  });
+});
+
+test('ids are prefixed and sort by creation', async () => {
+  const a = newId('class');
+  await Bun.sleep(2);
+  const b = newId('class');
+  expect(a).toMatch(/^cls_[0-9A-Za-z]{22}$/);
+  expect(a < b).toBe(true);
+  expect(newId('room')).toStartWith('room_');
+});
+
+test('time input accepts RFC 3339 with an offset only', () => {
+  expect(parseInstant('2026-12-01T19:00:00+01:00')!.toISOString()).toBe('2026-12-01T18:00:00.000Z');
+  expect(parseInstant('2026-12-01T18:00:00Z')).not.toBeNull();
+  expect(parseInstant('2026-12-01T18:00:00')).toBeNull();
+  expect(parseInstant('2026-13-01T18:00:00Z')).toBeNull();
+  expect(parseInstant('tomorrow')).toBeNull();
+});
+
+describe('configuration', () => {
+  test('defaults work on a developer machine', () => {
+    const c = loadConfig({});
+    expect(c.STOREFRONT_PORT).toBe(48004);
+    expect(c.MANAGEMENT_PORT).toBe(48005);
+    expect(c.DASHBOARD_PORT).toBe(48006);
+  });
+  test('a wrong value names the variable', () => {
+    expect(() => loadConfig({ STOREFRONT_PORT: 'eighty' })).toThrow(ConfigError);
+    expect(() => loadConfig({ STOREFRONT_PORT: 'eighty' })).toThrow(/STOREFRONT_PORT/);
+    expect(() => loadConfig({ RATE_LIMIT_SECRET: 'fast' })).toThrow(/RATE_LIMIT_SECRET/);
+    expect(() => loadConfig({ GATEWAY_SECRET: 'short' })).toThrow(/GATEWAY_SECRET/);
+  });
+});
+
+describe('gateway signatures', () => {
+  const caller = { studioId: 'std_1', keyId: 'key_1', scopes: ['classes:read'], operationId: 'op', requestId: 'req_1' };
+  const secret = 'a-very-secret-secret';
+  test('verify what was signed; refuse any change', () => {
+    const h = new Headers(signedHeaders(secret, 'GET', '/v1/classes?limit=5', caller));
+    expect(verifySignature(secret, 'GET', '/v1/classes?limit=5', h)).toEqual(caller);
+    expect(verifySignature(secret, 'GET', '/v1/classes?limit=6', h)).toBeNull();
+    expect(verifySignature(secret, 'POST', '/v1/classes?limit=5', h)).toBeNull();
+    expect(verifySignature('another-secret-entirely', 'GET', '/v1/classes?limit=5', h)).toBeNull();
+    h.set('x-gw-scopes', 'classes:read,classes:write');
+    expect(verifySignature(secret, 'GET', '/v1/classes?limit=5', h)).toBeNull();
+  });
+  test('expire after 60 s', () => {
+    const h = new Headers(signedHeaders(secret, 'GET', '/x', caller, Date.now() - 61_000));
+    expect(verifySignature(secret, 'GET', '/x', h)).toBeNull();
+  });
+});
+
+describe('the operations table', () => {
+  test('27 Management operations with ids, 8 reads without, 6 Storefront reads', () => {
+    expect(OPERATIONS.filter((o) => o.surface === 'storefront')).toHaveLength(6);
+    expect(OPERATIONS.filter((o) => o.surface === 'management')).toHaveLength(35);
+    expect(new Set(OPERATIONS.map((o) => o.id)).size).toBe(OPERATIONS.length);
+    expect(new Set(OPERATIONS.map((o) => `${o.surface} ${o.method} ${o.path}`)).size).toBe(OPERATIONS.length);
+    for (const o of OPERATIONS) if (o.surface === 'management') expect(SCOPES).toContain(o.scope!);
+    expect(SCOPES).toHaveLength(18);
+  });
+});
+
+test('every problem code renders with its status and a stable type', () => {
+  for (const code of PROBLEM_CODES) {
+    const b = problemBody(code, 'req_1', { typeBase: 'https://docs.example/problems#' });
+    expect(b).toMatchObject({ code, status: statusOf(code), type: `https://docs.example/problems#${code}`, instance: 'urn:request:req_1' });
+  }
+});
