@@ -1,7 +1,12 @@
-import type { Config } from '@studio/shared';
+import { etagMatches, etagOf, log, newRequestId, type Config } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
 import type { ActivityWriter } from '../activity/writer';
+import { activityPage } from './activity';
+import { SECURITY_HEADERS, messagePage, redirect } from './html';
+import { createKey, keysPage, revokeKey, revokedNotice } from './keys';
+import { csrfMatches, loadSession, sameOrigin, type Session } from './session';
+import { loginLinkPage, signInPage, signOut, useLoginLink } from './signin';
 
 export interface DashboardDeps {
   config: Config;
@@ -10,8 +15,118 @@ export interface DashboardDeps {
   activity: ActivityWriter;
 }
 
-/** Developer settings pages (issue 5). Until they land, the port answers with a plain notice. */
-export function createDashboard(_deps: DashboardDeps) {
-  return (_req: Request): Response | Promise<Response> =>
-    new Response('The Developer settings dashboard is not built yet.', { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+const MAX_FORM_BYTES = 64 * 1024;
+const ASSETS: Record<string, string> = {
+  '/assets/dashboard.css': 'text/css; charset=utf-8',
+  '/assets/dashboard.js': 'text/javascript; charset=utf-8',
+};
+
+type Handler = (req: Request, url: URL) => Promise<Response> | Response;
+type SessionHandler = (req: Request, url: URL, s: Session, form: FormData | null) => Promise<Response> | Response;
+
+/**
+ * Developer settings pages on the dashboard port: server-rendered HTML, plain
+ * routing (a handful of pages), POST-redirect-GET, a session cookie and a
+ * per-session CSRF token on every form.
+ */
+export function createDashboard(deps: DashboardDeps) {
+  const { config, sql, redis } = deps;
+  const assetCache = new Map<string, { body: string; etag: string }>();
+
+  async function asset(req: Request, path: string): Promise<Response> {
+    let a = assetCache.get(path);
+    if (!a) {
+      const body = await Bun.file(new URL(`.${path}`, import.meta.url)).text();
+      assetCache.set(path, (a = { body, etag: etagOf(body) }));
+    }
+    const headers = { 'content-type': ASSETS[path]!, etag: a.etag, 'cache-control': 'no-cache' };
+    if (etagMatches(req.headers.get('if-none-match'), a.etag)) return new Response(null, { status: 304, headers });
+    return new Response(a.body, { headers });
+  }
+
+  async function readForm(req: Request): Promise<FormData | Response> {
+    const type = req.headers.get('content-type') ?? '';
+    if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data'))
+      return messagePage(415, 'Unsupported form', 'This page accepts only HTML form submissions.');
+    if (Number(req.headers.get('content-length') ?? 0) > MAX_FORM_BYTES) return messagePage(413, 'Form too large', 'That form was too large.');
+    try {
+      return await req.formData();
+    } catch {
+      return messagePage(400, 'Unreadable form', 'That form could not be read. Go back and try again.');
+    }
+  }
+
+  /** Pages that need a session: none without one, and every POST checks Origin and the CSRF token. */
+  const signedIn = (h: SessionHandler): Handler => async (req, url) => {
+    const s = await loadSession(sql, config, req);
+    if (!s) return redirect('/sign-in');
+    if (req.method !== 'POST') return h(req, url, s, null);
+    const form = await readForm(req);
+    if (form instanceof Response) return form;
+    if (!sameOrigin(config, req) || !csrfMatches(s, form.get('csrf')))
+      return messagePage(403, 'Form expired', 'This form is out of date or did not come from this site. Reload the page and try again.', { name: s.studioName, csrf: s.csrfToken, current: 'keys' });
+    return h(req, url, s, form);
+  };
+
+  const routes: Record<string, Partial<Record<'GET' | 'POST', Handler>>> = {
+    '/': { GET: () => redirect('/keys') },
+    '/healthz': { GET: () => new Response('ok', { headers: { 'content-type': 'text/plain' } }) },
+    '/readyz': {
+      GET: async () => {
+        try {
+          await sql`select 1`;
+          if (redis && !redis.isReady) throw new Error('redis not ready');
+          return new Response('ready', { headers: { 'content-type': 'text/plain' } });
+        } catch {
+          return new Response('not ready', { status: 503, headers: { 'content-type': 'text/plain' } });
+        }
+      },
+    },
+    '/sign-in': {
+      GET: (_req, url) => signInPage(url.searchParams.has('signed-out') ? 'You are signed out.' : undefined),
+    },
+    '/login': {
+      GET: (_req, url) => loginLinkPage(deps, url),
+      POST: async (req) => {
+        if (!sameOrigin(config, req)) return messagePage(403, 'Form expired', 'This form did not come from this site.');
+        const form = await readForm(req);
+        return form instanceof Response ? form : useLoginLink(deps, form);
+      },
+    },
+    '/logout': { POST: signedIn((_req, _url, s) => signOut(deps, s)) },
+    '/keys': {
+      GET: signedIn(async (_req, url, s) => keysPage(deps, s, { notice: await revokedNotice(deps, s, url.searchParams.get('revoked')) })),
+      POST: signedIn((_req, _url, s, form) => createKey(deps, s, form!)),
+    },
+    '/activity': { GET: signedIn((_req, url, s) => activityPage(sql, s, url)) },
+  };
+  for (const path of Object.keys(ASSETS)) routes[path] = { GET: (req) => asset(req, path) };
+
+  function route(req: Request, url: URL): Promise<Response> | Response {
+    const revoke = /^\/keys\/(key_[0-9A-Za-z]{1,64})\/revoke$/.exec(url.pathname);
+    const methods = revoke ? { POST: signedIn((_q, _u, s, form) => revokeKey(deps, s, revoke[1]!, form!)) } : routes[url.pathname];
+    if (!methods) return messagePage(404, 'Page not found', 'There is no page at this address.');
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const h = methods[method as 'GET' | 'POST'];
+    if (!h) {
+      const res = messagePage(405, 'Method not allowed', 'This page does not accept that kind of request.');
+      res.headers.set('allow', Object.keys(methods).join(', '));
+      return res;
+    }
+    return h(req, url);
+  }
+
+  return async (req: Request): Promise<Response> => {
+    const requestId = newRequestId();
+    let res: Response;
+    try {
+      res = await route(req, new URL(req.url));
+    } catch (err) {
+      log('error', 'dashboard request failed', { requestId, path: new URL(req.url).pathname, error: String(err) });
+      res = messagePage(500, 'Something went wrong', `Please try again. If it keeps happening, quote request id ${requestId}.`);
+    }
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.headers.set(k, v);
+    res.headers.set('x-request-id', requestId);
+    return res;
+  };
 }

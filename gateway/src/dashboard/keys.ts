@@ -1,0 +1,182 @@
+import { AppError, SCOPES, isScope, type KeyKind } from '@studio/shared';
+import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyJson } from '../keys/store';
+import { html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
+import type { DashboardDeps } from './index';
+import type { Session } from './session';
+
+/** The Keys page: list, create (the full key shown once, on the POST's own response), revoke with confirmation. */
+
+const RESOURCES = [...new Set(SCOPES.map((s) => s.split(':')[0]!))];
+
+interface CreateForm {
+  kind: KeyKind;
+  name: string;
+  scopes: string[];
+}
+
+interface KeysView {
+  reveal?: { key: string; record: ApiKeyJson };
+  notice?: string;
+  error?: { kind: KeyKind; message: string; form: CreateForm };
+}
+
+const chrome = (s: Session) => ({ name: s.studioName, csrf: s.csrfToken, current: 'keys' as const });
+const date = (iso: string | null, empty?: string) => timeTag(iso ? new Date(iso) : null, empty);
+
+function keyRow(k: ApiKeyJson, csrf: string): Html {
+  const live = !k.revokedAt;
+  const scopes = k.kind === 'publishable'
+    ? html`<span class="muted">Storefront, read-only</span>`
+    : k.scopes.length ? html`<ul class="chips">${k.scopes.map((s) => html`<li>${s}</li>`)}</ul>` : html`<span class="muted">none</span>`;
+  return html`<tr class="${live ? '' : 'revoked'}">
+    <td data-label="Name"><strong>${k.name}</strong></td>
+    <td data-label="Kind"><span class="badge badge-${k.kind}">${k.kind}</span></td>
+    <td data-label="Key"><code>${k.hint}</code></td>
+    <td data-label="Scopes">${scopes}</td>
+    <td data-label="Created">${date(k.createdAt)}</td>
+    <td data-label="Last used">${date(k.lastUsedAt, 'Never')}</td>
+    <td data-label="Status">${live ? html`<span class="status ok">Active</span>` : html`<span class="status off">Revoked</span> ${date(k.revokedAt)}`}</td>
+    <td class="actions">${live ? html`<form method="post" action="/keys/${k.id}/revoke" data-confirm="Revoke “${k.name}”? Every call made with it will be refused from now on. This cannot be undone.">
+        <input type="hidden" name="csrf" value="${csrf}">
+        <button type="submit" class="btn btn-danger">Revoke</button>
+      </form>` : ''}</td>
+  </tr>`;
+}
+
+function revealPanel(r: NonNullable<KeysView['reveal']>): Html {
+  return html`<section class="card reveal" aria-labelledby="reveal-title">
+    <h2 id="reveal-title">Your new ${r.record.kind} key “${r.record.name}”</h2>
+    <p class="warning"><strong>Copy it now: it will not be shown again.</strong> We keep only a fingerprint of it. If you lose it, revoke it and create another.</p>
+    <div class="secret-row">
+      <code id="new-key" class="secret">${r.key}</code>
+      <button type="button" class="btn btn-primary" data-copy="#new-key" hidden>Copy</button>
+    </div>
+    <p class="muted small" role="status" data-copy-status></p>
+    <p class="small">${r.record.kind === 'secret'
+      ? html`Send it from your server as <code>Authorization: Bearer …</code> to the Management API. Never put it in a browser or an app.`
+      : html`Use it in your website's code as <code>Authorization: Bearer …</code> for the Storefront API.`}</p>
+  </section>`;
+}
+
+function scopeGrid(chosen: Set<string>): Html {
+  const box = (scope: string, label: string) =>
+    html`<label class="check"><input type="checkbox" name="scope" value="${scope}" data-scope="${scope.split(':')[1]}" ${chosen.has(scope) ? html`checked` : ''}> <span class="sr-label">${label}</span></label>`;
+  return html`<table class="scopes">
+    <thead><tr><th scope="col">Resource</th><th scope="col">Read</th><th scope="col">Write</th></tr></thead>
+    <tbody>
+      <tr class="all"><th scope="row">all</th>
+        <td><label class="check"><input type="checkbox" name="all" value="read" data-scope-all="read" ${chosen.has('all:read') ? html`checked` : ''}> <span>read-all</span></label></td>
+        <td><label class="check"><input type="checkbox" name="all" value="write" data-scope-all="write" ${chosen.has('all:write') ? html`checked` : ''}> <span>write-all</span></label></td></tr>
+      ${RESOURCES.map((r) => html`<tr><th scope="row">${r}</th><td>${box(`${r}:read`, `${r}:read`)}</td><td>${box(`${r}:write`, `${r}:write`)}</td></tr>`)}
+    </tbody>
+  </table>`;
+}
+
+function createForms(csrf: string, error?: KeysView['error']): Html {
+  const err = (kind: KeyKind) => (error?.kind === kind ? html`<p class="error" role="alert">${error.message}</p>` : '');
+  const name = (kind: KeyKind) => (error?.kind === kind ? error.form.name : '');
+  return html`<section class="create" aria-labelledby="create-title">
+    <h2 id="create-title">Create a key</h2>
+    <div class="create-grid">
+      <form method="post" action="/keys" class="card">
+        <h3>Secret key</h3>
+        <p class="muted small">For your servers and back-office tools (Management API). Choose what it may do.</p>
+        ${err('secret')}
+        <input type="hidden" name="csrf" value="${csrf}">
+        <input type="hidden" name="kind" value="secret">
+        <label class="field">Name <input name="name" required maxlength="100" placeholder="e.g. booking-sync" value="${name('secret')}"></label>
+        <fieldset><legend>Scopes</legend>${scopeGrid(new Set(error?.kind === 'secret' ? error.form.scopes : []))}</fieldset>
+        <button type="submit" class="btn btn-primary">Create secret key</button>
+      </form>
+      <form method="post" action="/keys" class="card">
+        <h3>Publishable key</h3>
+        <p class="muted small">For your website's browser code (Storefront API). It can only read public data, so it is safe to publish.</p>
+        ${err('publishable')}
+        <input type="hidden" name="csrf" value="${csrf}">
+        <input type="hidden" name="kind" value="publishable">
+        <label class="field">Name <input name="name" required maxlength="100" placeholder="e.g. website" value="${name('publishable')}"></label>
+        <button type="submit" class="btn btn-primary">Create publishable key</button>
+      </form>
+    </div>
+  </section>`;
+}
+
+export async function keysPage(deps: DashboardDeps, s: Session, view: KeysView = {}, status = 200): Promise<Response> {
+  const keys = await listApiKeys(deps.sql, s.studioId);
+  const active = keys.filter((k) => !k.revokedAt).length;
+  const body = html`
+    ${view.reveal ? revealPanel(view.reveal) : ''}
+    ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
+    <section aria-labelledby="keys-title">
+      <h1 id="keys-title">API keys</h1>
+      <p class="muted">${active} active of ${keys.length}. “Last used” follows the activity log and may lag by a second or two.</p>
+      ${keys.length
+        ? html`<table class="list keys">
+            <thead><tr><th>Name</th><th>Kind</th><th>Key</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Status</th><th><span class="sr-only">Actions</span></th></tr></thead>
+            <tbody>${keys.map((k) => keyRow(k, s.csrfToken))}</tbody>
+          </table>`
+        : html`<p class="empty card">No keys yet. Create one below.</p>`}
+    </section>
+    ${createForms(s.csrfToken, view.error)}`;
+  return page(layout({ title: 'API keys', studio: chrome(s) }, body), status);
+}
+
+/** Reads the create form; `all=read` / `all=write` stand for every read / write scope (works without JavaScript). */
+export function parseCreateForm(form: FormData): CreateForm {
+  const kind = form.get('kind') === 'publishable' ? 'publishable' : 'secret';
+  const scopes = new Set(form.getAll('scope').map(String));
+  for (const all of form.getAll('all').map(String)) {
+    if (all === 'read' || all === 'write') {
+      for (const sc of SCOPES) if (sc.endsWith(`:${all}`)) scopes.add(sc);
+      scopes.add(`all:${all}`);
+    }
+  }
+  return { kind, name: String(form.get('name') ?? ''), scopes: [...scopes] };
+}
+
+export async function createKey(deps: DashboardDeps, s: Session, form: FormData): Promise<Response> {
+  const input = parseCreateForm(form);
+  const scopes = input.kind === 'secret' ? input.scopes.filter(isScope) : [];
+  const fail = (message: string) => keysPage(deps, s, { error: { kind: input.kind, message, form: input } }, 422);
+  if (!input.name.trim()) return fail('Give the key a name, so you can tell it apart later.');
+  if (input.name.trim().length > 100) return fail('The name can be at most 100 characters.');
+  if (input.kind === 'secret' && !scopes.length) return fail('Choose at least one scope: a secret key without scopes cannot call anything.');
+  try {
+    const created = await createApiKey(deps.sql, { studioId: s.studioId, kind: input.kind, name: input.name, scopes });
+    return keysPage(deps, s, { reveal: created }, 201);
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'validation_failed') return fail(err.message);
+    throw err;
+  }
+}
+
+export async function revokeKey(deps: DashboardDeps, s: Session, keyId: string, form: FormData): Promise<Response> {
+  const [key] = await deps.sql<{ name: string; revokedAt: Date | null }[]>`
+    select name, revoked_at from api_keys where studio_id = ${s.studioId} and id = ${keyId}`;
+  if (!key) return messagePage(404, 'No such key', 'This studio has no key with that id.', chrome(s));
+  if (key.revokedAt) return redirect(`/keys?revoked=${encodeURIComponent(keyId)}`);
+  if (form.get('confirm') !== 'yes') return confirmPage(s, keyId, key.name);
+  await revokeApiKey(deps.sql, deps.redis, deps.config.REDIS_PREFIX, keyId, s.studioId);
+  return redirect(`/keys?revoked=${encodeURIComponent(keyId)}`);
+}
+
+/** Without JavaScript the Revoke button lands here; with it, a confirm dialog sends `confirm=yes` directly. */
+function confirmPage(s: Session, keyId: string, name: string): Response {
+  const body = html`<section class="card narrow">
+    <h1>Revoke “${name}”?</h1>
+    <p>Every call made with this key will be refused (401) from the moment you confirm, on every server. This cannot be undone: to restore access, create a new key and deploy it.</p>
+    <form method="post" action="/keys/${keyId}/revoke" class="row">
+      <input type="hidden" name="csrf" value="${s.csrfToken}">
+      <input type="hidden" name="confirm" value="yes">
+      <button type="submit" class="btn btn-danger">Revoke key</button>
+      <a href="/keys" class="btn btn-quiet">Cancel</a>
+    </form>
+  </section>`;
+  return page(layout({ title: 'Revoke key', studio: chrome(s) }, body));
+}
+
+export async function revokedNotice(deps: DashboardDeps, s: Session, keyId: string | null): Promise<string | undefined> {
+  if (!keyId) return undefined;
+  const [key] = await deps.sql<{ name: string }[]>`select name from api_keys where studio_id = ${s.studioId} and id = ${keyId} and revoked_at is not null`;
+  return key ? `Key “${key.name}” is revoked. Calls made with it are now refused.` : undefined;
+}

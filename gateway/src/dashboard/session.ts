@@ -1,0 +1,87 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Config } from '@studio/shared';
+import type { Sql } from '@studio/shared/db';
+import { randomBase62 } from '@studio/shared/base62';
+
+export const SESSION_TTL_MS = 12 * 3600_000;
+
+export interface Session {
+  /** SHA-256 of the cookie value; the cookie itself is never stored. */
+  id: string;
+  studioId: string;
+  studioName: string;
+  csrfToken: string;
+}
+
+const sha256 = (s: string) => new Bun.CryptoHasher('sha256').update(s).digest('hex');
+
+/** `__Host-` pins the cookie to this origin, but browsers accept it only over https. */
+export function cookieName(config: Config) {
+  return isHttps(config) ? '__Host-dashboard_session' : 'dashboard_session';
+}
+const isHttps = (config: Config) => config.DASHBOARD_PUBLIC_URL.startsWith('https:');
+
+export function sessionCookie(config: Config, value: string, maxAgeS: number) {
+  const parts = [`${cookieName(config)}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${maxAgeS}`];
+  if (isHttps(config)) parts.push('Secure');
+  return parts.join('; ');
+}
+
+export function readCookie(req: Request, name: string): string | null {
+  const header = req.headers.get('cookie');
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return null;
+}
+
+/** A new session for one studio; returns the cookie value (shown to the browser only). */
+export async function createSession(sql: Sql, studioId: string) {
+  const value = randomBase62(43);
+  await sql`delete from dashboard_sessions where expires_at < now()`;
+  await sql`insert into dashboard_sessions ${sql({
+    id: sha256(value),
+    studioId,
+    csrfToken: randomBase62(32),
+    expiresAt: new Date(Date.now() + SESSION_TTL_MS),
+  })}`;
+  return value;
+}
+
+export async function loadSession(sql: Sql, config: Config, req: Request): Promise<Session | null> {
+  const value = readCookie(req, cookieName(config));
+  if (!value || !/^[0-9A-Za-z]{43}$/.test(value)) return null;
+  const [row] = await sql<Session[]>`
+    select s.id, s.studio_id, s.csrf_token, st.name as studio_name
+    from dashboard_sessions s join studios st on st.id = s.studio_id and st.deleted_at is null
+    where s.id = ${sha256(value)} and s.expires_at > now()`;
+  return row ?? null;
+}
+
+export async function deleteSession(sql: Sql, session: Session) {
+  await sql`delete from dashboard_sessions where id = ${session.id} and studio_id = ${session.studioId}`;
+}
+
+/** Constant-time comparison of the form's token with the session's. */
+export function csrfMatches(session: Session, sent: unknown): boolean {
+  if (typeof sent !== 'string') return false;
+  const a = Buffer.from(sent);
+  const b = Buffer.from(session.csrfToken);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * Refuses a POST that a browser says came from another site, even before the
+ * CSRF token is looked at (this also covers the sign-in form, which has no
+ * session yet). Sec-Fetch-Site first: with `Referrer-Policy: no-referrer`
+ * browsers send `Origin: null` on our own forms, so Origin is only a fallback.
+ */
+export function sameOrigin(config: Config, req: Request): boolean {
+  const site = req.headers.get('sec-fetch-site');
+  if (site) return site === 'same-origin';
+  const origin = req.headers.get('origin');
+  if (!origin || origin === 'null') return true;
+  return origin === new URL(config.DASHBOARD_PUBLIC_URL).origin || origin === new URL(req.url).origin;
+}
