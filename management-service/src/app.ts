@@ -4,6 +4,16 @@ import { serviceKit } from '@studio/shared/service-kit';
 import { pingSql, type Sql } from '@studio/shared/db';
 import { pingRedis, type Redis } from '@studio/shared/redis';
 import { instructorRoutes } from './instructors/routes';
+import { locationRoutes } from './locations/routes';
+import { planRoutes } from './plans/routes';
+import { couponRoutes } from './coupons/routes';
+import { programRoutes } from './programs/routes';
+import { contentRoutes } from './content/routes';
+import { writeGuard } from './kit/guard';
+import { managementOpenApi } from './kit/openapi';
+import { classRoutes } from './classes/routes';
+import { scheduleRoutes } from './schedule/routes';
+import { memberRoutes } from './members/routes';
 
 export interface ManagementDeps {
   config: Config;
@@ -20,5 +30,15 @@ export function createManagementService(deps: ManagementDeps) {
       gatewaySecret: deps.config.GATEWAY_SECRET,
       ready: async () => ({ postgres: await pingSql(deps.sql), redis: deps.redis ? await pingRedis(deps.redis) : false }),
     }))
-    .use(instructorRoutes(deps));
+    .use(writeGuard)
+    .use(managementOpenApi(deps.config.MANAGEMENT_PUBLIC_URL))
+    .use(classRoutes(deps))
+    .use(scheduleRoutes(deps))
+    .use(memberRoutes(deps))
+    .use(instructorRoutes(deps))
+    .use(locationRoutes(deps))
+    .use(planRoutes(deps))
+    .use(couponRoutes(deps))
+    .use(programRoutes(deps))
+    .use(contentRoutes(deps));
 }

@@ -1,30 +1,34 @@
 import { Elysia, t } from 'elysia';
 import { withCaller } from '@studio/shared/service-kit';
-import { iso } from '@studio/shared';
+import { CreateInstructorBody, Instructor, InstructorPage, UpdateInstructorBody } from '@studio/shared/schemas/instructors';
 import type { ManagementDeps } from '../app';
+import { mgRoute, pathOf } from '../kit/openapi';
+import { listPage } from '../kit/pagination';
+import { runWrite } from '../kit/write';
+import { listInstructors } from './queries';
+import { createInstructor, updateInstructor } from './service';
 
-const Instructor = t.Object({
-  id: t.String(),
-  name: t.String(),
-  email: t.Union([t.String(), t.Null()]),
-  bio: t.Union([t.String(), t.Null()]),
-  photoUrl: t.Union([t.String(), t.Null()]),
-  disciplines: t.Array(t.String()),
-  active: t.Boolean(),
-  createdAt: t.String(),
-  updatedAt: t.String(),
-});
+const params = t.Object({ instructorId: t.String({ maxLength: 64 }) });
+// Active instructors appear on the Storefront: every write tells the gateways to drop cached copies.
+const storefront = { storefront: true };
 
-/** GET /v1/instructors (managementListInstructors). */
-export const instructorRoutes = ({ sql }: ManagementDeps) =>
+/** Instructors (contract §8): list, create, update. Inactive instructors stay listed here. */
+export const instructorRoutes = (deps: ManagementDeps) =>
   new Elysia({ name: 'management-instructors' })
     .use(withCaller)
-    .get('/v1/instructors', async ({ caller }) => {
-      const rows = await sql<{ id: string; name: string; email: string | null; bio: string | null; photoUrl: string | null; disciplines: string[]; active: boolean; createdAt: Date; updatedAt: Date }[]>`
-        select id, name, email, bio, photo_url, disciplines, active, created_at, updated_at
-        from instructors where studio_id = ${caller.studioId} order by created_at, id limit 100`;
-      return { data: rows.map((r) => ({ ...r, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt) })), next_cursor: null };
-    }, {
-      response: { 200: t.Object({ data: t.Array(Instructor), next_cursor: t.Union([t.String(), t.Null()]) }) },
-      detail: { operationId: 'managementListInstructors', summary: 'List instructors' },
+    .get(pathOf('managementListInstructors'), async ({ caller }) => listPage(await listInstructors(deps.sql, caller.studioId)),
+      mgRoute('managementListInstructors', 'List instructors', { 200: InstructorPage }, {}, 'Every instructor of the studio, active or not, ordered by createdAt, then id.'))
+    .post(pathOf('managementCreateInstructor'), ({ caller, request, body }) =>
+      runWrite(deps, caller, request, body, async (tx) => {
+        const instructor = await createInstructor(tx, caller.studioId, body);
+        return { status: 201, body: instructor, location: `/v1/instructors/${instructor.id}` };
+      }, storefront), {
+      body: CreateInstructorBody,
+      ...mgRoute('managementCreateInstructor', 'Create an instructor', { 201: Instructor }),
+    })
+    .patch(pathOf('managementUpdateInstructor'), ({ caller, request, body, params: { instructorId } }) =>
+      runWrite(deps, caller, request, body, async (tx) => ({ status: 200, body: await updateInstructor(tx, caller.studioId, instructorId, body) }), storefront), {
+      params,
+      body: UpdateInstructorBody,
+      ...mgRoute('managementUpdateInstructor', 'Update an instructor', { 200: Instructor }, { 404: ['not_found'] }, 'Only the fields sent change.'),
     });

@@ -1,7 +1,12 @@
-import type { Caller } from '@studio/shared';
+import { AppError, problemBody, PROBLEM_CONTENT_TYPE, type Caller, type Config } from '@studio/shared';
+import { translatePgError } from '@studio/shared/pg-errors';
 import type { Sql, Tx } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
-import type { Config } from '@studio/shared';
+import { publishStorefrontChange } from '@studio/shared/invalidation';
+import {
+  cachedRecord, cacheRecord, findRecord, fingerprintOf, insertRecord, MAX_KEY_LENGTH, releaseLock, RETENTION_S,
+  sweepExpired, takeLock, tryKeyLock, type StoredResponse,
+} from './idempotency';
 
 /** What a write action returns; the kit turns it into the HTTP response (and stores it for replay). */
 export interface WriteResult {
@@ -18,21 +23,139 @@ export interface WriteDeps {
 }
 
 /**
+ * Test hook: runs right after the action and its record commit, before the reply
+ * (and before the Redis hot copy and lock release). A test makes it throw to act out
+ * a process killed between commit and reply.
+ */
+export const writeHooks: { afterCommit?: (info: { studioId: string; key: string }) => void } = {};
+
+export interface WriteOptions {
+  /** The write changes what the Storefront shows: tell the gateways to drop their cached copies. */
+  storefront?: boolean;
+}
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+
+/** The request's Idempotency-Key, or the 400 of contract §4. */
+export function idempotencyKeyOf(request: Request): string {
+  const key = request.headers.get(IDEMPOTENCY_HEADER);
+  if (key === null) throw new AppError('idempotency_key_required', { detail: 'Send an Idempotency-Key header (a fresh value per action) on every Management write.' });
+  if (key.length === 0 || key.length > MAX_KEY_LENGTH) throw new AppError('idempotency_key_invalid', { detail: `Idempotency-Key must be 1..${MAX_KEY_LENGTH} characters.` });
+  return key;
+}
+
+const inProgress = () => new AppError('idempotency_request_in_progress', {
+  detail: 'A request with this Idempotency-Key is still running; retry shortly.',
+  headers: { 'retry-after': '1' },
+});
+
+function respond(rec: StoredResponse, replayed: boolean): Response {
+  const headers = new Headers(rec.headers);
+  if (replayed) headers.set('idempotent-replayed', 'true');
+  return new Response(rec.body, { status: rec.status, headers });
+}
+
+function replay(rec: StoredResponse, fingerprint: string): Response {
+  if (rec.fingerprint !== fingerprint) {
+    throw new AppError('idempotency_key_reused', { detail: 'This Idempotency-Key was already used for a different request (method, path or body).' });
+  }
+  return respond(rec, true);
+}
+
+function storedSuccess(fingerprint: string, r: WriteResult): StoredResponse {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (r.location) headers.location = r.location;
+  return { fingerprint, status: r.status, headers, body: JSON.stringify(r.body) };
+}
+
+function storedProblem(fingerprint: string, err: AppError, requestId: string): StoredResponse {
+  const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE, ...err.options.headers };
+  return { fingerprint, status: err.status, headers, body: JSON.stringify(problemBody(err.code, requestId, err.options)) };
+}
+
+type Outcome = { kind: 'busy' } | { kind: 'existing'; rec: StoredResponse & { ttlS: number } } | { kind: 'done'; rec: StoredResponse };
+
+/**
  * Runs a Management write (POST/PATCH/DELETE) under the idempotency rules of contract §5.
- * `action` runs inside one Postgres transaction; throw AppError (or let a constraint
- * violation escape) to fail it. Usage in a route:
+ * `action` runs inside one Postgres transaction, and the stored response commits in that
+ * same transaction; throw AppError (or let a constraint violation escape) to fail it.
+ * Business errors (4xx) are stored too, in their own transaction; 5xx and 429 are not,
+ * so a retry really retries. Redis holds the in-flight lock and a hot copy; without
+ * Redis a transaction-scoped advisory lock keeps the same guarantees. Usage in a route:
  *
  *   .post('/v1/plans', ({ caller, request, body }) =>
  *     runWrite(deps, caller, request, body, (tx) => createPlan(tx, caller.studioId, body)),
  *     { body: CreatePlanBody })
  *
- * PLACEHOLDER: this version only runs the action in a transaction. The idempotency
- * implementation (issue 4) replaces the body of this function, not its signature.
+ * The fingerprint is method + path + `body` as canonical JSON (keys sorted): pass the
+ * validated body as received (or undefined for a body-less DELETE / POST). Pass
+ * `{ storefront: true }` when the write changes public Storefront data.
  */
-export async function runWrite(deps: WriteDeps, caller: Caller, request: Request, _body: unknown, action: (tx: Tx) => Promise<WriteResult>): Promise<Response> {
-  void caller; void request;
-  const result = await deps.sql.begin((tx) => action(tx));
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (result.location) headers.location = result.location;
-  return new Response(JSON.stringify(result.body), { status: result.status, headers });
+export async function runWrite(
+  deps: WriteDeps, caller: Caller, request: Request, body: unknown,
+  action: (tx: Tx) => Promise<WriteResult>, options: WriteOptions = {},
+): Promise<Response> {
+  const { sql, redis, config } = deps;
+  const prefix = config.REDIS_PREFIX;
+  const studioId = caller.studioId;
+  const key = idempotencyKeyOf(request);
+  const fingerprint = fingerprintOf(request.method, new URL(request.url).pathname, body);
+
+  const hot = await cachedRecord(redis, prefix, studioId, key);
+  if (hot) return replay(hot, fingerprint);
+
+  const token = crypto.randomUUID();
+  const lock = await takeLock(redis, prefix, studioId, key, token);
+  if (lock === 'busy') {
+    // The holder may have committed and died before releasing: the record is the truth.
+    const rec = await findRecord(sql, studioId, key);
+    if (!rec) throw inProgress();
+    await cacheRecord(redis, prefix, studioId, key, rec, rec.ttlS);
+    return replay(rec, fingerprint);
+  }
+  const release = () => releaseLock(redis, prefix, studioId, key, token);
+
+  let outcome: Outcome;
+  try {
+    outcome = await sql.begin(async (tx): Promise<Outcome> => {
+      if (!(await tryKeyLock(tx, studioId, key))) return { kind: 'busy' };
+      const existing = await findRecord(tx, studioId, key);
+      if (existing) return { kind: 'existing', rec: existing };
+      const rec = storedSuccess(fingerprint, await action(tx));
+      await insertRecord(tx, studioId, key, rec);
+      return { kind: 'done', rec };
+    });
+  } catch (err) {
+    const failure = err instanceof AppError ? err : translatePgError(err);
+    if (!failure || failure.status >= 500 || failure.status === 429) {
+      await release();
+      throw err;
+    }
+    const rec = storedProblem(fingerprint, failure, caller.requestId);
+    const stored = await sql.begin(async (tx) => {
+      if (!(await tryKeyLock(tx, studioId, key))) return false;
+      if (await findRecord(tx, studioId, key)) return false;
+      await insertRecord(tx, studioId, key, rec);
+      return true;
+    }).catch(() => false);
+    if (stored) await cacheRecord(redis, prefix, studioId, key, rec);
+    await release();
+    return respond(rec, false);
+  }
+
+  if (outcome.kind === 'busy') {
+    await release();
+    throw inProgress();
+  }
+  if (outcome.kind === 'existing') {
+    await cacheRecord(redis, prefix, studioId, key, outcome.rec, outcome.rec.ttlS);
+    await release();
+    return replay(outcome.rec, fingerprint);
+  }
+  writeHooks.afterCommit?.({ studioId, key });
+  await cacheRecord(redis, prefix, studioId, key, outcome.rec, RETENTION_S);
+  await release();
+  if (options.storefront) await publishStorefrontChange(redis, prefix, studioId);
+  if (Math.random() < 0.01) sweepExpired(sql);
+  return respond(outcome.rec, false);
 }

@@ -1,0 +1,128 @@
+import type { Sql, Tx } from '@studio/shared/db';
+import { afterSql, sortKeySql, type PageParams } from '../kit/pagination';
+
+type Db = Sql | Tx;
+
+export interface ClassRow {
+  id: string;
+  title: string;
+  mode: string;
+  instructorId: string;
+  startsAt: Date;
+  durationMinutes: number;
+  discipline: string | null;
+  level: string;
+  capacity: number | null;
+  visibility: string;
+  planIds: string[];
+  locationId: string | null;
+  roomId: string | null;
+  recurrence: { intervalDays: number; count: number } | null;
+  status: string;
+  occurrenceCount: number;
+  nextOccurrenceAt: Date | null;
+  cancelledAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  sortKey: string;
+}
+
+/** A class with its plans and occurrence summary (one index range per class, so a page stays cheap). */
+const selectClass = (db: Db) => db`
+  select c.id, c.title, c.mode, c.instructor_id, c.starts_at, c.duration_minutes, c.discipline, c.level, c.capacity,
+         c.visibility, c.location_id, c.room_id, c.recurrence, c.status, c.cancelled_at, c.created_at, c.updated_at,
+         ${sortKeySql(db, 'c.created_at')} as sort_key,
+         coalesce((select array_agg(cp.plan_id order by cp.plan_id) from class_plans cp where cp.class_id = c.id), '{}') as plan_ids,
+         o.occurrence_count, o.next_occurrence_at
+  from classes c
+  cross join lateral (
+    select count(*) filter (where status = 'scheduled')::int as occurrence_count,
+           min(starts_at) filter (where status = 'scheduled' and starts_at > now()) as next_occurrence_at
+    from occurrences where class_id = c.id
+  ) o`;
+
+export async function listClasses(db: Db, studioId: string, p: PageParams): Promise<ClassRow[]> {
+  return db<ClassRow[]>`
+    ${selectClass(db)}
+    where c.studio_id = ${studioId} ${afterSql(db, p, 'created_at', 'c')}
+    order by c.created_at, c.id
+    limit ${p.limit + 1}`;
+}
+
+export async function getClass(db: Db, studioId: string, id: string): Promise<ClassRow | undefined> {
+  const [row] = await db<ClassRow[]>`${selectClass(db)} where c.studio_id = ${studioId} and c.id = ${id}`;
+  return row;
+}
+
+/** Locks the class row for the rest of the transaction (PATCH / DELETE). */
+export async function lockClass(tx: Tx, studioId: string, id: string) {
+  const [row] = await tx<{ id: string; status: string }[]>`select id, status from classes where studio_id = ${studioId} and id = ${id} for update`;
+  return row;
+}
+
+export async function studioModes(db: Db, studioId: string): Promise<string[]> {
+  const [row] = await db<{ enabledModes: string[] }[]>`select enabled_modes from studios where id = ${studioId}`;
+  return row?.enabledModes ?? [];
+}
+
+export async function liveInstructor(db: Db, studioId: string, id: string): Promise<boolean> {
+  const rows = await db`select 1 from instructors where studio_id = ${studioId} and id = ${id} and active for share`;
+  return rows.length > 0;
+}
+
+/** The ids among `ids` that are active plans of the studio. */
+export async function livePlans(db: Db, studioId: string, ids: string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set();
+  const rows = await db<{ id: string }[]>`select id from plans where studio_id = ${studioId} and id = any(${ids}) and status = 'active' for share`;
+  return new Set(rows.map((r) => r.id));
+}
+
+export async function liveLocation(db: Db, studioId: string, id: string): Promise<boolean> {
+  return (await db`select 1 from locations where studio_id = ${studioId} and id = ${id} and status = 'live' for share`).length > 0;
+}
+
+export async function liveRoom(db: Db, studioId: string, id: string): Promise<{ locationId: string } | undefined> {
+  const [row] = await db<{ locationId: string }[]>`select location_id from rooms where studio_id = ${studioId} and id = ${id} and status = 'live' for share`;
+  return row;
+}
+
+export async function insertClass(tx: Tx, row: Record<string, unknown>) {
+  await tx`insert into classes ${tx(row)}`;
+}
+
+export async function insertOccurrences(tx: Tx, rows: Record<string, unknown>[]) {
+  // chunks keep each statement well under the bind-parameter limit
+  for (let i = 0; i < rows.length; i += 500) await tx`insert into occurrences ${tx(rows.slice(i, i + 500))}`;
+}
+
+export async function setPlans(tx: Tx, studioId: string, classId: string, planIds: string[]) {
+  await tx`delete from class_plans where class_id = ${classId}`;
+  if (planIds.length) await tx`insert into class_plans ${tx(planIds.map((planId) => ({ studioId, classId, planId })))}`;
+}
+
+export async function updateClass(tx: Tx, studioId: string, id: string, fields: Record<string, unknown>) {
+  if (!Object.keys(fields).length) {
+    await tx`update classes set updated_at = now() where studio_id = ${studioId} and id = ${id}`;
+    return;
+  }
+  await tx`update classes set ${tx(fields)}, updated_at = now() where studio_id = ${studioId} and id = ${id}`;
+}
+
+/** Applies instructor / duration / capacity to the class's occurrences that have not started. */
+export async function updateFutureOccurrences(tx: Tx, studioId: string, classId: string, f: { instructorId?: string; durationMinutes?: number; capacity?: number | null }) {
+  await tx`
+    update occurrences set
+      instructor_id = coalesce(${f.instructorId ?? null}::text, instructor_id),
+      duration_minutes = coalesce(${f.durationMinutes ?? null}::int, duration_minutes),
+      ends_at = starts_at + make_interval(mins => coalesce(${f.durationMinutes ?? null}::int, duration_minutes)),
+      capacity = case when ${f.capacity !== undefined} then ${f.capacity ?? null}::int else capacity end,
+      updated_at = now()
+    where studio_id = ${studioId} and class_id = ${classId} and starts_at > now()`;
+}
+
+export async function cancelClass(tx: Tx, studioId: string, id: string) {
+  await tx`update classes set status = 'cancelled', cancelled_at = coalesce(cancelled_at, now()), updated_at = now()
+           where studio_id = ${studioId} and id = ${id}`;
+  await tx`update occurrences set status = 'cancelled', cancelled_at = now(), updated_at = now()
+           where studio_id = ${studioId} and class_id = ${id} and status = 'scheduled' and starts_at > now()`;
+}

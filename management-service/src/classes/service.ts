@@ -1,0 +1,123 @@
+import { AppError, iso, isoOrNull, newId, parseInstant } from '@studio/shared';
+import type { Tx } from '@studio/shared/db';
+import type { Class, CreateClassBody, UpdateClassBody } from '@studio/shared/schemas/classes';
+import type { WriteResult } from '../kit/write';
+import * as q from './queries';
+
+const DAY_MS = 86_400_000;
+
+export const classJson = (r: q.ClassRow): Class => ({
+  id: r.id,
+  title: r.title,
+  mode: r.mode as Class['mode'],
+  instructorId: r.instructorId,
+  startsAt: iso(r.startsAt),
+  durationMinutes: r.durationMinutes,
+  discipline: r.discipline,
+  level: r.level as Class['level'],
+  capacity: r.capacity,
+  visibility: r.visibility as Class['visibility'],
+  planIds: r.planIds,
+  locationId: r.locationId,
+  roomId: r.roomId,
+  recurrence: r.recurrence,
+  status: r.status as Class['status'],
+  occurrenceCount: r.occurrenceCount,
+  nextOccurrenceAt: isoOrNull(r.nextOccurrenceAt),
+  cancelledAt: isoOrNull(r.cancelledAt),
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
+});
+
+/** A start time that is valid and in the future (422 otherwise). */
+export function futureInstant(text: string, field = 'startsAt'): Date {
+  const at = parseInstant(text);
+  if (!at) throw new AppError('validation_failed', { detail: `${field} is not a valid date-time.`, errors: [{ path: `/body/${field}`, message: 'not a valid RFC 3339 date-time' }] });
+  if (at.getTime() <= Date.now()) throw new AppError('occurrence_in_past', { detail: `${field} ${text} is not in the future.` });
+  return at;
+}
+
+export async function requireInstructor(tx: Tx, studioId: string, id: string) {
+  if (!(await q.liveInstructor(tx, studioId, id))) throw new AppError('unknown_instructor', { detail: `No active instructor ${id} in this studio.` });
+}
+
+async function requirePlans(tx: Tx, studioId: string, ids: string[]): Promise<string[]> {
+  const unique = [...new Set(ids)];
+  const live = await q.livePlans(tx, studioId, unique);
+  const missing = unique.filter((id) => !live.has(id));
+  if (missing.length) throw new AppError('unknown_plan', { detail: `No active plan ${missing.join(', ')} in this studio.` });
+  return unique;
+}
+
+/** Location and room of an in-person class: both live, and the room inside the location. */
+async function placeOf(tx: Tx, studioId: string, locationId?: string, roomId?: string) {
+  if (locationId && !(await q.liveLocation(tx, studioId, locationId))) throw new AppError('unknown_location', { detail: `No location ${locationId} in this studio.` });
+  if (!roomId) return { locationId: locationId ?? null, roomId: null };
+  const room = await q.liveRoom(tx, studioId, roomId);
+  if (!room || (locationId && room.locationId !== locationId)) throw new AppError('unknown_room', { detail: `No room ${roomId} in ${locationId ?? 'this studio'}.` });
+  return { locationId: room.locationId, roomId };
+}
+
+async function created(tx: Tx, studioId: string, id: string, status: number): Promise<WriteResult> {
+  const row = await q.getClass(tx, studioId, id);
+  if (!row) throw new AppError('not_found');
+  return { status, body: classJson(row), ...(status === 201 ? { location: `/v1/classes/${id}` } : {}) };
+}
+
+/**
+ * Creates the class and every occurrence in one transaction. The exclusion constraint
+ * `occurrences_no_double_booking` turns any overlap (with other classes, or between
+ * concurrent requests) into 409 and rolls back the whole class.
+ */
+export async function createClass(tx: Tx, studioId: string, body: CreateClassBody): Promise<WriteResult> {
+  const startsAt = futureInstant(body.startsAt);
+  if (!(await q.studioModes(tx, studioId)).includes(body.mode)) {
+    throw new AppError('unsupported_channel', { detail: `Mode ${body.mode} is not enabled for this studio.` });
+  }
+  await requireInstructor(tx, studioId, body.instructorId);
+  const planIds = await requirePlans(tx, studioId, body.planIds ?? []);
+  const place = await placeOf(tx, studioId, body.locationId, body.roomId);
+  const id = newId('class');
+  await q.insertClass(tx, {
+    id, studioId, title: body.title, mode: body.mode, instructorId: body.instructorId, startsAt,
+    durationMinutes: body.durationMinutes, discipline: body.discipline ?? null, level: body.level ?? 'all_levels',
+    capacity: body.capacity ?? null, visibility: body.visibility ?? 'public', ...place,
+    recurrence: body.recurrence ? tx.json(body.recurrence) : null,
+  });
+  await q.setPlans(tx, studioId, id, planIds);
+  const count = body.recurrence?.count ?? 1;
+  const step = (body.recurrence?.intervalDays ?? 1) * DAY_MS;
+  const occurrences = Array.from({ length: count }, (_, i) => {
+    const start = new Date(startsAt.getTime() + i * step);
+    return {
+      id: newId('occurrence'), studioId, classId: id, instructorId: body.instructorId, startsAt: start,
+      endsAt: new Date(start.getTime() + body.durationMinutes * 60_000), durationMinutes: body.durationMinutes,
+      ...place, capacity: body.capacity ?? null,
+    };
+  });
+  await q.insertOccurrences(tx, occurrences);
+  return created(tx, studioId, id, 201);
+}
+
+/** PATCH: instructor, duration and capacity also apply to the occurrences that have not started. */
+export async function updateClass(tx: Tx, studioId: string, id: string, body: UpdateClassBody): Promise<WriteResult> {
+  if (!(await q.lockClass(tx, studioId, id))) throw new AppError('not_found', { detail: `No class ${id} in this studio.` });
+  if (body.instructorId !== undefined) await requireInstructor(tx, studioId, body.instructorId);
+  const fields: Record<string, unknown> = {};
+  for (const k of ['title', 'discipline', 'level', 'capacity', 'visibility', 'instructorId', 'durationMinutes'] as const) {
+    if (body[k] !== undefined) fields[k] = body[k];
+  }
+  if (body.planIds !== undefined) await q.setPlans(tx, studioId, id, await requirePlans(tx, studioId, body.planIds));
+  await q.updateClass(tx, studioId, id, fields);
+  if (body.instructorId !== undefined || body.durationMinutes !== undefined || body.capacity !== undefined) {
+    await q.updateFutureOccurrences(tx, studioId, id, { instructorId: body.instructorId, durationMinutes: body.durationMinutes, capacity: body.capacity });
+  }
+  return created(tx, studioId, id, 200);
+}
+
+/** DELETE: the class and its future occurrences become cancelled (past ones stay as history). */
+export async function cancelClass(tx: Tx, studioId: string, id: string): Promise<WriteResult> {
+  if (!(await q.lockClass(tx, studioId, id))) throw new AppError('not_found', { detail: `No class ${id} in this studio.` });
+  await q.cancelClass(tx, studioId, id);
+  return created(tx, studioId, id, 200);
+}

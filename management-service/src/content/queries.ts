@@ -1,0 +1,50 @@
+import type postgres from 'postgres';
+import { iso, isoOrNull } from '@studio/shared';
+import type { UpdateContentBody, Video } from '@studio/shared/schemas/content';
+
+type Db = postgres.ISql<{}>;
+
+interface Row {
+  id: string; title: string; description: string | null; durationSeconds: number | null; instructorId: string | null;
+  visibility: Video['visibility']; status: Video['status']; deletedAt: Date | null; createdAt: Date; updatedAt: Date;
+}
+const COLUMNS = 'id, title, description, duration_seconds, instructor_id, visibility, status, deleted_at, created_at, updated_at';
+
+const toVideo = (r: Row): Video => ({
+  id: r.id, title: r.title, description: r.description, durationSeconds: r.durationSeconds, instructorId: r.instructorId,
+  visibility: r.visibility, status: r.status, deletedAt: isoOrNull(r.deletedAt), createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt),
+});
+
+/** The studio's videos that are not deleted. */
+export async function listVideos(db: Db, studioId: string): Promise<Video[]> {
+  const rows = await db<Row[]>`
+    select ${db.unsafe(COLUMNS)} from content where studio_id = ${studioId} and deleted_at is null order by created_at, id`;
+  return rows.map(toVideo);
+}
+
+/** Locks a live video for the rest of the transaction; false when the studio has no such video. */
+export async function lockVideo(db: Db, studioId: string, id: string): Promise<boolean> {
+  const rows = await db`select 1 from content where studio_id = ${studioId} and id = ${id} and deleted_at is null for update`;
+  return rows.length > 0;
+}
+
+/** Share-locks the instructor row so it cannot be deactivated under this write. */
+export async function isLiveInstructor(db: Db, studioId: string, id: string): Promise<boolean> {
+  const rows = await db`select 1 from instructors where studio_id = ${studioId} and id = ${id} and active for share`;
+  return rows.length > 0;
+}
+
+export async function updateVideo(db: Db, studioId: string, id: string, patch: UpdateContentBody): Promise<Video | null> {
+  const set = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+  const [row] = await db<Row[]>`
+    update content set ${db({ ...set, updatedAt: new Date() })}
+    where studio_id = ${studioId} and id = ${id} and deleted_at is null returning ${db.unsafe(COLUMNS)}`;
+  return row ? toVideo(row) : null;
+}
+
+export async function markVideoDeleted(db: Db, studioId: string, id: string): Promise<Video | null> {
+  const [row] = await db<Row[]>`
+    update content set deleted_at = now(), updated_at = now()
+    where studio_id = ${studioId} and id = ${id} and deleted_at is null returning ${db.unsafe(COLUMNS)}`;
+  return row ? toVideo(row) : null;
+}

@@ -1,0 +1,45 @@
+import { AppError, parseInstant, type FieldError } from '@studio/shared';
+import type { Tx } from '@studio/shared/db';
+import { isCurrency, schemaErrors } from '@studio/shared/schemas/fields';
+import { COUPON_CONFIGS, type CouponConfig, type CreateCouponBody } from '@studio/shared/schemas/coupons';
+import * as q from './queries';
+
+/** `{ kind: "percent", percentOff }` or `{ kind: "amount", amountOffCents, currency }`; else 422 `invalid_coupon_config`. */
+export function checkCouponConfig(config: unknown): CouponConfig {
+  const kind = (config as { kind?: unknown } | null)?.kind;
+  let errors: FieldError[];
+  if (kind === 'percent' || kind === 'amount') {
+    errors = schemaErrors(COUPON_CONFIGS[kind], config, '/body/config');
+    const currency = (config as { currency?: unknown }).currency;
+    if (!errors.length && kind === 'amount' && !isCurrency(currency as string)) {
+      errors.push({ path: '/body/config/currency', message: `${String(currency)} is not an ISO 4217 currency` });
+    }
+  } else if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    errors = [{ path: '/body/config', message: 'must be an object with a kind' }];
+  } else {
+    errors = [{ path: '/body/config/kind', message: 'must be "percent" or "amount"' }];
+  }
+  if (errors.length) {
+    throw new AppError('invalid_coupon_config', { detail: `Invalid coupon config: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, errors });
+  }
+  return config as CouponConfig;
+}
+
+function futureInstant(s: string): Date {
+  const at = parseInstant(s);
+  const message = !at ? 'must be an RFC 3339 time with an offset' : at.getTime() <= Date.now() ? 'must be in the future' : null;
+  if (message) throw new AppError('validation_failed', { detail: `/body/expiresAt: ${message}`, errors: [{ path: '/body/expiresAt', message }] });
+  return at!;
+}
+
+export function createCoupon(tx: Tx, studioId: string, body: CreateCouponBody) {
+  const config = checkCouponConfig(body.config);
+  const expiresAt = body.expiresAt == null ? null : futureInstant(body.expiresAt);
+  return q.insertCoupon(tx, studioId, { code: body.code.toUpperCase(), config, maxRedemptions: body.maxRedemptions ?? null, expiresAt });
+}
+
+export async function archiveCoupon(tx: Tx, studioId: string, id: string) {
+  const coupon = await q.archiveCoupon(tx, studioId, id);
+  if (!coupon) throw new AppError('not_found', { detail: `No coupon ${id} in this studio.` });
+  return coupon;
+}

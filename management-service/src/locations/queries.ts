@@ -1,0 +1,110 @@
+import type postgres from 'postgres';
+import { iso, isoOrNull, newId } from '@studio/shared';
+import type { Address, Location, Room } from '@studio/shared/schemas/locations';
+
+type Db = postgres.ISql<{}>;
+
+interface LocationRow { id: string; name: string; timezone: string; address: Address | null; status: 'live' | 'deleted'; deletedAt: Date | null; createdAt: Date; updatedAt: Date }
+interface RoomRow { id: string; locationId: string; name: string; capacity: number | null; status: 'live' | 'deleted'; deletedAt: Date | null; createdAt: Date; updatedAt: Date }
+
+const toLocation = (r: LocationRow): Location => ({
+  id: r.id, name: r.name, timezone: r.timezone, address: r.address, status: r.status,
+  deletedAt: isoOrNull(r.deletedAt), createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt),
+});
+const toRoom = (r: RoomRow): Room => ({
+  id: r.id, locationId: r.locationId, name: r.name, capacity: r.capacity, status: r.status,
+  deletedAt: isoOrNull(r.deletedAt), createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt),
+});
+
+const LOCATION_COLUMNS = 'id, name, timezone, address, status, deleted_at, created_at, updated_at';
+const ROOM_COLUMNS = 'id, location_id, name, capacity, status, deleted_at, created_at, updated_at';
+
+/** Only the fields present in a patch, ready for `db(obj)`. */
+const present = (patch: object) => Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+
+export async function studioTimezone(db: Db, studioId: string): Promise<string> {
+  const [row] = await db<{ timezone: string }[]>`select timezone from studios where id = ${studioId}`;
+  return row?.timezone ?? 'UTC';
+}
+
+export async function listLocations(db: Db, studioId: string): Promise<Location[]> {
+  const rows = await db<LocationRow[]>`
+    select ${db.unsafe(LOCATION_COLUMNS)} from locations
+    where studio_id = ${studioId} and status = 'live' order by created_at, id`;
+  return rows.map(toLocation);
+}
+
+/** A live location; `lock` takes its row lock so rooms cannot be added under a concurrent delete. */
+export async function getLiveLocation(db: Db, studioId: string, id: string, lock = false): Promise<Location | null> {
+  const [row] = lock
+    ? await db<LocationRow[]>`select ${db.unsafe(LOCATION_COLUMNS)} from locations where studio_id = ${studioId} and id = ${id} and status = 'live' for share`
+    : await db<LocationRow[]>`select ${db.unsafe(LOCATION_COLUMNS)} from locations where studio_id = ${studioId} and id = ${id} and status = 'live'`;
+  return row ? toLocation(row) : null;
+}
+
+export async function insertLocation(db: Db, studioId: string, v: { name: string; timezone: string; address: Address | null }): Promise<Location> {
+  const [row] = await db<LocationRow[]>`
+    insert into locations ${db({ id: newId('location'), studioId, name: v.name, timezone: v.timezone, address: v.address === null ? null : db.json(v.address) })}
+    returning ${db.unsafe(LOCATION_COLUMNS)}`;
+  return toLocation(row!);
+}
+
+export async function updateLocation(db: Db, studioId: string, id: string, patch: { name?: string; timezone?: string; address?: Address | null }): Promise<Location | null> {
+  const set = present({ ...patch, address: patch.address === undefined ? undefined : patch.address === null ? null : db.json(patch.address) });
+  const [row] = await db<LocationRow[]>`
+    update locations set ${db({ ...set, updatedAt: new Date() })}
+    where studio_id = ${studioId} and id = ${id} and status = 'live'
+    returning ${db.unsafe(LOCATION_COLUMNS)}`;
+  return row ? toLocation(row) : null;
+}
+
+/**
+ * Locks every live location of the studio (in id order, so two deletes never deadlock) and
+ * returns their ids. A concurrent delete waits here, then sees the other's committed result.
+ */
+export async function lockLiveLocationIds(db: Db, studioId: string): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`
+    select id from locations where studio_id = ${studioId} and status = 'live' order by id for update`;
+  return rows.map((r) => r.id);
+}
+
+/** Soft-deletes a location and its rooms. */
+export async function markLocationDeleted(db: Db, studioId: string, id: string): Promise<Location> {
+  await db`update rooms set status = 'deleted', deleted_at = now(), updated_at = now()
+           where studio_id = ${studioId} and location_id = ${id} and status = 'live'`;
+  const [row] = await db<LocationRow[]>`
+    update locations set status = 'deleted', deleted_at = now(), updated_at = now()
+    where studio_id = ${studioId} and id = ${id}
+    returning ${db.unsafe(LOCATION_COLUMNS)}`;
+  return toLocation(row!);
+}
+
+export async function listRooms(db: Db, studioId: string, locationId: string): Promise<Room[]> {
+  const rows = await db<RoomRow[]>`
+    select ${db.unsafe(ROOM_COLUMNS)} from rooms
+    where studio_id = ${studioId} and location_id = ${locationId} and status = 'live' order by created_at, id`;
+  return rows.map(toRoom);
+}
+
+export async function insertRoom(db: Db, studioId: string, locationId: string, v: { name: string; capacity: number | null }): Promise<Room> {
+  const [row] = await db<RoomRow[]>`
+    insert into rooms ${db({ id: newId('room'), studioId, locationId, name: v.name, capacity: v.capacity })}
+    returning ${db.unsafe(ROOM_COLUMNS)}`;
+  return toRoom(row!);
+}
+
+export async function updateRoom(db: Db, studioId: string, locationId: string, id: string, patch: { name?: string; capacity?: number | null }): Promise<Room | null> {
+  const [row] = await db<RoomRow[]>`
+    update rooms set ${db({ ...present(patch), updatedAt: new Date() })}
+    where studio_id = ${studioId} and location_id = ${locationId} and id = ${id} and status = 'live'
+    returning ${db.unsafe(ROOM_COLUMNS)}`;
+  return row ? toRoom(row) : null;
+}
+
+export async function markRoomDeleted(db: Db, studioId: string, locationId: string, id: string): Promise<Room | null> {
+  const [row] = await db<RoomRow[]>`
+    update rooms set status = 'deleted', deleted_at = now(), updated_at = now()
+    where studio_id = ${studioId} and location_id = ${locationId} and id = ${id} and status = 'live'
+    returning ${db.unsafe(ROOM_COLUMNS)}`;
+  return row ? toRoom(row) : null;
+}

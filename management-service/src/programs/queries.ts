@@ -1,0 +1,50 @@
+import type postgres from 'postgres';
+import { iso, newId } from '@studio/shared';
+import type { Program } from '@studio/shared/schemas/programs';
+
+type Db = postgres.ISql<{}>;
+
+interface Row {
+  id: string; name: string; description: string | null; pricing: 'free' | 'paid'; priceCents: number | null; currency: string | null;
+  classIds: string[]; status: 'active' | 'archived'; createdAt: Date; updatedAt: Date;
+}
+const COLUMNS = 'id, name, description, pricing, price_cents, currency, class_ids, status, created_at, updated_at';
+
+const toProgram = (r: Row): Program => ({
+  id: r.id, name: r.name, description: r.description, pricing: r.pricing, priceCents: r.priceCents, currency: r.currency,
+  classIds: r.classIds, status: r.status, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt),
+});
+
+export type ProgramValues = Pick<Program, 'name' | 'description' | 'pricing' | 'priceCents' | 'currency' | 'classIds'>;
+
+export async function listPrograms(db: Db, studioId: string): Promise<Program[]> {
+  const rows = await db<Row[]>`select ${db.unsafe(COLUMNS)} from programs where studio_id = ${studioId} order by created_at, id`;
+  return rows.map(toProgram);
+}
+
+export async function getProgram(db: Db, studioId: string, id: string, forUpdate = false): Promise<Program | null> {
+  const [row] = forUpdate
+    ? await db<Row[]>`select ${db.unsafe(COLUMNS)} from programs where studio_id = ${studioId} and id = ${id} for update`
+    : await db<Row[]>`select ${db.unsafe(COLUMNS)} from programs where studio_id = ${studioId} and id = ${id}`;
+  return row ? toProgram(row) : null;
+}
+
+/** The ids among `ids` that are classes of the studio (classes are never deleted, only cancelled). */
+export async function existingClassIds(db: Db, studioId: string, ids: string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set();
+  const rows = await db<{ id: string }[]>`select id from classes where studio_id = ${studioId} and id = any(${ids})`;
+  return new Set(rows.map((r) => r.id));
+}
+
+export async function insertProgram(db: Db, studioId: string, v: ProgramValues): Promise<Program> {
+  const [row] = await db<Row[]>`
+    insert into programs ${db({ id: newId('program'), studioId, ...v })} returning ${db.unsafe(COLUMNS)}`;
+  return toProgram(row!);
+}
+
+export async function updateProgram(db: Db, studioId: string, id: string, v: ProgramValues): Promise<Program> {
+  const [row] = await db<Row[]>`
+    update programs set ${db({ ...v, updatedAt: new Date() })}
+    where studio_id = ${studioId} and id = ${id} returning ${db.unsafe(COLUMNS)}`;
+  return toProgram(row!);
+}

@@ -1,0 +1,61 @@
+import { AppError } from '@studio/shared';
+import type { Sql, Tx } from '@studio/shared/db';
+import { isCurrency } from '@studio/shared/schemas/fields';
+import type { CreateProgramBody, UpdateProgramBody } from '@studio/shared/schemas/programs';
+import * as q from './queries';
+
+const notFound = (id: string) => new AppError('not_found', { detail: `No program ${id} in this studio.` });
+
+/** Contract §8: paid needs a positive priceCents and a currency; free has neither. Checked on the merged values. */
+function checkPrice(v: q.ProgramValues) {
+  if (v.pricing === 'paid' && (v.priceCents == null || v.priceCents <= 0 || v.currency == null)) {
+    throw new AppError('invalid_price', { detail: 'A paid program needs a positive priceCents and a currency.' });
+  }
+  if (v.pricing === 'free' && (v.priceCents != null || v.currency != null)) {
+    throw new AppError('invalid_price', { detail: 'A free program has no priceCents or currency (send null to clear them).' });
+  }
+  if (v.currency != null && !isCurrency(v.currency)) {
+    throw new AppError('validation_failed', { detail: `/body/currency: ${v.currency} is not an ISO 4217 currency`, errors: [{ path: '/body/currency', message: 'must be an ISO 4217 currency' }] });
+  }
+}
+
+/** Every id must be a class of this studio; duplicates are kept once, in order. */
+async function checkClassIds(tx: Tx, studioId: string, ids: string[]): Promise<string[]> {
+  const unique = [...new Set(ids)];
+  const found = await q.existingClassIds(tx, studioId, unique);
+  const errors = ids.flatMap((id, i) => (found.has(id) ? [] : [{ path: `/body/classIds/${i}`, message: `${id} is not a class of this studio` }]));
+  if (errors.length) throw new AppError('validation_failed', { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors });
+  return unique;
+}
+
+export async function getProgram(sql: Sql, studioId: string, id: string) {
+  const program = await q.getProgram(sql, studioId, id);
+  if (!program) throw notFound(id);
+  return program;
+}
+
+export async function createProgram(tx: Tx, studioId: string, body: CreateProgramBody) {
+  const values: q.ProgramValues = {
+    name: body.name, description: body.description ?? null, pricing: body.pricing ?? 'free',
+    priceCents: body.priceCents ?? null, currency: body.currency ?? null, classIds: [],
+  };
+  checkPrice(values);
+  values.classIds = await checkClassIds(tx, studioId, body.classIds ?? []);
+  return q.insertProgram(tx, studioId, values);
+}
+
+export async function updateProgram(tx: Tx, studioId: string, id: string, body: UpdateProgramBody) {
+  const current = await q.getProgram(tx, studioId, id, true);
+  if (!current) throw notFound(id);
+  const values: q.ProgramValues = {
+    name: body.name ?? current.name,
+    description: body.description === undefined ? current.description : body.description,
+    pricing: body.pricing ?? current.pricing,
+    priceCents: body.priceCents === undefined ? current.priceCents : body.priceCents,
+    currency: body.currency === undefined ? current.currency : body.currency,
+    classIds: current.classIds,
+  };
+  checkPrice(values);
+  if (body.classIds !== undefined) values.classIds = await checkClassIds(tx, studioId, body.classIds);
+  return q.updateProgram(tx, studioId, id, values);
+}

@@ -1,0 +1,98 @@
+/**
+ * p50 of a Management list page at 1,000 and 1,000,000 classes (bulk-inserted), and of
+ * creating a class with 52 weekly occurrences. Runs the management app in-process
+ * (`app.handle`, signed like the gateway) on a scratch database it creates and drops.
+ *   bun scripts/bench-management.ts [--rows 1000000]
+ */
+import postgres from 'postgres';
+import { loadConfig, newId, signedHeaders, SCOPES, type Caller } from '@studio/shared';
+import { createSql } from '@studio/shared/db';
+import { createManagementService } from '@studio/management-service';
+import { signCursor } from '@studio/management-service/kit/pagination';
+import { migrate } from './lib/migrate';
+import { createStudio } from './lib/studios';
+
+const big = Number(process.argv[process.argv.indexOf('--rows') + 1] || 1_000_000) || 1_000_000;
+const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const dbName = `studio_bench_mgmt_${process.pid}`;
+const url = new URL(base);
+url.pathname = `/${dbName}`;
+const admin = postgres(base, { max: 1, onnotice: () => {} });
+
+const config = loadConfig({ ...process.env, DATABASE_URL: url.href });
+await migrate(url.href);
+const sql = createSql(url.href, { max: 10 });
+const app = createManagementService({ config, sql, redis: null });
+
+const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function call(caller: Caller, method: string, path: string, body?: unknown) {
+  const headers: Record<string, string> = signedHeaders(config.GATEWAY_SECRET, method, path, caller);
+  if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    headers['idempotency-key'] = crypto.randomUUID();
+  }
+  const res = await app.handle(new Request(`http://bench${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+async function studioWith(n: number) {
+  const { studio } = await createStudio(sql, { name: `Bench ${n}` });
+  const instructorId = newId('instructor');
+  await sql`insert into instructors ${sql({ id: instructorId, studioId: studio.id, name: 'Bench' })}`;
+  // one statement, ids sortable like newId's, created_at spread over the past
+  await sql`
+    insert into classes (id, studio_id, title, mode, instructor_id, starts_at, duration_minutes, created_at, updated_at)
+    select 'cls_' || ${n} || 'x' || lpad(g::text, 12, '0'), ${studio.id}, 'Class ' || g, 'broadcast', ${instructorId},
+           now() + make_interval(days => 1 + g % 300), 60, now() - make_interval(secs => ${n} - g), now()
+    from generate_series(1, ${n}) g`;
+  await sql`analyze classes`;
+  const caller: Caller = { studioId: studio.id, keyId: 'key_bench', scopes: [...SCOPES], operationId: 'bench', requestId: 'req_bench' };
+  return { caller, instructorId };
+}
+
+async function listP50(n: number) {
+  const { caller } = await studioWith(n);
+  const first: number[] = [];
+  const deep: number[] = [];
+  // a cursor 90% of the way in, to show the keyset costs the same deep in the table
+  const [row] = await sql<{ id: string; k: string }[]>`
+    select id, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as k from classes
+    where studio_id = ${caller.studioId} order by created_at, id offset ${Math.floor(n * 0.9)} limit 1`;
+  const cursor = signCursor(config.CURSOR_SECRET, { v: 1, l: 'classes', s: caller.studioId, k: row!.k, i: row!.id, f: {} });
+  for (let i = 0; i < 5; i++) await call(caller, 'GET', '/v1/classes?limit=25'); // warm-up
+  for (let i = 0; i < 50; i++) {
+    let t = performance.now();
+    await call(caller, 'GET', '/v1/classes?limit=25');
+    first.push(performance.now() - t);
+    t = performance.now();
+    const page = await call(caller, 'GET', `/v1/classes?limit=25&cursor=${cursor}`);
+    deep.push(performance.now() - t);
+    if (page.data.length !== 25) throw new Error('deep page is short');
+  }
+  return { classes: n, firstPageP50Ms: +p50(first).toFixed(2), deepPageP50Ms: +p50(deep).toFixed(2) };
+}
+
+async function createP50() {
+  const { caller, instructorId } = await studioWith(0);
+  const times: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    // each series on its own minute-of-day, so none overlaps another
+    const start = new Date(Date.now() + 86_400_000);
+    start.setUTCHours(0, i * 61, 0, 0);
+    const t = performance.now();
+    await call(caller, 'POST', '/v1/classes', { title: `Weekly ${i}`, mode: 'broadcast', instructorId, startsAt: start.toISOString(), durationMinutes: 60, recurrence: { intervalDays: 7, count: 52 } });
+    times.push(performance.now() - t);
+  }
+  return { occurrences: 52, createP50Ms: +p50(times).toFixed(2) };
+}
+
+try {
+  const results = [await listP50(1_000), await listP50(big), await createP50()];
+  console.log(JSON.stringify(results, null, 2));
+} finally {
+  await sql.end({ timeout: 2 });
+  await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+  await admin.end();
+}

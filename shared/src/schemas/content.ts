@@ -1,0 +1,28 @@
+import { t, type Static } from 'elysia';
+import { Nullable, Page, Timestamp } from './fields';
+
+const visibility = t.Union([t.Literal('public'), t.Literal('members_only'), t.Literal('private')]);
+
+/** A video. There is no create operation: videos are uploaded elsewhere. */
+export const Video = t.Object({
+  id: t.String({ description: 'vid_…' }),
+  title: t.String(),
+  description: Nullable(t.String()),
+  durationSeconds: Nullable(t.Integer()),
+  instructorId: Nullable(t.String()),
+  visibility,
+  status: t.Union([t.Literal('ready'), t.Literal('processing')]),
+  deletedAt: Nullable(Timestamp),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Video = Static<typeof Video>;
+export const VideoPage = Page(Video);
+
+export const UpdateContentBody = t.Object({
+  title: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+  description: t.Optional(Nullable(t.String({ maxLength: 5000 }))),
+  visibility: t.Optional(visibility),
+  instructorId: t.Optional(Nullable(t.String({ description: 'A live instructor of the studio, else 422 unknown_instructor; null clears it' }))),
+}, { additionalProperties: false });
+export type UpdateContentBody = Static<typeof UpdateContentBody>;

@@ -1,0 +1,62 @@
+import { t, type Static } from 'elysia';
+import { Nullable, Page, Timestamp } from './fields';
+
+const line = Nullable(t.String({ maxLength: 200 }));
+export const Address = t.Object({
+  line1: t.Optional(line),
+  line2: t.Optional(line),
+  city: t.Optional(line),
+  region: t.Optional(line),
+  postalCode: t.Optional(Nullable(t.String({ maxLength: 32 }))),
+  country: t.Optional(Nullable(t.String({ maxLength: 100 }))),
+}, { additionalProperties: false });
+export type Address = Static<typeof Address>;
+
+export const Location = t.Object({
+  id: t.String({ description: 'loc_…' }),
+  name: t.String(),
+  timezone: t.String({ description: 'IANA time zone' }),
+  address: Nullable(Address),
+  status: t.Union([t.Literal('live'), t.Literal('deleted')]),
+  deletedAt: Nullable(Timestamp),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Location = Static<typeof Location>;
+export const LocationPage = Page(Location);
+
+const name = t.String({ minLength: 1, maxLength: 200 });
+const timezone = t.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Berlin; default the studio\'s' });
+
+export const CreateLocationBody = t.Object({
+  name,
+  timezone: t.Optional(timezone),
+  address: t.Optional(Nullable(Address)),
+}, { additionalProperties: false });
+export type CreateLocationBody = Static<typeof CreateLocationBody>;
+
+export const UpdateLocationBody = t.Object({
+  name: t.Optional(name),
+  timezone: t.Optional(timezone),
+  address: t.Optional(Nullable(Address)),
+}, { additionalProperties: false });
+export type UpdateLocationBody = Static<typeof UpdateLocationBody>;
+
+export const Room = t.Object({
+  id: t.String({ description: 'room_…' }),
+  locationId: t.String(),
+  name: t.String(),
+  capacity: Nullable(t.Integer()),
+  status: t.Union([t.Literal('live'), t.Literal('deleted')]),
+  deletedAt: Nullable(Timestamp),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Room = Static<typeof Room>;
+export const RoomPage = Page(Room);
+
+const capacity = Nullable(t.Integer({ minimum: 1, maximum: 10000 }));
+export const CreateRoomBody = t.Object({ name, capacity: t.Optional(capacity) }, { additionalProperties: false });
+export type CreateRoomBody = Static<typeof CreateRoomBody>;
+export const UpdateRoomBody = t.Object({ name: t.Optional(name), capacity: t.Optional(capacity) }, { additionalProperties: false });
+export type UpdateRoomBody = Static<typeof UpdateRoomBody>;

@@ -1,0 +1,50 @@
+import { t, type Static } from 'elysia';
+import { CurrencyCode, MAX_MINOR_UNITS, Nullable, Page, Timestamp } from './fields';
+
+const pricing = t.Union([t.Literal('free'), t.Literal('paid')]);
+
+export const Program = t.Object({
+  id: t.String({ description: 'prg_…' }),
+  name: t.String(),
+  description: Nullable(t.String()),
+  pricing,
+  priceCents: Nullable(t.Integer()),
+  currency: Nullable(t.String()),
+  classIds: t.Array(t.String()),
+  status: t.Union([t.Literal('active'), t.Literal('archived')]),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Program = Static<typeof Program>;
+export const ProgramPage = Page(Program);
+
+const fields = {
+  name: t.String({ minLength: 1, maxLength: 200 }),
+  description: Nullable(t.String({ maxLength: 5000 })),
+  pricing,
+  // No lower bound here: a paid program's non-positive price is `invalid_price`, checked by the service.
+  priceCents: Nullable(t.Integer({ maximum: MAX_MINOR_UNITS, description: 'Integer minor units; > 0 when paid, absent or null when free' })),
+  currency: Nullable(CurrencyCode),
+  classIds: t.Array(t.String(), { maxItems: 500, description: 'Classes of the studio' }),
+};
+
+export const CreateProgramBody = t.Object({
+  name: fields.name,
+  description: t.Optional(fields.description),
+  pricing: t.Optional(t.Union([t.Literal('free'), t.Literal('paid')], { description: 'Default free' })),
+  priceCents: t.Optional(fields.priceCents),
+  currency: t.Optional(fields.currency),
+  classIds: t.Optional(fields.classIds),
+}, { additionalProperties: false });
+export type CreateProgramBody = Static<typeof CreateProgramBody>;
+
+/** The merged result (stored values overlaid with these) must satisfy the price rule. */
+export const UpdateProgramBody = t.Object({
+  name: t.Optional(fields.name),
+  description: t.Optional(fields.description),
+  pricing: t.Optional(fields.pricing),
+  priceCents: t.Optional(fields.priceCents),
+  currency: t.Optional(fields.currency),
+  classIds: t.Optional(fields.classIds),
+}, { additionalProperties: false });
+export type UpdateProgramBody = Static<typeof UpdateProgramBody>;

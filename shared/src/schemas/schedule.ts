@@ -1,0 +1,39 @@
+import { t, type Static } from 'elysia';
+import { Nullable, Page, Timestamp } from './fields';
+import { Instant, Mode } from './classes';
+
+export const Occurrence = t.Object({
+  id: t.String({ description: 'occ_…' }),
+  classId: t.String(),
+  title: t.String(),
+  mode: Mode,
+  startsAt: Timestamp,
+  endsAt: Timestamp,
+  durationMinutes: t.Integer(),
+  instructorId: t.String(),
+  locationId: Nullable(t.String()),
+  roomId: Nullable(t.String()),
+  capacity: Nullable(t.Integer()),
+  status: t.Union([t.Literal('scheduled'), t.Literal('cancelled')]),
+  cancelledAt: Nullable(Timestamp),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Occurrence = Static<typeof Occurrence>;
+export const OccurrencePage = Page(Occurrence);
+
+export const ScheduleQuery = t.Object({
+  cursor: t.Optional(t.String({ description: 'The next_cursor of the previous page, exactly as received' })),
+  limit: t.Optional(t.String({ description: 'Page size, default 25, clamped to 1..100' })),
+  from: t.Optional(t.String({ ...Instant, description: 'Occurrences starting at or after this instant' })),
+  to: t.Optional(t.String({ ...Instant, description: 'Occurrences starting before this instant' })),
+  classId: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+  instructorId: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+}, { additionalProperties: false });
+export type ScheduleQuery = Static<typeof ScheduleQuery>;
+
+export const RescheduleBody = t.Object({
+  startsAt: t.String({ ...Instant, description: 'New start; in the future, else 422 occurrence_in_past' }),
+  durationMinutes: t.Optional(t.Integer({ minimum: 5, maximum: 720 })),
+}, { additionalProperties: false });
+export type RescheduleBody = Static<typeof RescheduleBody>;
