@@ -8,6 +8,8 @@ import { ActivityWriter } from './activity/writer';
 import { createSurfaceHandler } from './surface';
 import { createDocsHandler } from './docs';
 import { createDashboard } from './dashboard';
+import { StorefrontCache } from './forward/storefront-cache';
+import { publishStorefrontChange } from '@studio/shared/invalidation';
 
 export interface GatewayDeps {
   config: Config;
@@ -30,7 +32,8 @@ export function createGateway(deps: GatewayDeps) {
   });
   const activity = new ActivityWriter(sql, config.ACTIVITY_FLUSH_MS);
   const docs = createDocsHandler(config, sql, redis);
-  const surfaceDeps = { config, keys, limiter, activity, docs };
+  const storefrontCache = new StorefrontCache({ publish: (studioId) => publishStorefrontChange(redis, config.REDIS_PREFIX, studioId) });
+  const surfaceDeps = { config, keys, limiter, activity, docs, storefrontCache };
 
   /**
    * In-process key records are trusted only while the revocation subscription is
@@ -42,6 +45,8 @@ export function createGateway(deps: GatewayDeps) {
     const down = () => {
       keys.useLocal = false;
       keys.flush();
+      storefrontCache.enabled = false;
+      storefrontCache.flush();
     };
     subscriber.on('error', down);
     subscriber.on('reconnecting', down);
@@ -49,11 +54,17 @@ export function createGateway(deps: GatewayDeps) {
     subscriber.on('ready', () => {
       keys.flush();
       keys.useLocal = true;
+      storefrontCache.flush();
+      storefrontCache.enabled = true;
     });
     try {
       await subscriber.subscribe(names.revokedChannel, (hash) => keys.evict(hash));
+      // Storefront answers cached here are dropped the moment any writer announces a change
+      await subscriber.subscribe(names.invalidateChannel, (studioId) => storefrontCache.drop(studioId));
       keys.flush();
       keys.useLocal = subscriber.isReady;
+      storefrontCache.flush();
+      storefrontCache.enabled = subscriber.isReady;
     } catch (err) {
       log('warn', 'revocation subscription unavailable; verifying keys against Postgres', { error: String(err) });
     }
@@ -65,6 +76,7 @@ export function createGateway(deps: GatewayDeps) {
     dashboard: createDashboard({ config, sql, redis, activity }),
     keys,
     activity,
+    storefrontCache,
     async start() {
       activity.start();
       await subscribe();

@@ -8,6 +8,7 @@ import type { KeyRecord, KeyResolver } from './keys/resolver';
 import type { RateLimiter } from './forward/ratelimit';
 import { outcomeOf, type ActivityWriter } from './activity/writer';
 import type { DocsHandler } from './docs';
+import { StorefrontCache } from './forward/storefront-cache';
 
 export interface SurfaceDeps {
   config: Config;
@@ -15,6 +16,8 @@ export interface SurfaceDeps {
   limiter: RateLimiter;
   activity: ActivityWriter;
   docs: DocsHandler;
+  /** Storefront answers cache; Management writes invalidate it. */
+  storefrontCache?: StorefrontCache;
 }
 
 type Server = { requestIP(req: Request): { address: string } | null };
@@ -82,6 +85,25 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
 
   const typeBase = process.env.PROBLEM_TYPE_BASE ?? `${surface === 'storefront' ? config.STOREFRONT_PUBLIC_URL : config.MANAGEMENT_PUBLIC_URL}/docs/problems#`;
   const fail = (code: ProblemCode, requestId: string, o: ProblemOptions = {}) => problemResponse(code, requestId, { typeBase, ...o });
+  const forwardOptions = { upstream, secret: config.GATEWAY_SECRET, timeoutMs: config.UPSTREAM_TIMEOUT_MS };
+  const sfCache = surface === 'storefront' ? deps.storefrontCache : undefined;
+
+  /** Storefront GET through the cache; a miss asks upstream for the full answer so it can be kept. */
+  async function viaCache(cache: StorefrontCache, req: Request, pathAndQuery: string, caller: Caller): Promise<Response> {
+    const key = StorefrontCache.keyOf(pathAndQuery);
+    const conditional = req.headers.get('if-none-match');
+    const hit = cache.lookup(caller.studioId, key, conditional);
+    if (hit) return hit;
+    const token = cache.token();
+    let upstreamReq = req;
+    if (conditional) {
+      const headers = new Headers(req.headers);
+      headers.delete('if-none-match');
+      upstreamReq = new Request(req.url, { method: req.method, headers });
+    }
+    const res = await cache.store(caller.studioId, key, token, await forward(upstreamReq, pathAndQuery, caller, forwardOptions));
+    return StorefrontCache.conditional(res, conditional);
+  }
 
   return async function handle(req: Request, server: Server): Promise<Response> {
     const started = performance.now();
@@ -151,7 +173,10 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
 
     const caller: Caller = { studioId: k.studioId, keyId: k.id, scopes: k.scopes, operationId: op.id, requestId };
     try {
-      const res = await forward(req, pathAndQuery, caller, { upstream, secret: config.GATEWAY_SECRET, timeoutMs: config.UPSTREAM_TIMEOUT_MS });
+      if (sfCache?.enabled) return done(await viaCache(sfCache, req, pathAndQuery, caller), rl);
+      const res = await forward(req, pathAndQuery, caller, forwardOptions);
+      // a Management write shows on the Storefront at once: every gateway drops the studio's cached answers
+      if (surface === 'management' && method !== 'GET' && res.status >= 200 && res.status < 300) await deps.storefrontCache?.changed(k.studioId);
       return done(res, rl);
     } catch (err) {
       if (err instanceof UpstreamError && err.kind === 'timeout') {

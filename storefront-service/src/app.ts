@@ -3,7 +3,13 @@ import { setProblemTypeBase, type Config } from '@studio/shared';
 import { serviceKit } from '@studio/shared/service-kit';
 import { pingSql, type Sql } from '@studio/shared/db';
 import { pingRedis, type Redis } from '@studio/shared/redis';
+import { storefrontOpenApi } from './kit/openapi';
+import { configRoutes } from './config/routes';
+import { siteRoutes } from './site/routes';
+import { classRoutes } from './classes/routes';
 import { instructorRoutes } from './instructors/routes';
+import { planRoutes } from './plans/routes';
+import { policyRoutes } from './policies/routes';
 
 export interface StorefrontDeps {
   config: Config;
@@ -20,5 +26,11 @@ export function createStorefrontService(deps: StorefrontDeps) {
       gatewaySecret: deps.config.GATEWAY_SECRET,
       ready: async () => ({ postgres: await pingSql(deps.sql), redis: deps.redis ? await pingRedis(deps.redis) : false }),
     }))
-    .use(instructorRoutes(deps));
+    .use(storefrontOpenApi(deps.config.STOREFRONT_PUBLIC_URL))
+    .use(configRoutes(deps))
+    .use(siteRoutes(deps))
+    .use(classRoutes(deps))
+    .use(instructorRoutes(deps))
+    .use(planRoutes(deps))
+    .use(policyRoutes(deps));
 }

@@ -1,25 +1,18 @@
-import { Elysia, t } from 'elysia';
+import { Elysia } from 'elysia';
 import { withCaller } from '@studio/shared/service-kit';
+import { StorefrontInstructorList } from '@studio/shared/schemas/storefront';
 import type { StorefrontDeps } from '../app';
+import { cacheable } from '../kit/cacheable';
+import { storefrontRoute } from '../kit/docs';
+import { activeInstructors } from './queries';
 
-const Instructor = t.Object({
-  id: t.String(),
-  name: t.String(),
-  bio: t.Union([t.String(), t.Null()]),
-  photoUrl: t.Union([t.String(), t.Null()]),
-  disciplines: t.Array(t.String()),
-});
+const route = storefrontRoute('storefrontListInstructors', 'List instructors', StorefrontInstructorList, {}, 'The studio\'s active instructors, ordered by name.');
 
-/** storefrontListInstructors: the studio's active instructors. */
+/** storefrontListInstructors. */
 export const instructorRoutes = ({ sql }: StorefrontDeps) =>
   new Elysia({ name: 'storefront-instructors' })
     .use(withCaller)
-    .get('/v1/instructors', async ({ caller }) => {
-      const rows = await sql<{ id: string; name: string; bio: string | null; photoUrl: string | null; disciplines: string[] }[]>`
-        select id, name, bio, photo_url, disciplines from instructors
-        where studio_id = ${caller.studioId} and active order by name, id`;
-      return { instructors: rows.map((r) => ({ ...r })) };
-    }, {
-      response: { 200: t.Object({ instructors: t.Array(Instructor) }) },
-      detail: { operationId: 'storefrontListInstructors', summary: 'List active instructors' },
-    });
+    .get(route.path, async ({ caller, request }) => {
+      const rows = await activeInstructors(sql, caller.studioId);
+      return cacheable(request, { instructors: rows.map((r) => ({ id: r.id, name: r.name, bio: r.bio, photoUrl: r.photoUrl, disciplines: r.disciplines })) });
+    }, { detail: route.detail });

@@ -1,0 +1,161 @@
+#!/usr/bin/env bun
+/**
+ * `bun run bench`: Storefront `GET /v1/classes` through the gateway versus a plain
+ * Bun.serve hello-world, same machine, same run. Starts its own gateway and
+ * storefront-service against a fresh database and Redis namespace, seeds a studio
+ * (200 instructors, 2,000 classes, 20,000 occurrences), drives wrk at 50 connections,
+ * prints a table and the ratio, and cleans up.
+ *
+ * Placement: servers on CPU `BENCH_SERVER_CPU` (default 0), wrk on `BENCH_LOAD_CPU`
+ * (default 1). Postgres and Redis run where the OS puts them. Each server is measured
+ * alone (the hello-world is stopped before the gateway runs).
+ */
+import postgres from 'postgres';
+import { join } from 'node:path';
+import { loadConfig } from '@studio/shared';
+import { createSql } from '@studio/shared/db';
+import { randomBase62 } from '@studio/shared/base62';
+import { createApiKey } from '../gateway/src/keys/store';
+import { migrate } from './lib/migrate';
+import { seedBenchStudio } from './bench/seed';
+import { runWrk, type WrkResult } from './bench/wrk';
+
+const root = join(import.meta.dir, '..');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
+const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
+const PATH = process.env.BENCH_PATH ?? '/v1/classes';
+const TARGET_RATIO = 0.3;
+const TARGET_P99_MS = 15;
+
+if (!Bun.which('wrk')) {
+  console.error('error: wrk is not installed (Debian/Ubuntu: apt-get install -y wrk)');
+  process.exit(1);
+}
+if (!Bun.which('taskset')) {
+  console.error('error: taskset is not installed (util-linux)');
+  process.exit(1);
+}
+
+async function freePort(): Promise<number> {
+  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+const base = loadConfig();
+const dbName = `studio_bench_${randomBase62(8).toLowerCase()}`;
+const dbUrl = new URL(base.DATABASE_URL);
+dbUrl.pathname = `/${dbName}`;
+const prefix = `bench_${randomBase62(8)}:`;
+const [sfPort, mgPort, dashPort, sfServicePort, mgServicePort, helloPort] = await Promise.all(Array.from({ length: 6 }, freePort));
+const env: Record<string, string> = {
+  ...(process.env as Record<string, string>),
+  DATABASE_URL: dbUrl.href,
+  REDIS_PREFIX: prefix,
+  STOREFRONT_PORT: String(sfPort), MANAGEMENT_PORT: String(mgPort), DASHBOARD_PORT: String(dashPort),
+  STOREFRONT_SERVICE_PORT: String(sfServicePort), MANAGEMENT_SERVICE_PORT: String(mgServicePort),
+  STOREFRONT_SERVICE_URL: `http://127.0.0.1:${sfServicePort}`, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${mgServicePort}`,
+  STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${sfPort}`,
+  // One load generator is one client address: lift the limits so the bench measures serving, not 429s
+  // (the limiter still runs its Redis check on every request).
+  RATE_LIMIT_PUBLISHABLE_CLIENT: '1000000:1000000',
+  RATE_LIMIT_PUBLISHABLE: '1000000:1000000',
+  LOG_LEVEL: 'warn',
+};
+
+const children: ReturnType<typeof Bun.spawn>[] = [];
+function spawnPinned(name: string, args: string[]) {
+  const child = Bun.spawn(['taskset', '-c', SERVER_CPU, ...args], { cwd: root, env: { ...env, SERVICE_NAME: name }, stdout: 'ignore', stderr: 'inherit' });
+  children.push(child);
+  return child;
+}
+async function waitFor(url: string, init?: RequestInit) {
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(url, { ...init, signal: AbortSignal.timeout(1000) })).ok) return;
+    } catch {}
+    await Bun.sleep(50);
+  }
+  throw new Error(`not ready: ${url}`);
+}
+async function stop(child: ReturnType<typeof Bun.spawn>) {
+  child.kill('SIGTERM');
+  await Promise.race([child.exited, Bun.sleep(5_000).then(() => child.kill('SIGKILL'))]);
+}
+
+const sql = createSql(dbUrl.href, { max: 4 });
+let failed = false;
+try {
+  console.log(`bench: database ${dbName}, Redis prefix ${prefix}, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}, ${CONNECTIONS} connections, ${SECONDS} s each`);
+  await migrate(dbUrl.href);
+  const t0 = performance.now();
+  const seed = await seedBenchStudio(sql);
+  console.log(`seeded ${seed.instructors} instructors, ${seed.classes} classes, ${seed.occurrences} occurrences in ${Math.round(performance.now() - t0)} ms`);
+  const { key } = await createApiKey(sql, { studioId: seed.studioId, kind: 'publishable', name: 'bench', scopes: [] });
+
+  // The classes query of storefrontListClasses, as the service runs it.
+  const plan = await sql.unsafe(`explain (analyze, buffers, costs off)
+    select o.id, o.class_id, c.title, c.discipline, c.level, c.mode, o.starts_at, o.duration_minutes, o.instructor_id, i.name
+    from occurrences o
+    join classes c on c.id = o.class_id and c.studio_id = o.studio_id
+    join instructors i on i.id = o.instructor_id and i.studio_id = o.studio_id
+    where o.studio_id = $1 and o.status = 'scheduled' and o.starts_at >= now() and o.starts_at < now() + interval '14 days'
+      and c.status = 'scheduled' and c.visibility = 'public'
+    order by o.starts_at, o.id limit 500`, [seed.studioId]);
+  console.log('\nEXPLAIN (ANALYZE) of the classes query:\n' + plan.map((r) => `  ${r['QUERY PLAN'] ?? r.queryPlan}`).join('\n'));
+
+  // (b) plain Bun.serve hello-world, alone on the server CPU
+  const hello = spawnPinned('hello', ['bun', '-e', `Bun.serve({ hostname: '127.0.0.1', port: ${helloPort}, fetch: () => new Response('Hello, world!') })`]);
+  await waitFor(`http://127.0.0.1:${helloPort}/`);
+  await runWrk(`http://127.0.0.1:${helloPort}/`, { connections: CONNECTIONS, seconds: 2, cpu: LOAD_CPU }); // warm-up
+  const helloResult = await runWrk(`http://127.0.0.1:${helloPort}/`, { connections: CONNECTIONS, seconds: SECONDS, cpu: LOAD_CPU });
+  await stop(hello);
+
+  // (a) the Storefront through the gateway
+  spawnPinned('storefront-service', ['bun', 'storefront-service/src/main.ts']);
+  spawnPinned('gateway', ['bun', 'gateway/src/main.ts']);
+  await waitFor(`http://127.0.0.1:${sfServicePort}/readyz`);
+  await waitFor(`http://127.0.0.1:${sfPort}/readyz`);
+  const url = `http://127.0.0.1:${sfPort}${PATH}`;
+  const headers = { authorization: `Bearer ${key}` };
+  const probe = await fetch(url, { headers });
+  const text = await probe.text();
+  if (probe.status !== 200) throw new Error(`GET ${PATH} answered ${probe.status}: ${text.slice(0, 300)}`);
+  const classes = PATH.startsWith('/v1/classes') ? `${(JSON.parse(text) as { classes: unknown[] }).classes.length} classes, ` : '';
+  console.log(`\nGET ${PATH}: ${classes}${text.length} bytes`);
+  await runWrk(url, { connections: CONNECTIONS, seconds: 2, cpu: LOAD_CPU, headers }); // warm-up
+  const gatewayResult = await runWrk(url, { connections: CONNECTIONS, seconds: SECONDS, cpu: LOAD_CPU, headers });
+
+  const row = (name: string, r: WrkResult) =>
+    `| ${name.padEnd(34)} | ${r.rps.toFixed(0).padStart(9)} | ${r.p50.toFixed(2).padStart(8)} | ${r.p99.toFixed(2).padStart(8)} | ${String(r.non2xx).padStart(7)} |`;
+  console.log(`\n| ${'target'.padEnd(34)} | ${'req/s'.padStart(9)} | ${'p50 ms'.padStart(8)} | ${'p99 ms'.padStart(8)} | ${'non-2xx'.padStart(7)} |`);
+  console.log(`|${'-'.repeat(36)}|${'-'.repeat(11)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(9)}|`);
+  console.log(row(`(a) gateway GET ${PATH}`, gatewayResult));
+  console.log(row('(b) Bun.serve hello-world', helloResult));
+  const ratio = gatewayResult.rps / helloResult.rps;
+  console.log(`\nratio (a)/(b): ${(ratio * 100).toFixed(1)} %  (target ≥ ${TARGET_RATIO * 100} %)`);
+  console.log(`gateway p99: ${gatewayResult.p99.toFixed(2)} ms  (target < ${TARGET_P99_MS} ms)`);
+  for (const r of [gatewayResult, helloResult]) if (r.errors) console.log(`wrk: ${r.errors}`);
+  failed = ratio < TARGET_RATIO || gatewayResult.p99 >= TARGET_P99_MS || gatewayResult.non2xx > 0;
+  console.log(failed ? 'RESULT: below target' : 'RESULT: meets target');
+} catch (err) {
+  console.error(`bench failed: ${(err as Error).stack ?? err}`);
+  failed = true;
+} finally {
+  await Promise.all(children.map(stop));
+  await sql.end({ timeout: 2 });
+  const admin = postgres(base.DATABASE_URL.replace(/\/[^/]*$/, '/postgres'), { max: 1, onnotice: () => {} });
+  await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch((e) => console.error(`cleanup: ${e.message}`));
+  await admin.end();
+  const { createClient } = await import('redis');
+  const redis = createClient({ url: base.REDIS_URL });
+  try {
+    await redis.connect();
+    for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) if (keys.length) await redis.del(keys);
+    await redis.quit();
+  } catch {}
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,25 @@
+/** Runs wrk pinned to one core and reads requests/s and latency percentiles from its report. */
+export interface WrkResult { rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: string | null }
+
+function ms(value: string): number {
+  const m = /^([\d.]+)(us|ms|s|m)$/.exec(value.trim());
+  if (!m) return Number.NaN;
+  const n = Number(m[1]);
+  return m[2] === 'us' ? n / 1000 : m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000;
+}
+
+export async function runWrk(url: string, o: { connections: number; seconds: number; cpu: string; headers?: Record<string, string> }): Promise<WrkResult> {
+  const args = ['taskset', '-c', o.cpu, 'wrk', '-t1', `-c${o.connections}`, `-d${o.seconds}s`, '--latency'];
+  for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`);
+  args.push(url);
+  const p = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  if (code !== 0) throw new Error(`wrk failed (${code}): ${err || out}`);
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const p50 = ms(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? '');
+  const p99 = ms(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? '');
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  const errors = /Socket errors:.*/.exec(out)?.[0] ?? null;
+  return { rps, p50, p99, requests, non2xx, errors };
+}

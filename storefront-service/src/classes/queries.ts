@@ -1,0 +1,47 @@
+import type { Sql } from '@studio/shared/db';
+
+export interface ClassFilter {
+  from: Date;
+  to: Date;
+  discipline?: string;
+  level?: string;
+  instructorId?: string;
+  limit: number;
+}
+
+export interface ClassRow {
+  id: string;
+  classId: string;
+  classTitle: string;
+  discipline: string | null;
+  level: string;
+  mode: string;
+  startsAt: Date;
+  durationMinutes: number;
+  instructorId: string;
+  instructorName: string;
+}
+
+/**
+ * Upcoming live occurrences of the studio's public, live classes. The occurrence range
+ * (studio_id, starts_at) is an index range scan on `occurrences_upcoming`, read in
+ * start order, so the limit stops it early; classes and instructors join by primary key.
+ * The occurrence's own instructor is shown (a reschedule or instructor change may differ from the class's).
+ */
+export function upcomingOccurrences(sql: Sql, studioId: string, f: ClassFilter) {
+  return sql<ClassRow[]>`
+    select o.id, o.class_id, c.title as class_title, c.discipline, c.level, c.mode,
+           o.starts_at, o.duration_minutes, o.instructor_id, i.name as instructor_name
+    from occurrences o
+    join classes c on c.id = o.class_id and c.studio_id = o.studio_id
+    join instructors i on i.id = o.instructor_id and i.studio_id = o.studio_id
+    where o.studio_id = ${studioId}
+      and o.status = 'scheduled'
+      and o.starts_at >= ${f.from} and o.starts_at < ${f.to}
+      and c.status = 'scheduled' and c.visibility = 'public'
+      ${f.discipline !== undefined ? sql`and c.discipline = ${f.discipline}` : sql``}
+      ${f.level !== undefined ? sql`and c.level = ${f.level}` : sql``}
+      ${f.instructorId !== undefined ? sql`and o.instructor_id = ${f.instructorId}` : sql``}
+    order by o.starts_at, o.id
+    limit ${f.limit}`;
+}
