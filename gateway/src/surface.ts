@@ -92,7 +92,8 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
   async function viaCache(cache: StorefrontCache, req: Request, pathAndQuery: string, caller: Caller): Promise<Response> {
     const key = StorefrontCache.keyOf(pathAndQuery);
     const conditional = req.headers.get('if-none-match');
-    const hit = cache.lookup(caller.studioId, key, conditional);
+    const acceptEncoding = req.headers.get('accept-encoding');
+    const hit = cache.lookup(caller.studioId, key, conditional, acceptEncoding);
     if (hit) return hit;
     const token = cache.token();
     let upstreamReq = req;
@@ -101,7 +102,7 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
       headers.delete('if-none-match');
       upstreamReq = new Request(req.url, { method: req.method, headers });
     }
-    const res = await cache.store(caller.studioId, key, token, await forward(upstreamReq, pathAndQuery, caller, forwardOptions));
+    const res = await cache.store(caller.studioId, key, token, await forward(upstreamReq, pathAndQuery, caller, forwardOptions), acceptEncoding);
     return StorefrontCache.conditional(res, conditional);
   }
 

@@ -156,3 +156,29 @@ describe('OpenAPI document and docs page on the gateway', () => {
     expect((await fetch(new URL(config.url, `${s.storefrontUrl}/docs`))).status).toBe(200);
   });
 });
+
+describe('compression', () => {
+  test('a gzip-accepting client gets the cached answer gzipped, with its own validator', async () => {
+    for (let i = 0; i < 15; i++) await klass(s.sql, studio.id, { instructorId: ana, title: `Gz ${i}`, startsAt: inHours(100 + i) });
+    await announce(studio.id);
+    await Bun.sleep(20);
+    const plain = await s.sf('/v1/classes', key, { headers: { 'accept-encoding': 'identity' } });
+    const plainBody = await plain.text();
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    expect(plainBody.length).toBeGreaterThan(1024);
+    for (let i = 0; i < 2; i++) { // a miss (filled from upstream), then a hit
+      const raw = await fetch(`${s.storefrontUrl}/v1/classes`, { headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip' }, decompress: false } as RequestInit);
+      expect(raw.headers.get('content-encoding')).toBe('gzip');
+      expect(raw.headers.get('vary')).toContain('Accept-Encoding');
+      const etag = raw.headers.get('etag')!;
+      expect(etag).toBe(`W/${plain.headers.get('etag')}`);
+      const bytes = new Uint8Array(await raw.arrayBuffer());
+      expect(bytes.byteLength).toBeLessThan(plainBody.length / 3);
+      expect(new TextDecoder().decode(Bun.gunzipSync(bytes))).toBe(plainBody);
+      const again = await s.sf('/v1/classes', key, { headers: { 'accept-encoding': 'gzip', 'if-none-match': etag } });
+      expect(again.status).toBe(304);
+    }
+    const refused = await s.sf('/v1/classes', key, { headers: { 'accept-encoding': 'gzip;q=0, identity' } });
+    expect(refused.headers.get('content-encoding')).toBeNull();
+  });
+});

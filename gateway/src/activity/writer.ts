@@ -69,7 +69,14 @@ export class ActivityWriter {
         const lastUsed = new Map<string, Date>();
         for (const e of batch) lastUsed.set(e.keyId, e.at);
         await this.sql.begin(async (tx) => {
-          await tx`insert into activity ${tx(batch)}`;
+          // one array per column: ten parameters whatever the batch size
+          await tx`
+            insert into activity (studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at)
+            select * from unnest(
+              ${batch.map((e) => e.studioId)}::text[], ${batch.map((e) => e.keyId)}::text[], ${batch.map((e) => e.operationId)}::text[],
+              ${batch.map((e) => e.method)}::text[], ${batch.map((e) => e.path)}::text[], ${batch.map((e) => e.status)}::int2[],
+              ${batch.map((e) => e.outcome)}::text[], ${batch.map((e) => e.durationMs)}::float4[], ${batch.map((e) => e.requestId)}::text[],
+              ${batch.map((e) => e.at.toISOString())}::timestamptz[])`;
           await tx`
             update api_keys k set last_used_at = greatest(k.last_used_at, u.at)
             from unnest(${[...lastUsed.keys()]}::text[], ${[...lastUsed.values()].map((d) => d.toISOString())}::timestamptz[]) as u(id, at)

@@ -3,8 +3,25 @@ import { etagMatches } from '@studio/shared';
 interface Entry {
   body: ArrayBuffer;
   headers: Record<string, string>;
+  /** The same answer gzipped once at fill time, for the clients (every browser) that accept it. */
+  gzip: Uint8Array<ArrayBuffer> | null;
+  gzipHeaders: Record<string, string>;
   etag: string;
   expires: number;
+}
+
+/** Below this, gzip saves less than its framing and CPU cost. */
+const GZIP_MIN_BYTES = 1024;
+
+export const acceptsGzip = (acceptEncoding: string | null) => !!acceptEncoding && /\bgzip\b(?!;q=0(\.0*)?(,|$))/i.test(acceptEncoding);
+
+function variants(body: ArrayBuffer, headers: Record<string, string>): { plain: Record<string, string>; gzip: Uint8Array<ArrayBuffer> | null; gzipHeaders: Record<string, string> } {
+  const vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
+  const plain: Record<string, string> = { ...headers, vary };
+  if (body.byteLength < GZIP_MIN_BYTES) return { plain, gzip: null, gzipHeaders: plain };
+  // a different representation needs a different strong validator; a weak one still matches If-None-Match
+  const gzipHeaders = { ...plain, 'content-encoding': 'gzip', ...(headers.etag ? { etag: `W/${headers.etag}` } : {}) };
+  return { plain, gzip: Bun.gzipSync(new Uint8Array(body)) as Uint8Array<ArrayBuffer>, gzipHeaders };
 }
 
 const KEPT_HEADERS = ['content-type', 'etag', 'cache-control', 'vary'] as const;
@@ -58,7 +75,7 @@ export class StorefrontCache {
   }
 
   /** A ready answer (200, or 304 on a matching If-None-Match), or null to go upstream. */
-  lookup(studioId: string, key: string, ifNoneMatch: string | null): Response | null {
+  lookup(studioId: string, key: string, ifNoneMatch: string | null, acceptEncoding: string | null = null): Response | null {
     if (!this.enabled) return null;
     const entry = this.studios.get(studioId)?.get(key);
     if (!entry) return null;
@@ -66,11 +83,13 @@ export class StorefrontCache {
       this.remove(studioId, key);
       return null;
     }
+    const gzip = entry.gzip && acceptsGzip(acceptEncoding);
+    const headers = gzip ? entry.gzipHeaders : entry.headers;
     if (etagMatches(ifNoneMatch, entry.etag)) {
-      const { 'content-type': _, ...rest } = entry.headers;
+      const { 'content-type': _, 'content-encoding': __, ...rest } = headers;
       return new Response(null, { status: 304, headers: rest });
     }
-    return new Response(entry.body, { status: 200, headers: entry.headers });
+    return new Response(gzip ? entry.gzip : entry.body, { status: 200, headers });
   }
 
   /** Taken just before going upstream; `store` refuses the answer if the studio changed since. */
@@ -79,15 +98,16 @@ export class StorefrontCache {
   }
 
   /** Keeps a 200 with an ETag; returns the response to send (its body is re-wrapped, not re-read by the caller). */
-  async store(studioId: string, key: string, token: number, res: Response): Promise<Response> {
+  async store(studioId: string, key: string, token: number, res: Response, acceptEncoding: string | null = null): Promise<Response> {
     const etag = res.headers.get('etag');
     if (res.status !== 200 || !etag || !this.enabled) return res;
     const body = await res.arrayBuffer();
-    const headers: Record<string, string> = {};
+    const kept: Record<string, string> = {};
     for (const h of KEPT_HEADERS) {
       const v = res.headers.get(h);
-      if (v !== null) headers[h] = v;
+      if (v !== null) kept[h] = v;
     }
+    const { plain: headers, gzip, gzipHeaders } = variants(body, kept);
     const fresh = this.flushedAt <= token && (this.droppedAt.get(studioId) ?? 0) <= token;
     if (fresh && body.byteLength <= this.maxBody) {
       if (this.size >= this.maxEntries) this.flush(); // crude, but bounded: a flood of distinct queries only costs misses
@@ -97,9 +117,12 @@ export class StorefrontCache {
         if (entries.size >= this.maxPerStudio) this.remove(studioId, entries.keys().next().value!);
         this.size++;
       }
-      entries.set(key, { body, headers, etag, expires: Date.now() + this.ttlMs });
+      entries.set(key, { body, headers, gzip, gzipHeaders, etag, expires: Date.now() + this.ttlMs });
     }
-    return new Response(body, { status: res.status, headers: res.headers });
+    const out = new Headers(res.headers);
+    const use = gzip && acceptsGzip(acceptEncoding) ? gzipHeaders : headers;
+    for (const h in use) out.set(h, use[h]!);
+    return new Response(use === gzipHeaders && gzip ? gzip : body, { status: res.status, headers: out });
   }
 
   /** 304 for a 200 whose ETag the caller already holds (the upstream was asked unconditionally). */
