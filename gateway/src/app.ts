@@ -58,7 +58,12 @@ export function createGateway(deps: GatewayDeps) {
       storefrontCache.enabled = true;
     });
     try {
-      await subscriber.subscribe(names.revokedChannel, (hash) => keys.evict(hash));
+      await subscriber.subscribe(names.revokedChannel, (message) => {
+        const [nonce, hashes = ''] = message.split(' ');
+        for (const hash of hashes.split(',')) keys.evict(hash);
+        // confirm to the revoker, which waits for every replica before it returns
+        if (nonce) redis?.multi().rPush(names.ack(nonce), '1').expire(names.ack(nonce), 60).exec().catch(() => {});
+      });
       // Storefront answers cached here are dropped the moment any writer announces a change
       await subscriber.subscribe(names.invalidateChannel, (studioId) => storefrontCache.drop(studioId));
       keys.flush();

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { GW, signedHeaders } from '@studio/shared';
+import { quitRedis } from '@studio/shared/redis';
+import { createGateway } from '@studio/gateway';
+import { revokeApiKey } from '@studio/gateway/keys/store';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
 
 let s: Stack;
@@ -20,13 +23,46 @@ describe('revocation', () => {
       await expectProblem(await s.mg('/v1/instructors', key), 401, 'api_key_revoked');
     }
   });
-  test('revocation holds even if a stale record is still cached in-process and in Redis', async () => {
+  test('every gateway replica refuses a revoked key once the revoke returns', async () => {
+    // a second replica beside the harness's, sharing Postgres and Redis as production replicas do
+    const subscriber = s.redis.duplicate();
+    await subscriber.connect();
+    // this replica hears broadcasts 100 ms late, as over a slow network: only waiting for its ack makes the revoke safe
+    const late = new Proxy(subscriber, {
+      get: (target, prop) => prop === 'subscribe'
+        ? (channel: string, listener: (m: string) => void) => target.subscribe(channel, (m: string) => void setTimeout(() => listener(m), 100))
+        : Reflect.get(target, prop),
+    });
+    const replica = createGateway({ config: s.config, sql: s.sql, redis: s.redis, subscriber: late });
+    await replica.start();
+    const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.management });
+    const viaReplica = (key: string) => fetch(`http://127.0.0.1:${server.port}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } });
+    try {
+      const st = await s.studio();
+      for (let i = 0; i < 10; i++) {
+        const { key, id } = await s.key(st.id, 'secret', ['instructors:read']);
+        // warm both replicas' in-process caches, and the shared Redis record
+        expect((await viaReplica(key)).status).toBe(200);
+        expect((await s.mg('/v1/instructors', key)).status).toBe(200);
+        const record = await revokeApiKey(s.sql, s.redis, s.config.REDIS_PREFIX, id);
+        expect(record.propagated).toBe(true);
+        await expectProblem(await viaReplica(key), 401, 'api_key_revoked');
+        await expectProblem(await s.mg('/v1/instructors', key), 401, 'api_key_revoked');
+      }
+    } finally {
+      server.stop(true);
+      await replica.stop();
+      await quitRedis(subscriber);
+    }
+  });
+  test('a lookup that read Postgres before the revoke cannot park the live record in Redis after it', async () => {
     const st = await s.studio();
     const { key, id } = await s.key(st.id, 'publishable');
-    expect((await s.sf('/v1/instructors', key)).status).toBe(200);
-    // revoke in Postgres and set the marker, but suppress the eviction broadcast
-    const [row] = await s.sql<{ hash: string }[]>`update api_keys set revoked_at = now() where id = ${id} returning hash`;
-    await s.redis.set(`${s.config.REDIS_PREFIX}revoked:${row!.hash}`, '1', { EX: 60 });
+    const [row] = await s.sql<{ hash: string; studioId: string }[]>`select hash, studio_id from api_keys where id = ${id}`;
+    const live = { id, studioId: row!.studioId, kind: 'publishable' as const, scopes: [], revoked: false, studioLive: true };
+    await revokeApiKey(s.sql, s.redis, s.config.REDIS_PREFIX, id);
+    await s.gateway.keys.share(row!.hash, live); // the racing replica's late write
+    expect(await s.redis.exists(`${s.config.REDIS_PREFIX}key:${row!.hash}`)).toBe(0);
     await expectProblem(await s.sf('/v1/instructors', key), 401, 'api_key_revoked');
   });
 });

@@ -1,7 +1,7 @@
 import { AppError, newId, iso, isoOrNull } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
-import { evictKeyRecords } from '@studio/gateway/keys/store';
+import { broadcastEviction } from '@studio/gateway/keys/store';
 
 export const MODES = ['broadcast', 'two_way', 'community', 'coaching'] as const;
 
@@ -55,7 +55,7 @@ export async function deleteStudio(sql: Sql, redis: Redis | null, prefix: string
   const [row] = await sql`update studios set deleted_at = coalesce(deleted_at, now()), updated_at = now() where id = ${studioId} returning id, name, deleted_at`;
   if (!row) throw new AppError('not_found', { detail: `no studio ${studioId}` });
   const keys = await sql<{ hash: string }[]>`select hash from api_keys where studio_id = ${studioId}`;
-  await evictKeyRecords(redis, prefix, keys.map((k) => k.hash));
+  await broadcastEviction(redis, prefix, keys.map((k) => k.hash), { revoked: false });
   return { ...row, deletedAt: isoOrNull(row.deletedAt) };
 }
 

@@ -4,12 +4,20 @@ export const redisNames = (prefix: string) => ({
   record: (hash: string) => `${prefix}key:${hash}`,
   /** Set on revocation and checked on every request, so no replica's cache can outlive it. */
   revoked: (hash: string) => `${prefix}revoked:${hash}`,
+  /** Set on every eviction; a gateway never re-caches a record in Redis while it exists. */
+  stale: (hash: string) => `${prefix}stale:${hash}`,
   bucket: (name: string) => `${prefix}rl:${name}`,
-  /** Pub/sub: a revoked key's hash. */
+  /** List each gateway pushes to once it has applied an eviction broadcast. */
+  ack: (nonce: string) => `${prefix}ack:${nonce}`,
+  /** Pub/sub: `<nonce> <hash>,<hash>…`, keys whose cached records every gateway must drop (then ack). */
   revokedChannel: `${prefix}keys:revoked`,
   /** Pub/sub: a studio whose Storefront data changed. */
   invalidateChannel: `${prefix}storefront:invalidate`,
 });
 export const RECORD_TTL_S = 300;
+/** Longer than any key lookup can be in flight. */
+export const STALE_MARKER_TTL_S = 60;
+/** How long a revoke waits for every gateway to confirm. */
+export const ACK_TIMEOUT_MS = 2_000;
 /** Longer than every cache of a key record (local 60 s, Redis 300 s). */
 export const REVOKED_MARKER_TTL_S = 3_600;

@@ -22,14 +22,19 @@ const LOCAL_MAX = 100_000;
  * trusted only while the revocation subscription is live (`useLocal`); the moment
  * it drops, lookups skip Redis too and go to Postgres, which always knows.
  */
+const SET_UNLESS_STALE = `if redis.call('EXISTS', KEYS[2]) == 0 then return redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end return 0`;
+
 export class KeyResolver {
   private local = new Map<string, { rec: KeyRecord | null; exp: number }>();
+  /** Bumped by every eviction: a lookup that overlapped one must not cache what it read. */
+  private epoch = 0;
   useLocal = false;
 
   constructor(private sql: Sql, private redis: Redis | null, private names: ReturnType<typeof redisNames>) {}
 
   async resolve(hash: string): Promise<KeyRecord | null> {
     const now = Date.now();
+    const epoch = this.epoch;
     if (this.useLocal) {
       const hit = this.local.get(hash);
       if (hit && hit.exp > now) return hit.rec;
@@ -46,13 +51,22 @@ export class KeyResolver {
     }
     if (rec === undefined) {
       rec = await this.fromPostgres(hash);
-      if (rec && redisUp) this.redis!.set(this.names.record(hash), JSON.stringify(rec), { EX: RECORD_TTL_S }).catch(() => {});
+      if (rec && redisUp && this.epoch === epoch) void this.share(hash, rec);
     }
-    if (this.useLocal) {
+    if (this.useLocal && this.epoch === epoch) {
       if (this.local.size >= LOCAL_MAX) this.local.delete(this.local.keys().next().value!);
       this.local.set(hash, { rec, exp: now + (rec ? LOCAL_TTL_MS : NEGATIVE_TTL_MS) });
     }
     return rec;
+  }
+
+  /** Cache a record read from Postgres in Redis, atomically skipped if an eviction marked the key since (the read may predate it). */
+  async share(hash: string, rec: KeyRecord): Promise<void> {
+    try {
+      await this.redis?.eval(SET_UNLESS_STALE, { keys: [this.names.record(hash), this.names.stale(hash)], arguments: [JSON.stringify(rec), String(RECORD_TTL_S)] });
+    } catch {
+      /* only a cache */
+    }
   }
 
   private async fromPostgres(hash: string): Promise<KeyRecord | null> {
@@ -65,10 +79,12 @@ export class KeyResolver {
   }
 
   evict(hash: string) {
+    this.epoch++;
     this.local.delete(hash);
   }
 
   flush() {
+    this.epoch++;
     this.local.clear();
   }
 }

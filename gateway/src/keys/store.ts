@@ -1,7 +1,8 @@
 import type { Sql } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
 import { AppError, generateKey, hashKey, isScope, keyHint, newId, isoOrNull, iso, type KeyKind } from '@studio/shared';
-import { REVOKED_MARKER_TTL_S, redisNames } from './channels';
+import { ACK_TIMEOUT_MS, REVOKED_MARKER_TTL_S, STALE_MARKER_TTL_S, redisNames } from './channels';
+import { randomBase62 } from '@studio/shared/base62';
 
 /** Key management used by the operator CLI and the dashboard. Never stores or logs the full key. */
 export interface ApiKeyRow {
@@ -47,9 +48,9 @@ export async function createApiKey(sql: Sql, input: { studioId: string; kind: Ke
 }
 
 /**
- * Revoke in Postgres (the source of truth), then tell every gateway replica: a
- * revoked marker checked on every request, the cached record dropped, and a
- * broadcast that evicts in-process caches. `studioId` limits it to one studio (dashboard).
+ * Revoke in Postgres (the source of truth), then evict the key from every gateway
+ * replica and wait for their confirmation (`propagated`). `studioId` limits it to one
+ * studio (dashboard).
  */
 export async function revokeApiKey(sql: Sql, redis: Redis | null, prefix: string, keyId: string, studioId?: string) {
   const [row] = await sql<ApiKeyRow[]>`
@@ -57,33 +58,41 @@ export async function revokeApiKey(sql: Sql, redis: Redis | null, prefix: string
     where id = ${keyId} ${studioId ? sql`and studio_id = ${studioId}` : sql``}
     returning *`;
   if (!row) throw new AppError('not_found', { detail: `no key ${keyId}` });
-  await broadcastRevocation(redis, prefix, row.hash);
-  return keyRecordJson(row);
+  const propagated = await broadcastEviction(redis, prefix, [row.hash], { revoked: true });
+  return { ...keyRecordJson(row), propagated };
 }
 
-export async function broadcastRevocation(redis: Redis | null, prefix: string, hash: string) {
+/**
+ * Tell every gateway replica to drop the cached records of these keys, and wait until
+ * each one that received the broadcast confirms it applied it: after this returns
+ * true, no replica answers from a stale record. `revoked` also sets the revoked
+ * marker that the rate limiter's script refuses. False when Redis is unreachable or a
+ * replica did not confirm in time (a replica without Redis verifies every key in
+ * Postgres, so it needs no broadcast).
+ */
+export async function broadcastEviction(redis: Redis | null, prefix: string, hashes: string[], o: { revoked: boolean }): Promise<boolean> {
   const n = redisNames(prefix);
   if (!redis?.isReady) return false;
+  if (!hashes.length) return true;
+  const nonce = randomBase62(16);
   try {
-    await redis.multi()
-      .set(n.revoked(hash), '1', { EX: REVOKED_MARKER_TTL_S })
-      .del(n.record(hash))
-      .publish(n.revokedChannel, hash)
-      .exec();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Drop cached records (Redis and every replica's memory) so the next request re-reads Postgres. */
-export async function evictKeyRecords(redis: Redis | null, prefix: string, hashes: string[]) {
-  const n = redisNames(prefix);
-  if (!redis?.isReady || !hashes.length) return false;
-  try {
-    const m = redis.multi().del(hashes.map(n.record));
-    for (const h of hashes) m.publish(n.revokedChannel, h);
-    await m.exec();
+    const m = redis.multi();
+    for (const h of hashes) {
+      if (o.revoked) m.set(n.revoked(h), '1', { EX: REVOKED_MARKER_TTL_S });
+      m.set(n.stale(h), '1', { EX: STALE_MARKER_TTL_S });
+    }
+    m.del(hashes.map(n.record));
+    m.publish(n.revokedChannel, `${nonce} ${hashes.join(',')}`);
+    const replies = await m.exec();
+    const receivers = Number(replies[replies.length - 1]);
+    const deadline = Date.now() + ACK_TIMEOUT_MS;
+    for (;;) {
+      const acks = receivers > 0 ? await redis.lLen(n.ack(nonce)) : 0;
+      if (acks >= receivers) break;
+      if (Date.now() > deadline) return false;
+      await Bun.sleep(1);
+    }
+    if (receivers > 0) await redis.del(n.ack(nonce));
     return true;
   } catch {
     return false;
