@@ -55,7 +55,7 @@ afterAll(async () => {
 });
 
 test('bun run start migrates a new database, starts everything and prints the three URLs', () => {
-  expect(output).toContain('migrations applied: 00001_init.sql');
+  expect(output).toContain('migrations applied: 00001_init.sql, 00002_activity_without_foreign_keys.sql');
   expect(output).toContain(`Storefront  http://127.0.0.1:${port}/v1`);
   expect(output).toContain(`Management  http://127.0.0.1:${port + 1}/v1`);
   expect(output).toContain(`Dashboard   http://127.0.0.1:${port + 2}`);

@@ -2,10 +2,10 @@ import {
   hashKey, log, newRequestId, parseKey, problemResponse, REQUEST_ID,
   type Caller, type Config, type Operation, type ProblemCode, type ProblemOptions, type Surface,
 } from '@studio/shared';
-import { compileRouter } from './forward/router';
+import { compileRouter, type RouteMatch } from './forward/router';
 import { forward, UpstreamError } from './forward/proxy';
 import type { KeyRecord, KeyResolver } from './keys/resolver';
-import type { RateLimiter } from './forward/ratelimit';
+import type { LimitResult, RateLimiter } from './forward/ratelimit';
 import { outcomeOf, type ActivityWriter } from './activity/writer';
 import type { DocsHandler } from './docs';
 import { StorefrontCache } from './forward/storefront-cache';
@@ -23,7 +23,10 @@ export interface SurfaceDeps {
 type Server = { requestIP(req: Request): { address: string } | null };
 
 const KIND_OF: Record<Surface, 'publishable' | 'secret'> = { storefront: 'publishable', management: 'secret' };
-const CORS_EXPOSE = 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Location, Idempotent-Replayed';
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Location, Idempotent-Replayed',
+};
 
 function pathAndQueryOf(url: string): [string, string] {
   const start = url.indexOf('/', url.indexOf('//') + 2);
@@ -47,14 +50,15 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
   const trusted = new Set(config.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean));
   const cors = surface === 'storefront';
 
-  async function authenticate(header: string | null): Promise<Auth> {
+  /** The key text's hash, or why the header is unusable (format and checksum: no lookup needed). */
+  function parseAuthorization(header: string | null): { hash: string } | { problem: ProblemCode } {
     if (!header) return { problem: 'api_key_missing' };
     const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-    if (!m) return { problem: 'api_key_invalid' };
-    const text = m[1]!;
-    if (!parseKey(text)) return { problem: 'api_key_invalid' };
-    const hash = hashKey(text);
-    const key = await keys.resolve(hash);
+    if (!m || !parseKey(m[1]!)) return { problem: 'api_key_invalid' };
+    return { hash: hashKey(m[1]!) };
+  }
+
+  function judge(key: KeyRecord | null, hash: string): Auth {
     if (!key) return { problem: 'api_key_invalid' };
     if (key.revoked) return { problem: 'api_key_revoked', key };
     if (key.kind !== kind) return { problem: 'api_key_wrong_kind', key };
@@ -71,15 +75,13 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
     return peer;
   }
 
+  /** Headers every answer of this surface carries (CORS allows any origin, so nothing varies by Origin). */
+  const surfaceHeaders = (requestId: string, extra?: Record<string, string>): Record<string, string> =>
+    cors ? { [REQUEST_ID]: requestId, ...CORS_HEADERS, ...extra } : { [REQUEST_ID]: requestId, ...extra };
+
   function decorate(res: Response, requestId: string, extra?: Record<string, string>): Response {
-    const h = res.headers;
-    h.set(REQUEST_ID, requestId);
-    if (extra) for (const k in extra) h.set(k, extra[k]!);
-    if (cors) {
-      h.set('access-control-allow-origin', '*');
-      h.set('access-control-expose-headers', CORS_EXPOSE);
-      h.append('vary', 'Origin');
-    }
+    const add = surfaceHeaders(requestId, extra);
+    for (const k in add) res.headers.set(k, add[k]!);
     return res;
   }
 
@@ -88,32 +90,120 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
   const forwardOptions = { upstream, secret: config.GATEWAY_SECRET, timeoutMs: config.UPSTREAM_TIMEOUT_MS };
   const sfCache = surface === 'storefront' ? deps.storefrontCache : undefined;
 
-  /** Storefront GET through the cache; a miss asks upstream for the full answer so it can be kept. */
-  async function viaCache(cache: StorefrontCache, req: Request, pathAndQuery: string, caller: Caller): Promise<Response> {
+  /**
+   * A Storefront GET the cache could not answer fresh: an expired entry while a single
+   * refresh runs, else one shared upstream call for every concurrent miss.
+   */
+  async function viaCache(cache: StorefrontCache, req: Request, pathAndQuery: string, caller: Caller, extra: Record<string, string>): Promise<Response> {
     const key = StorefrontCache.keyOf(pathAndQuery);
     const conditional = req.headers.get('if-none-match');
     const acceptEncoding = req.headers.get('accept-encoding');
-    const hit = cache.lookup(caller.studioId, key, conditional, acceptEncoding);
-    if (hit) return hit;
-    const token = cache.token();
-    let upstreamReq = req;
-    if (conditional) {
-      const headers = new Headers(req.headers);
-      headers.delete('if-none-match');
-      upstreamReq = new Request(req.url, { method: req.method, headers });
+    // ask upstream unconditionally, so the full answer can be kept and shared
+    const load = () => forward(new Request(req.url, { headers: { 'accept': 'application/json' } }), pathAndQuery, caller, forwardOptions);
+    const stale = cache.stale(caller.studioId, key, conditional, acceptEncoding, extra);
+    if (stale) {
+      cache.fill(caller.studioId, key, null, null, load).catch((err) => log('warn', 'storefront cache refresh failed', { error: String(err) }));
+      return stale;
     }
-    const res = await cache.store(caller.studioId, key, token, await forward(upstreamReq, pathAndQuery, caller, forwardOptions), acceptEncoding);
-    return StorefrontCache.conditional(res, conditional);
+    return cache.fill(caller.studioId, key, conditional, acceptEncoding, load, extra);
   }
 
-  return async function handle(req: Request, server: Server): Promise<Response> {
+  /** One request's facts, carried through the steps below. */
+  interface Ctx {
+    req: Request;
+    server: Server;
+    started: number;
+    requestId: string;
+    method: string;
+    path: string;
+    pathAndQuery: string;
+    op: Operation | null;
+    key?: KeyRecord;
+  }
+
+  /** Records the activity entry (when the key resolved to a studio) and adds the surface's headers, unless `extra` is null (already built in). */
+  function done(c: Ctx, res: Response, extra?: Record<string, string> | null): Response {
+    const key = c.key;
+    if (key) {
+      activity.record({
+        studioId: key.studioId, keyId: key.id, operationId: c.op?.id ?? null, method: c.method, path: c.path,
+        status: res.status, outcome: outcomeOf(res.status), durationMs: Math.round((performance.now() - c.started) * 100) / 100,
+        requestId: c.requestId, at: new Date(),
+      });
+    }
+    return extra === null ? res : decorate(res, c.requestId, extra);
+  }
+
+  /**
+   * Every step below returns a Response when it can decide from memory (key record,
+   * rate-limit lease, cached answer) and a Promise only when it must wait on I/O, so
+   * the common request never yields to the event loop.
+   */
+  function afterAuth(c: Ctx, route: RouteMatch, auth: Auth): Response | Promise<Response> {
+    c.key = auth.key;
+    const { requestId, path, method } = c;
+    if (!route) return done(c, fail('route_not_found', requestId, { detail: `No route ${path} on the ${surface} surface.` }));
+    const op = c.op;
+    if (!op) {
+      const allow = (route as { allow: string[] }).allow.join(', ');
+      return done(c, fail('method_not_allowed', requestId, { detail: `${method} is not allowed on ${path}; allowed: ${allow}.`, headers: { allow } }));
+    }
+    if ('problem' in auth) return done(c, fail(auth.problem, requestId, { detail: authDetail(auth.problem, surface) }));
+    const k = auth.key;
+    if (!k.studioLive) return done(c, fail('studio_required', requestId, { detail: 'The key belongs to a studio that no longer exists.' }));
+    if (op.scope && !k.scopes.includes(op.scope)) {
+      return done(c, fail('scope_required', requestId, { detail: `This operation needs the ${op.scope} scope.`, extra: { requiredScope: op.scope } }));
+    }
+    const group = limiter.groupFor(k.id, k.kind, k.kind === 'publishable' ? clientAddress(c.req, c.server) : '');
+    const limit = limiter.peek(group);
+    if (limit !== undefined) return afterLimit(c, auth, op, limit);
+    return limiter.check(auth.hash, group).then((l) => afterLimit(c, auth, op, l));
+  }
+
+  function afterLimit(c: Ctx, auth: { key: KeyRecord; hash: string }, op: Operation, limit: LimitResult | null): Response | Promise<Response> {
+    const { requestId, req } = c;
+    if (limit?.revoked) {
+      keys.evict(auth.hash);
+      return done(c, fail('api_key_revoked', requestId, { detail: authDetail('api_key_revoked', surface) }));
+    }
+    const rl = limit?.headers;
+    if (limit && !limit.allowed) {
+      return done(c, fail('rate_limited', requestId, { detail: 'Too many requests; slow down.', headers: { 'retry-after': String(limit.retryAfter) } }), rl);
+    }
+    const length = Number(req.headers.get('content-length') ?? 0);
+    if (length > 1024 * 1024) return done(c, fail('payload_too_large', requestId, { detail: 'Request bodies are limited to 1 MiB.' }), rl);
+
+    const k = auth.key;
+    const caller: Caller = { studioId: k.studioId, keyId: k.id, scopes: k.scopes, operationId: op.id, requestId };
+    if (sfCache?.enabled) {
+      const extra = surfaceHeaders(requestId, rl);
+      const hit = sfCache.lookup(k.studioId, StorefrontCache.keyOf(c.pathAndQuery), req.headers.get('if-none-match'), req.headers.get('accept-encoding'), extra);
+      if (hit) return done(c, hit, null);
+      return viaCache(sfCache, req, c.pathAndQuery, caller, extra).then((res) => done(c, res, null), (err) => upstreamFailure(c, err, rl));
+    }
+    return forward(req, c.pathAndQuery, caller, forwardOptions).then(async (res) => {
+      // a Management write shows on the Storefront at once: every gateway drops the studio's cached answers
+      if (surface === 'management' && c.method !== 'GET' && res.status >= 200 && res.status < 300) await deps.storefrontCache?.changed(k.studioId);
+      return done(c, res, rl);
+    }, (err) => upstreamFailure(c, err, rl));
+  }
+
+  function upstreamFailure(c: Ctx, err: unknown, rl?: Record<string, string>): Response {
+    if (err instanceof UpstreamError && err.kind === 'timeout') {
+      return done(c, fail('upstream_timeout', c.requestId, { detail: `The ${surface} service did not answer in time.` }), rl);
+    }
+    log('warn', 'upstream unavailable', { requestId: c.requestId, surface, error: String(err) });
+    return done(c, fail('service_unavailable', c.requestId, { detail: `The ${surface} service is unavailable; retry shortly.` }), rl);
+  }
+
+  return function handle(req: Request, server: Server): Response | Promise<Response> {
     const started = performance.now();
     const requestId = newRequestId();
     const [path, pathAndQuery] = pathAndQueryOf(req.url);
     const method = req.method;
 
     if (path === '/healthz' || path === '/readyz' || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/')) {
-      return decorate(await docs(surface, path, requestId), requestId);
+      return docs(surface, path, requestId).then((res) => decorate(res, requestId));
     }
     if (cors && method === 'OPTIONS') {
       return decorate(new Response(null, {
@@ -126,66 +216,20 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
       }), requestId);
     }
 
+    // the key is checked even for an unknown route, so the call still lands in the studio's activity log
     const route = match(method, path);
-    const op: Operation | null = route && 'op' in route ? route.op : null;
-    let auth: Auth;
-    try {
-      auth = await authenticate(req.headers.get('authorization'));
-    } catch (err) {
-      log('error', 'key lookup failed', { requestId, error: String(err) });
-      return decorate(fail('service_unavailable', requestId, { detail: 'Key verification is unavailable; retry shortly.' }), requestId);
-    }
-    const key = auth.key;
-
-    const done = (res: Response, extra?: Record<string, string>) => {
-      if (key) {
-        activity.record({
-          studioId: key.studioId, keyId: key.id, operationId: op?.id ?? null, method, path,
-          status: res.status, outcome: outcomeOf(res.status), durationMs: Math.round((performance.now() - started) * 100) / 100,
-          requestId, at: new Date(),
-        });
-      }
-      return decorate(res, requestId, extra);
-    };
-
-    if (!route) return done(fail('route_not_found', requestId, { detail: `No route ${path} on the ${surface} surface.` }));
-    if (!op) {
-      const allow = (route as { allow: string[] }).allow.join(', ');
-      return done(fail('method_not_allowed', requestId, { detail: `${method} is not allowed on ${path}; allowed: ${allow}.`, headers: { allow } }));
-    }
-    if ('problem' in auth) return done(fail(auth.problem, requestId, { detail: authDetail(auth.problem, surface) }));
-    const k = auth.key;
-    if (!k.studioLive) return done(fail('studio_required', requestId, { detail: 'The key belongs to a studio that no longer exists.' }));
-    if (op.scope && !k.scopes.includes(op.scope)) {
-      return done(fail('scope_required', requestId, { detail: `This operation needs the ${op.scope} scope.`, extra: { requiredScope: op.scope } }));
-    }
-
-    const limit = await limiter.check(auth.hash, limiter.bucketsFor(k.id, k.kind, clientAddress(req, server)));
-    if (limit?.revoked) {
-      keys.evict(auth.hash);
-      return done(fail('api_key_revoked', requestId, { detail: authDetail('api_key_revoked', surface) }));
-    }
-    const rl = limit?.headers;
-    if (limit && !limit.allowed) {
-      return done(fail('rate_limited', requestId, { detail: 'Too many requests; slow down.', headers: { 'retry-after': String(limit.retryAfter) } }), rl);
-    }
-    const length = Number(req.headers.get('content-length') ?? 0);
-    if (length > 1024 * 1024) return done(fail('payload_too_large', requestId, { detail: 'Request bodies are limited to 1 MiB.' }), rl);
-
-    const caller: Caller = { studioId: k.studioId, keyId: k.id, scopes: k.scopes, operationId: op.id, requestId };
-    try {
-      if (sfCache?.enabled) return done(await viaCache(sfCache, req, pathAndQuery, caller), rl);
-      const res = await forward(req, pathAndQuery, caller, forwardOptions);
-      // a Management write shows on the Storefront at once: every gateway drops the studio's cached answers
-      if (surface === 'management' && method !== 'GET' && res.status >= 200 && res.status < 300) await deps.storefrontCache?.changed(k.studioId);
-      return done(res, rl);
-    } catch (err) {
-      if (err instanceof UpstreamError && err.kind === 'timeout') {
-        return done(fail('upstream_timeout', requestId, { detail: `The ${surface} service did not answer in time.` }), rl);
-      }
-      log('warn', 'upstream unavailable', { requestId, surface, error: String(err) });
-      return done(fail('service_unavailable', requestId, { detail: `The ${surface} service is unavailable; retry shortly.` }), rl);
-    }
+    const c: Ctx = { req, server, started, requestId, method, path, pathAndQuery, op: route && 'op' in route ? route.op : null };
+    const parsed = parseAuthorization(req.headers.get('authorization'));
+    if ('problem' in parsed) return afterAuth(c, route, parsed);
+    const known = keys.peek(parsed.hash);
+    if (known !== undefined) return afterAuth(c, route, judge(known, parsed.hash));
+    return keys.resolve(parsed.hash).then(
+      (rec) => afterAuth(c, route, judge(rec, parsed.hash)),
+      (err) => {
+        log('error', 'key lookup failed', { requestId, error: String(err) });
+        return decorate(fail('service_unavailable', requestId, { detail: 'Key verification is unavailable; retry shortly.' }), requestId);
+      },
+    );
   };
 }
 

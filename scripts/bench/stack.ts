@@ -54,8 +54,10 @@ export async function startBenchStack(serverCore = '0'): Promise<BenchStack> {
     ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
   };
   const config = loadConfig(env);
+  // BENCH_PROFILE_DIR=dir: the gateway writes a CPU profile (markdown) there when it stops
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
   const procs = ['storefront-service/src/main.ts', 'management-service/src/main.ts', 'gateway/src/main.ts'].map((entry) =>
-    Bun.spawn(pin(serverCore, ['bun', join(root, entry)]), { cwd: root, env, stdout: 'ignore', stderr: 'inherit' }),
+    Bun.spawn(pin(serverCore, ['bun', ...(entry.startsWith('gateway') ? profile : []), join(root, entry)]), { cwd: root, env, stdout: 'ignore', stderr: 'inherit' }),
   );
   await waitReady(`${env.STOREFRONT_SERVICE_URL}/readyz`);
   await waitReady(`${env.MANAGEMENT_SERVICE_URL}/readyz`);

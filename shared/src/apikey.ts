@@ -1,4 +1,4 @@
-import { BASE62_RE, encodeBase62, randomBase62 } from './base62';
+import { BASE62_RE, decodeBase62Small, encodeBase62, randomBase62 } from './base62';
 
 /** Key text: `svc_pk_`/`svc_sk_` + 26 random base62 (≈154 bits) + 6-char base62 CRC32 checksum. */
 export type KeyKind = 'publishable' | 'secret';
@@ -7,6 +7,7 @@ const RANDOM_LEN = 26;
 const CHECK_LEN = 6;
 
 const checksum = (body: string) => encodeBase62(BigInt(Bun.hash.crc32(body)), CHECK_LEN);
+
 
 export function generateKey(kind: KeyKind): string {
   const body = randomBase62(RANDOM_LEN);
@@ -20,7 +21,7 @@ export function parseKey(text: string): KeyKind | null {
   if (!kind) return null;
   const rest = text.slice(7);
   if (!BASE62_RE.test(rest)) return null;
-  return checksum(rest.slice(0, RANDOM_LEN)) === rest.slice(RANDOM_LEN) ? kind : null;
+  return Bun.hash.crc32(rest.slice(0, RANDOM_LEN)) === decodeBase62Small(rest.slice(RANDOM_LEN)) ? kind : null;
 }
 
 export const hashKey = (text: string): string => new Bun.CryptoHasher('sha256').update(text).digest('hex');

@@ -23,3 +23,10 @@ export function encodeBase62(n: bigint, width: number): string {
   }
   return out.padStart(width, '0');
 }
+
+/** Inverse of encodeBase62 for widths up to 8 (62^8 < 2^53, so plain arithmetic is exact and fast). */
+export function decodeBase62Small(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) n = n * 62 + ALPHABET.indexOf(s[i]!);
+  return n;
+}

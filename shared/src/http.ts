@@ -2,7 +2,7 @@
 export const JSON_TYPE = 'application/json';
 
 export function newRequestId(): string {
-  return `req_${Bun.randomUUIDv7('hex').replaceAll('-', '')}`;
+  return `req_${Bun.randomUUIDv7('base64url')}`;
 }
 
 /** Strong ETag of a body (a fast non-cryptographic 64-bit hash is enough to tell versions apart). */

@@ -71,3 +71,35 @@ describe('StorefrontCache', () => {
     expect(c.lookup('std_a', '/v1/plans', null)).toBeNull();
   });
 });
+
+describe('StorefrontCache under load', () => {
+  test('concurrent misses of one entry make one upstream call; each caller gets its own answer', async () => {
+    const c = live();
+    let calls = 0;
+    const load = async () => {
+      calls++;
+      await Bun.sleep(20);
+      return answer('{"plans":["x"]}');
+    };
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => c.fill('std_a', '/v1/plans', i === 0 ? '"v1"' : null, null, load)));
+    expect(calls).toBe(1);
+    expect(answers[0]!.status).toBe(304);
+    for (const a of answers.slice(1)) expect(await a.text()).toBe('{"plans":["x"]}');
+    // a non-cacheable answer is shared by the waiters of its flight, then asked again
+    const missing = async () => (calls++, new Response('{"code":"site_not_published"}', { status: 404 }));
+    const site = await Promise.all([c.fill('std_a', '/v1/site', null, null, missing), c.fill('std_a', '/v1/site', null, null, missing)]);
+    expect(site.map((r) => r.status)).toEqual([404, 404]);
+    expect(calls).toBe(2);
+    await c.fill('std_a', '/v1/site', null, null, missing);
+    expect(calls).toBe(3);
+  });
+  test('an expired entry is served while it refreshes; a dropped one never is', async () => {
+    const c = live({ ttlMs: 1 });
+    await c.store('std_a', '/v1/plans', c.token(), answer('old'));
+    await Bun.sleep(5);
+    expect(c.lookup('std_a', '/v1/plans', null)).toBeNull();
+    expect(await c.stale('std_a', '/v1/plans', null, null)!.text()).toBe('old');
+    c.drop('std_a');
+    expect(c.stale('std_a', '/v1/plans', null, null)).toBeNull();
+  });
+});

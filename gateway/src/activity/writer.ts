@@ -1,4 +1,5 @@
 import type { Sql } from '@studio/shared/db';
+import { finished } from 'node:stream/promises';
 import { log } from '@studio/shared';
 
 export interface ActivityEntry {
@@ -14,11 +15,17 @@ export interface ActivityEntry {
   at: Date;
 }
 
+/** COPY text format escapes for free text; ids, codes, numbers and times we made need none. */
+const copyText = (v: string) =>
+  /[\\\t\n\r]/.test(v) ? v.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r')) : v;
+const copyLine = (e: ActivityEntry) =>
+  `${e.studioId}\t${e.keyId}\t${e.operationId ?? '\\N'}\t${copyText(e.method)}\t${copyText(e.path)}\t${e.status}\t${e.outcome}\t${e.durationMs}\t${e.requestId}\t${e.at.toISOString()}\n`;
+
 export const outcomeOf = (status: number): ActivityEntry['outcome'] =>
   status >= 500 ? 'server_error' : status >= 400 ? 'client_error' : 'success';
 
 const MAX_BUFFER = 50_000;
-const BATCH = 1_000;
+const BATCH = 5_000;
 const RETENTION_DAYS = 90;
 const PRUNE_EVERY_MS = 3_600_000;
 
@@ -69,14 +76,13 @@ export class ActivityWriter {
         const lastUsed = new Map<string, Date>();
         for (const e of batch) lastUsed.set(e.keyId, e.at);
         await this.sql.begin(async (tx) => {
-          // one array per column: ten parameters whatever the batch size
-          await tx`
-            insert into activity (studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at)
-            select * from unnest(
-              ${batch.map((e) => e.studioId)}::text[], ${batch.map((e) => e.keyId)}::text[], ${batch.map((e) => e.operationId)}::text[],
-              ${batch.map((e) => e.method)}::text[], ${batch.map((e) => e.path)}::text[], ${batch.map((e) => e.status)}::int2[],
-              ${batch.map((e) => e.outcome)}::text[], ${batch.map((e) => e.durationMs)}::float4[], ${batch.map((e) => e.requestId)}::text[],
-              ${batch.map((e) => e.at.toISOString())}::timestamptz[])`;
+          // a crash may lose the last moment of the log, as the in-memory buffer already can; no fsync wait per batch
+          await tx`set local synchronous_commit = off`;
+          // COPY is Postgres's cheapest way in: one text stream, no per-row parameters
+          const stream = await tx`copy activity (studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at) from stdin`.writable();
+          stream.write(batch.map(copyLine).join(''));
+          stream.end();
+          await finished(stream);
           await tx`
             update api_keys k set last_used_at = greatest(k.last_used_at, u.at)
             from unnest(${[...lastUsed.keys()]}::text[], ${[...lastUsed.values()].map((d) => d.toISOString())}::timestamptz[]) as u(id, at)

@@ -57,20 +57,25 @@ export interface LimitResult {
   retryAfter: number;
 }
 
-interface Lease {
+/** The buckets one request draws on (a secret key's, or a publishable key's per client and overall), with their local lease. */
+export interface Group {
+  id: string;
+  buckets: Bucket[];
+  policy: string;
+  /** Tokens leased from Redis and not yet spent, valid until `expires`. */
   left: number;
   expires: number;
+  /** Redis refused: answer 429 locally until then. */
   deniedUntil: number;
   /** Per bucket, from the last grant: remaining in Redis, seconds until full. */
   remaining: number[];
   full: number[];
-  policy: string;
-  pending: Promise<void> | null;
+  pending: Promise<boolean | null> | null;
 }
 
 const LEASE_MS = 1_000;
 const MAX_LEASE = 1_000;
-const LEASES_MAX = 100_000;
+const GROUPS_MAX = 100_000;
 
 /** Tokens to lease for a set of buckets: about 50 ms of the smallest rate, never over a tenth of a burst. */
 export const leaseSize = (buckets: Bucket[]) =>
@@ -78,7 +83,7 @@ export const leaseSize = (buckets: Bucket[]) =>
 
 export class RateLimiter {
   private sha: string | null = null;
-  private leases = new Map<string, Lease>();
+  private groups = new Map<string, Group>();
   readonly secret;
   readonly publishableClient;
   readonly publishable;
@@ -89,33 +94,44 @@ export class RateLimiter {
     this.publishable = parseBucket(cfg.publishable);
   }
 
-  bucketsFor(keyId: string, kind: 'secret' | 'publishable', client: string): Bucket[] {
-    if (kind === 'secret') return [{ policy: 'key', name: keyId, ...this.secret }];
-    return [
-      { policy: 'client', name: `${keyId}:${client}`, ...this.publishableClient },
-      { policy: 'key', name: keyId, ...this.publishable },
-    ];
+  /** `client` matters for publishable keys only (one key is shared by every visitor of a site). */
+  groupFor(keyId: string, kind: 'secret' | 'publishable', client: string): Group {
+    const id = kind === 'secret' ? keyId : `${keyId}|${client}`;
+    let g = this.groups.get(id);
+    if (!g) {
+      const buckets: Bucket[] = kind === 'secret'
+        ? [{ policy: 'key', name: keyId, ...this.secret }]
+        : [{ policy: 'client', name: `${keyId}:${client}`, ...this.publishableClient }, { policy: 'key', name: keyId, ...this.publishable }];
+      if (this.groups.size >= GROUPS_MAX) this.groups.clear();
+      g = { id, buckets, policy: buckets.map((b) => `"${b.policy}";q=${b.rate};w=1`).join(', '), left: 0, expires: 0, deniedUntil: 0, remaining: [], full: [], pending: null };
+      this.groups.set(id, g);
+    }
+    return g;
   }
 
-  /** null when Redis is unreachable: the request is let through (fail open); Postgres still guards revocation. */
-  async check(keyHash: string, buckets: Bucket[]): Promise<LimitResult | null> {
-    const id = buckets.length === 1 ? buckets[0]!.name : buckets.map((b) => b.name).join('|');
+  /**
+   * The answer when it needs no Redis round trip: a token from the lease, a refusal
+   * still in force, or null when Redis is unreachable (fail open; Postgres still
+   * guards revocation). undefined: ask `check`.
+   */
+  peek(g: Group): LimitResult | null | undefined {
+    const now = Date.now();
+    if (g.left > 0 && g.expires > now) {
+      g.left--;
+      return { revoked: false, allowed: true, retryAfter: 0, headers: this.headersOf(g) };
+    }
+    if (g.deniedUntil > now) {
+      return { revoked: false, allowed: false, retryAfter: Math.max(1, Math.ceil((g.deniedUntil - now) / 1000)), headers: this.headersOf(g) };
+    }
+    if (!this.redis?.isReady) return null;
+    return undefined;
+  }
+
+  async check(keyHash: string, g: Group): Promise<LimitResult | null> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const lease = this.leases.get(id);
-      const now = Date.now();
-      if (lease && lease.left > 0 && lease.expires > now) {
-        lease.left--;
-        return { revoked: false, allowed: true, retryAfter: 0, headers: this.headersOf(lease, buckets) };
-      }
-      if (lease && lease.deniedUntil > now) {
-        return { revoked: false, allowed: false, retryAfter: Math.max(1, Math.ceil((lease.deniedUntil - now) / 1000)), headers: this.headersOf(lease, buckets) };
-      }
-      if (!this.redis?.isReady) return null;
-      if (lease?.pending) {
-        await lease.pending;
-        continue;
-      }
-      const revoked = await this.refill(id, keyHash, buckets);
+      const known = this.peek(g);
+      if (known !== undefined) return known;
+      const revoked = await (g.pending ??= this.refill(keyHash, g).finally(() => (g.pending = null)));
       if (revoked === null) return null;
       if (revoked) return { revoked: true, allowed: false, headers: {}, retryAfter: 0 };
     }
@@ -123,45 +139,33 @@ export class RateLimiter {
   }
 
   /** Asks Redis for a lease; null on a Redis failure, true when the key is revoked. */
-  private async refill(id: string, keyHash: string, buckets: Bucket[]): Promise<boolean | null> {
-    let lease = this.leases.get(id);
-    if (!lease) {
-      if (this.leases.size >= LEASES_MAX) this.leases.clear();
-      lease = { left: 0, expires: 0, deniedUntil: 0, remaining: [], full: [], policy: buckets.map((b) => `"${b.policy}";q=${b.rate};w=1`).join(', '), pending: null };
-      this.leases.set(id, lease);
+  private async refill(keyHash: string, g: Group): Promise<boolean | null> {
+    const keys = [this.names.revoked(keyHash), ...g.buckets.map((b) => this.names.bucket(b.name))];
+    const args = [String(leaseSize(g.buckets)), ...g.buckets.flatMap((b) => [String(b.rate), String(b.burst)])];
+    let out: number[];
+    try {
+      out = (await this.run(keys, args)) as number[];
+    } catch {
+      return null;
     }
-    let result: boolean | null = false;
-    const l = lease;
-    l.pending = (async () => {
-      const keys = [this.names.revoked(keyHash), ...buckets.map((b) => this.names.bucket(b.name))];
-      const args = [String(leaseSize(buckets)), ...buckets.flatMap((b) => [String(b.rate), String(b.burst)])];
-      try {
-        const out = (await this.run(keys, args)) as number[];
-        if (out[0] === -1) {
-          this.leases.delete(id);
-          result = true;
-          return;
-        }
-        const now = Date.now();
-        let nextMs = 0;
-        l.remaining = buckets.map((_, i) => out[1 + i * 3]!);
-        l.full = buckets.map((_, i) => out[2 + i * 3]!);
-        for (let i = 0; i < buckets.length; i++) nextMs = Math.max(nextMs, out[3 + i * 3]!);
-        l.left = out[0]!;
-        l.expires = now + LEASE_MS;
-        l.deniedUntil = l.left > 0 ? 0 : now + Math.max(nextMs, 1);
-      } catch {
-        this.leases.delete(id);
-        result = null;
-      }
-    })().finally(() => (l.pending = null));
-    await l.pending;
-    return result;
+    if (out[0] === -1) return true;
+    const now = Date.now();
+    let nextMs = 0;
+    g.remaining = g.buckets.map((_, i) => out[1 + i * 3]!);
+    g.full = g.buckets.map((_, i) => out[2 + i * 3]!);
+    for (let i = 0; i < g.buckets.length; i++) nextMs = Math.max(nextMs, out[3 + i * 3]!);
+    g.left = out[0]!;
+    g.expires = now + LEASE_MS;
+    g.deniedUntil = g.left > 0 ? 0 : now + Math.max(nextMs, 1);
+    return false;
   }
 
-  private headersOf(lease: Lease, buckets: Bucket[]): Record<string, string> {
-    const state = buckets.map((b, i) => `"${b.policy}";r=${Math.max(0, (lease.remaining[i] ?? 0) + lease.left)};t=${lease.full[i] ?? 0}`);
-    return { 'ratelimit-policy': lease.policy, ratelimit: state.join(', ') };
+  private headersOf(g: Group): Record<string, string> {
+    let state = '';
+    for (let i = 0; i < g.buckets.length; i++) {
+      state += `${i ? ', ' : ''}"${g.buckets[i]!.policy}";r=${Math.max(0, (g.remaining[i] ?? 0) + g.left)};t=${g.full[i] ?? 0}`;
+    }
+    return { 'ratelimit-policy': g.policy, ratelimit: state };
   }
 
   private async run(keys: string[], args: string[]) {

@@ -1,13 +1,34 @@
 import { etagMatches } from '@studio/shared';
 
-interface Entry {
+/** An upstream answer as kept (or, for a non-cacheable one, as shared between the waiters of one fill). */
+interface Snapshot {
+  status: number;
   body: ArrayBuffer;
   headers: Record<string, string>;
   /** The same answer gzipped once at fill time, for the clients (every browser) that accept it. */
   gzip: Uint8Array<ArrayBuffer> | null;
   gzipHeaders: Record<string, string>;
+  etag: string | null;
+}
+interface Entry extends Snapshot {
   etag: string;
   expires: number;
+}
+
+/** How long past its lifetime an entry may still be served while its refresh runs. */
+const STALE_GRACE_MS = 30_000;
+
+/** A fresh Response for one client: gzip when it accepts it and it pays, 304 on a matching validator. */
+function respondFrom(snap: Snapshot, ifNoneMatch: string | null, acceptEncoding: string | null, extra?: Record<string, string>): Response {
+  const gzip = snap.gzip !== null && acceptsGzip(acceptEncoding);
+  const kept = gzip ? snap.gzipHeaders : snap.headers;
+  // one construction with every header: cheaper than building, then setting
+  const headers = extra ? { ...kept, ...extra } : kept;
+  if (snap.etag && etagMatches(ifNoneMatch, snap.etag)) {
+    const { 'content-type': _, 'content-encoding': __, 'content-length': ___, ...rest } = headers;
+    return new Response(null, { status: 304, headers: rest });
+  }
+  return new Response(gzip ? snap.gzip : snap.body, { status: snap.status, headers });
 }
 
 /** Below this, gzip saves less than its framing and CPU cost. */
@@ -49,6 +70,7 @@ export interface StorefrontCacheOptions {
 export class StorefrontCache {
   enabled = false;
   private studios = new Map<string, Map<string, Entry>>();
+  private flights = new Map<string, Promise<Snapshot>>();
   private size = 0;
   private clock = 0;
   private droppedAt = new Map<string, number>();
@@ -75,21 +97,71 @@ export class StorefrontCache {
   }
 
   /** A ready answer (200, or 304 on a matching If-None-Match), or null to go upstream. */
-  lookup(studioId: string, key: string, ifNoneMatch: string | null, acceptEncoding: string | null = null): Response | null {
+  lookup(studioId: string, key: string, ifNoneMatch: string | null, acceptEncoding: string | null = null, extra?: Record<string, string>): Response | null {
     if (!this.enabled) return null;
     const entry = this.studios.get(studioId)?.get(key);
     if (!entry) return null;
     if (entry.expires <= Date.now()) {
-      this.remove(studioId, key);
+      if (entry.expires + STALE_GRACE_MS <= Date.now()) this.remove(studioId, key);
       return null;
     }
-    const gzip = entry.gzip && acceptsGzip(acceptEncoding);
-    const headers = gzip ? entry.gzipHeaders : entry.headers;
-    if (etagMatches(ifNoneMatch, entry.etag)) {
-      const { 'content-type': _, 'content-encoding': __, ...rest } = headers;
-      return new Response(null, { status: 304, headers: rest });
+    return respondFrom(entry, ifNoneMatch, acceptEncoding, extra);
+  }
+
+  /**
+   * An entry past its lifetime but within the grace period, served while one refresh
+   * runs (`fill`), so an expiry never sends every waiting client upstream at once.
+   * Never a dropped entry: a write removes entries outright.
+   */
+  stale(studioId: string, key: string, ifNoneMatch: string | null, acceptEncoding: string | null, extra?: Record<string, string>): Response | null {
+    if (!this.enabled) return null;
+    const entry = this.studios.get(studioId)?.get(key);
+    if (!entry || entry.expires + STALE_GRACE_MS <= Date.now()) return null;
+    return respondFrom(entry, ifNoneMatch, acceptEncoding, extra);
+  }
+
+  /**
+   * Single flight: concurrent misses of one entry share one upstream call (`load`),
+   * and each gets its own response from the shared answer.
+   */
+  async fill(studioId: string, key: string, ifNoneMatch: string | null, acceptEncoding: string | null, load: () => Promise<Response>, extra?: Record<string, string>): Promise<Response> {
+    const id = `${studioId}\n${key}`;
+    let flight = this.flights.get(id);
+    if (!flight) {
+      const token = this.token();
+      flight = load()
+        .then((res) => this.keep(studioId, key, token, res))
+        .finally(() => this.flights.delete(id));
+      this.flights.set(id, flight);
     }
-    return new Response(gzip ? entry.gzip : entry.body, { status: 200, headers });
+    return respondFrom(await flight, ifNoneMatch, acceptEncoding, extra);
+  }
+
+  /** Snapshot of an upstream answer, kept when it is a 200 with an ETag and nothing changed since `token`. */
+  private async keep(studioId: string, key: string, token: number, res: Response): Promise<Snapshot> {
+    const body = await res.arrayBuffer();
+    const all: Record<string, string> = {};
+    res.headers.forEach((v, k) => (all[k] = v));
+    const etag = res.headers.get('etag');
+    if (res.status !== 200 || !etag || !this.enabled) return { status: res.status, body, headers: all, gzip: null, gzipHeaders: all, etag: null };
+    const kept: Record<string, string> = {};
+    for (const h of KEPT_HEADERS) if (all[h] !== undefined) kept[h] = all[h]!;
+    const { plain, gzip, gzipHeaders } = variants(body, kept);
+    const entry: Entry = { status: 200, body, headers: plain, gzip, gzipHeaders, etag, expires: Date.now() + this.ttlMs };
+    const fresh = this.flushedAt <= token && (this.droppedAt.get(studioId) ?? 0) <= token;
+    if (fresh && body.byteLength <= this.maxBody) this.put(studioId, key, entry);
+    return entry;
+  }
+
+  private put(studioId: string, key: string, entry: Entry) {
+    if (this.size >= this.maxEntries) this.flush(); // crude, but bounded: a flood of distinct queries only costs misses
+    let entries = this.studios.get(studioId);
+    if (!entries) this.studios.set(studioId, (entries = new Map()));
+    if (!entries.has(key)) {
+      if (entries.size >= this.maxPerStudio) this.remove(studioId, entries.keys().next().value!);
+      this.size++;
+    }
+    entries.set(key, entry);
   }
 
   /** Taken just before going upstream; `store` refuses the answer if the studio changed since. */
@@ -97,41 +169,9 @@ export class StorefrontCache {
     return this.clock;
   }
 
-  /** Keeps a 200 with an ETag; returns the response to send (its body is re-wrapped, not re-read by the caller). */
+  /** Keeps a 200 with an ETag (unless the studio changed since `token`); returns the response to send. */
   async store(studioId: string, key: string, token: number, res: Response, acceptEncoding: string | null = null): Promise<Response> {
-    const etag = res.headers.get('etag');
-    if (res.status !== 200 || !etag || !this.enabled) return res;
-    const body = await res.arrayBuffer();
-    const kept: Record<string, string> = {};
-    for (const h of KEPT_HEADERS) {
-      const v = res.headers.get(h);
-      if (v !== null) kept[h] = v;
-    }
-    const { plain: headers, gzip, gzipHeaders } = variants(body, kept);
-    const fresh = this.flushedAt <= token && (this.droppedAt.get(studioId) ?? 0) <= token;
-    if (fresh && body.byteLength <= this.maxBody) {
-      if (this.size >= this.maxEntries) this.flush(); // crude, but bounded: a flood of distinct queries only costs misses
-      let entries = this.studios.get(studioId);
-      if (!entries) this.studios.set(studioId, (entries = new Map()));
-      if (!entries.has(key)) {
-        if (entries.size >= this.maxPerStudio) this.remove(studioId, entries.keys().next().value!);
-        this.size++;
-      }
-      entries.set(key, { body, headers, gzip, gzipHeaders, etag, expires: Date.now() + this.ttlMs });
-    }
-    const out = new Headers(res.headers);
-    const use = gzip && acceptsGzip(acceptEncoding) ? gzipHeaders : headers;
-    for (const h in use) out.set(h, use[h]!);
-    return new Response(use === gzipHeaders && gzip ? gzip : body, { status: res.status, headers: out });
-  }
-
-  /** 304 for a 200 whose ETag the caller already holds (the upstream was asked unconditionally). */
-  static conditional(res: Response, ifNoneMatch: string | null): Response {
-    const etag = res.headers.get('etag');
-    if (res.status !== 200 || !etag || !etagMatches(ifNoneMatch, etag)) return res;
-    const headers = new Headers(res.headers);
-    headers.delete('content-type');
-    return new Response(null, { status: 304, headers });
+    return respondFrom(await this.keep(studioId, key, token, res), null, acceptEncoding);
   }
 
   /** This studio's Storefront data changed (a broadcast from any replica). */

@@ -32,6 +32,13 @@ export class KeyResolver {
 
   constructor(private sql: Sql, private redis: Redis | null, private names: ReturnType<typeof redisNames>) {}
 
+  /** The in-process answer, if there is one to trust (undefined: ask `resolve`). */
+  peek(hash: string): KeyRecord | null | undefined {
+    if (!this.useLocal) return undefined;
+    const hit = this.local.get(hash);
+    return hit && hit.exp > Date.now() ? hit.rec : undefined;
+  }
+
   async resolve(hash: string): Promise<KeyRecord | null> {
     const now = Date.now();
     const epoch = this.epoch;
