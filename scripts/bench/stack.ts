@@ -74,27 +74,3 @@ export async function startBenchStack(serverCore = '0'): Promise<BenchStack> {
     },
   };
 }
-
-export interface WrkResult {
-  rps: number;
-  p50ms: number;
-  p99ms: number;
-  non2xx: number;
-}
-
-/** wrk with latency percentiles; headers as `-H` flags. */
-export async function wrk(url: string, headers: Record<string, string>, o: { connections?: number; seconds?: number; core?: string } = {}): Promise<WrkResult> {
-  const args = ['wrk', '-t1', `-c${o.connections ?? 50}`, `-d${o.seconds ?? 10}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
-  const proc = Bun.spawn(pin(o.core ?? '1', args), { stdout: 'pipe', stderr: 'pipe' });
-  const out = await new Response(proc.stdout).text();
-  await proc.exited;
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
-  const toMs = (v: string, unit: string) => Number(v) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
-  const pct = (p: string) => {
-    const m = new RegExp(`\\s${p}%\\s+([\\d.]+)(us|ms|s)`).exec(out);
-    return m ? toMs(m[1]!, m[2]!) : NaN;
-  };
-  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-  if (Number.isNaN(rps)) throw new Error(`wrk failed:\n${out}`);
-  return { rps, p50ms: pct('50'), p99ms: pct('99'), non2xx };
-}
