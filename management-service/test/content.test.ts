@@ -3,6 +3,7 @@ import { Value } from '@sinclair/typebox/value';
 import { newId } from '@studio/shared';
 import { Video, VideoPage } from '@studio/shared/schemas/content';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { mgWrite } from './fixtures';
 
 let s: Stack;
 let key: string;
@@ -16,12 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const write = (method: string, path: string, body?: unknown) =>
-  s.mg(path, key, {
-    method,
-    headers: { 'idempotency-key': crypto.randomUUID(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+const write = (method: string, path: string, body?: unknown) => mgWrite(s, method, path, key, body);
 /** Videos have no create operation: rows are inserted as the uploader would. */
 async function video(studio: string, fields: Record<string, unknown> = {}): Promise<string> {
   const id = newId('content');

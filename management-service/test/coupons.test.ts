@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { Coupon, CouponPage } from '@studio/shared/schemas/coupons';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { mgWrite } from './fixtures';
 
 let s: Stack;
 let key: string;
@@ -15,12 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const write = (method: string, path: string, k: string, body?: unknown) =>
-  s.mg(path, k, {
-    method,
-    headers: { 'idempotency-key': crypto.randomUUID(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+const write = (method: string, path: string, k: string, body?: unknown) => mgWrite(s, method, path, k, body);
 const percent = { kind: 'percent', percentOff: 20 };
 const future = () => new Date(Date.now() + 86_400_000).toISOString();
 let n = 0;

@@ -19,16 +19,20 @@ export async function plan(s: Stack, studioId: string, status = 'active'): Promi
   return id;
 }
 
+/** A Management write through the gateway with a fresh Idempotency-Key, and a JSON body when one is given. */
+export function mgWrite(s: Stack, method: string, path: string, key: string, body?: unknown, idem: string | null = crypto.randomUUID(), extra: Record<string, string> = {}) {
+  const headers: Record<string, string> = { ...extra };
+  if (idem !== null) headers['idempotency-key'] = idem;
+  if (body !== undefined) headers['content-type'] ??= 'application/json';
+  return s.mg(path, key, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+}
+
 /** A studio, an all-scopes secret key, and a JSON writer with a fresh Idempotency-Key each call. */
 export async function studioWithKey(s: Stack, input: { modes?: string[] } = {}) {
   const studio = await s.studio(input);
   const { key } = await s.key(studio.id, 'secret', SCOPES);
-  const write = (method: string, path: string, body?: unknown, idem: string | null = crypto.randomUUID(), extra: Record<string, string> = {}) => {
-    const headers: Record<string, string> = { ...extra };
-    if (idem !== null) headers['idempotency-key'] = idem;
-    if (body !== undefined) headers['content-type'] ??= 'application/json';
-    return s.mg(path, key, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
-  };
+  const write = (method: string, path: string, body?: unknown, idem: string | null = crypto.randomUUID(), extra: Record<string, string> = {}) =>
+    mgWrite(s, method, path, key, body, idem, extra);
   const get = (path: string) => s.mg(path, key);
   return { studio, key, write, get };
 }

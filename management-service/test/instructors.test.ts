@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { Instructor, InstructorPage } from '@studio/shared/schemas/instructors';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { mgWrite } from './fixtures';
 
 let s: Stack;
 let key: string;
@@ -15,8 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const write = (method: string, path: string, k: string, body: unknown) =>
-  s.mg(path, k, { method, headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() }, body: JSON.stringify(body) });
+const write = (method: string, path: string, k: string, body: unknown) => mgWrite(s, method, path, k, body);
 
 describe('instructors', () => {
   test('create: 201, the record, a Location; defaults applied', async () => {

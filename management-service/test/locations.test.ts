@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { Location, LocationPage, Room, RoomPage } from '@studio/shared/schemas/locations';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { mgWrite } from './fixtures';
 
 let s: Stack;
 let key: string;
@@ -15,12 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const write = (method: string, path: string, k: string, body?: unknown) =>
-  s.mg(path, k, {
-    method,
-    headers: { 'idempotency-key': crypto.randomUUID(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+const write = (method: string, path: string, k: string, body?: unknown) => mgWrite(s, method, path, k, body);
 const createLocation = async (k: string, body: Record<string, unknown> = {}) => {
   const res = await write('POST', '/v1/locations', k, { name: 'Main hall', ...body });
   expect(res.status).toBe(201);

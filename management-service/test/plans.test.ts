@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { Plan, PlanPage } from '@studio/shared/schemas/plans';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { mgWrite } from './fixtures';
 
 let s: Stack;
 let key: string;
@@ -15,12 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const write = (method: string, path: string, k: string, body?: unknown) =>
-  s.mg(path, k, {
-    method,
-    headers: { 'idempotency-key': crypto.randomUUID(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+const write = (method: string, path: string, k: string, body?: unknown) => mgWrite(s, method, path, k, body);
 
 const membership = { priceCents: 9900, currency: 'USD', interval: 'month' };
 const classPack = { priceCents: 12000, currency: 'EUR', classCount: 10, validityDays: 90 };

@@ -3,6 +3,7 @@ import { Value } from '@sinclair/typebox/value';
 import { newId } from '@studio/shared';
 import { Program, ProgramPage } from '@studio/shared/schemas/programs';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { mgWrite } from './fixtures';
 
 let s: Stack;
 let key: string;
@@ -20,12 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const write = (method: string, path: string, k: string, body?: unknown) =>
-  s.mg(path, k, {
-    method,
-    headers: { 'idempotency-key': crypto.randomUUID(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+const write = (method: string, path: string, k: string, body?: unknown) => mgWrite(s, method, path, k, body);
 const create = async (k: string, body: Record<string, unknown>) => {
   const res = await write('POST', '/v1/programs', k, body);
   expect(res.status).toBe(201);
