@@ -19,6 +19,7 @@ import { createApiKey } from '../gateway/src/keys/store';
 import { migrate } from './lib/migrate';
 import { seedBenchStudio } from './bench/seed';
 import { runWrk, type WrkResult } from './bench/wrk';
+import { freePorts } from './lib/ports';
 
 const root = join(import.meta.dir, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -38,19 +39,12 @@ if (!Bun.which('taskset')) {
   process.exit(1);
 }
 
-async function freePort(): Promise<number> {
-  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
-}
-
 const base = loadConfig();
 const dbName = `studio_bench_${randomBase62(8).toLowerCase()}`;
 const dbUrl = new URL(base.DATABASE_URL);
 dbUrl.pathname = `/${dbName}`;
 const prefix = `bench_${randomBase62(8)}:`;
-const [sfPort, mgPort, dashPort, sfServicePort, mgServicePort, helloPort] = await Promise.all(Array.from({ length: 6 }, freePort));
+const [sfPort, mgPort, dashPort, sfServicePort, mgServicePort, helloPort] = (await freePorts(6)) as [number, number, number, number, number, number];
 const env: Record<string, string> = {
   ...(process.env as Record<string, string>),
   DATABASE_URL: dbUrl.href,

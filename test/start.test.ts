@@ -10,22 +10,23 @@ import { createSql, type Sql } from '@studio/shared/db';
 import { createApiKey } from '@studio/gateway/keys/store';
 import { createStudio } from '../scripts/lib/studios';
 import { expectProblem } from './harness';
+import { freePorts } from '../scripts/lib/ports';
 
 const root = join(import.meta.dir, '..');
 const base = process.env.TEST_DATABASE_URL!;
 const dbName = `studio_start_${randomBase62(8).toLowerCase()}`; // not created: start must create and migrate it
 const dbUrl = Object.assign(new URL(base), { pathname: `/${dbName}` }).href;
-const port = 41000 + Math.floor(Math.random() * 3000) * 5;
+const [port, p1, p2, p3, p4] = (await freePorts(5)) as [number, number, number, number, number];
 const env: Record<string, string> = {
   ...(process.env as Record<string, string>),
   DATABASE_URL: dbUrl,
   REDIS_URL: process.env.TEST_REDIS_URL!,
   REDIS_PREFIX: `start_${randomBase62(6)}:`,
   ACTIVITY_FLUSH_MS: '600000', // only the shutdown flush can write the entries below
-  STOREFRONT_PORT: String(port), MANAGEMENT_PORT: String(port + 1), DASHBOARD_PORT: String(port + 2),
-  STOREFRONT_SERVICE_PORT: String(port + 3), MANAGEMENT_SERVICE_PORT: String(port + 4),
-  STOREFRONT_SERVICE_URL: `http://127.0.0.1:${port + 3}`, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${port + 4}`,
-  STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${port}`, MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${port + 1}`, DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${port + 2}`,
+  STOREFRONT_PORT: String(port), MANAGEMENT_PORT: String(p1), DASHBOARD_PORT: String(p2),
+  STOREFRONT_SERVICE_PORT: String(p3), MANAGEMENT_SERVICE_PORT: String(p4),
+  STOREFRONT_SERVICE_URL: `http://127.0.0.1:${p3}`, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${p4}`,
+  STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${port}`, MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${p1}`, DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${p2}`,
 };
 
 let proc: ReturnType<typeof Bun.spawn>;
@@ -42,6 +43,7 @@ beforeAll(async () => {
     output += new TextDecoder().decode(value);
   }
   reader.releaseLock();
+  if (!output.includes('Studio API is running')) console.error(await new Response(proc.stderr as ReadableStream).text());
   sql = createSql(dbUrl, { max: 2 });
 }, 30_000);
 
@@ -57,8 +59,8 @@ afterAll(async () => {
 test('bun run start migrates a new database, starts everything and prints the three URLs', () => {
   expect(output).toContain('migrations applied: 00001_init.sql, 00002_activity_without_foreign_keys.sql');
   expect(output).toContain(`Storefront  http://127.0.0.1:${port}/v1`);
-  expect(output).toContain(`Management  http://127.0.0.1:${port + 1}/v1`);
-  expect(output).toContain(`Dashboard   http://127.0.0.1:${port + 2}`);
+  expect(output).toContain(`Management  http://127.0.0.1:${p1}/v1`);
+  expect(output).toContain(`Dashboard   http://127.0.0.1:${p2}`);
 });
 
 test('a publishable key answers 200 on the Storefront and 401 on Management; SIGTERM flushes activity', async () => {
@@ -68,9 +70,9 @@ test('a publishable key answers 200 on the Storefront and 401 on Management; SIG
   expect(ok.status).toBe(200);
   expect(ok.headers.get('content-type')).toStartWith('application/json');
   expect(await ok.json()).toEqual({ instructors: [] });
-  await expectProblem(await fetch(`http://127.0.0.1:${port + 1}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } }), 401, 'api_key_wrong_kind');
+  await expectProblem(await fetch(`http://127.0.0.1:${p1}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } }), 401, 'api_key_wrong_kind');
   // the internal ports refuse callers who skip the gateway
-  await expectProblem(await fetch(`http://127.0.0.1:${port + 3}/v1/instructors`), 401, 'gateway_signature_invalid');
+  await expectProblem(await fetch(`http://127.0.0.1:${p3}/v1/instructors`), 401, 'gateway_signature_invalid');
 
   expect((await sql`select count(*)::int as n from activity`)[0]!.n).toBe(0);
   proc.kill('SIGTERM');

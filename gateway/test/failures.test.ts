@@ -1,6 +1,7 @@
 /** The gateway when its neighbours fail: a dead Redis, a dead or slow service. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { freePort } from '../../scripts/lib/ports';
 
 describe('Redis unreachable', () => {
   let s: Stack;
@@ -25,8 +26,9 @@ describe('Redis unreachable', () => {
 describe('Redis dies under a running gateway', () => {
   let s: Stack;
   let proc: ReturnType<typeof Bun.spawn>;
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  let port = 0;
   beforeAll(async () => {
+    port = await freePort();
     proc = Bun.spawn(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdout: 'ignore', stderr: 'ignore' });
     for (let i = 0; i < 50 && !(await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } }).then((c) => (c.end(), true), () => false)); i++) await Bun.sleep(50);
     s = await startStack({ gatewayRedisUrl: `redis://127.0.0.1:${port}` });

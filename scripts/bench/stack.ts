@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { loadConfig } from '@studio/shared';
 import { migrate } from '../lib/migrate';
+import { freePorts } from '../lib/ports';
 import postgres from 'postgres';
 
 export const root = join(import.meta.dir, '../..');
@@ -34,9 +35,8 @@ export async function startBenchStack(serverCore = '0'): Promise<BenchStack> {
   const u = new URL(base);
   u.pathname = `/${db}`;
   await migrate(u.href);
-  const ports = { STOREFRONT_PORT: 0, MANAGEMENT_PORT: 0, DASHBOARD_PORT: 0, STOREFRONT_SERVICE_PORT: 0, MANAGEMENT_SERVICE_PORT: 0 };
-  let p = 49100 + Math.floor(Math.random() * 500) * 5;
-  for (const k of Object.keys(ports) as (keyof typeof ports)[]) ports[k] = p++;
+  const [a, b, c, d, e] = await freePorts(5);
+  const ports = { STOREFRONT_PORT: a, MANAGEMENT_PORT: b, DASHBOARD_PORT: c, STOREFRONT_SERVICE_PORT: d, MANAGEMENT_SERVICE_PORT: e };
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     DATABASE_URL: u.href,
