@@ -31,10 +31,14 @@ const PRUNE_EVERY_MS = 3_600_000;
 
 /**
  * Activity rows and last-used stamps, written in batches off the request path.
- * A failed flush keeps the rows for the next one (bounded); `close` flushes all.
+ * Each entry becomes its COPY line at once, so the buffer holds plain strings rather
+ * than thousands of live objects. A failed flush keeps the rows for the next one
+ * (bounded); `close` flushes all.
  */
 export class ActivityWriter {
-  private buf: ActivityEntry[] = [];
+  private lines: string[] = [];
+  /** Newest use per key since the last flush, in ms. */
+  private lastUsed = new Map<string, number>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> | null = null;
   private pruner: ReturnType<typeof setInterval> | null = null;
@@ -60,8 +64,9 @@ export class ActivityWriter {
   }
 
   record(e: ActivityEntry) {
-    if (this.buf.length >= MAX_BUFFER) this.buf.shift();
-    this.buf.push(e);
+    if (this.lines.length >= MAX_BUFFER) this.lines.shift();
+    this.lines.push(copyLine(e));
+    this.lastUsed.set(e.keyId, e.at.getTime());
   }
 
   flush(): Promise<void> {
@@ -70,27 +75,33 @@ export class ActivityWriter {
   }
 
   private async drain() {
-    while (this.buf.length) {
-      const batch = this.buf.slice(0, BATCH);
+    while (this.lines.length || this.lastUsed.size) {
+      const batch = this.lines.slice(0, BATCH);
+      const used = this.lastUsed;
+      this.lastUsed = new Map();
       try {
-        const lastUsed = new Map<string, Date>();
-        for (const e of batch) lastUsed.set(e.keyId, e.at);
         await this.sql.begin(async (tx) => {
           // a crash may lose the last moment of the log, as the in-memory buffer already can; no fsync wait per batch
           await tx`set local synchronous_commit = off`;
-          // COPY is Postgres's cheapest way in: one text stream, no per-row parameters
-          const stream = await tx`copy activity (studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at) from stdin`.writable();
-          stream.write(batch.map(copyLine).join(''));
-          stream.end();
-          await finished(stream);
-          await tx`
-            update api_keys k set last_used_at = greatest(k.last_used_at, u.at)
-            from unnest(${[...lastUsed.keys()]}::text[], ${[...lastUsed.values()].map((d) => d.toISOString())}::timestamptz[]) as u(id, at)
-            where k.id = u.id`;
+          if (batch.length) {
+            // COPY is Postgres's cheapest way in: one text stream, no per-row parameters
+            const stream = await tx`copy activity (studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at) from stdin`.writable();
+            stream.write(batch.join(''));
+            stream.end();
+            await finished(stream);
+          }
+          if (used.size) {
+            await tx`
+              update api_keys k set last_used_at = greatest(k.last_used_at, u.at)
+              from unnest(${[...used.keys()]}::text[], ${[...used.values()].map((ms) => new Date(ms).toISOString())}::timestamptz[]) as u(id, at)
+              where k.id = u.id`;
+          }
         });
-        this.buf.splice(0, batch.length);
+        this.lines.splice(0, batch.length);
       } catch (err) {
-        log('warn', 'activity flush failed; will retry', { error: String(err), pending: this.buf.length });
+        // keep what was not written; a newer use recorded meanwhile wins
+        for (const [id, ms] of used) if ((this.lastUsed.get(id) ?? 0) < ms) this.lastUsed.set(id, ms);
+        log('warn', 'activity flush failed; will retry', { error: String(err), pending: this.lines.length });
         return;
       }
     }
