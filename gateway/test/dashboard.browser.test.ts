@@ -17,8 +17,12 @@ let browser: Browser;
 beforeAll(async () => {
   s = await startStack();
   await mkdir(SHOTS, { recursive: true });
+  const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  if (!(await Bun.file(executablePath).exists())) {
+    throw new Error(`the browser tests need Chromium at ${executablePath}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  }
   browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
+    executablePath,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
