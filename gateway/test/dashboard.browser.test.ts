@@ -202,15 +202,18 @@ test('without JavaScript: create a key and revoke it through the confirmation pa
   const form = page.locator('form', { has: page.getByRole('button', { name: 'Create secret key' }) });
   await form.getByLabel('Name').fill('no-js');
   await form.getByLabel('read-all').check();
-  await form.getByRole('button', { name: 'Create secret key' }).click();
+  await Promise.all([page.waitForURL(`${s.dashboardUrl}/keys`), form.getByRole('button', { name: 'Create secret key' }).click()]);
   const key = (await page.locator('#new-key').textContent())!.trim();
   expect((await s.mg('/v1/instructors', key)).status).toBe(200);
   await page.goto(`${s.dashboardUrl}/keys`);
-  await page.locator('tr', { hasText: 'no-js' }).getByRole('button', { name: 'Revoke' }).click();
+  // wait for the navigation the click starts, so the heading read is the confirmation page's
+  await Promise.all([
+    page.waitForURL(/\/keys\/key_[0-9A-Za-z]+\/revoke$/),
+    page.locator('tr', { hasText: 'no-js' }).getByRole('button', { name: 'Revoke' }).click(),
+  ]);
   await expect(page.locator('h1').textContent()).resolves.toBe('Revoke “no-js”?');
   expect((await s.mg('/v1/instructors', key)).status).toBe(200);
-  await page.getByRole('button', { name: 'Revoke key' }).click();
-  await page.waitForURL(/\/keys\?revoked=/);
+  await Promise.all([page.waitForURL(/\/keys\?revoked=/), page.getByRole('button', { name: 'Revoke key' }).click()]);
   expect((await s.mg('/v1/instructors', key)).status).toBe(401);
   await context.close();
 }, 60_000);

@@ -1,8 +1,16 @@
 /** Small HTTP helpers shared by the gateway and the services. */
+import { randomBase62 } from './base62';
+
 export const JSON_TYPE = 'application/json';
 
+/**
+ * Unique, not secret: a random prefix per process and a counter (a UUID per request cost
+ * more than the rest of a cached answer's bookkeeping). Sorts by time within a process.
+ */
+const processPrefix = `req_${randomBase62(10)}`;
+let counter = 0;
 export function newRequestId(): string {
-  return `req_${Bun.randomUUIDv7('base64url')}`;
+  return `${processPrefix}${(counter++).toString(36).padStart(8, '0')}`;
 }
 
 /** Strong ETag of a body (a fast non-cryptographic 64-bit hash is enough to tell versions apart). */
