@@ -34,12 +34,6 @@ export const CreateInstructorBody = t.Object({
 }, { additionalProperties: false });
 export type CreateInstructorBody = Static<typeof CreateInstructorBody>;
 
-export const UpdateInstructorBody = t.Object({
-  name: t.Optional(fields.name),
-  email: t.Optional(fields.email),
-  bio: t.Optional(fields.bio),
-  photoUrl: t.Optional(fields.photoUrl),
-  disciplines: t.Optional(fields.disciplines),
-  active: t.Optional(fields.active),
-}, { additionalProperties: false });
+/** Any of the create fields; absent ones keep their value. */
+export const UpdateInstructorBody = t.Partial(CreateInstructorBody);
 export type UpdateInstructorBody = Static<typeof UpdateInstructorBody>;
