@@ -19,7 +19,7 @@ export const classRoutes = (deps: ManagementDeps) =>
       return pageOf(p, await listClasses(deps.sql, caller.studioId, p), classJson);
     }, { query: PageQuery, ...mgRoute('managementListClasses', 'List classes', { 200: ClassPage }, {}, 'Ordered by createdAt, then id.') })
     .post(pathOf('managementCreateClass'), ({ caller, request, body }) =>
-      runWrite(deps, caller, request, body, (tx) => createClass(tx, caller.studioId, body), { storefront: true }), {
+      runWrite(deps, caller, request, body, (tx) => createClass(tx, caller.studioId, body)), {
       body: CreateClassBody,
       ...mgRoute('managementCreateClass', 'Create a class', { 201: Class }, {
         409: ['instructor_double_booked'],
@@ -27,7 +27,7 @@ export const classRoutes = (deps: ManagementDeps) =>
       }, 'Creates the class and all its occurrences (`recurrence`) in one transaction: if any occurrence double-books the instructor, nothing is created.'),
     })
     .patch(pathOf('managementUpdateClass'), ({ caller, request, body, params }) =>
-      runWrite(deps, caller, request, body, (tx) => updateClass(tx, caller.studioId, params.classId, body), { storefront: true }), {
+      runWrite(deps, caller, request, body, (tx) => updateClass(tx, caller.studioId, params.classId, body)), {
       body: UpdateClassBody,
       params: ClassParams,
       ...mgRoute('managementUpdateClass', 'Update a class', { 200: Class }, {
@@ -35,7 +35,7 @@ export const classRoutes = (deps: ManagementDeps) =>
       }, '`instructorId`, `durationMinutes` and `capacity` also apply to the occurrences that have not started.'),
     })
     .delete(pathOf('managementCancelClass'), ({ caller, request, params }) =>
-      runWrite(deps, caller, request, undefined, (tx) => cancelClass(tx, caller.studioId, params.classId), { storefront: true }), {
+      runWrite(deps, caller, request, undefined, (tx) => cancelClass(tx, caller.studioId, params.classId)), {
       params: ClassParams,
       ...mgRoute('managementCancelClass', 'Cancel a class', { 200: Class }, { 404: ['not_found'] }, 'The class and its future occurrences become `cancelled`; the answer is the class in its final state.'),
     });

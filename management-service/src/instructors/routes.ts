@@ -9,8 +9,6 @@ import { listInstructors } from './queries';
 import { createInstructor, updateInstructor } from './service';
 
 const params = t.Object({ instructorId: t.String({ maxLength: 64 }) });
-// Active instructors appear on the Storefront: every write tells the gateways to drop cached copies.
-const storefront = { storefront: true };
 
 /** Instructors (contract §8): list, create, update. Inactive instructors stay listed here. */
 export const instructorRoutes = (deps: ManagementDeps) =>
@@ -22,12 +20,12 @@ export const instructorRoutes = (deps: ManagementDeps) =>
       runWrite(deps, caller, request, body, async (tx) => {
         const instructor = await createInstructor(tx, caller.studioId, body);
         return { status: 201, body: instructor, location: `/v1/instructors/${instructor.id}` };
-      }, storefront), {
+      }), {
       body: CreateInstructorBody,
       ...mgRoute('managementCreateInstructor', 'Create an instructor', { 201: Instructor }),
     })
     .patch(pathOf('managementUpdateInstructor'), ({ caller, request, body, params: { instructorId } }) =>
-      runWrite(deps, caller, request, body, async (tx) => ({ status: 200, body: await updateInstructor(tx, caller.studioId, instructorId, body) }), storefront), {
+      runWrite(deps, caller, request, body, async (tx) => ({ status: 200, body: await updateInstructor(tx, caller.studioId, instructorId, body) })), {
       params,
       body: UpdateInstructorBody,
       ...mgRoute('managementUpdateInstructor', 'Update an instructor', { 200: Instructor }, { 404: ['not_found'] }, 'Only the fields sent change.'),

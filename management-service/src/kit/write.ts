@@ -2,7 +2,6 @@ import { AppError, problemBody, PROBLEM_CONTENT_TYPE, type Caller, type Config }
 import { translatePgError } from '@studio/shared/pg-errors';
 import type { Sql, Tx } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
-import { publishStorefrontChange } from '@studio/shared/invalidation';
 import {
   cachedRecord, cacheRecord, findRecord, fingerprintOf, insertRecord, MAX_KEY_LENGTH, releaseLock, RETENTION_S,
   sweepExpired, takeLock, tryKeyLock, type StoredResponse,
@@ -28,11 +27,6 @@ export interface WriteDeps {
  * a process killed between commit and reply.
  */
 export const writeHooks: { afterCommit?: (info: { studioId: string; key: string }) => void } = {};
-
-export interface WriteOptions {
-  /** The write changes what the Storefront shows: tell the gateways to drop their cached copies. */
-  storefront?: boolean;
-}
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
@@ -88,12 +82,12 @@ type Outcome = { kind: 'busy' } | { kind: 'existing'; rec: StoredResponse & { tt
  *     { body: CreatePlanBody })
  *
  * The fingerprint is method + path + `body` as canonical JSON (keys sorted): pass the
- * validated body as received (or undefined for a body-less DELETE / POST). Pass
- * `{ storefront: true }` when the write changes public Storefront data.
+ * validated body as received (or undefined for a body-less DELETE / POST). Cached
+ * Storefront answers need no call here: the gateway drops them on every successful write.
  */
 export async function runWrite(
   deps: WriteDeps, caller: Caller, request: Request, body: unknown,
-  action: (tx: Tx) => Promise<WriteResult>, options: WriteOptions = {},
+  action: (tx: Tx) => Promise<WriteResult>,
 ): Promise<Response> {
   const { sql, redis, config } = deps;
   const prefix = config.REDIS_PREFIX;
@@ -155,7 +149,6 @@ export async function runWrite(
   writeHooks.afterCommit?.({ studioId, key });
   await cacheRecord(redis, prefix, studioId, key, outcome.rec, RETENTION_S);
   await release();
-  if (options.storefront) await publishStorefrontChange(redis, prefix, studioId);
   if (Math.random() < 0.01) sweepExpired(sql);
   return respond(outcome.rec, false);
 }

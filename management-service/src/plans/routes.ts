@@ -9,8 +9,6 @@ import { listPlans } from './queries';
 import * as svc from './service';
 
 const params = t.Object({ planId: t.String({ maxLength: 64 }) });
-// Public active plans appear on the Storefront: every write tells the gateways to drop cached copies.
-const storefront = { storefront: true };
 const CONFIGS = 'Config by type: `membership` {priceCents ≥ 0, currency, interval week|month|year, intervalCount 1..12 (default 1), classesPerInterval ≥ 1 or null (default, unlimited)}; `class_pack` {priceCents, currency, classCount 1..1000, validityDays 1..3650}; `drop_in` {priceCents, currency}. A missing, extra or out-of-range field is 422 `invalid_plan_config` with `errors`.';
 
 /** Plans (contract §8): config checked against the type; DELETE archives. */
@@ -23,19 +21,19 @@ export const planRoutes = (deps: ManagementDeps) =>
       runWrite(deps, caller, request, body, async (tx) => {
         const plan = await svc.createPlan(tx, caller.studioId, body);
         return { status: 201, body: plan, location: `/v1/plans/${plan.id}` };
-      }, storefront), {
+      }), {
       body: CreatePlanBody,
       ...mgRoute('managementCreatePlan', 'Create a plan', { 201: Plan }, { 422: ['invalid_plan_config'] }, CONFIGS),
     })
     .patch(pathOf('managementUpdatePlan'), ({ caller, request, body, params: { planId } }) =>
-      runWrite(deps, caller, request, body, async (tx) => ({ status: 200, body: await svc.updatePlan(tx, caller.studioId, planId, body) }), storefront), {
+      runWrite(deps, caller, request, body, async (tx) => ({ status: 200, body: await svc.updatePlan(tx, caller.studioId, planId, body) })), {
       params,
       body: UpdatePlanBody,
       ...mgRoute('managementUpdatePlan', 'Update a plan', { 200: Plan }, { 404: ['not_found'], 422: ['invalid_plan_config'] },
         `\`type\` cannot change; a new \`config\` is checked against the stored type. ${CONFIGS}`),
     })
     .delete(pathOf('managementArchivePlan'), ({ caller, request, params: { planId } }) =>
-      runWrite(deps, caller, request, undefined, async (tx) => ({ status: 200, body: await svc.archivePlan(tx, caller.studioId, planId) }), storefront), {
+      runWrite(deps, caller, request, undefined, async (tx) => ({ status: 200, body: await svc.archivePlan(tx, caller.studioId, planId) })), {
       params,
       ...mgRoute('managementArchivePlan', 'Archive a plan', { 200: Plan }, { 404: ['not_found'] }, 'The plan becomes `archived` (it stays listed); the answer is the plan in its final state.'),
     });

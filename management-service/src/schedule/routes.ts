@@ -33,7 +33,7 @@ export const scheduleRoutes = (deps: ManagementDeps) =>
         'Occurrences ordered by startsAt, then id. Filters: `from` (inclusive), `to` (exclusive), `classId`, `instructorId`; a cursor keeps the filters it was made with.'),
     })
     .patch(pathOf('managementRescheduleOccurrence'), ({ caller, request, body, params }) =>
-      runWrite(deps, caller, request, body, (tx) => rescheduleOccurrence(tx, caller.studioId, params.occurrenceId, body), { storefront: true }), {
+      runWrite(deps, caller, request, body, (tx) => rescheduleOccurrence(tx, caller.studioId, params.occurrenceId, body)), {
       body: RescheduleBody,
       params: t.Object({ occurrenceId: t.String({ maxLength: 64 }) }),
       ...mgRoute('managementRescheduleOccurrence', 'Reschedule an occurrence', { 200: Occurrence }, {
