@@ -2,17 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { Coupon, CouponPage } from '@studio/shared/schemas/coupons';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
-import { mgWrite } from './fixtures';
+import { mgWrite, twoStudios } from './fixtures';
 
 let s: Stack;
 let key: string;
 let otherKey: string;
 beforeAll(async () => {
   s = await startStack();
-  const a = await s.studio();
-  const b = await s.studio();
-  key = (await s.key(a.id, 'secret', ['coupons:read', 'coupons:write'])).key;
-  otherKey = (await s.key(b.id, 'secret', ['coupons:read', 'coupons:write'])).key;
+  ({ key, otherKey } = await twoStudios(s, ['coupons:read', 'coupons:write']));
 });
 afterAll(() => s.close());
 

@@ -1,5 +1,5 @@
 /** Shared setup of the Management tests (classes, schedule, members, idempotency, pagination). */
-import { newId, SCOPES } from '@studio/shared';
+import { newId, SCOPES, type Scope } from '@studio/shared';
 import type { Stack } from '../../test/harness';
 
 export const HOUR = 3_600_000;
@@ -17,6 +17,13 @@ export async function plan(s: Stack, studioId: string, status = 'active'): Promi
   const id = newId('plan');
   await s.sql`insert into plans ${s.sql({ id, studioId, name: 'Drop-in', type: 'drop_in', config: s.sql.json({ priceCents: 1500, currency: 'USD' }), status })}`;
   return id;
+}
+
+/** Two studios with a secret key each holding `scopes`: the second is the "other studio" of the 404 rules. */
+export async function twoStudios(s: Stack, scopes: Scope[], input: { timezone?: string } = {}) {
+  const a = await s.studio(input);
+  const b = await s.studio();
+  return { studioId: a.id, otherStudioId: b.id, key: (await s.key(a.id, 'secret', scopes)).key, otherKey: (await s.key(b.id, 'secret', scopes)).key };
 }
 
 /** A Management write through the gateway with a fresh Idempotency-Key, and a JSON body when one is given. */

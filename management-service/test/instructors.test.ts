@@ -2,17 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { Instructor, InstructorPage } from '@studio/shared/schemas/instructors';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
-import { mgWrite } from './fixtures';
+import { mgWrite, twoStudios } from './fixtures';
 
 let s: Stack;
 let key: string;
 let otherKey: string;
 beforeAll(async () => {
   s = await startStack();
-  const a = await s.studio();
-  const b = await s.studio();
-  key = (await s.key(a.id, 'secret', ['instructors:read', 'instructors:write'])).key;
-  otherKey = (await s.key(b.id, 'secret', ['instructors:read', 'instructors:write'])).key;
+  ({ key, otherKey } = await twoStudios(s, ['instructors:read', 'instructors:write']));
 });
 afterAll(() => s.close());
 

@@ -2,17 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { Location, LocationPage, Room, RoomPage } from '@studio/shared/schemas/locations';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
-import { mgWrite } from './fixtures';
+import { mgWrite, twoStudios } from './fixtures';
 
 let s: Stack;
 let key: string;
 let otherKey: string;
 beforeAll(async () => {
   s = await startStack();
-  const a = await s.studio({ timezone: 'Europe/Berlin' });
-  const b = await s.studio();
-  key = (await s.key(a.id, 'secret', ['locations:read', 'locations:write'])).key;
-  otherKey = (await s.key(b.id, 'secret', ['locations:read', 'locations:write'])).key;
+  ({ key, otherKey } = await twoStudios(s, ['locations:read', 'locations:write'], { timezone: 'Europe/Berlin' }));
 });
 afterAll(() => s.close());
 

@@ -2,17 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { Plan, PlanPage } from '@studio/shared/schemas/plans';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
-import { mgWrite } from './fixtures';
+import { mgWrite, twoStudios } from './fixtures';
 
 let s: Stack;
 let key: string;
 let otherKey: string;
 beforeAll(async () => {
   s = await startStack();
-  const a = await s.studio();
-  const b = await s.studio();
-  key = (await s.key(a.id, 'secret', ['plans:read', 'plans:write'])).key;
-  otherKey = (await s.key(b.id, 'secret', ['plans:read', 'plans:write'])).key;
+  ({ key, otherKey } = await twoStudios(s, ['plans:read', 'plans:write']));
 });
 afterAll(() => s.close());
 

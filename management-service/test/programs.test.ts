@@ -3,7 +3,7 @@ import { Value } from '@sinclair/typebox/value';
 import { newId } from '@studio/shared';
 import { Program, ProgramPage } from '@studio/shared/schemas/programs';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
-import { mgWrite } from './fixtures';
+import { mgWrite, twoStudios } from './fixtures';
 
 let s: Stack;
 let key: string;
@@ -12,12 +12,7 @@ let studioId: string;
 let otherStudioId: string;
 beforeAll(async () => {
   s = await startStack();
-  const a = await s.studio();
-  const b = await s.studio();
-  studioId = a.id;
-  otherStudioId = b.id;
-  key = (await s.key(a.id, 'secret', ['programs:read', 'programs:write'])).key;
-  otherKey = (await s.key(b.id, 'secret', ['programs:read', 'programs:write'])).key;
+  ({ studioId, otherStudioId, key, otherKey } = await twoStudios(s, ['programs:read', 'programs:write']));
 });
 afterAll(() => s.close());
 
