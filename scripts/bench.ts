@@ -10,18 +10,13 @@
  * (default 1). Postgres and Redis run where the OS puts them. Each server is measured
  * alone (the hello-world is stopped before the gateway runs).
  */
-import postgres from 'postgres';
-import { join } from 'node:path';
-import { loadConfig } from '@studio/shared';
 import { createSql } from '@studio/shared/db';
-import { randomBase62 } from '@studio/shared/base62';
 import { createApiKey } from '../gateway/src/keys/store';
-import { migrate } from './lib/migrate';
 import { seedBenchStudio } from './bench/seed';
 import { runWrk, type WrkResult } from './bench/wrk';
 import { freePorts } from './lib/ports';
+import { createBenchStack, waitFor } from './bench/stack';
 
-const root = join(import.meta.dir, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
@@ -39,52 +34,12 @@ if (!Bun.which('taskset')) {
   process.exit(1);
 }
 
-const base = loadConfig();
-const dbName = `studio_bench_${randomBase62(8).toLowerCase()}`;
-const dbUrl = new URL(base.DATABASE_URL);
-dbUrl.pathname = `/${dbName}`;
-const prefix = `bench_${randomBase62(8)}:`;
-const [sfPort, mgPort, dashPort, sfServicePort, mgServicePort, helloPort] = (await freePorts(6)) as [number, number, number, number, number, number];
-const env: Record<string, string> = {
-  ...(process.env as Record<string, string>),
-  DATABASE_URL: dbUrl.href,
-  REDIS_PREFIX: prefix,
-  STOREFRONT_PORT: String(sfPort), MANAGEMENT_PORT: String(mgPort), DASHBOARD_PORT: String(dashPort),
-  STOREFRONT_SERVICE_PORT: String(sfServicePort), MANAGEMENT_SERVICE_PORT: String(mgServicePort),
-  STOREFRONT_SERVICE_URL: `http://127.0.0.1:${sfServicePort}`, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${mgServicePort}`,
-  STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${sfPort}`,
-  // One load generator is one client address: lift the limits so the bench measures serving, not 429s
-  // (the limiter still runs its Redis check on every request).
-  RATE_LIMIT_PUBLISHABLE_CLIENT: '1000000:1000000',
-  RATE_LIMIT_PUBLISHABLE: '1000000:1000000',
-  LOG_LEVEL: 'warn',
-};
-
-const children: ReturnType<typeof Bun.spawn>[] = [];
-function spawnPinned(name: string, args: string[]) {
-  const child = Bun.spawn(['taskset', '-c', SERVER_CPU, ...args], { cwd: root, env: { ...env, SERVICE_NAME: name }, stdout: 'ignore', stderr: 'inherit' });
-  children.push(child);
-  return child;
-}
-async function waitFor(url: string, init?: RequestInit) {
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(url, { ...init, signal: AbortSignal.timeout(1000) })).ok) return;
-    } catch {}
-    await Bun.sleep(50);
-  }
-  throw new Error(`not ready: ${url}`);
-}
-async function stop(child: ReturnType<typeof Bun.spawn>) {
-  child.kill('SIGTERM');
-  await Promise.race([child.exited, Bun.sleep(5_000).then(() => child.kill('SIGKILL'))]);
-}
-
-const sql = createSql(dbUrl.href, { max: 4 });
+const stack = await createBenchStack(SERVER_CPU);
+const [helloPort] = (await freePorts(1)) as [number];
+const sql = createSql(stack.config.DATABASE_URL, { max: 4 });
 let failed = false;
 try {
-  console.log(`bench: database ${dbName}, Redis prefix ${prefix}, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}, ${CONNECTIONS} connections, ${SECONDS} s each`);
-  await migrate(dbUrl.href);
+  console.log(`bench: database ${stack.dbName}, Redis prefix ${stack.config.REDIS_PREFIX}, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}, ${CONNECTIONS} connections, ${SECONDS} s each`);
   const t0 = performance.now();
   const seed = await seedBenchStudio(sql);
   console.log(`seeded ${seed.instructors} instructors, ${seed.classes} classes, ${seed.occurrences} occurrences in ${Math.round(performance.now() - t0)} ms`);
@@ -102,18 +57,15 @@ try {
   console.log('\nEXPLAIN (ANALYZE) of the classes query:\n' + plan.map((r) => `  ${r['QUERY PLAN'] ?? r.queryPlan}`).join('\n'));
 
   // (b) plain Bun.serve hello-world, alone on the server CPU
-  const hello = spawnPinned('hello', ['bun', '-e', `Bun.serve({ hostname: '127.0.0.1', port: ${helloPort}, fetch: () => new Response('Hello, world!') })`]);
+  const hello = stack.spawn('hello', ['bun', '-e', `Bun.serve({ hostname: '127.0.0.1', port: ${helloPort}, fetch: () => new Response('Hello, world!') })`]);
   await waitFor(`http://127.0.0.1:${helloPort}/`);
   await runWrk(`http://127.0.0.1:${helloPort}/`, { connections: CONNECTIONS, seconds: 2, cpu: LOAD_CPU }); // warm-up
   const helloResult = await runWrk(`http://127.0.0.1:${helloPort}/`, { connections: CONNECTIONS, seconds: SECONDS, cpu: LOAD_CPU });
-  await stop(hello);
+  await stack.stopChild(hello);
 
   // (a) the Storefront through the gateway
-  spawnPinned('storefront-service', ['bun', 'storefront-service/src/main.ts']);
-  spawnPinned('gateway', ['bun', 'gateway/src/main.ts']);
-  await waitFor(`http://127.0.0.1:${sfServicePort}/readyz`);
-  await waitFor(`http://127.0.0.1:${sfPort}/readyz`);
-  const url = `http://127.0.0.1:${sfPort}${PATH}`;
+  await stack.start(['storefront-service', 'gateway']);
+  const url = `${stack.config.STOREFRONT_PUBLIC_URL}${PATH}`;
   // what a browser on a studio's site sends; the uncompressed answer is measured too, below
   const headers = { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip, deflate, br' };
   const plainHeaders = { authorization: `Bearer ${key}`, 'accept-encoding': 'identity' };
@@ -146,17 +98,7 @@ try {
   console.error(`bench failed: ${(err as Error).stack ?? err}`);
   failed = true;
 } finally {
-  await Promise.all(children.map(stop));
   await sql.end({ timeout: 2 });
-  const admin = postgres(base.DATABASE_URL.replace(/\/[^/]*$/, '/postgres'), { max: 1, onnotice: () => {} });
-  await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch((e) => console.error(`cleanup: ${e.message}`));
-  await admin.end();
-  const { createClient } = await import('redis');
-  const redis = createClient({ url: base.REDIS_URL });
-  try {
-    await redis.connect();
-    for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) if (keys.length) await redis.del(keys);
-    await redis.quit();
-  } catch {}
+  await stack.stop();
 }
 process.exit(failed ? 1 : 0);

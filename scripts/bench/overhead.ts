@@ -8,7 +8,7 @@ import { signedHeaders } from '@studio/shared';
 import { createSql } from '@studio/shared/db';
 import { createApiKey } from '@studio/gateway/keys/store';
 import { createStudio } from '../lib/studios';
-import { startBenchStack } from './stack';
+import { createBenchStack } from './stack';
 import { runWrk, type WrkResult } from './wrk';
 
 if (!Bun.which('wrk')) {
@@ -16,7 +16,8 @@ if (!Bun.which('wrk')) {
   process.exit(1);
 }
 const seconds = Number(process.argv[2] ?? 10);
-const stack = await startBenchStack();
+const stack = await createBenchStack();
+await stack.start();
 try {
   const sql = createSql(stack.config.DATABASE_URL, { max: 2 });
   const { studio } = await createStudio(sql, { name: 'Bench' });

@@ -1,76 +1,100 @@
 /**
- * A throwaway stack for benchmarks: a fresh database, the three processes started
- * as in production (separate Bun processes), pinned to one core with taskset when
- * available so the load generator gets the other.
+ * A throwaway stack for benchmarks: a fresh database and Redis namespace, free ports,
+ * and the services started as in production (separate Bun processes) on the server
+ * core, so the load generator gets the other. `stop` removes everything it made.
  */
 import { join } from 'node:path';
+import postgres from 'postgres';
+import { createClient } from 'redis';
 import { loadConfig } from '@studio/shared';
+import { randomBase62 } from '@studio/shared/base62';
 import { migrate } from '../lib/migrate';
 import { freePorts } from '../lib/ports';
-import postgres from 'postgres';
 
 export const root = join(import.meta.dir, '../..');
-export const hasTaskset = Bun.which('taskset') !== null;
-export const pin = (core: string, cmd: string[]) => (hasTaskset ? ['taskset', '-c', core, ...cmd] : cmd);
 
-export interface BenchStack {
-  env: Record<string, string>;
-  config: ReturnType<typeof loadConfig>;
-  stop(): Promise<void>;
-}
+const ENTRIES = {
+  'storefront-service': 'storefront-service/src/main.ts',
+  'management-service': 'management-service/src/main.ts',
+  gateway: 'gateway/src/main.ts',
+} as const;
+export type BenchProcess = keyof typeof ENTRIES;
 
-async function waitReady(url: string) {
-  for (let i = 0; i < 150; i++) {
+export async function waitFor(url: string) {
+  for (let i = 0; i < 200; i++) {
     try {
-      if ((await fetch(url)).ok) return;
+      if ((await fetch(url, { signal: AbortSignal.timeout(1000) })).ok) return;
     } catch {}
-    await Bun.sleep(100);
+    await Bun.sleep(50);
   }
   throw new Error(`not ready: ${url}`);
 }
 
-export async function startBenchStack(serverCore = '0'): Promise<BenchStack> {
-  const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const db = `studio_bench_${Date.now()}`;
-  const u = new URL(base);
-  u.pathname = `/${db}`;
-  await migrate(u.href);
-  const [a, b, c, d, e] = await freePorts(5);
-  const ports = { STOREFRONT_PORT: a, MANAGEMENT_PORT: b, DASHBOARD_PORT: c, STOREFRONT_SERVICE_PORT: d, MANAGEMENT_SERVICE_PORT: e };
+export async function createBenchStack(serverCpu = '0') {
+  const base = loadConfig();
+  const dbName = `studio_bench_${randomBase62(8).toLowerCase()}`;
+  const dbUrl = Object.assign(new URL(base.DATABASE_URL), { pathname: `/${dbName}` }).href;
+  await migrate(dbUrl);
+  const [sf, mg, dash, sfService, mgService] = (await freePorts(5)) as [number, number, number, number, number];
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
-    DATABASE_URL: u.href,
-    REDIS_PREFIX: `bench_${Date.now()}:`,
-    STOREFRONT_SERVICE_URL: `http://127.0.0.1:${ports.STOREFRONT_SERVICE_PORT}`,
-    MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${ports.MANAGEMENT_SERVICE_PORT}`,
-    STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${ports.STOREFRONT_PORT}`,
-    MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${ports.MANAGEMENT_PORT}`,
-    DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${ports.DASHBOARD_PORT}`,
-    // measure the request path, not the limiter's refusals
+    DATABASE_URL: dbUrl,
+    REDIS_PREFIX: `bench_${randomBase62(8)}:`,
+    STOREFRONT_PORT: String(sf), MANAGEMENT_PORT: String(mg), DASHBOARD_PORT: String(dash),
+    STOREFRONT_SERVICE_PORT: String(sfService), MANAGEMENT_SERVICE_PORT: String(mgService),
+    STOREFRONT_SERVICE_URL: `http://127.0.0.1:${sfService}`, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${mgService}`,
+    STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${sf}`, MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${mg}`, DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${dash}`,
+    // One load generator is one client address: lift the limits so a bench measures serving, not 429s
+    // (the limiter still runs; it leases tokens from Redis).
     RATE_LIMIT_PUBLISHABLE_CLIENT: '1000000:1000000',
     RATE_LIMIT_PUBLISHABLE: '1000000:1000000',
     RATE_LIMIT_SECRET: '1000000:1000000',
     LOG_LEVEL: 'warn',
-    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
   };
   const config = loadConfig(env);
+  const children: ReturnType<typeof Bun.spawn>[] = [];
   // BENCH_PROFILE_DIR=dir: the gateway writes a CPU profile (markdown) there when it stops
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const procs = ['storefront-service/src/main.ts', 'management-service/src/main.ts', 'gateway/src/main.ts'].map((entry) =>
-    Bun.spawn(pin(serverCore, ['bun', ...(entry.startsWith('gateway') ? profile : []), join(root, entry)]), { cwd: root, env, stdout: 'ignore', stderr: 'inherit' }),
-  );
-  await waitReady(`${env.STOREFRONT_SERVICE_URL}/readyz`);
-  await waitReady(`${env.MANAGEMENT_SERVICE_URL}/readyz`);
-  await waitReady(`${env.STOREFRONT_PUBLIC_URL}/readyz`);
+
+  /** A process on the server core, stopped with the stack. */
+  function spawn(name: string, args: string[]) {
+    const child = Bun.spawn(['taskset', '-c', serverCpu, ...args], { cwd: root, env: { ...env, SERVICE_NAME: name }, stdout: 'ignore', stderr: 'inherit' });
+    children.push(child);
+    return child;
+  }
+
+  async function stopChild(child: ReturnType<typeof Bun.spawn>) {
+    child.kill('SIGTERM');
+    await Promise.race([child.exited, Bun.sleep(5_000).then(() => child.kill('SIGKILL'))]);
+  }
+
   return {
     env,
     config,
+    dbName,
+    spawn,
+    stopChild,
+    /** Starts these processes and waits until each is ready. */
+    async start(names: BenchProcess[] = ['storefront-service', 'management-service', 'gateway']) {
+      for (const name of names) spawn(name, ['bun', ...(name === 'gateway' ? profile : []), join(root, ENTRIES[name])]);
+      const ready: Record<BenchProcess, string> = {
+        'storefront-service': `${env.STOREFRONT_SERVICE_URL}/readyz`,
+        'management-service': `${env.MANAGEMENT_SERVICE_URL}/readyz`,
+        gateway: `${env.STOREFRONT_PUBLIC_URL}/readyz`,
+      };
+      for (const name of names) await waitFor(ready[name]);
+    },
     async stop() {
-      for (const p of procs) p.kill('SIGTERM');
-      await Promise.all(procs.map((p) => p.exited));
-      const admin = postgres(base, { max: 1, onnotice: () => {} });
-      await admin.unsafe(`drop database if exists ${db} with (force)`);
+      await Promise.all(children.map(stopChild));
+      const admin = postgres(Object.assign(new URL(base.DATABASE_URL), { pathname: '/postgres' }).href, { max: 1, onnotice: () => {} });
+      await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch((e) => console.error(`cleanup: ${e.message}`));
       await admin.end();
+      const redis = createClient({ url: config.REDIS_URL });
+      try {
+        await redis.connect();
+        for await (const keys of redis.scanIterator({ MATCH: `${config.REDIS_PREFIX}*`, COUNT: 1000 })) if (keys.length) await redis.del(keys);
+        await redis.quit();
+      } catch {}
     },
   };
 }
