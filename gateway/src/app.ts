@@ -5,7 +5,7 @@ import { KeyResolver } from './keys/resolver';
 import { redisNames } from './keys/channels';
 import { RateLimiter } from './forward/ratelimit';
 import { ActivityWriter } from './activity/writer';
-import { createSurfaceHandler } from './surface';
+import { CORS_HEADERS, createSurfaceHandler } from './surface';
 import { createDocsHandler } from './docs';
 import { createDashboard } from './dashboard';
 import { StorefrontCache } from './forward/storefront-cache';
@@ -32,7 +32,7 @@ export function createGateway(deps: GatewayDeps) {
   });
   const activity = new ActivityWriter(sql, config.ACTIVITY_FLUSH_MS);
   const docs = createDocsHandler(config, sql, redis);
-  const storefrontCache = new StorefrontCache({ publish: (studioId) => publishStorefrontChange(redis, config.REDIS_PREFIX, studioId) });
+  const storefrontCache = new StorefrontCache({ headers: CORS_HEADERS, publish: (studioId) => publishStorefrontChange(redis, config.REDIS_PREFIX, studioId) });
   const surfaceDeps = { config, keys, limiter, activity, docs, storefrontCache };
 
   /**

@@ -23,7 +23,7 @@ export interface SurfaceDeps {
 type Server = { requestIP(req: Request): { address: string } | null };
 
 const KIND_OF: Record<Surface, 'publishable' | 'secret'> = { storefront: 'publishable', management: 'secret' };
-const CORS_HEADERS = {
+export const CORS_HEADERS = {
   'access-control-allow-origin': '*',
   'access-control-expose-headers': 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Location, Idempotent-Replayed',
 };
@@ -50,12 +50,20 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
   const trusted = new Set(config.TRUSTED_PROXIES.split(',').map((s) => s.trim()).filter(Boolean));
   const cors = surface === 'storefront';
 
+  /** Authorization headers already parsed and hashed: a site's visitors all send the same one. */
+  const parsedHeaders = new Map<string, { hash: string }>();
+
   /** The key text's hash, or why the header is unusable (format and checksum: no lookup needed). */
   function parseAuthorization(header: string | null): { hash: string } | { problem: ProblemCode } {
     if (!header) return { problem: 'api_key_missing' };
+    const known = parsedHeaders.get(header);
+    if (known) return known;
     const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
     if (!m || !parseKey(m[1]!)) return { problem: 'api_key_invalid' };
-    return { hash: hashKey(m[1]!) };
+    const parsed = { hash: hashKey(m[1]!) };
+    if (parsedHeaders.size >= 10_000) parsedHeaders.clear();
+    parsedHeaders.set(header, parsed);
+    return parsed;
   }
 
   function judge(key: KeyRecord | null, hash: string): Auth {
@@ -128,7 +136,7 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
       activity.record({
         studioId: key.studioId, keyId: key.id, operationId: c.op?.id ?? null, method: c.method, path: c.path,
         status: res.status, outcome: outcomeOf(res.status), durationMs: Math.round((performance.now() - c.started) * 100) / 100,
-        requestId: c.requestId, at: new Date(),
+        requestId: c.requestId, at: Date.now(),
       });
     }
     return extra === null ? res : decorate(res, c.requestId, extra);
@@ -155,7 +163,7 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
       return done(c, fail('scope_required', requestId, { detail: `This operation needs the ${op.scope} scope.`, extra: { requiredScope: op.scope } }));
     }
     const group = limiter.groupFor(k.id, k.kind, k.kind === 'publishable' ? clientAddress(c.req, c.server) : '');
-    const limit = limiter.peek(group);
+    const limit = limiter.peek(group, auth.hash);
     if (limit !== undefined) return afterLimit(c, auth, op, limit);
     return limiter.check(auth.hash, group).then((l) => afterLimit(c, auth, op, l));
   }
@@ -176,7 +184,8 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
     const k = auth.key;
     const caller: Caller = { studioId: k.studioId, keyId: k.id, scopes: k.scopes, operationId: op.id, requestId };
     if (sfCache?.enabled) {
-      const extra = surfaceHeaders(requestId, rl);
+      // the cache's answers already carry the surface's fixed headers (CORS_HEADERS)
+      const extra = rl ? { [REQUEST_ID]: requestId, ...rl } : { [REQUEST_ID]: requestId };
       const hit = sfCache.lookup(k.studioId, StorefrontCache.keyOf(c.pathAndQuery), req.headers.get('if-none-match'), req.headers.get('accept-encoding'), extra);
       if (hit) return done(c, hit, null);
       return viaCache(sfCache, req, c.pathAndQuery, caller, extra).then((res) => done(c, res, null), (err) => upstreamFailure(c, err, rl));

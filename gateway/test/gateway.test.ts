@@ -175,7 +175,7 @@ test('activity paths with tabs, newlines and backslashes are stored exactly', as
   const { key, id } = await s.key(st.id, 'publishable');
   const odd = '/v1/a%09b/c\\d';
   await s.sf(odd, key);
-  await s.gateway.activity.record({ studioId: st.id, keyId: id, operationId: null, method: 'GET', path: '/x\ty\nz\\w\r', status: 404, outcome: 'client_error', durationMs: 0.5, requestId: 'req_odd', at: new Date() });
+  await s.gateway.activity.record({ studioId: st.id, keyId: id, operationId: null, method: 'GET', path: '/x\ty\nz\\w\r', status: 404, outcome: 'client_error', durationMs: 0.5, requestId: 'req_odd', at: Date.now() });
   await s.gateway.activity.flush();
   const rows = await s.sql<{ path: string }[]>`select path from activity where key_id = ${id} order by id`;
   expect(rows.map((r) => r.path)).toEqual([new URL(`http://x${odd}`).pathname, '/x\ty\nz\\w\r']);

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { RateLimiter } from '../src/forward/ratelimit';
+import { redisNames } from '../src/keys/channels';
 
 let s: Stack;
 beforeAll(async () => (s = await startStack({ env: { RATE_LIMIT_SECRET: '1:3', RATE_LIMIT_PUBLISHABLE_CLIENT: '1:2', RATE_LIMIT_PUBLISHABLE: '1:100' } })));
@@ -33,4 +35,27 @@ test('a publishable key is limited per client address', async () => {
   const c = await s.sf('/v1/instructors', key);
   expect([a.status, b.status, c.status]).toEqual([200, 200, 429]);
   expect(c.headers.get('ratelimit-policy')).toBe('"client";q=1;w=1, "key";q=1;w=1');
+});
+
+test('a lease half spent is renewed in the background, so a steady stream never waits on Redis; a revoked marker found then drops the lease', async () => {
+  const prefix = `${s.config.REDIS_PREFIX}lease_${Date.now()}:`;
+  const limiter = new RateLimiter(s.redis, redisNames(prefix), { secret: '1000:1000', publishableClient: '1:1', publishable: '1:1' });
+  const g = limiter.groupFor('key_lease', 'secret', '');
+  expect(g.lease).toBe(50);
+  expect(limiter.peek(g, 'hash_a')).toBeUndefined(); // no lease yet: the first request asks Redis
+  expect((await limiter.check('hash_a', g))?.allowed).toBe(true);
+  // 200 requests, each answered from memory: renewals run while tokens remain
+  for (let i = 0; i < 200; i++) {
+    const r = limiter.peek(g, 'hash_a');
+    expect(r?.allowed).toBe(true);
+    if (g.pending) await g.pending;
+  }
+  expect(g.left).toBeGreaterThan(0);
+
+  await s.redis.set(redisNames(prefix).revoked('hash_a'), '1');
+  while (!g.pending) expect(limiter.peek(g, 'hash_a')?.allowed).toBe(true);
+  await g.pending;
+  await Bun.sleep(0);
+  expect(limiter.peek(g, 'hash_a')).toBeUndefined();
+  expect((await limiter.check('hash_a', g))?.revoked).toBe(true);
 });

@@ -3,10 +3,11 @@ import { etagMatches } from '@studio/shared';
 /** An upstream answer as kept (or, for a non-cacheable one, as shared between the waiters of one fill). */
 interface Snapshot {
   status: number;
-  body: ArrayBuffer;
+  /** Blobs: every response shares the bytes instead of copying them (a copy per hit is garbage per hit). */
+  body: Blob;
   headers: Record<string, string>;
   /** The same answer gzipped once at fill time, for the clients (every browser) that accept it. */
-  gzip: Uint8Array<ArrayBuffer> | null;
+  gzip: Blob | null;
   gzipHeaders: Record<string, string>;
   etag: string | null;
 }
@@ -36,13 +37,13 @@ const GZIP_MIN_BYTES = 1024;
 
 export const acceptsGzip = (acceptEncoding: string | null) => !!acceptEncoding && /\bgzip\b(?!;q=0(\.0*)?(,|$))/i.test(acceptEncoding);
 
-function variants(body: ArrayBuffer, headers: Record<string, string>): { plain: Record<string, string>; gzip: Uint8Array<ArrayBuffer> | null; gzipHeaders: Record<string, string> } {
+function variants(body: ArrayBuffer, headers: Record<string, string>): { plain: Record<string, string>; gzip: Blob | null; gzipHeaders: Record<string, string> } {
   const vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
   const plain: Record<string, string> = { ...headers, vary };
   if (body.byteLength < GZIP_MIN_BYTES) return { plain, gzip: null, gzipHeaders: plain };
   // a different representation needs a different strong validator; a weak one still matches If-None-Match
   const gzipHeaders = { ...plain, 'content-encoding': 'gzip', ...(headers.etag ? { etag: `W/${headers.etag}` } : {}) };
-  return { plain, gzip: Bun.gzipSync(new Uint8Array(body)) as Uint8Array<ArrayBuffer>, gzipHeaders };
+  return { plain, gzip: new Blob([Bun.gzipSync(new Uint8Array(body))]), gzipHeaders };
 }
 
 const KEPT_HEADERS = ['content-type', 'etag', 'cache-control', 'vary'] as const;
@@ -53,6 +54,8 @@ export interface StorefrontCacheOptions {
   maxEntries?: number;
   maxEntriesPerStudio?: number;
   maxBodyBytes?: number;
+  /** Fixed headers of every cached answer (the surface's CORS headers), merged in once at fill time. */
+  headers?: Record<string, string>;
   /** Tells the other gateway replicas (Redis pub/sub) that a studio's Storefront data changed. */
   publish?: (studioId: string) => Promise<void>;
 }
@@ -139,17 +142,18 @@ export class StorefrontCache {
 
   /** Snapshot of an upstream answer, kept when it is a 200 with an ETag and nothing changed since `token`. */
   private async keep(studioId: string, key: string, token: number, res: Response): Promise<Snapshot> {
-    const body = await res.arrayBuffer();
-    const all: Record<string, string> = {};
+    const bytes = await res.arrayBuffer();
+    const body = new Blob([bytes]);
+    const all: Record<string, string> = { ...this.o.headers };
     res.headers.forEach((v, k) => (all[k] = v));
     const etag = res.headers.get('etag');
     if (res.status !== 200 || !etag || !this.enabled) return { status: res.status, body, headers: all, gzip: null, gzipHeaders: all, etag: null };
-    const kept: Record<string, string> = {};
+    const kept: Record<string, string> = { ...this.o.headers };
     for (const h of KEPT_HEADERS) if (all[h] !== undefined) kept[h] = all[h]!;
-    const { plain, gzip, gzipHeaders } = variants(body, kept);
+    const { plain, gzip, gzipHeaders } = variants(bytes, kept);
     const entry: Entry = { status: 200, body, headers: plain, gzip, gzipHeaders, etag, expires: Date.now() + this.ttlMs };
     const fresh = this.flushedAt <= token && (this.droppedAt.get(studioId) ?? 0) <= token;
-    if (fresh && body.byteLength <= this.maxBody) this.put(studioId, key, entry);
+    if (fresh && bytes.byteLength <= this.maxBody) this.put(studioId, key, entry);
     return entry;
   }
 
