@@ -1,6 +1,7 @@
 import type { Sql } from '@studio/shared/db';
 import { finished } from 'node:stream/promises';
 import { log } from '@studio/shared';
+import { BinaryRows, COPY_COLUMNS, COPY_HEADER, COPY_TRAILER } from './copy-binary';
 
 export interface ActivityEntry {
   studioId: string;
@@ -12,36 +13,27 @@ export interface ActivityEntry {
   outcome: 'success' | 'client_error' | 'server_error';
   durationMs: number;
   requestId: string;
-  /** When the request arrived, in ms since the epoch. */
+  /** When the gateway answered, in ms since the epoch. */
   at: number;
 }
-
-/** COPY text format escapes for free text; ids, codes, numbers and times we made need none. */
-const copyText = (v: string) =>
-  /[\\\t\n\r]/.test(v) ? v.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r')) : v;
-/** Requests arrive many to a millisecond under load: format each millisecond once. */
-let isoMs = Number.NaN;
-let iso = '';
-const isoOf = (ms: number) => (ms === isoMs ? iso : ((isoMs = ms), (iso = new Date(ms).toISOString())));
-const copyLine = (e: ActivityEntry) =>
-  `${e.studioId}\t${e.keyId}\t${e.operationId ?? '\\N'}\t${copyText(e.method)}\t${copyText(e.path)}\t${e.status}\t${e.outcome}\t${e.durationMs}\t${e.requestId}\t${isoOf(e.at)}\n`;
 
 export const outcomeOf = (status: number): ActivityEntry['outcome'] =>
   status >= 500 ? 'server_error' : status >= 400 ? 'client_error' : 'success';
 
 const MAX_BUFFER = 50_000;
-const BATCH = 5_000;
+/** Chunks (of 256 KiB, about 1,500 rows) per COPY. */
+const BATCH_CHUNKS = 8;
 const RETENTION_DAYS = 90;
 const PRUNE_EVERY_MS = 3_600_000;
 
 /**
  * Activity rows and last-used stamps, written in batches off the request path.
- * Each entry becomes its COPY line at once, so the buffer holds plain strings rather
- * than thousands of live objects. A failed flush keeps the rows for the next one
- * (bounded); `close` flushes all.
+ * Each entry is encoded at once into binary COPY chunks, so the buffer holds a few
+ * byte arrays rather than thousands of live objects or strings. A failed flush keeps
+ * the rows for the next one (bounded: the oldest go first); `close` flushes all.
  */
 export class ActivityWriter {
-  private lines: string[] = [];
+  private rows = new BinaryRows();
   /** Newest use per key since the last flush, in ms. */
   private lastUsed = new Map<string, number>();
   private timer: ReturnType<typeof setInterval> | null = null;
@@ -69,8 +61,8 @@ export class ActivityWriter {
   }
 
   record(e: ActivityEntry) {
-    if (this.lines.length >= MAX_BUFFER) this.lines.shift();
-    this.lines.push(copyLine(e));
+    if (this.rows.count >= MAX_BUFFER) this.rows.dropOldest();
+    this.rows.add(e);
     this.lastUsed.set(e.keyId, e.at);
   }
 
@@ -80,19 +72,20 @@ export class ActivityWriter {
   }
 
   private async drain() {
-    while (this.lines.length || this.lastUsed.size) {
-      const batch = this.lines.slice(0, BATCH);
+    while (this.rows.count || this.lastUsed.size) {
+      const chunks = this.rows.take(BATCH_CHUNKS);
       const used = this.lastUsed;
       this.lastUsed = new Map();
       try {
         await this.sql.begin(async (tx) => {
           // a crash may lose the last moment of the log, as the in-memory buffer already can; no fsync wait per batch
           await tx`set local synchronous_commit = off`;
-          if (batch.length) {
-            // COPY is Postgres's cheapest way in: one text stream, no per-row parameters
-            const stream = await tx`copy activity (studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at) from stdin`.writable();
-            stream.write(batch.join(''));
-            stream.end();
+          if (chunks.length) {
+            // COPY is Postgres's cheapest way in, and its binary form needs no parsing
+            const stream = await tx.unsafe(`copy activity (${COPY_COLUMNS}) from stdin with (format binary)`).writable();
+            stream.write(COPY_HEADER);
+            for (const c of chunks) stream.write(c.bytes);
+            stream.end(COPY_TRAILER);
             await finished(stream);
           }
           if (used.size) {
@@ -102,11 +95,11 @@ export class ActivityWriter {
               where k.id = u.id`;
           }
         });
-        this.lines.splice(0, batch.length);
       } catch (err) {
         // keep what was not written; a newer use recorded meanwhile wins
+        this.rows.restore(chunks);
         for (const [id, ms] of used) if ((this.lastUsed.get(id) ?? 0) < ms) this.lastUsed.set(id, ms);
-        log('warn', 'activity flush failed; will retry', { error: String(err), pending: this.lines.length });
+        log('warn', 'activity flush failed; will retry', { error: String(err), pending: this.rows.count });
         return;
       }
     }

@@ -1,0 +1,99 @@
+/**
+ * Activity rows in Postgres's binary COPY format: no text to escape on our side and
+ * no timestamps or numbers to parse on the server's (about a third less work per row
+ * for both than the text format).
+ *
+ * Rows go into fixed-size chunks as they are recorded; a chunk is sent as it is.
+ * https://www.postgresql.org/docs/current/sql-copy.html#id-1.9.3.55.9.4
+ */
+import type { ActivityEntry } from './writer';
+
+/** `PGCOPY\n\377\r\n\0`, flags 0, no header extension. */
+export const COPY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);
+export const COPY_TRAILER = Buffer.from([0xff, 0xff]);
+
+/** The column list these rows fill, in order. */
+export const COPY_COLUMNS = 'studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at';
+const FIELDS = 10;
+/** Postgres timestamps count microseconds from 2000-01-01T00:00:00Z. */
+const PG_EPOCH_MS = 946_684_800_000;
+const CHUNK_BYTES = 256 * 1024;
+
+export interface Chunk {
+  bytes: Buffer;
+  rows: number;
+}
+
+export class BinaryRows {
+  /** Full chunks, oldest first, then the one being filled. */
+  readonly done: Chunk[] = [];
+  private buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  private pos = 0;
+  private rows = 0;
+  /** Rows held, sent or not yet. */
+  count = 0;
+
+  add(e: ActivityEntry) {
+    // worst case: every character three UTF-8 bytes
+    const texts = e.studioId.length + e.keyId.length + (e.operationId?.length ?? 0) + e.method.length + e.path.length + e.outcome.length + e.requestId.length;
+    const need = 2 + FIELDS * 4 + 2 + 4 + 8 + texts * 3;
+    if (this.pos + need > this.buf.length) this.seal(need);
+    const b = this.buf;
+    let p = this.pos;
+    b.writeInt16BE(FIELDS, p);
+    p = this.text(e.studioId, p + 2);
+    p = this.text(e.keyId, p);
+    p = e.operationId === null ? b.writeInt32BE(-1, p) : this.text(e.operationId, p);
+    p = this.text(e.method, p);
+    p = this.text(e.path, p);
+    p = b.writeInt32BE(2, p);
+    p = b.writeInt16BE(e.status, p);
+    p = this.text(e.outcome, p);
+    p = b.writeInt32BE(4, p);
+    p = b.writeFloatBE(e.durationMs, p);
+    p = this.text(e.requestId, p);
+    p = b.writeInt32BE(8, p);
+    // an exact integer below 2^53: split by hand rather than allocate a BigInt per row
+    const us = (e.at - PG_EPOCH_MS) * 1000;
+    const hi = Math.floor(us / 4294967296);
+    p = b.writeInt32BE(hi, p);
+    p = b.writeUInt32BE(us - hi * 4294967296, p);
+    this.pos = p;
+    this.rows++;
+    this.count++;
+  }
+
+  /** Takes up to `max` chunks of what was recorded so far, oldest first. */
+  take(max: number): Chunk[] {
+    if (this.rows) this.seal(0);
+    const taken = this.done.splice(0, max);
+    for (const c of taken) this.count -= c.rows;
+    return taken;
+  }
+
+  /** Puts chunks that could not be written back in front (a later flush retries them). */
+  restore(chunks: Chunk[]) {
+    this.done.unshift(...chunks);
+    for (const c of chunks) this.count += c.rows;
+  }
+
+  /** Drops the oldest chunk (the buffer is bounded when Postgres is away). */
+  dropOldest(): number {
+    const dropped = this.done.shift();
+    if (dropped) this.count -= dropped.rows;
+    return dropped?.rows ?? 0;
+  }
+
+  private text(s: string, p: number): number {
+    const n = this.buf.write(s, p + 4);
+    this.buf.writeInt32BE(n, p);
+    return p + 4 + n;
+  }
+
+  private seal(need: number) {
+    if (this.rows) this.done.push({ bytes: this.buf.subarray(0, this.pos), rows: this.rows });
+    this.buf = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, need));
+    this.pos = 0;
+    this.rows = 0;
+  }
+}
