@@ -1,5 +1,5 @@
 import {
-  hashKey, log, newRequestId, parseKey, problemResponse, REQUEST_ID,
+  hashKey, JSON_TYPE, log, newRequestId, parseKey, problemResponse, REQUEST_ID,
   type Caller, type Config, type Operation, type ProblemCode, type ProblemOptions, type Surface,
 } from '@studio/shared';
 import { compileRouter, type RouteMatch } from './forward/router';
@@ -106,8 +106,9 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
     const key = StorefrontCache.keyOf(pathAndQuery);
     const conditional = req.headers.get('if-none-match');
     const acceptEncoding = req.headers.get('accept-encoding');
-    // ask upstream unconditionally, so the full answer can be kept and shared
-    const load = () => forward(new Request(req.url, { headers: { 'accept': 'application/json' } }), pathAndQuery, caller, forwardOptions);
+    // the client's own validators stay here: upstream is asked for the full answer, or to confirm the kept one
+    const load = (etag: string | null) =>
+      forward(new Request(req.url, { headers: etag ? { accept: JSON_TYPE, 'if-none-match': etag } : { accept: JSON_TYPE } }), pathAndQuery, caller, forwardOptions);
     const stale = cache.stale(caller.studioId, key, conditional, acceptEncoding, extra);
     if (stale) {
       cache.fill(caller.studioId, key, null, null, load).catch((err) => log('warn', 'storefront cache refresh failed', { error: String(err) }));

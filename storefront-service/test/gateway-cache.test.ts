@@ -93,6 +93,30 @@ describe('StorefrontCache under load', () => {
     await c.fill('std_a', '/v1/site', null, null, missing);
     expect(calls).toBe(3);
   });
+  test('a refresh revalidates: upstream is asked with the kept ETag, and a 304 renews the entry as it is', async () => {
+    const c = live({ ttlMs: 1 });
+    const asked: (string | null)[] = [];
+    const first = await c.fill('std_a', '/v1/plans', null, 'gzip', async (etag) => (asked.push(etag), answer('{"plans":[1]}'.padEnd(2000))));
+    expect(first.headers.get('content-encoding')).toBe('gzip');
+    await Bun.sleep(5);
+    expect(c.lookup('std_a', '/v1/plans', null)).toBeNull(); // expired
+    const notModified = async (etag: string | null) => (asked.push(etag), etag ? new Response(null, { status: 304, headers: { etag } }) : answer('{"plans":[2]}'));
+    const renewed = await c.fill('std_a', '/v1/plans', null, null, notModified);
+    expect(asked).toEqual([null, '"v1"']);
+    expect((await renewed.text()).trim()).toBe('{"plans":[1]}');
+    expect(renewed.status).toBe(200);
+
+    // a write lands while the 304 is on its way: the kept bytes are not trusted, the answer is fetched in full
+    await Bun.sleep(5);
+    const racing = async (etag: string | null) => {
+      asked.push(etag);
+      if (etag) c.drop('std_a');
+      return etag ? new Response(null, { status: 304, headers: { etag } }) : answer('{"plans":[2]}', '"v2"');
+    };
+    expect(await (await c.fill('std_a', '/v1/plans', null, null, racing)).text()).toBe('{"plans":[2]}');
+    expect(asked.slice(2)).toEqual(['"v1"', null]);
+  });
+
   test('an expired entry is served while it refreshes; a dropped one never is', async () => {
     const c = live({ ttlMs: 1 });
     await c.store('std_a', '/v1/plans', c.token(), answer('old'));

@@ -1,3 +1,4 @@
+import { brotliDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { OPERATIONS, operationsOf } from '@studio/shared';
 import { publishStorefrontChange } from '@studio/shared/invalidation';
@@ -180,5 +181,22 @@ describe('compression', () => {
     }
     const refused = await s.sf('/v1/classes', key, { headers: { 'accept-encoding': 'gzip;q=0, identity' } });
     expect(refused.headers.get('content-encoding')).toBeNull();
+  });
+
+  test('a client that accepts brotli (every browser over HTTPS) gets it in preference to gzip; q=0 refuses it', async () => {
+    const plainBody = await (await s.sf('/v1/classes', key, { headers: { 'accept-encoding': 'identity' } })).text();
+    const gz = await fetch(`${s.storefrontUrl}/v1/classes`, { headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip' }, decompress: false } as RequestInit);
+    const gzBytes = (await gz.arrayBuffer()).byteLength;
+    for (const accept of ['gzip, deflate, br, zstd', 'br', 'br;q=0.5, gzip;q=0.4']) {
+      const raw = await fetch(`${s.storefrontUrl}/v1/classes`, { headers: { authorization: `Bearer ${key}`, 'accept-encoding': accept }, decompress: false } as RequestInit);
+      expect(raw.headers.get('content-encoding')).toBe('br');
+      expect(raw.headers.get('etag')).toBe(gz.headers.get('etag'));
+      const bytes = new Uint8Array(await raw.arrayBuffer());
+      expect(bytes.byteLength).toBeLessThan(gzBytes);
+      expect(new TextDecoder().decode(brotliDecompressSync(bytes))).toBe(plainBody);
+    }
+    const refused = await fetch(`${s.storefrontUrl}/v1/classes`, { headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'br;q=0, gzip' }, decompress: false } as RequestInit);
+    expect(refused.headers.get('content-encoding')).toBe('gzip');
+    await refused.arrayBuffer();
   });
 });
