@@ -180,3 +180,21 @@ test('activity paths with tabs, newlines and backslashes are stored exactly', as
   const rows = await s.sql<{ path: string }[]>`select path from activity where key_id = ${id} order by id`;
   expect(rows.map((r) => r.path)).toEqual([new URL(`http://x${odd}`).pathname, '/x\ty\nz\\w\r']);
 });
+
+test('a flush asked for while one is running still writes what was recorded after that one began; times and durations survive the binary COPY', async () => {
+  const st = await s.studio();
+  const { id } = await s.key(st.id, 'publishable');
+  const entry = (requestId: string, at: number) => ({ studioId: st.id, keyId: id, operationId: 'storefrontGetConfig', method: 'GET', path: '/v1/config', status: 200, outcome: 'success' as const, durationMs: 1.25, requestId, at });
+  const at = Date.parse('2026-11-22T10:11:12.345Z');
+  s.gateway.activity.record(entry('req_first', at));
+  const first = s.gateway.activity.flush();
+  s.gateway.activity.record(entry('req_second', at + 1));
+  await s.gateway.activity.flush();
+  await first;
+  const rows = await s.sql<{ requestId: string; at: Date; durationMs: number; status: number }[]>`
+    select request_id, at, duration_ms, status from activity where key_id = ${id} order by at`;
+  expect(rows.map((r) => [r.requestId, r.at.toISOString(), r.durationMs, r.status])).toEqual([
+    ['req_first', '2026-11-22T10:11:12.345Z', 1.25, 200],
+    ['req_second', '2026-11-22T10:11:12.346Z', 1.25, 200],
+  ]);
+});

@@ -1,4 +1,5 @@
 import type { Sql } from '@studio/shared/db';
+import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { log } from '@studio/shared';
 import { BinaryRows, COPY_COLUMNS, COPY_HEADER, COPY_TRAILER } from './copy-binary';
@@ -38,6 +39,7 @@ export class ActivityWriter {
   private lastUsed = new Map<string, number>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
   private pruner: ReturnType<typeof setInterval> | null = null;
 
   constructor(private sql: Sql, private intervalMs = 500) {}
@@ -66,25 +68,35 @@ export class ActivityWriter {
     this.lastUsed.set(e.keyId, e.at);
   }
 
+  /** Writes every entry recorded before the call (after the flush already running, if one is). */
   flush(): Promise<void> {
-    this.flushing ??= this.drain().finally(() => (this.flushing = null));
-    return this.flushing;
+    if (!this.flushing) return (this.flushing = this.drain().finally(() => (this.flushing = null)));
+    return (this.queued ??= this.flushing.then(() => {
+      this.queued = null;
+      return this.flush();
+    }));
   }
 
+  /**
+   * Writes what was recorded up to now, a transaction per batch. Rows recorded while it
+   * runs wait for the next flush: chasing them would turn the interval into a stream of
+   * tiny transactions.
+   */
   private async drain() {
-    while (this.rows.count || this.lastUsed.size) {
-      const chunks = this.rows.take(BATCH_CHUNKS);
-      const used = this.lastUsed;
-      this.lastUsed = new Map();
+    const chunks = this.rows.take(Number.POSITIVE_INFINITY);
+    let used = this.lastUsed;
+    this.lastUsed = new Map();
+    for (let i = 0; i < chunks.length || used.size; i += BATCH_CHUNKS) {
+      const batch = chunks.slice(i, i + BATCH_CHUNKS);
       try {
         await this.sql.begin(async (tx) => {
           // a crash may lose the last moment of the log, as the in-memory buffer already can; no fsync wait per batch
           await tx`set local synchronous_commit = off`;
-          if (chunks.length) {
+          if (batch.length) {
             // COPY is Postgres's cheapest way in, and its binary form needs no parsing
             const stream = await tx.unsafe(`copy activity (${COPY_COLUMNS}) from stdin with (format binary)`).writable();
             stream.write(COPY_HEADER);
-            for (const c of chunks) stream.write(c.bytes);
+            for (const c of batch) if (!stream.write(c.bytes)) await once(stream, 'drain');
             stream.end(COPY_TRAILER);
             await finished(stream);
           }
@@ -95,9 +107,10 @@ export class ActivityWriter {
               where k.id = u.id`;
           }
         });
+        used = new Map();
       } catch (err) {
-        // keep what was not written; a newer use recorded meanwhile wins
-        this.rows.restore(chunks);
+        // keep what was not written for the next flush; a newer use recorded meanwhile wins
+        this.rows.restore(chunks.slice(i));
         for (const [id, ms] of used) if ((this.lastUsed.get(id) ?? 0) < ms) this.lastUsed.set(id, ms);
         log('warn', 'activity flush failed; will retry', { error: String(err), pending: this.rows.count });
         return;
