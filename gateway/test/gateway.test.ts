@@ -198,3 +198,19 @@ test('a flush asked for while one is running still writes what was recorded afte
     ['req_second', '2026-11-22T10:11:12.346Z', 1.25, 200],
   ]);
 });
+
+test('entries a failed flush could not write are kept and written by the next one, once', async () => {
+  const st = await s.studio();
+  const { id } = await s.key(st.id, 'publishable');
+  s.gateway.activity.record({ studioId: st.id, keyId: id, operationId: null, method: 'GET', path: '/v1/nowhere', status: 404, outcome: 'client_error', durationMs: 0.1, requestId: 'req_kept', at: Date.now() });
+  await s.sql`alter table activity rename to activity_away`;
+  try {
+    await s.gateway.activity.flush(); // fails: no such table
+  } finally {
+    await s.sql`alter table activity_away rename to activity`;
+  }
+  expect(await s.sql`select 1 from activity where key_id = ${id}`).toHaveLength(0);
+  await s.gateway.activity.flush();
+  await s.gateway.activity.flush();
+  expect((await s.sql<{ requestId: string }[]>`select request_id from activity where key_id = ${id}`).map((r) => r.requestId)).toEqual(['req_kept']);
+});
