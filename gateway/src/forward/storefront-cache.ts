@@ -191,7 +191,7 @@ export class StorefrontCache {
         previous.expires = Date.now() + this.ttlMs;
         return previous;
       }
-      // dropped by a write meanwhile: the kept bytes are not what the 304 confirmed, so ask in full
+      // a write landed meanwhile and the 304 may predate it: ask again, in full
       const again = this.token();
       return this.keep(studioId, key, again, await load(null));
     }
