@@ -63,11 +63,11 @@ export class BinaryRows {
     this.count++;
   }
 
-  /** Takes up to `max` chunks of what was recorded so far, oldest first. */
-  take(max: number): Chunk[] {
+  /** Takes every chunk recorded so far, oldest first. */
+  take(): Chunk[] {
     if (this.rows) this.seal(0);
-    const taken = this.done.splice(0, max);
-    for (const c of taken) this.count -= c.rows;
+    const taken = this.done.splice(0);
+    this.count = 0;
     return taken;
   }
 

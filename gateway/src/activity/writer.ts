@@ -84,7 +84,7 @@ export class ActivityWriter {
    * tiny transactions.
    */
   private async drain() {
-    const chunks = this.rows.take(Number.POSITIVE_INFINITY);
+    const chunks = this.rows.take();
     let used = this.lastUsed;
     this.lastUsed = new Map();
     for (let i = 0; i < chunks.length || used.size; i += BATCH_CHUNKS) {
