@@ -136,17 +136,21 @@ export class RateLimiter {
 
   /** Background renewal: a revoked key's lease is dropped, so the next request asks `check` and learns it. */
   private renew(keyHash: string, g: Group) {
-    g.pending = this.refill(keyHash, g).finally(() => (g.pending = null));
-    g.pending.then((revoked) => {
+    this.refillOnce(keyHash, g).then((revoked) => {
       if (revoked) g.left = g.expires = 0;
     });
+  }
+
+  /** One Redis round trip per group at a time, shared by everyone who needs its answer. */
+  private refillOnce(keyHash: string, g: Group): Promise<boolean | null> {
+    return (g.pending ??= this.refill(keyHash, g).finally(() => (g.pending = null)));
   }
 
   async check(keyHash: string, g: Group): Promise<LimitResult | null> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const known = this.peek(g, keyHash);
       if (known !== undefined) return known;
-      const revoked = await (g.pending ??= this.refill(keyHash, g).finally(() => (g.pending = null)));
+      const revoked = await this.refillOnce(keyHash, g);
       if (revoked === null) return null;
       if (revoked) return { revoked: true, allowed: false, headers: {}, retryAfter: 0 };
     }
