@@ -11,6 +11,12 @@ import { createStudio, deleteStudio, publishSite, requireStudio } from './lib/st
 import { publishStorefrontChange } from '@studio/shared/invalidation';
 
 class UsageError extends Error {}
+class ShellExports {
+  constructor(readonly vars: Record<string, string>) {}
+  toString() {
+    return Object.entries(this.vars).map(([k, v]) => `export ${k}=${v}`).join('\n');
+  }
+}
 
 const USAGE = `usage: bun run admin <command> [options]
   migrate
@@ -21,15 +27,15 @@ const USAGE = `usage: bun run admin <command> [options]
   key:list --studio <id>
   site:publish --studio <id> --file site.json
   login-link --studio <id>
-  seed:demo`;
+  seed:demo [--export]      (--export: shell export lines for STUDIO_ID, PUBLISHABLE_KEY, SECRET_KEY)`;
 
 const [command, ...rest] = Bun.argv.slice(2);
 const OPTIONS = {
   name: { type: 'string' }, slug: { type: 'string' }, timezone: { type: 'string' }, 'admin-email': { type: 'string' },
   modes: { type: 'string' }, studio: { type: 'string' }, kind: { type: 'string' }, scopes: { type: 'string' },
-  key: { type: 'string' }, file: { type: 'string' },
+  key: { type: 'string' }, file: { type: 'string' }, export: { type: 'boolean' },
 } as const;
-let opts: Partial<Record<keyof typeof OPTIONS, string>> = {};
+let opts: Partial<Record<Exclude<keyof typeof OPTIONS, 'export'>, string>> & { export?: boolean } = {};
 
 const need = (name: keyof typeof opts): string => {
   const v = opts[name];
@@ -109,7 +115,10 @@ async function run(): Promise<unknown> {
     }
     case 'seed:demo': {
       const { seedDemo } = await import('./lib/seed');
-      return seedDemo(db(), config);
+      const demo = await seedDemo(db(), config);
+      if (!opts.export) return demo;
+      // for `eval "$(bun run --silent admin seed:demo --export)"`: the keys land in the shell, not in a file
+      return new ShellExports({ STUDIO_ID: demo.studio.id, PUBLISHABLE_KEY: demo.keys.publishable, SECRET_KEY: demo.keys.secret });
     }
     default:
       throw new UsageError(command ? `unknown command ${command}` : 'a command is required');
@@ -118,7 +127,7 @@ async function run(): Promise<unknown> {
 
 try {
   const out = await run();
-  console.log(JSON.stringify(out, null, 2));
+  console.log(out instanceof ShellExports ? String(out) : JSON.stringify(out, null, 2));
   await sql?.end({ timeout: 2 });
   process.exit(0);
 } catch (err) {

@@ -13,6 +13,7 @@ import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
 import { createStorefrontService } from '@studio/storefront-service';
 import { createManagementService } from '@studio/management-service';
 import { createStudio, deleteStudio, type StudioInput } from '../scripts/lib/studios';
+import { checkedSurfaces } from './documented';
 
 export interface StackOptions {
   /** Point the gateway (only) at another Redis, e.g. a dead one. */
@@ -96,6 +97,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req, server) => pick(holder.gw!)(req, server) });
   servers.push(serve((g) => g.storefront), serve((g) => g.management), serve((g) => g.dashboard));
   const [sfUrl, mgUrl, dbUrlPublic] = servers.map((s) => `http://127.0.0.1:${s.port}`) as [string, string, string];
+  checkedSurfaces.set(sfUrl, 'storefront');
+  checkedSurfaces.set(mgUrl, 'management');
   config = loadConfig({
     ...env,
     STOREFRONT_SERVICE_URL: storefrontServiceUrl,

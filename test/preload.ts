@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import postgres from 'postgres';
 import { MIGRATIONS_DIR, migrate } from '../scripts/lib/migrate';
+import { checkDocumented, checkedSurfaces } from './documented';
 
 async function dockerAnswers(): Promise<boolean> {
   const host = process.env.DOCKER_HOST;
@@ -53,6 +54,16 @@ if (!exists) {
 }
 await admin.end();
 process.env.TEST_TEMPLATE_DB = template;
+
+// Every answer from a registered gateway surface must match its OpenAPI document (test/documented.ts).
+const realFetch = globalThis.fetch;
+globalThis.fetch = Object.assign(async (input: string | URL | Request, init?: RequestInit) => {
+  const res = await realFetch(input, init);
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  const surface = checkedSurfaces.get(url.origin);
+  if (surface) await checkDocumented(surface, (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase(), url, res.clone());
+  return res;
+}, realFetch);
 
 afterAll(async () => {
   for (const stop of stops) await stop();

@@ -1,8 +1,10 @@
-import { PROBLEMS, newRequestId, problemResponse, signedHeaders, type Config, type Surface } from '@studio/shared';
+import { brotliCompressSync, constants } from 'node:zlib';
+import { PROBLEMS, problemResponse, problemTypeBase, type Config, type Surface } from '@studio/shared';
+import { openApiDocument } from '@studio/shared/openapi';
 import { pingSql, type Sql } from '@studio/shared/db';
 import { pingRedis, type Redis } from '@studio/shared/redis';
 
-export type DocsHandler = (surface: Surface, path: string, requestId: string) => Promise<Response>;
+export type DocsHandler = (surface: Surface, path: string, requestId: string, req: Request) => Promise<Response>;
 
 const escape = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -18,35 +20,79 @@ td{padding:.25rem .75rem;border-bottom:1px solid #ddd}tr:target{background:#fff3
 <table><thead><tr><th>code</th><th>status</th><th>title</th></tr></thead><tbody>${rows}</tbody></table></body></html>`;
 }
 
+/** Scalar's self-contained browser bundle, pinned in package.json and served by the gateway itself. */
+// the package exports no path to it, so it is found next to its main entry (dist/index.js)
+const SCALAR_PATH = Bun.fileURLToPath(new URL('./browser/standalone.js', import.meta.resolve('@scalar/api-reference')));
+
+/** A static asset kept in memory with its strong tag and brotli / gzip copies (Scalar's bundle is 4 MB raw). */
+interface Asset { identity: Blob; br: Blob; gzip: Blob; etag: string; type: string }
+async function loadAsset(path: string, type: string): Promise<Asset> {
+  const identity = new Uint8Array(await Bun.file(path).arrayBuffer());
+  return {
+    identity: new Blob([identity]), type,
+    br: new Blob([brotliCompressSync(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: 6 } })]),
+    gzip: new Blob([Bun.gzipSync(identity)]),
+    etag: `"${new Bun.CryptoHasher('sha256').update(identity).digest('base64url').slice(0, 22)}"`,
+  };
+}
+
+function serveAsset(asset: Asset, req: Request): Response {
+  const headers: Record<string, string> = { 'content-type': asset.type, etag: asset.etag, 'cache-control': 'public, max-age=86400', vary: 'Accept-Encoding' };
+  if (req.headers.get('if-none-match') === asset.etag) return new Response(null, { status: 304, headers });
+  const accept = req.headers.get('accept-encoding') ?? '';
+  if (/\bbr\b/.test(accept)) return new Response(asset.br, { headers: { ...headers, 'content-encoding': 'br' } });
+  if (/\bgzip\b/.test(accept)) return new Response(asset.gzip, { headers: { ...headers, 'content-encoding': 'gzip' } });
+  return new Response(asset.identity, { headers });
+}
+
+/** The API reference page: Scalar from this origin, reading this surface's document, no fonts or services from elsewhere. */
+function referencePage(surface: Surface): string {
+  const title = surface === 'storefront' ? 'Studio API: Storefront reference' : 'Studio API: Management reference';
+  // no hosted services (AI agent, MCP generator, proxy, fonts): everything the page needs comes from here
+  const configuration = {
+    url: '/openapi.json', withDefaultFonts: false, hideClientButton: true, showDeveloperTools: 'never', telemetry: false,
+    agent: { disabled: true }, mcp: { disabled: true }, defaultOpenAllTags: true,
+  };
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${title}</title></head><body>
+<div id="app" data-configuration="${escape(JSON.stringify(configuration))}"></div>
+<script src="/docs/scalar.js"></script><script src="/docs/reference.js"></script>
+<noscript><p>The interactive reference needs JavaScript. The OpenAPI document is at <a href="/openapi.json">/openapi.json</a>; problem codes at <a href="/docs/problems">/docs/problems</a>.</p></noscript>
+</body></html>`;
+}
+/** Mounts Scalar with the page's configuration (a file, not inline, so the CSP allows scripts from this origin only). */
+const REFERENCE_JS = "const app = document.getElementById('app');\nScalar.createApiReference(app, JSON.parse(app.dataset.configuration));\n";
+/** The browser may load nothing from another host, whatever the bundle tries (studios run this on closed networks). */
+const REFERENCE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; base-uri 'none'; frame-ancestors 'none'";
+
 /**
- * The gateway's keyless paths: its own health, and each surface's OpenAPI document
- * and docs page, fetched from the service that owns the routes (so they cannot drift).
+ * The gateway's keyless paths: its own health, each surface's OpenAPI document (built
+ * from the operations registry, as the services' routes are), the reference page and the
+ * problems page. Nothing is fetched from a service or another host.
  */
 export function createDocsHandler(config: Config, sql: Sql, redis: Redis | null): DocsHandler {
-  const cache = new Map<string, { body: ArrayBuffer; type: string }>();
   const page = problemsPage();
-  return async (surface, path, requestId) => {
+  const documents = new Map<Surface, string>();
+  const documentOf = (surface: Surface) => {
+    let doc = documents.get(surface);
+    if (!doc) {
+      doc = JSON.stringify(openApiDocument(surface, { publicUrl: surface === 'storefront' ? config.STOREFRONT_PUBLIC_URL : config.MANAGEMENT_PUBLIC_URL }));
+      documents.set(surface, doc);
+    }
+    return doc;
+  };
+  let scalar: Promise<Asset> | undefined;
+  return async (surface, path, requestId, req) => {
     if (path === '/healthz') return Response.json({ status: 'ok' });
     if (path === '/readyz') {
       const checks = { postgres: await pingSql(sql), redis: redis ? await pingRedis(redis) : false };
       return Response.json({ status: checks.postgres ? 'ok' : 'unavailable', checks }, { status: checks.postgres ? 200 : 503 });
     }
+    if (path === '/openapi.json') return new Response(documentOf(surface), { headers: { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' } });
+    if (path === '/docs') return new Response(referencePage(surface), { headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': REFERENCE_CSP } });
+    if (path === '/docs/reference.js') return new Response(REFERENCE_JS, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' } });
+    if (path === '/docs/scalar.js') return serveAsset(await (scalar ??= loadAsset(SCALAR_PATH, 'text/javascript; charset=utf-8')), req);
     if (path === '/docs/problems') return new Response(page, { headers: { 'content-type': 'text/html; charset=utf-8' } });
-    if (path !== '/openapi.json' && path !== '/docs') return problemResponse('route_not_found', requestId);
-    const id = `${surface}${path}`;
-    let hit = cache.get(id);
-    if (!hit) {
-      const upstream = surface === 'storefront' ? config.STOREFRONT_SERVICE_URL : config.MANAGEMENT_SERVICE_URL;
-      const caller = { studioId: '', keyId: '', scopes: [], operationId: 'docs', requestId: requestId || newRequestId() };
-      try {
-        const res = await fetch(upstream + path, { headers: signedHeaders(config.GATEWAY_SECRET, 'GET', path, caller), signal: AbortSignal.timeout(5_000) });
-        if (!res.ok) return problemResponse('service_unavailable', requestId, { detail: `The ${surface} service has no ${path}.` });
-        hit = { body: await res.arrayBuffer(), type: res.headers.get('content-type') ?? 'application/json' };
-        cache.set(id, hit);
-      } catch {
-        return problemResponse('service_unavailable', requestId, { detail: `The ${surface} service is unavailable.` });
-      }
-    }
-    return new Response(hit.body, { headers: { 'content-type': hit.type, 'cache-control': 'public, max-age=300' } });
+    return problemResponse('route_not_found', requestId, { typeBase: problemTypeBase(config, surface) });
   };
 }

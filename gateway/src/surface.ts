@@ -1,5 +1,5 @@
 import {
-  hashKey, JSON_TYPE, log, newRequestId, parseKey, problemResponse, REQUEST_ID,
+  hashKey, JSON_TYPE, log, newRequestId, parseKey, problemResponse, problemTypeBase, REQUEST_ID,
   type Caller, type Config, type Operation, type ProblemCode, type ProblemOptions, type Surface,
 } from '@studio/shared';
 import { compileRouter, type RouteMatch } from './forward/router';
@@ -93,7 +93,7 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
     return res;
   }
 
-  const typeBase = process.env.PROBLEM_TYPE_BASE ?? `${surface === 'storefront' ? config.STOREFRONT_PUBLIC_URL : config.MANAGEMENT_PUBLIC_URL}/docs/problems#`;
+  const typeBase = problemTypeBase(config, surface);
   const fail = (code: ProblemCode, requestId: string, o: ProblemOptions = {}) => problemResponse(code, requestId, { typeBase, ...o });
   const forwardOptions = { upstream, secret: config.GATEWAY_SECRET, timeoutMs: config.UPSTREAM_TIMEOUT_MS };
   const sfCache = surface === 'storefront' ? deps.storefrontCache : undefined;
@@ -212,8 +212,12 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
     const [path, pathAndQuery] = pathAndQueryOf(req.url);
     const method = req.method;
 
+    // the surface's front door leads a person (or a curl -L) to its reference
+    if ((path === '/' || path === '/v1' || path === '/v1/') && (method === 'GET' || method === 'HEAD')) {
+      return decorate(new Response(null, { status: 302, headers: { location: '/docs' } }), requestId);
+    }
     if (path === '/healthz' || path === '/readyz' || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/')) {
-      return docs(surface, path, requestId).then((res) => decorate(res, requestId));
+      return docs(surface, path, requestId, req).then((res) => decorate(res, requestId));
     }
     if (cors && method === 'OPTIONS') {
       return decorate(new Response(null, {

@@ -85,7 +85,7 @@ describe('route and method', () => {
   });
   test('known path, wrong method -> 405 with Allow, checked before the key', async () => {
     const res = await s.mg('/v1/classes/cls_x', null, { method: 'POST' });
-    expect(res.headers.get('allow')).toBe('PATCH, DELETE');
+    expect(res.headers.get('allow')).toBe('GET, PATCH, DELETE');
     await expectProblem(res, 405, 'method_not_allowed');
   });
   test('any write on the Storefront surface -> 405 problem+json', async () => {

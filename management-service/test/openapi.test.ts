@@ -17,6 +17,7 @@ describe('Management OpenAPI document', () => {
     const res = await fetch(`${s.managementUrl}/openapi.json`);
     expect(res.status).toBe(200);
     const doc = await res.json();
+    const response = (r: Record<string, any>) => (r.$ref ? doc.components.responses[r.$ref.split('/').pop()] : r);
     expect(doc.openapi).toStartWith('3.1');
     expect(doc.components.securitySchemes.SecretKeyAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     const ops = new Map<string, { method: string; path: string; op: Record<string, any> }>();
@@ -33,16 +34,16 @@ describe('Management OpenAPI document', () => {
       expect(found!.op.security).toEqual([{ SecretKeyAuth: [] }]);
       for (const status of ['401', '403', '429']) expect(found!.op.responses[status]).toBeDefined();
       if (o.method !== 'GET') {
-        expect(found!.op.responses['400'].description).toContain('idempotency_key_required');
-        expect(found!.op.responses['409'].description).toContain('idempotency_key_reused');
+        expect(response(found!.op.responses['400']).description).toContain('idempotency_key_required');
+        expect(response(found!.op.responses['409']).description).toContain('idempotency_key_reused');
         expect(found!.op.parameters.some((p: { name: string; in: string }) => p.name.toLowerCase() === 'idempotency-key' && p.in === 'header')).toBe(true);
       }
-      if (o.paginated) expect(found!.op.responses['400'].description).toContain('invalid_cursor');
+      if (o.paginated) expect(response(found!.op.responses['400']).description).toContain('invalid_cursor');
     }
-    expect(ops.get('managementCreateClass')!.op.responses['409'].description).toContain('instructor_double_booked');
-    expect(ops.get('managementCreateClass')!.op.responses['422'].description).toContain('unsupported_channel');
-    expect(ops.get('managementUpdateMember')!.op.responses['409'].description).toContain('last_admin');
-    expect(ops.get('managementRescheduleOccurrence')!.op.responses['409'].description).toContain('occurrence_cancelled');
+    expect(response(ops.get('managementCreateClass')!.op.responses['409']).description).toContain('instructor_double_booked');
+    expect(response(ops.get('managementCreateClass')!.op.responses['422']).description).toContain('unsupported_channel');
+    expect(response(ops.get('managementUpdateMember')!.op.responses['409']).description).toContain('last_admin');
+    expect(response(ops.get('managementRescheduleOccurrence')!.op.responses['409']).description).toContain('occurrence_cancelled');
     expect(Object.keys(doc.paths)).not.toContain('/healthz');
   });
 

@@ -1,5 +1,6 @@
 import { Type as T, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import type { Surface } from './operations';
 
 /** Token bucket `rate:burst`, e.g. `100:200`. */
 const Bucket = T.String({ pattern: '^\\d+(\\.\\d+)?:\\d+$' });
@@ -29,6 +30,8 @@ export const ConfigSchema = T.Object({
   UPSTREAM_TIMEOUT_MS: T.Integer({ minimum: 1, default: 10_000 }),
   /** How often the gateway writes its batched activity entries. */
   ACTIVITY_FLUSH_MS: T.Integer({ minimum: 10, default: 500 }),
+  /** Base of every problem `type` URI; empty means the surface's own `<public URL>/docs/problems#`. */
+  PROBLEM_TYPE_BASE: T.String({ default: '' }),
   LOG_LEVEL: T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error')], { default: 'info' }),
 });
 export type Config = Static<typeof ConfigSchema>;
@@ -62,6 +65,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid environment variable ${name}: ${err.message} (got ${JSON.stringify(raw[name] ?? null)})`);
   }
   return converted as Config;
+}
+
+/** The base of problem `type` URIs on a surface: the configured one, or the surface's own problems page. */
+export function problemTypeBase(config: Config, surface: Surface): string {
+  if (config.PROBLEM_TYPE_BASE) return config.PROBLEM_TYPE_BASE;
+  return `${surface === 'storefront' ? config.STOREFRONT_PUBLIC_URL : config.MANAGEMENT_PUBLIC_URL}/docs/problems#`;
 }
 
 export function parseBucket(spec: string): { rate: number; burst: number } {

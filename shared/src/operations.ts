@@ -1,8 +1,30 @@
 /**
- * THE operations table. Gateway routing, scope checks, activity labels, the
- * services' route registration and the OpenAPI documents all read it; a test
- * walks it. Paths use OpenAPI `{param}` syntax.
+ * THE operations registry. Each row is everything a route and its documentation need:
+ * surface, method, path, scope, summary, the request and success schemas, the problem
+ * codes of its own. Gateway routing and scopes, each service's route registration
+ * (`registerOperations`), the OpenAPI documents, the activity labels and the security
+ * test all derive from it. Paths use OpenAPI `{param}` syntax.
  */
+import type { TObject, TSchema } from '@sinclair/typebox';
+import { idPattern, type IdKind } from './ids';
+import type { ProblemCode } from './problem';
+import { PageQuery } from './schemas/page';
+import { Class, ClassPage, CreateClassBody, UpdateClassBody } from './schemas/classes';
+import { InviteMemberBody, Member, MemberPage, UpdateMemberBody } from './schemas/members';
+import { Occurrence, OccurrencePage, RescheduleBody, ScheduleQuery } from './schemas/schedule';
+import { UpdateContentBody, Video, VideoPage } from './schemas/content';
+import { CreatePlanBody, Plan, PlanPage, UpdatePlanBody } from './schemas/plans';
+import { CreateInstructorBody, Instructor, InstructorPage, UpdateInstructorBody } from './schemas/instructors';
+import {
+  CreateLocationBody, CreateRoomBody, Location, LocationPage, Room, RoomPage, UpdateLocationBody, UpdateRoomBody,
+} from './schemas/locations';
+import { Coupon, CouponPage, CreateCouponBody } from './schemas/coupons';
+import { CreateProgramBody, Program, ProgramPage, UpdateProgramBody } from './schemas/programs';
+import {
+  StorefrontClassList, StorefrontClassQuery, StorefrontConfig, StorefrontInstructorList, StorefrontPlanList,
+  StorefrontPolicies, StorefrontSite,
+} from './schemas/storefront';
+
 export const SCOPES = [
   'classes:read', 'classes:write', 'content:read', 'content:write',
   'coupons:read', 'coupons:write', 'instructors:read', 'instructors:write',
@@ -23,68 +45,203 @@ export interface Operation {
   readonly path: string;
   /** null on the Storefront surface, which needs only a publishable key. */
   readonly scope: Scope | null;
-  /** Cursor-paginated per the specification. */
+  readonly summary: string;
+  readonly description?: string;
+  readonly query?: TObject;
+  readonly body?: TObject;
+  /** The success answer: its status and body schema. */
+  readonly ok: { readonly status: 200 | 201; readonly schema: TSchema };
+  /** Problem codes of this operation's own rules (the gateway's and the framing ones are derived: `problemsOf`). */
+  readonly problems?: readonly ProblemCode[];
+  /** Cursor-paginated (contract §6). */
   readonly paginated?: true;
 }
 
-const sf = (id: string, path: string): Operation => ({ id, surface: 'storefront', method: 'GET', path, scope: null });
-const mg = (id: string, method: Method, path: string, scope: Scope, paginated?: true): Operation =>
-  paginated ? { id, surface: 'management', method, path, scope, paginated } : { id, surface: 'management', method, path, scope };
+/** Keeps each row's literal types (schemas included), so handlers are typed from the row. */
+const op = <const O extends Operation>(o: O): O => o;
+const sf = <const O extends Omit<Operation, 'surface' | 'method' | 'scope'>>(o: O) =>
+  op({ ...o, surface: 'storefront', method: 'GET', scope: null } as const);
+const mg = <const O extends Omit<Operation, 'surface'>>(o: O) => op({ ...o, surface: 'management' } as const);
+
+const PLAN_CONFIGS = 'Config by type: `membership` {priceCents ≥ 0, currency, interval week|month|year, intervalCount 1..12 (default 1), classesPerInterval ≥ 1 or null (default, unlimited)}; `class_pack` {priceCents, currency, classCount 1..1000, validityDays 1..3650}; `drop_in` {priceCents, currency}. A missing, extra or out-of-range field is 422 `invalid_plan_config` with `errors`.';
+const PROGRAM_PRICE = 'A `paid` program needs a positive `priceCents` and a `currency`; a `free` one (the default) has neither, else 422 `invalid_price`. `classIds` must be classes of the studio.';
+const FINAL = (what: string) => `the answer is the ${what} in its final state.`;
 
 export const OPERATIONS = [
-  sf('storefrontGetConfig', '/v1/config'),
-  sf('storefrontGetSite', '/v1/site'),
-  sf('storefrontListClasses', '/v1/classes'),
-  sf('storefrontListInstructors', '/v1/instructors'),
-  sf('storefrontListPlans', '/v1/plans'),
-  sf('storefrontGetPolicies', '/v1/policies'),
+  sf({ id: 'storefrontGetConfig', path: '/v1/config', summary: 'Get storefront config', ok: { status: 200, schema: StorefrontConfig },
+    description: 'What a studio website needs to render: studio identity, time zone, currency, locale, enabled class modes and branding.' }),
+  sf({ id: 'storefrontGetSite', path: '/v1/site', summary: 'Get the public site', ok: { status: 200, schema: StorefrontSite },
+    problems: ['site_not_published'], description: 'The studio\'s published site content; 404 `site_not_published` until the studio publishes one.' }),
+  sf({ id: 'storefrontListClasses', path: '/v1/classes', summary: 'List upcoming classes', query: StorefrontClassQuery,
+    ok: { status: 200, schema: StorefrontClassList }, problems: ['validation_failed'],
+    description: 'Upcoming, non-cancelled occurrences of public classes, ordered by start time; at most 500. `to` must be after `from` and at most 90 days after it.' }),
+  sf({ id: 'storefrontListInstructors', path: '/v1/instructors', summary: 'List instructors', ok: { status: 200, schema: StorefrontInstructorList },
+    description: 'The studio\'s active instructors, ordered by name.' }),
+  sf({ id: 'storefrontListPlans', path: '/v1/plans', summary: 'List plans', ok: { status: 200, schema: StorefrontPlanList },
+    description: 'Active public plans (memberships, class packs, drop-ins) with their price config.' }),
+  sf({ id: 'storefrontGetPolicies', path: '/v1/policies', summary: 'Get policies', ok: { status: 200, schema: StorefrontPolicies },
+    description: 'Cancellation, no-show, terms, privacy and waiver texts. A new studio gets null texts and `lateCancelMinutes: 0`.' }),
 
-  mg('managementListClasses', 'GET', '/v1/classes', 'classes:read', true),
-  mg('managementCreateClass', 'POST', '/v1/classes', 'classes:write'),
-  mg('managementUpdateClass', 'PATCH', '/v1/classes/{classId}', 'classes:write'),
-  mg('managementCancelClass', 'DELETE', '/v1/classes/{classId}', 'classes:write'),
-  mg('managementListMembers', 'GET', '/v1/members', 'members:read', true),
-  mg('managementInviteMember', 'POST', '/v1/members/invites', 'members:write'),
-  mg('managementUpdateMember', 'PATCH', '/v1/members/{membershipId}', 'members:write'),
-  mg('managementCancelMembership', 'POST', '/v1/members/{membershipId}/cancel', 'members:write'),
-  mg('managementListSchedule', 'GET', '/v1/schedule', 'schedule:read', true),
-  mg('managementRescheduleOccurrence', 'PATCH', '/v1/schedule/{occurrenceId}', 'schedule:write'),
-  mg('managementUpdateContent', 'PATCH', '/v1/content/{contentId}', 'content:write'),
-  mg('managementDeleteContent', 'DELETE', '/v1/content/{contentId}', 'content:write'),
-  mg('managementCreatePlan', 'POST', '/v1/plans', 'plans:write'),
-  mg('managementUpdatePlan', 'PATCH', '/v1/plans/{planId}', 'plans:write'),
-  mg('managementArchivePlan', 'DELETE', '/v1/plans/{planId}', 'plans:write'),
-  mg('managementCreateInstructor', 'POST', '/v1/instructors', 'instructors:write'),
-  mg('managementUpdateInstructor', 'PATCH', '/v1/instructors/{instructorId}', 'instructors:write'),
-  mg('managementCreateLocation', 'POST', '/v1/locations', 'locations:write'),
-  mg('managementUpdateLocation', 'PATCH', '/v1/locations/{locationId}', 'locations:write'),
-  mg('managementDeleteLocation', 'DELETE', '/v1/locations/{locationId}', 'locations:write'),
-  mg('managementCreateRoom', 'POST', '/v1/locations/{locationId}/rooms', 'locations:write'),
-  mg('managementUpdateRoom', 'PATCH', '/v1/locations/{locationId}/rooms/{roomId}', 'locations:write'),
-  mg('managementDeleteRoom', 'DELETE', '/v1/locations/{locationId}/rooms/{roomId}', 'locations:write'),
-  mg('managementCreateCoupon', 'POST', '/v1/coupons', 'coupons:write'),
-  mg('managementArchiveCoupon', 'DELETE', '/v1/coupons/{couponId}', 'coupons:write'),
-  mg('managementCreateProgram', 'POST', '/v1/programs', 'programs:write'),
-  mg('managementUpdateProgram', 'PATCH', '/v1/programs/{programId}', 'programs:write'),
+  mg({ id: 'managementListClasses', method: 'GET', path: '/v1/classes', scope: 'classes:read', summary: 'List classes', paginated: true,
+    query: PageQuery, ok: { status: 200, schema: ClassPage }, description: 'Ordered by createdAt, then id.' }),
+  mg({ id: 'managementCreateClass', method: 'POST', path: '/v1/classes', scope: 'classes:write', summary: 'Create a class',
+    body: CreateClassBody, ok: { status: 201, schema: Class },
+    problems: ['instructor_double_booked', 'unknown_instructor', 'unknown_plan', 'unknown_location', 'unknown_room', 'unsupported_channel', 'occurrence_in_past'],
+    description: 'Creates the class and all its occurrences (`recurrence`) in one transaction: if any occurrence double-books the instructor, nothing is created (409, naming the `conflictingOccurrence`).' }),
+  mg({ id: 'managementGetClass', method: 'GET', path: '/v1/classes/{classId}', scope: 'classes:read', summary: 'Get a class',
+    ok: { status: 200, schema: Class } }),
+  mg({ id: 'managementUpdateClass', method: 'PATCH', path: '/v1/classes/{classId}', scope: 'classes:write', summary: 'Update a class',
+    body: UpdateClassBody, ok: { status: 200, schema: Class }, problems: ['instructor_double_booked', 'unknown_instructor', 'unknown_plan'],
+    description: '`instructorId`, `durationMinutes` and `capacity` also apply to the occurrences that have not started.' }),
+  mg({ id: 'managementCancelClass', method: 'DELETE', path: '/v1/classes/{classId}', scope: 'classes:write', summary: 'Cancel a class',
+    ok: { status: 200, schema: Class }, description: `The class and its future occurrences become \`cancelled\`; ${FINAL('class')}` }),
 
-  // The eight Management reads the specification lists without an operationId.
-  mg('managementListContent', 'GET', '/v1/content', 'content:read'),
-  mg('managementListCoupons', 'GET', '/v1/coupons', 'coupons:read'),
-  mg('managementListInstructors', 'GET', '/v1/instructors', 'instructors:read'),
-  mg('managementListLocations', 'GET', '/v1/locations', 'locations:read'),
-  mg('managementListRooms', 'GET', '/v1/locations/{locationId}/rooms', 'locations:read'),
-  mg('managementListPlans', 'GET', '/v1/plans', 'plans:read'),
-  mg('managementListPrograms', 'GET', '/v1/programs', 'programs:read'),
-  mg('managementGetProgram', 'GET', '/v1/programs/{programId}', 'programs:read'),
-] as const satisfies readonly Operation[];
+  mg({ id: 'managementListMembers', method: 'GET', path: '/v1/members', scope: 'members:read', summary: 'List members', paginated: true,
+    query: PageQuery, ok: { status: 200, schema: MemberPage }, description: 'Ordered by createdAt, then id.' }),
+  mg({ id: 'managementInviteMember', method: 'POST', path: '/v1/members/invites', scope: 'members:write', summary: 'Invite a member',
+    body: InviteMemberBody, ok: { status: 201, schema: Member }, problems: ['member_exists', 'invalid_role'],
+    description: 'The e-mail is stored lower-case; an e-mail that is already a (not cancelled) member of the studio, in any case, is 409 `member_exists`.' }),
+  mg({ id: 'managementGetMember', method: 'GET', path: '/v1/members/{membershipId}', scope: 'members:read', summary: 'Get a member',
+    ok: { status: 200, schema: Member } }),
+  mg({ id: 'managementUpdateMember', method: 'PATCH', path: '/v1/members/{membershipId}', scope: 'members:write', summary: 'Update a member',
+    body: UpdateMemberBody, ok: { status: 200, schema: Member }, problems: ['last_admin', 'invalid_role'],
+    description: 'Demoting the studio\'s last active admin is 409 `last_admin`.' }),
+  mg({ id: 'managementCancelMembership', method: 'POST', path: '/v1/members/{membershipId}/cancel', scope: 'members:write', summary: 'Cancel a membership',
+    ok: { status: 200, schema: Member }, problems: ['last_admin'],
+    description: 'Status becomes `cancelled`; cancelling the last active admin is 409 `last_admin`. No body.' }),
 
-export type OperationId = (typeof OPERATIONS)[number]['id'];
+  mg({ id: 'managementListSchedule', method: 'GET', path: '/v1/schedule', scope: 'schedule:read', summary: 'List the schedule', paginated: true,
+    query: ScheduleQuery, ok: { status: 200, schema: OccurrencePage }, problems: ['validation_failed'],
+    description: 'Occurrences ordered by startsAt, then id. Filters: `from` (inclusive), `to` (exclusive), `classId`, `instructorId`; a cursor keeps the filters it was made with.' }),
+  mg({ id: 'managementGetOccurrence', method: 'GET', path: '/v1/schedule/{occurrenceId}', scope: 'schedule:read', summary: 'Get an occurrence',
+    ok: { status: 200, schema: Occurrence } }),
+  mg({ id: 'managementRescheduleOccurrence', method: 'PATCH', path: '/v1/schedule/{occurrenceId}', scope: 'schedule:write', summary: 'Reschedule an occurrence',
+    body: RescheduleBody, ok: { status: 200, schema: Occurrence }, problems: ['instructor_double_booked', 'occurrence_cancelled', 'occurrence_in_past'] }),
+
+  mg({ id: 'managementListContent', method: 'GET', path: '/v1/content', scope: 'content:read', summary: 'List videos', paginated: true,
+    query: PageQuery, ok: { status: 200, schema: VideoPage }, description: 'Videos that are not deleted, ordered by createdAt, then id.' }),
+  mg({ id: 'managementGetContent', method: 'GET', path: '/v1/content/{contentId}', scope: 'content:read', summary: 'Get a video',
+    ok: { status: 200, schema: Video }, description: 'A deleted video is 404.' }),
+  mg({ id: 'managementUpdateContent', method: 'PATCH', path: '/v1/content/{contentId}', scope: 'content:write', summary: 'Update a video',
+    body: UpdateContentBody, ok: { status: 200, schema: Video }, problems: ['unknown_instructor'],
+    description: 'Accepts `title`, `description`, `visibility` and `instructorId` (an active instructor of the studio, or null).' }),
+  mg({ id: 'managementDeleteContent', method: 'DELETE', path: '/v1/content/{contentId}', scope: 'content:write', summary: 'Delete a video',
+    ok: { status: 200, schema: Video }, description: `The video is 404 afterwards; ${FINAL('video')}` }),
+
+  mg({ id: 'managementListPlans', method: 'GET', path: '/v1/plans', scope: 'plans:read', summary: 'List plans', paginated: true,
+    query: PageQuery, ok: { status: 200, schema: PlanPage }, description: 'Active and archived plans, ordered by createdAt, then id.' }),
+  mg({ id: 'managementCreatePlan', method: 'POST', path: '/v1/plans', scope: 'plans:write', summary: 'Create a plan',
+    body: CreatePlanBody, ok: { status: 201, schema: Plan }, problems: ['invalid_plan_config'], description: PLAN_CONFIGS }),
+  mg({ id: 'managementGetPlan', method: 'GET', path: '/v1/plans/{planId}', scope: 'plans:read', summary: 'Get a plan',
+    ok: { status: 200, schema: Plan } }),
+  mg({ id: 'managementUpdatePlan', method: 'PATCH', path: '/v1/plans/{planId}', scope: 'plans:write', summary: 'Update a plan',
+    body: UpdatePlanBody, ok: { status: 200, schema: Plan }, problems: ['invalid_plan_config'],
+    description: `\`type\` cannot change; a new \`config\` is checked against the stored type. ${PLAN_CONFIGS}` }),
+  mg({ id: 'managementArchivePlan', method: 'DELETE', path: '/v1/plans/{planId}', scope: 'plans:write', summary: 'Archive a plan',
+    ok: { status: 200, schema: Plan }, description: `The plan becomes \`archived\` (it stays listed); ${FINAL('plan')}` }),
+
+  mg({ id: 'managementListInstructors', method: 'GET', path: '/v1/instructors', scope: 'instructors:read', summary: 'List instructors', paginated: true,
+    query: PageQuery, ok: { status: 200, schema: InstructorPage }, description: 'Every instructor of the studio, active or not, ordered by createdAt, then id.' }),
+  mg({ id: 'managementCreateInstructor', method: 'POST', path: '/v1/instructors', scope: 'instructors:write', summary: 'Create an instructor',
+    body: CreateInstructorBody, ok: { status: 201, schema: Instructor } }),
+  mg({ id: 'managementGetInstructor', method: 'GET', path: '/v1/instructors/{instructorId}', scope: 'instructors:read', summary: 'Get an instructor',
+    ok: { status: 200, schema: Instructor } }),
+  mg({ id: 'managementUpdateInstructor', method: 'PATCH', path: '/v1/instructors/{instructorId}', scope: 'instructors:write', summary: 'Update an instructor',
+    body: UpdateInstructorBody, ok: { status: 200, schema: Instructor }, description: 'Only the fields sent change.' }),
+
+  mg({ id: 'managementListLocations', method: 'GET', path: '/v1/locations', scope: 'locations:read', summary: 'List locations', paginated: true,
+    query: PageQuery, ok: { status: 200, schema: LocationPage }, description: 'Live locations, ordered by createdAt, then id.' }),
+  mg({ id: 'managementCreateLocation', method: 'POST', path: '/v1/locations', scope: 'locations:write', summary: 'Create a location',
+    body: CreateLocationBody, ok: { status: 201, schema: Location }, description: '`timezone` is an IANA name (default: the studio\'s).' }),
+  mg({ id: 'managementGetLocation', method: 'GET', path: '/v1/locations/{locationId}', scope: 'locations:read', summary: 'Get a location',
+    ok: { status: 200, schema: Location }, description: 'A deleted location is 404.' }),
+  mg({ id: 'managementUpdateLocation', method: 'PATCH', path: '/v1/locations/{locationId}', scope: 'locations:write', summary: 'Update a location',
+    body: UpdateLocationBody, ok: { status: 200, schema: Location } }),
+  mg({ id: 'managementDeleteLocation', method: 'DELETE', path: '/v1/locations/{locationId}', scope: 'locations:write', summary: 'Delete a location',
+    ok: { status: 200, schema: Location }, problems: ['last_venue'],
+    description: `The location and its rooms become \`deleted\` (404 afterwards); ${FINAL('location')} The studio's last live location cannot be deleted (409 \`last_venue\`).` }),
+  mg({ id: 'managementListRooms', method: 'GET', path: '/v1/locations/{locationId}/rooms', scope: 'locations:read', summary: 'List the rooms of a location', paginated: true,
+    query: PageQuery, ok: { status: 200, schema: RoomPage }, description: 'Live rooms, ordered by createdAt, then id.' }),
+  mg({ id: 'managementCreateRoom', method: 'POST', path: '/v1/locations/{locationId}/rooms', scope: 'locations:write', summary: 'Create a room',
+    body: CreateRoomBody, ok: { status: 201, schema: Room } }),
+  mg({ id: 'managementGetRoom', method: 'GET', path: '/v1/locations/{locationId}/rooms/{roomId}', scope: 'locations:read', summary: 'Get a room',
+    ok: { status: 200, schema: Room }, description: 'A deleted room, or a room of a deleted location, is 404.' }),
+  mg({ id: 'managementUpdateRoom', method: 'PATCH', path: '/v1/locations/{locationId}/rooms/{roomId}', scope: 'locations:write', summary: 'Update a room',
+    body: UpdateRoomBody, ok: { status: 200, schema: Room } }),
+  mg({ id: 'managementDeleteRoom', method: 'DELETE', path: '/v1/locations/{locationId}/rooms/{roomId}', scope: 'locations:write', summary: 'Delete a room',
+    ok: { status: 200, schema: Room }, description: `The room becomes \`deleted\` (404 afterwards); ${FINAL('room')}` }),
+
+  mg({ id: 'managementListCoupons', method: 'GET', path: '/v1/coupons', scope: 'coupons:read', summary: 'List coupons', paginated: true,
+    query: PageQuery, ok: { status: 200, schema: CouponPage }, description: 'Active and archived coupons, ordered by createdAt, then id.' }),
+  mg({ id: 'managementCreateCoupon', method: 'POST', path: '/v1/coupons', scope: 'coupons:write', summary: 'Create a coupon',
+    body: CreateCouponBody, ok: { status: 201, schema: Coupon }, problems: ['coupon_code_taken', 'invalid_coupon_config'],
+    description: '`code` is stored upper-case and must not be the code of another active coupon of the studio (case-insensitive); an archived coupon\'s code can be reused. `expiresAt`, when set, is in the future.' }),
+  mg({ id: 'managementGetCoupon', method: 'GET', path: '/v1/coupons/{couponId}', scope: 'coupons:read', summary: 'Get a coupon',
+    ok: { status: 200, schema: Coupon } }),
+  mg({ id: 'managementArchiveCoupon', method: 'DELETE', path: '/v1/coupons/{couponId}', scope: 'coupons:write', summary: 'Archive a coupon',
+    ok: { status: 200, schema: Coupon }, description: `The coupon becomes \`archived\` (it stays listed); ${FINAL('coupon')}` }),
+
+  mg({ id: 'managementListPrograms', method: 'GET', path: '/v1/programs', scope: 'programs:read', summary: 'List programs', paginated: true,
+    query: PageQuery, ok: { status: 200, schema: ProgramPage }, description: 'Ordered by createdAt, then id.' }),
+  mg({ id: 'managementCreateProgram', method: 'POST', path: '/v1/programs', scope: 'programs:write', summary: 'Create a program',
+    body: CreateProgramBody, ok: { status: 201, schema: Program }, problems: ['invalid_price'], description: PROGRAM_PRICE }),
+  mg({ id: 'managementGetProgram', method: 'GET', path: '/v1/programs/{programId}', scope: 'programs:read', summary: 'Get a program',
+    ok: { status: 200, schema: Program } }),
+  mg({ id: 'managementUpdateProgram', method: 'PATCH', path: '/v1/programs/{programId}', scope: 'programs:write', summary: 'Update a program',
+    body: UpdateProgramBody, ok: { status: 200, schema: Program }, problems: ['invalid_price'],
+    description: `The stored program overlaid with the fields sent must satisfy the price rule (switching to free: send \`priceCents\` and \`currency\` as null). ${PROGRAM_PRICE}` }),
+] as const;
+
+export type AnyOperation = (typeof OPERATIONS)[number];
+export type OperationId = AnyOperation['id'];
+export type OperationOf<Id extends OperationId> = Extract<AnyOperation, { id: Id }>;
+export type OperationIdOf<S extends Surface> = Extract<AnyOperation, { surface: S }>['id'];
 
 const byId = new Map<string, Operation>(OPERATIONS.map((o) => [o.id, o]));
-export function operation(id: OperationId): Operation {
-  return byId.get(id)!;
+export function operation<Id extends OperationId>(id: Id): OperationOf<Id> {
+  return byId.get(id) as OperationOf<Id>;
 }
 export const operationsOf = (surface: Surface): Operation[] => OPERATIONS.filter((o) => o.surface === surface);
 
 /** `/v1/classes/{classId}` -> `/v1/classes/:classId` for Elysia. */
 export const elysiaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
+
+/** The resource an `{…Id}` path parameter names, hence the prefix its ids carry. */
+const PARAM_KINDS: Record<string, IdKind> = {
+  classId: 'class', membershipId: 'member', occurrenceId: 'occurrence', contentId: 'content', planId: 'plan',
+  instructorId: 'instructor', locationId: 'location', roomId: 'room', couponId: 'coupon', programId: 'program',
+};
+/** The path parameters of an operation with the id pattern each must match (else 404 without a query). */
+export function pathParams(o: Operation): { name: string; kind: IdKind; pattern: string }[] {
+  return [...o.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => {
+    const kind = PARAM_KINDS[name!];
+    if (!kind) throw new Error(`operations: no id kind for path parameter ${name} of ${o.id}`);
+    return { name: name!, kind, pattern: idPattern(kind) };
+  });
+}
+
+const WRITES = new Set<Method>(['POST', 'PATCH', 'PUT', 'DELETE']);
+export const isWrite = (o: Operation) => WRITES.has(o.method);
+
+/**
+ * Every problem code an operation can answer, by who answers it: the gateway (key,
+ * scope, rate limit, upstream), the service's framing (idempotency, content type, size,
+ * validation, cursor, path ids) and the operation's own rules.
+ */
+export function problemsOf(o: Operation): ProblemCode[] {
+  const codes: ProblemCode[] = [
+    'api_key_missing', 'api_key_invalid', 'api_key_revoked', 'api_key_wrong_kind', 'studio_required',
+    'rate_limited', 'internal_error', 'service_unavailable', 'upstream_timeout',
+  ];
+  if (o.scope) codes.push('scope_required');
+  if (isWrite(o)) {
+    codes.push('idempotency_key_required', 'idempotency_key_invalid', 'idempotency_key_reused', 'idempotency_request_in_progress',
+      'payload_too_large', 'unsupported_media_type', 'malformed_json');
+  }
+  if (o.body) codes.push('validation_failed');
+  if (o.query && o.query !== PageQuery) codes.push('validation_failed');
+  if (o.paginated) codes.push('invalid_cursor');
+  if (o.path.includes('{')) codes.push('not_found');
+  codes.push(...(o.problems ?? []));
+  return [...new Set(codes)];
+}

@@ -71,7 +71,7 @@ export interface ProblemOptions {
   /** Extension members, e.g. `requiredScope`. */
   extra?: Record<string, unknown>;
   headers?: Record<string, string>;
-  /** Base of `type` for this response; defaults to the process's (see setProblemTypeBase). */
+  /** Base of `type` (`problemTypeBase` of the config); without one, `type` is about:blank. */
   typeBase?: string;
 }
 
@@ -89,15 +89,9 @@ export class AppError extends Error {
 export const problem = (code: ProblemCode, detail?: string, rest: Omit<ProblemOptions, 'detail'> = {}) =>
   new AppError(code, { ...rest, detail });
 
-let typeBase = process.env.PROBLEM_TYPE_BASE ?? '';
-/** Default: the surface's own docs page, where each code is explained. */
-export function setProblemTypeBase(base: string) {
-  typeBase = process.env.PROBLEM_TYPE_BASE ?? base;
-}
-
 export function problemBody(code: ProblemCode, requestId: string | undefined, o: ProblemOptions = {}): ProblemBody {
   const [status, title] = PROBLEMS[code];
-  const base = o.typeBase ?? typeBase;
+  const base = o.typeBase;
   const body: ProblemBody = { type: base ? `${base}${code}` : 'about:blank', title, status, detail: o.detail ?? title, code };
   if (requestId) body.instance = `urn:request:${requestId}`;
   if (o.errors) body.errors = o.errors;
@@ -113,3 +107,10 @@ export function problemResponse(code: ProblemCode, requestId: string | undefined
     headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...(requestId ? { 'x-request-id': requestId } : {}), ...o.headers },
   });
 }
+
+/** Named factories of the problems services throw, so each answer is worded in one place. */
+export const problems = {
+  /** 404: no such record in the caller's studio (another studio's id reads the same). */
+  notFound: (what: string) => new AppError('not_found', { detail: `No such ${what} in this studio.` }),
+  siteNotPublished: () => new AppError('site_not_published', { detail: 'This studio has not published a public site.' }),
+};

@@ -1,14 +1,19 @@
 import { Elysia, ValidationError } from 'elysia';
-import { AppError, problemResponse, type FieldError, type ProblemCode } from './problem';
+import { AppError, problemResponse as renderProblem, type FieldError, type ProblemCode, type ProblemOptions } from './problem';
 import { translatePgError } from './pg-errors';
 import { verifySignature, type Caller } from './signing';
 import { log } from './http';
+import { problemTypeBase, type Config } from './config';
+import type { Surface } from './operations';
+import { pingSql, type Sql } from './db';
+import { pingRedis, type Redis } from './redis';
 
 export interface ServiceKitOptions {
   name: string;
-  gatewaySecret: string;
-  /** Readiness probes (Postgres, Redis); `/readyz` is 200 only when all answer. */
-  ready: () => Promise<Record<string, boolean>>;
+  surface: Surface;
+  config: Config;
+  sql: Sql;
+  redis: Redis | null;
 }
 
 const UNSIGNED = new Set(['/healthz', '/readyz']);
@@ -43,11 +48,14 @@ function validationErrors(error: ValidationError): FieldError[] {
  * error handler covers every route after it.
  */
 export function serviceKit(o: ServiceKitOptions) {
+  const typeBase = problemTypeBase(o.config, o.surface);
+  const problemResponse = (code: ProblemCode, requestId: string | undefined, options: ProblemOptions = {}) =>
+    renderProblem(code, requestId, { typeBase, ...options });
   return new Elysia({ name: `service-kit:${o.name}` })
     .onRequest(({ request }) => {
       const path = pathAndQuery(request.url);
       if (UNSIGNED.has(path)) return;
-      const caller = verifySignature(o.gatewaySecret, request.method, path, request.headers);
+      const caller = verifySignature(o.config.GATEWAY_SECRET, request.method, path, request.headers);
       if (!caller) return problemResponse('gateway_signature_invalid', undefined, { detail: 'This service is reachable only through the gateway.' });
       callers.set(request, caller);
     })
@@ -69,7 +77,7 @@ export function serviceKit(o: ServiceKitOptions) {
     })
     .get('/healthz', () => ({ status: 'ok' }), { detail: { hide: true } })
     .get('/readyz', async ({ set }) => {
-      const checks = await o.ready();
+      const checks = { postgres: await pingSql(o.sql), redis: o.redis ? await pingRedis(o.redis) : false };
       const ok = Object.values(checks).every(Boolean);
       if (!ok) set.status = 503;
       return { status: ok ? 'ok' : 'unavailable', checks };

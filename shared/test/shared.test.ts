@@ -78,9 +78,9 @@ describe('gateway signatures', () => {
 });
 
 describe('the operations table', () => {
-  test('27 Management operations with ids, 8 reads without, 6 Storefront reads', () => {
+  test('27 Management operations with ids, 8 reads without, the 9 reads by id of contract §8, 6 Storefront reads', () => {
     expect(OPERATIONS.filter((o) => o.surface === 'storefront')).toHaveLength(6);
-    expect(OPERATIONS.filter((o) => o.surface === 'management')).toHaveLength(35);
+    expect(OPERATIONS.filter((o) => o.surface === 'management')).toHaveLength(44);
     expect(new Set(OPERATIONS.map((o) => o.id)).size).toBe(OPERATIONS.length);
     expect(new Set(OPERATIONS.map((o) => `${o.surface} ${o.method} ${o.path}`)).size).toBe(OPERATIONS.length);
     for (const o of OPERATIONS) if (o.surface === 'management') expect(SCOPES).toContain(o.scope!);

@@ -1,15 +1,15 @@
 import { Elysia } from 'elysia';
-import { setProblemTypeBase, type Config } from '@studio/shared';
+import type { Config } from '@studio/shared';
 import { serviceKit } from '@studio/shared/service-kit';
-import { pingSql, type Sql } from '@studio/shared/db';
-import { pingRedis, type Redis } from '@studio/shared/redis';
-import { storefrontOpenApi } from './kit/openapi';
-import { configRoutes } from './config/routes';
-import { siteRoutes } from './site/routes';
-import { classRoutes } from './classes/routes';
-import { instructorRoutes } from './instructors/routes';
-import { planRoutes } from './plans/routes';
-import { policyRoutes } from './policies/routes';
+import { registerOperations } from '@studio/shared/register';
+import type { Sql } from '@studio/shared/db';
+import type { Redis } from '@studio/shared/redis';
+import { configHandlers } from './config/routes';
+import { siteHandlers } from './site/routes';
+import { classHandlers } from './classes/routes';
+import { instructorHandlers } from './instructors/routes';
+import { planHandlers } from './plans/routes';
+import { policyHandlers } from './policies/routes';
 
 export interface StorefrontDeps {
   config: Config;
@@ -17,20 +17,12 @@ export interface StorefrontDeps {
   redis: Redis | null;
 }
 
-/** The Storefront service: public, read-only data of the caller's studio. Never listens itself. */
+/** The Storefront service: public, read-only data of the caller's studio, one handler per registry row. Never listens itself. */
 export function createStorefrontService(deps: StorefrontDeps) {
-  setProblemTypeBase(`${deps.config.STOREFRONT_PUBLIC_URL}/docs/problems#`);
   return new Elysia({ name: 'storefront-service', normalize: false })
-    .use(serviceKit({
-      name: 'storefront',
-      gatewaySecret: deps.config.GATEWAY_SECRET,
-      ready: async () => ({ postgres: await pingSql(deps.sql), redis: deps.redis ? await pingRedis(deps.redis) : false }),
-    }))
-    .use(storefrontOpenApi(deps.config.STOREFRONT_PUBLIC_URL))
-    .use(configRoutes(deps))
-    .use(siteRoutes(deps))
-    .use(classRoutes(deps))
-    .use(instructorRoutes(deps))
-    .use(planRoutes(deps))
-    .use(policyRoutes(deps));
+    .use(serviceKit({ name: 'storefront', surface: 'storefront', config: deps.config, sql: deps.sql, redis: deps.redis }))
+    .use(registerOperations('storefront', {
+      ...configHandlers(deps), ...siteHandlers(deps), ...classHandlers(deps),
+      ...instructorHandlers(deps), ...planHandlers(deps), ...policyHandlers(deps),
+    }));
 }

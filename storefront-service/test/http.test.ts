@@ -152,7 +152,8 @@ describe('OpenAPI document and docs page on the gateway', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toStartWith('text/html');
     const html = await res.text();
-    const config = JSON.parse(/data-configuration='([^']*)'/.exec(html)![1]!) as { url: string };
+    const attr = /data-configuration="([^"]*)"/.exec(html)![1]!.replaceAll('&#34;', '"');
+    const config = JSON.parse(attr) as { url: string };
     expect(config.url).toBe('/openapi.json');
     expect((await fetch(new URL(config.url, `${s.storefrontUrl}/docs`))).status).toBe(200);
   });

@@ -1,8 +1,9 @@
-import type postgres from 'postgres';
 import { iso, isoOrNull } from '@studio/shared';
+import type { Sql, Tx } from '@studio/shared/db';
 import type { UpdateContentBody, Video } from '@studio/shared/schemas/content';
+import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
 
-type Db = postgres.ISql<{}>;
+type Db = Sql | Tx;
 
 interface Row {
   id: string; title: string; description: string | null; durationSeconds: number | null; instructorId: string | null;
@@ -15,11 +16,19 @@ const toVideo = (r: Row): Video => ({
   visibility: r.visibility, status: r.status, deletedAt: isoOrNull(r.deletedAt), createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt),
 });
 
-/** The studio's videos that are not deleted. */
-export async function listVideos(db: Db, studioId: string): Promise<Video[]> {
-  const rows = await db<Row[]>`
-    select ${db.unsafe(COLUMNS)} from content where studio_id = ${studioId} and deleted_at is null order by created_at, id`;
-  return rows.map(toVideo);
+/** One page of the studio's videos that are not deleted, keyset on (created_at, id) over `content_studio`. */
+export async function listContentPage(db: Db, studioId: string, p: PageParams): Promise<Page<Video>> {
+  const rows = await db<(Row & { sortKey: string })[]>`
+    select ${db.unsafe(COLUMNS)}, ${sortKeySql(db, 'created_at')} as sort_key from content
+    where studio_id = ${studioId} and deleted_at is null ${afterSql(db, p, 'created_at')}
+    order by created_at, id limit ${p.limit + 1}`;
+  return pageOf(p, rows, toVideo);
+}
+
+/** A video of the studio that is not deleted; null for a deleted one or another studio's id. */
+export async function getContent(db: Db, studioId: string, id: string): Promise<Video | null> {
+  const [row] = await db<Row[]>`select ${db.unsafe(COLUMNS)} from content where studio_id = ${studioId} and id = ${id} and deleted_at is null`;
+  return row ? toVideo(row) : null;
 }
 
 /** Locks a live video for the rest of the transaction; false when the studio has no such video. */

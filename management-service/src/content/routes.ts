@@ -1,30 +1,19 @@
-import { Elysia, t } from 'elysia';
-import { withCaller } from '@studio/shared/service-kit';
-import { UpdateContentBody, Video, VideoPage } from '@studio/shared/schemas/content';
+import type { HandlersFor } from '@studio/shared/register';
 import type { ManagementDeps } from '../app';
-import { mgRoute, pathOf } from '../kit/openapi';
-import { listPage } from '../kit/pagination';
-import { runWrite } from '../kit/write';
-import { listVideos } from './queries';
+import { found, ok, writerOf } from '../kit/handlers';
+import { readPage } from '../kit/pagination';
+import { getContent, listContentPage } from './queries';
 import * as svc from './service';
 
-const params = t.Object({ contentId: t.String({ maxLength: 64 }) });
+type Ids = 'managementListContent' | 'managementGetContent' | 'managementUpdateContent' | 'managementDeleteContent';
 
-/** Content (videos): list, update, delete. No create: videos are uploaded elsewhere. */
-export const contentRoutes = (deps: ManagementDeps) =>
-  new Elysia({ name: 'management-content' })
-    .use(withCaller)
-    .get(pathOf('managementListContent'), async ({ caller }) => listPage(await listVideos(deps.sql, caller.studioId)),
-      mgRoute('managementListContent', 'List videos', { 200: VideoPage }, {}, 'Videos that are not deleted, ordered by createdAt, then id.'))
-    .patch(pathOf('managementUpdateContent'), ({ caller, request, body, params: { contentId } }) =>
-      runWrite(deps, caller, request, body, async (tx) => ({ status: 200, body: await svc.updateVideo(tx, caller.studioId, contentId, body) })), {
-      params,
-      body: UpdateContentBody,
-      ...mgRoute('managementUpdateContent', 'Update a video', { 200: Video }, { 404: ['not_found'], 422: ['unknown_instructor'] },
-        'Accepts `title`, `description`, `visibility` and `instructorId` (an active instructor of the studio, or null).'),
-    })
-    .delete(pathOf('managementDeleteContent'), ({ caller, request, params: { contentId } }) =>
-      runWrite(deps, caller, request, undefined, async (tx) => ({ status: 200, body: await svc.deleteVideo(tx, caller.studioId, contentId) })), {
-      params,
-      ...mgRoute('managementDeleteContent', 'Delete a video', { 200: Video }, { 404: ['not_found'] }, 'The answer is the video in its final state (`deletedAt` set); it is 404 afterwards.'),
-    });
+/** Content (videos): list, read, update, delete. No create: videos are uploaded elsewhere. */
+export const contentHandlers = (deps: ManagementDeps) => {
+  const write = writerOf(deps);
+  return {
+    managementListContent: ({ caller, query }) => listContentPage(deps.sql, caller.studioId, readPage(deps.config.CURSOR_SECRET, caller, 'content', query)),
+    managementGetContent: async ({ caller, params }) => found(await getContent(deps.sql, caller.studioId, params.contentId), 'content'),
+    managementUpdateContent: (c) => write(c, async (tx) => ok(await svc.updateVideo(tx, c.caller.studioId, c.params.contentId, c.body))),
+    managementDeleteContent: (c) => write(c, async (tx) => ok(await svc.deleteVideo(tx, c.caller.studioId, c.params.contentId))),
+  } satisfies HandlersFor<Ids>;
+};

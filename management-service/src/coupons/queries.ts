@@ -1,8 +1,9 @@
-import type postgres from 'postgres';
 import { iso, isoOrNull, newId } from '@studio/shared';
+import type { Sql, Tx } from '@studio/shared/db';
 import type { Coupon, CouponConfig } from '@studio/shared/schemas/coupons';
+import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
 
-type Db = postgres.ISql<{}>;
+type Db = Sql | Tx;
 
 interface Row {
   id: string; code: string; config: CouponConfig; maxRedemptions: number | null; expiresAt: Date | null;
@@ -15,10 +16,19 @@ const toCoupon = (r: Row): Coupon => ({
   archivedAt: isoOrNull(r.archivedAt), createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt),
 });
 
-/** Every coupon of the studio, archived ones included (their status says so). */
-export async function listCoupons(db: Db, studioId: string): Promise<Coupon[]> {
-  const rows = await db<Row[]>`select ${db.unsafe(COLUMNS)} from coupons where studio_id = ${studioId} order by created_at, id`;
-  return rows.map(toCoupon);
+/** One page of the studio's coupons, archived ones included, keyset on (created_at, id) over `coupons_studio`. */
+export async function listCouponsPage(db: Db, studioId: string, p: PageParams): Promise<Page<Coupon>> {
+  const rows = await db<(Row & { sortKey: string })[]>`
+    select ${db.unsafe(COLUMNS)}, ${sortKeySql(db, 'created_at')} as sort_key from coupons
+    where studio_id = ${studioId} ${afterSql(db, p, 'created_at')}
+    order by created_at, id limit ${p.limit + 1}`;
+  return pageOf(p, rows, toCoupon);
+}
+
+/** A coupon of the studio, archived or not (its status says which); null for another studio's id. */
+export async function getCoupon(db: Db, studioId: string, id: string): Promise<Coupon | null> {
+  const [row] = await db<Row[]>`select ${db.unsafe(COLUMNS)} from coupons where studio_id = ${studioId} and id = ${id}`;
+  return row ? toCoupon(row) : null;
 }
 
 /** The partial unique index `coupons_active_code` turns a taken code into 409 `coupon_code_taken`, race or not. */

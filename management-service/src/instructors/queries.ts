@@ -1,22 +1,32 @@
-import type postgres from 'postgres';
 import { iso, newId } from '@studio/shared';
+import type { Sql, Tx } from '@studio/shared/db';
 import type { Instructor, CreateInstructorBody, UpdateInstructorBody } from '@studio/shared/schemas/instructors';
+import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
 
 /** The plain client or a transaction: every query takes the studio first. */
-type Db = postgres.ISql<{}>;
+type Db = Sql | Tx;
 
 interface Row { id: string; name: string; email: string | null; bio: string | null; photoUrl: string | null; disciplines: string[]; active: boolean; createdAt: Date; updatedAt: Date }
+const COLUMNS = 'id, name, email, bio, photo_url, disciplines, active, created_at, updated_at';
 
 const toInstructor = (r: Row): Instructor => ({
   id: r.id, name: r.name, email: r.email, bio: r.bio, photoUrl: r.photoUrl, disciplines: r.disciplines, active: r.active,
   createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt),
 });
 
-export async function listInstructors(db: Db, studioId: string): Promise<Instructor[]> {
-  const rows = await db<Row[]>`
-    select id, name, email, bio, photo_url, disciplines, active, created_at, updated_at
-    from instructors where studio_id = ${studioId} order by created_at, id`;
-  return rows.map(toInstructor);
+/** One page of the studio's instructors, active or not, keyset on (created_at, id) over `instructors_studio`. */
+export async function listInstructorsPage(db: Db, studioId: string, p: PageParams): Promise<Page<Instructor>> {
+  const rows = await db<(Row & { sortKey: string })[]>`
+    select ${db.unsafe(COLUMNS)}, ${sortKeySql(db, 'created_at')} as sort_key from instructors
+    where studio_id = ${studioId} ${afterSql(db, p, 'created_at')}
+    order by created_at, id limit ${p.limit + 1}`;
+  return pageOf(p, rows, toInstructor);
+}
+
+/** An instructor of the studio, active or not; null for another studio's id. */
+export async function getInstructor(db: Db, studioId: string, id: string): Promise<Instructor | null> {
+  const [row] = await db<Row[]>`select ${db.unsafe(COLUMNS)} from instructors where studio_id = ${studioId} and id = ${id}`;
+  return row ? toInstructor(row) : null;
 }
 
 export async function insertInstructor(db: Db, studioId: string, b: CreateInstructorBody): Promise<Instructor> {
@@ -25,7 +35,7 @@ export async function insertInstructor(db: Db, studioId: string, b: CreateInstru
       id: newId('instructor'), studioId, name: b.name, email: b.email ?? null, bio: b.bio ?? null,
       photoUrl: b.photoUrl ?? null, disciplines: b.disciplines ?? [], active: b.active ?? true,
     })}
-    returning id, name, email, bio, photo_url, disciplines, active, created_at, updated_at`;
+    returning ${db.unsafe(COLUMNS)}`;
   return toInstructor(row!);
 }
 
@@ -35,6 +45,6 @@ export async function updateInstructor(db: Db, studioId: string, id: string, pat
   const [row] = await db<Row[]>`
     update instructors set ${db({ ...set, updatedAt: new Date() })}
     where studio_id = ${studioId} and id = ${id}
-    returning id, name, email, bio, photo_url, disciplines, active, created_at, updated_at`;
+    returning ${db.unsafe(COLUMNS)}`;
   return row ? toInstructor(row) : null;
 }

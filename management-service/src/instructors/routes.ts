@@ -1,32 +1,23 @@
-import { Elysia, t } from 'elysia';
-import { withCaller } from '@studio/shared/service-kit';
-import { CreateInstructorBody, Instructor, InstructorPage, UpdateInstructorBody } from '@studio/shared/schemas/instructors';
+import type { HandlersFor } from '@studio/shared/register';
 import type { ManagementDeps } from '../app';
-import { mgRoute, pathOf } from '../kit/openapi';
-import { listPage } from '../kit/pagination';
-import { runWrite } from '../kit/write';
-import { listInstructors } from './queries';
+import { created, found, ok, writerOf } from '../kit/handlers';
+import { readPage } from '../kit/pagination';
+import { getInstructor, listInstructorsPage } from './queries';
 import { createInstructor, updateInstructor } from './service';
 
-const params = t.Object({ instructorId: t.String({ maxLength: 64 }) });
+type Ids = 'managementListInstructors' | 'managementCreateInstructor' | 'managementGetInstructor' | 'managementUpdateInstructor';
 
-/** Instructors (contract §8): list, create, update. Inactive instructors stay listed here. */
-export const instructorRoutes = (deps: ManagementDeps) =>
-  new Elysia({ name: 'management-instructors' })
-    .use(withCaller)
-    .get(pathOf('managementListInstructors'), async ({ caller }) => listPage(await listInstructors(deps.sql, caller.studioId)),
-      mgRoute('managementListInstructors', 'List instructors', { 200: InstructorPage }, {}, 'Every instructor of the studio, active or not, ordered by createdAt, then id.'))
-    .post(pathOf('managementCreateInstructor'), ({ caller, request, body }) =>
-      runWrite(deps, caller, request, body, async (tx) => {
-        const instructor = await createInstructor(tx, caller.studioId, body);
-        return { status: 201, body: instructor, location: `/v1/instructors/${instructor.id}` };
-      }), {
-      body: CreateInstructorBody,
-      ...mgRoute('managementCreateInstructor', 'Create an instructor', { 201: Instructor }),
-    })
-    .patch(pathOf('managementUpdateInstructor'), ({ caller, request, body, params: { instructorId } }) =>
-      runWrite(deps, caller, request, body, async (tx) => ({ status: 200, body: await updateInstructor(tx, caller.studioId, instructorId, body) })), {
-      params,
-      body: UpdateInstructorBody,
-      ...mgRoute('managementUpdateInstructor', 'Update an instructor', { 200: Instructor }, { 404: ['not_found'] }, 'Only the fields sent change.'),
-    });
+/** Instructors (contract §8): list (cursor), create, read, update. Inactive instructors stay listed here. */
+export const instructorHandlers = (deps: ManagementDeps) => {
+  const write = writerOf(deps);
+  return {
+    managementListInstructors: ({ caller, query }) =>
+      listInstructorsPage(deps.sql, caller.studioId, readPage(deps.config.CURSOR_SECRET, caller, 'instructors', query)),
+    managementCreateInstructor: (c) => write(c, async (tx) => {
+      const instructor = await createInstructor(tx, c.caller.studioId, c.body);
+      return created(instructor, `/v1/instructors/${instructor.id}`);
+    }),
+    managementGetInstructor: async ({ caller, params }) => found(await getInstructor(deps.sql, caller.studioId, params.instructorId), 'instructor'),
+    managementUpdateInstructor: (c) => write(c, async (tx) => ok(await updateInstructor(tx, c.caller.studioId, c.params.instructorId, c.body))),
+  } satisfies HandlersFor<Ids>;
+};

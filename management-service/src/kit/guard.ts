@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia';
-import { AppError, problemResponse } from '@studio/shared';
+import { AppError, problemResponse, problemTypeBase, type Config } from '@studio/shared';
 import { callerOf } from '@studio/shared/service-kit';
 import { idempotencyKeyOf } from './write';
 
@@ -18,17 +18,20 @@ const isJson = (type: string | null) => !!type && /^application\/(?:[\w.+-]+\+)?
  * Idempotency-Key header (400) and a JSON content type for any body (415). Runs after
  * the service kit's signature check, so only signed requests get this far.
  */
-export const writeGuard = new Elysia({ name: 'management-write-guard' }).onRequest(({ request }) => {
-  if (!WRITES.has(request.method)) return;
-  const caller = callerOf(request);
-  if (!caller) return;
-  try {
-    idempotencyKeyOf(request);
-  } catch (err) {
-    if (err instanceof AppError) return problemResponse(err.code, caller.requestId, err.options);
-    throw err;
-  }
-  if (hasBody(request) && !isJson(request.headers.get('content-type'))) {
-    return problemResponse('unsupported_media_type', caller.requestId, { detail: 'Write bodies must be application/json.' });
-  }
-});
+export const writeGuard = (config: Config) => {
+  const typeBase = problemTypeBase(config, 'management');
+  return new Elysia({ name: 'management-write-guard' }).onRequest(({ request }) => {
+    if (!WRITES.has(request.method)) return;
+    const caller = callerOf(request);
+    if (!caller) return;
+    try {
+      idempotencyKeyOf(request);
+    } catch (err) {
+      if (err instanceof AppError) return problemResponse(err.code, caller.requestId, { typeBase, ...err.options });
+      throw err;
+    }
+    if (hasBody(request) && !isJson(request.headers.get('content-type'))) {
+      return problemResponse('unsupported_media_type', caller.requestId, { typeBase, detail: 'Write bodies must be application/json.' });
+    }
+  });
+};

@@ -1,4 +1,4 @@
-import { AppError, problemBody, PROBLEM_CONTENT_TYPE, type Caller, type Config } from '@studio/shared';
+import { AppError, problemBody, problemTypeBase, PROBLEM_CONTENT_TYPE, type Caller, type Config } from '@studio/shared';
 import { translatePgError } from '@studio/shared/pg-errors';
 import type { Sql, Tx } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
@@ -62,9 +62,9 @@ function storedSuccess(fingerprint: string, r: WriteResult): StoredResponse {
   return { fingerprint, status: r.status, headers, body: JSON.stringify(r.body) };
 }
 
-function storedProblem(fingerprint: string, err: AppError, requestId: string): StoredResponse {
+function storedProblem(fingerprint: string, err: AppError, requestId: string, typeBase: string): StoredResponse {
   const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE, ...err.options.headers };
-  return { fingerprint, status: err.status, headers, body: JSON.stringify(problemBody(err.code, requestId, err.options)) };
+  return { fingerprint, status: err.status, headers, body: JSON.stringify(problemBody(err.code, requestId, { typeBase, ...err.options })) };
 }
 
 type Outcome = { kind: 'busy' } | { kind: 'existing'; rec: StoredResponse & { ttlS: number } } | { kind: 'done'; rec: StoredResponse };
@@ -125,7 +125,7 @@ export async function runWrite(
       await release();
       throw err;
     }
-    const rec = storedProblem(fingerprint, failure, caller.requestId);
+    const rec = storedProblem(fingerprint, failure, caller.requestId, problemTypeBase(config, 'management'));
     const stored = await sql.begin(async (tx) => {
       if (!(await tryKeyLock(tx, studioId, key))) return false;
       if (await findRecord(tx, studioId, key)) return false;

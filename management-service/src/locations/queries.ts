@@ -1,8 +1,9 @@
-import type postgres from 'postgres';
 import { iso, isoOrNull, newId } from '@studio/shared';
+import type { Sql, Tx } from '@studio/shared/db';
 import type { Address, Location, Room } from '@studio/shared/schemas/locations';
+import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
 
-type Db = postgres.ISql<{}>;
+type Db = Sql | Tx;
 
 interface LocationRow { id: string; name: string; timezone: string; address: Address | null; status: 'live' | 'deleted'; deletedAt: Date | null; createdAt: Date; updatedAt: Date }
 interface RoomRow { id: string; locationId: string; name: string; capacity: number | null; status: 'live' | 'deleted'; deletedAt: Date | null; createdAt: Date; updatedAt: Date }
@@ -27,11 +28,13 @@ export async function studioTimezone(db: Db, studioId: string): Promise<string> 
   return row?.timezone ?? 'UTC';
 }
 
-export async function listLocations(db: Db, studioId: string): Promise<Location[]> {
-  const rows = await db<LocationRow[]>`
-    select ${db.unsafe(LOCATION_COLUMNS)} from locations
-    where studio_id = ${studioId} and status = 'live' order by created_at, id`;
-  return rows.map(toLocation);
+/** One page of the studio's live locations, keyset on (created_at, id) over `locations_studio`. */
+export async function listLocationsPage(db: Db, studioId: string, p: PageParams): Promise<Page<Location>> {
+  const rows = await db<(LocationRow & { sortKey: string })[]>`
+    select ${db.unsafe(LOCATION_COLUMNS)}, ${sortKeySql(db, 'created_at')} as sort_key from locations
+    where studio_id = ${studioId} and status = 'live' ${afterSql(db, p, 'created_at')}
+    order by created_at, id limit ${p.limit + 1}`;
+  return pageOf(p, rows, toLocation);
 }
 
 /** A live location; `lock` takes its row lock so rooms cannot be added under a concurrent delete. */
@@ -79,11 +82,30 @@ export async function markLocationDeleted(db: Db, studioId: string, id: string):
   return toLocation(row!);
 }
 
-export async function listRooms(db: Db, studioId: string, locationId: string): Promise<Room[]> {
-  const rows = await db<RoomRow[]>`
+/**
+ * One page of a location's live rooms, keyset on (created_at, id) over `rooms_location`.
+ * The caller checks first that the location is live (404 otherwise) and reads `p` with
+ * `{ locationId }` as a filter, so a cursor of one location's rooms is refused on another's.
+ */
+export async function listRoomsPage(db: Db, studioId: string, p: PageParams, locationId: string): Promise<Page<Room>> {
+  const rows = await db<(RoomRow & { sortKey: string })[]>`
+    select ${db.unsafe(ROOM_COLUMNS)}, ${sortKeySql(db, 'created_at')} as sort_key from rooms
+    where studio_id = ${studioId} and location_id = ${locationId} and status = 'live' ${afterSql(db, p, 'created_at')}
+    order by created_at, id limit ${p.limit + 1}`;
+  return pageOf(p, rows, toRoom);
+}
+
+/**
+ * A live room of a live location of the studio; null for a deleted room, a room of a deleted
+ * location (deleting a location deletes its rooms; the `exists` keeps that true regardless), a
+ * room of another location, or another studio's ids.
+ */
+export async function getLiveRoom(db: Db, studioId: string, locationId: string, roomId: string): Promise<Room | null> {
+  const [row] = await db<RoomRow[]>`
     select ${db.unsafe(ROOM_COLUMNS)} from rooms
-    where studio_id = ${studioId} and location_id = ${locationId} and status = 'live' order by created_at, id`;
-  return rows.map(toRoom);
+    where studio_id = ${studioId} and location_id = ${locationId} and id = ${roomId} and status = 'live'
+      and exists (select 1 from locations l where l.studio_id = ${studioId} and l.id = ${locationId} and l.status = 'live')`;
+  return row ? toRoom(row) : null;
 }
 
 export async function insertRoom(db: Db, studioId: string, locationId: string, v: { name: string; capacity: number | null }): Promise<Room> {

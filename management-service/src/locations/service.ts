@@ -1,5 +1,5 @@
 import { AppError } from '@studio/shared';
-import type { Sql, Tx } from '@studio/shared/db';
+import type { Tx } from '@studio/shared/db';
 import { canonicalTimeZone } from '@studio/shared/schemas/fields';
 import type { CreateLocationBody, CreateRoomBody, UpdateLocationBody, UpdateRoomBody } from '@studio/shared/schemas/locations';
 import * as q from './queries';
@@ -36,11 +36,6 @@ export async function deleteLocation(tx: Tx, studioId: string, id: string) {
   if (!live.includes(id)) throw locationNotFound(id);
   if (live.length === 1) throw new AppError('last_venue', { detail: 'This is the studio\'s last live location; add another before deleting it.' });
   return q.markLocationDeleted(tx, studioId, id);
-}
-
-export async function listRooms(sql: Sql, studioId: string, locationId: string) {
-  if (!(await q.getLiveLocation(sql, studioId, locationId))) throw locationNotFound(locationId);
-  return q.listRooms(sql, studioId, locationId);
 }
 
 export async function createRoom(tx: Tx, studioId: string, locationId: string, body: CreateRoomBody) {

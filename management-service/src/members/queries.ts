@@ -25,6 +25,15 @@ export async function listMembers(db: Db, studioId: string, p: PageParams): Prom
     order by created_at, id limit ${p.limit + 1}`;
 }
 
+/**
+ * A membership of the studio, cancelled ones included (their status says so); undefined for
+ * another studio's id. Map with `memberJson`, as `getClass` / `getOccurrence` with theirs.
+ */
+export async function getMember(db: Db, studioId: string, id: string): Promise<MemberRow | undefined> {
+  const [m] = await db<MemberRow[]>`select ${columns(db)} from members where studio_id = ${studioId} and id = ${id}`;
+  return m;
+}
+
 export async function insertMember(tx: Tx, row: { id: string; studioId: string; email: string; name: string | null; role: string }): Promise<MemberRow> {
   const [m] = await tx<MemberRow[]>`
     insert into members ${tx({ ...row, status: 'invited', invitedAt: new Date() })} returning ${columns(tx)}`;

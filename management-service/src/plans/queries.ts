@@ -1,8 +1,9 @@
-import type postgres from 'postgres';
 import { iso, isoOrNull, newId } from '@studio/shared';
+import type { Sql, Tx } from '@studio/shared/db';
 import type { Plan, PlanConfig, PlanType } from '@studio/shared/schemas/plans';
+import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
 
-type Db = postgres.ISql<{}>;
+type Db = Sql | Tx;
 
 interface Row {
   id: string; name: string; type: PlanType; config: PlanConfig; description: string | null; visibility: 'public' | 'private';
@@ -15,10 +16,19 @@ const toPlan = (r: Row): Plan => ({
   archivedAt: isoOrNull(r.archivedAt), createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt),
 });
 
-/** Every plan of the studio, archived ones included (their status says so). */
-export async function listPlans(db: Db, studioId: string): Promise<Plan[]> {
-  const rows = await db<Row[]>`select ${db.unsafe(COLUMNS)} from plans where studio_id = ${studioId} order by created_at, id`;
-  return rows.map(toPlan);
+/** One page of the studio's plans, archived ones included, keyset on (created_at, id) over `plans_studio`. */
+export async function listPlansPage(db: Db, studioId: string, p: PageParams): Promise<Page<Plan>> {
+  const rows = await db<(Row & { sortKey: string })[]>`
+    select ${db.unsafe(COLUMNS)}, ${sortKeySql(db, 'created_at')} as sort_key from plans
+    where studio_id = ${studioId} ${afterSql(db, p, 'created_at')}
+    order by created_at, id limit ${p.limit + 1}`;
+  return pageOf(p, rows, toPlan);
+}
+
+/** A plan of the studio, archived or not (its status says which); null for another studio's id. */
+export async function getPlan(db: Db, studioId: string, id: string): Promise<Plan | null> {
+  const [row] = await db<Row[]>`select ${db.unsafe(COLUMNS)} from plans where studio_id = ${studioId} and id = ${id}`;
+  return row ? toPlan(row) : null;
 }
 
 /** Locked for the rest of the transaction, so a config check and its update see the same row. */

@@ -1,8 +1,9 @@
-import type postgres from 'postgres';
 import { iso, newId } from '@studio/shared';
+import type { Sql, Tx } from '@studio/shared/db';
 import type { Program } from '@studio/shared/schemas/programs';
+import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
 
-type Db = postgres.ISql<{}>;
+type Db = Sql | Tx;
 
 interface Row {
   id: string; name: string; description: string | null; pricing: 'free' | 'paid'; priceCents: number | null; currency: string | null;
@@ -17,9 +18,13 @@ const toProgram = (r: Row): Program => ({
 
 export type ProgramValues = Pick<Program, 'name' | 'description' | 'pricing' | 'priceCents' | 'currency' | 'classIds'>;
 
-export async function listPrograms(db: Db, studioId: string): Promise<Program[]> {
-  const rows = await db<Row[]>`select ${db.unsafe(COLUMNS)} from programs where studio_id = ${studioId} order by created_at, id`;
-  return rows.map(toProgram);
+/** One page of the studio's programs, archived ones included, keyset on (created_at, id) over `programs_studio`. */
+export async function listProgramsPage(db: Db, studioId: string, p: PageParams): Promise<Page<Program>> {
+  const rows = await db<(Row & { sortKey: string })[]>`
+    select ${db.unsafe(COLUMNS)}, ${sortKeySql(db, 'created_at')} as sort_key from programs
+    where studio_id = ${studioId} ${afterSql(db, p, 'created_at')}
+    order by created_at, id limit ${p.limit + 1}`;
+  return pageOf(p, rows, toProgram);
 }
 
 export async function getProgram(db: Db, studioId: string, id: string, forUpdate = false): Promise<Program | null> {

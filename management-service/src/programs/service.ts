@@ -1,5 +1,5 @@
 import { AppError } from '@studio/shared';
-import type { Sql, Tx } from '@studio/shared/db';
+import type { Tx } from '@studio/shared/db';
 import { isCurrency } from '@studio/shared/schemas/fields';
 import type { CreateProgramBody, UpdateProgramBody } from '@studio/shared/schemas/programs';
 import * as q from './queries';
@@ -26,12 +26,6 @@ async function checkClassIds(tx: Tx, studioId: string, ids: string[]): Promise<s
   const errors = ids.flatMap((id, i) => (found.has(id) ? [] : [{ path: `/body/classIds/${i}`, message: `${id} is not a class of this studio` }]));
   if (errors.length) throw new AppError('validation_failed', { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors });
   return unique;
-}
-
-export async function getProgram(sql: Sql, studioId: string, id: string) {
-  const program = await q.getProgram(sql, studioId, id);
-  if (!program) throw notFound(id);
-  return program;
 }
 
 export async function createProgram(tx: Tx, studioId: string, body: CreateProgramBody) {

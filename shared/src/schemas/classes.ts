@@ -1,4 +1,4 @@
-import { t, type Static } from 'elysia';
+import { Type as t, type Static } from '@sinclair/typebox';
 import { RFC3339 } from '../time';
 import { Nullable, Page, Timestamp } from './fields';
 

@@ -1,5 +1,5 @@
 /** Field schemas and checks shared by several resource schemas (money, time zones, pages). */
-import { t, type TSchema } from 'elysia';
+import { Type as t, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { FieldError } from '../problem';
 

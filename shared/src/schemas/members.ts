@@ -1,4 +1,4 @@
-import { t, type Static } from 'elysia';
+import { Type as t, type Static } from '@sinclair/typebox';
 import { Nullable, Page, Timestamp } from './fields';
 
 export const ROLES = ['admin', 'manager', 'instructor', 'front_desk', 'member'] as const;

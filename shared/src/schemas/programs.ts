@@ -1,4 +1,4 @@
-import { t, type Static } from 'elysia';
+import { Type as t, type Static } from '@sinclair/typebox';
 import { CurrencyCode, MAX_MINOR_UNITS, Nullable, Page, Timestamp } from './fields';
 
 const pricing = t.Union([t.Literal('free'), t.Literal('paid')]);

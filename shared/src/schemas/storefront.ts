@@ -95,15 +95,3 @@ export const StorefrontConfig = t.Object({
   branding: t.Object({ primaryColor: Nullable(t.String()), logoUrl: Nullable(t.String()) }, { additionalProperties: false }),
 }, { additionalProperties: false });
 export type StorefrontConfig = Static<typeof StorefrontConfig>;
-
-/** application/problem+json (contract §4), as documented on Storefront operations. */
-export const Problem = t.Object({
-  type: t.String(),
-  title: t.String(),
-  status: t.Integer(),
-  detail: t.String(),
-  code: t.String(),
-  instance: t.Optional(t.String()),
-  errors: t.Optional(t.Array(t.Object({ path: t.String(), message: t.String() }))),
-}, { additionalProperties: true });
-export type Problem = Static<typeof Problem>;

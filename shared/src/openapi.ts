@@ -1,0 +1,262 @@
+/**
+ * The OpenAPI 3.1 document of a surface, built from the operations registry, the same way
+ * for both surfaces (contract §12). The services register their routes from the same
+ * rows, so the document cannot drift from what the code validates and answers.
+ */
+import type { TSchema } from '@sinclair/typebox';
+import { isWrite, operationsOf, pathParams, problemsOf, type Operation, type Surface } from './operations';
+import { PROBLEMS, PROBLEM_CONTENT_TYPE, type ProblemCode } from './problem';
+import * as classes from './schemas/classes';
+import * as content from './schemas/content';
+import * as coupons from './schemas/coupons';
+import * as instructors from './schemas/instructors';
+import * as locations from './schemas/locations';
+import * as members from './schemas/members';
+import * as plans from './schemas/plans';
+import * as programs from './schemas/programs';
+import * as schedule from './schemas/schedule';
+import * as storefront from './schemas/storefront';
+import { Problem } from './schemas/problem';
+import { EXAMPLES } from './schemas/examples';
+
+type Json = Record<string, unknown>;
+
+const isSchema = (v: unknown): v is TSchema => !!v && typeof v === 'object' && Object.getOwnPropertySymbols(v).length > 0;
+/** Every exported schema gets its export name as its component name. */
+const NAMES = new Map<unknown, string>();
+for (const mod of [classes, content, coupons, instructors, locations, members, plans, programs, schedule, storefront, { Problem }]) {
+  for (const [name, value] of Object.entries(mod)) if (isSchema(value) && !NAMES.has(value)) NAMES.set(value, name);
+}
+const examples = EXAMPLES as Record<string, unknown>;
+function exampleOf(name: string): unknown {
+  if (name in examples) return examples[name];
+  if (name.endsWith('Page') && name.slice(0, -4) in examples) return { data: [examples[name.slice(0, -4)]], next_cursor: null };
+  return undefined;
+}
+
+/** Keys that are ours (run-time hints), not JSON Schema. */
+const DROP = new Set(['error', 'x-doc']);
+
+/**
+ * A TypeBox schema as plain JSON Schema for the document: named schemas below the top
+ * become `$ref`s, a union of string constants becomes an `enum` (what generated clients
+ * read best), and `x-doc` replaces a run-time shape with the documented one.
+ */
+function toDoc(schema: unknown, refs: Set<string>, top = true): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => toDoc(s, refs, false));
+  if (!schema || typeof schema !== 'object') return schema;
+  const name = NAMES.get(schema);
+  if (!top && name) {
+    refs.add(name);
+    return { $ref: `#/components/schemas/${name}` };
+  }
+  const s = schema as Json;
+  if (s['x-doc']) return s['x-doc'];
+  const anyOf = s.anyOf as Json[] | undefined;
+  if (anyOf?.length && anyOf.every((b) => typeof b.const === 'string')) {
+    const out: Json = { type: 'string', enum: anyOf.map((b) => b.const) };
+    for (const k of ['description', 'default', 'examples']) if (s[k] !== undefined) out[k] = s[k];
+    return out;
+  }
+  const out: Json = {};
+  for (const [k, v] of Object.entries(s)) {
+    if (DROP.has(k)) continue;
+    out[k] = k === 'properties' || k === 'patternProperties'
+      ? Object.fromEntries(Object.entries(v as Json).map(([p, sub]) => [p, toDoc(sub, refs, false)]))
+      : typeof v === 'object' ? toDoc(v, refs, false) : v;
+  }
+  return out;
+}
+
+/** A `$ref` to a named schema (collected as a component), or the schema inline. */
+function ref(schema: TSchema, refs: Set<string>): unknown {
+  return toDoc(schema, refs, false);
+}
+
+const HEADERS: Record<string, Json> = {
+  'X-Request-Id': { description: 'Identifies this request; quote it when asking for help (problem bodies carry it in `instance`).', schema: { type: 'string' } },
+  RateLimit: { description: 'IETF RateLimit fields: requests left (`r`) and seconds until the window resets (`t`), e.g. `"key";r=99;t=1`.', schema: { type: 'string' } },
+  'RateLimit-Policy': { description: 'The key\'s limit, e.g. `"key";q=100;w=1`.', schema: { type: 'string' } },
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+  Location: { description: 'Path of the created resource; GET it to read the record.', schema: { type: 'string' } },
+  ETag: { description: 'Strong tag of this answer; send it back in If-None-Match to get 304.', schema: { type: 'string' } },
+  'Cache-Control': { description: '`public, max-age=30`.', schema: { type: 'string' } },
+  'Idempotent-Replayed': { description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+  Allow: { description: 'The methods this path accepts.', schema: { type: 'string' } },
+};
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const headers = (...names: string[]) => Object.fromEntries(names.map((n) => [n, header(n)]));
+
+const tagOf = (path: string) => {
+  const seg = path.split('/')[2] ?? 'other';
+  return seg.charAt(0).toUpperCase() + seg.slice(1);
+};
+
+const STATUS_NAMES: Record<number, string> = {
+  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict', 413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType', 422: 'UnprocessableContent', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'GatewayTimeout',
+};
+
+/** Problem responses shared by operations, written once under components.responses (each distinct one by its status name). */
+class SharedResponses {
+  readonly byName: Record<string, Json> = {};
+  private readonly names = new Map<string, string>();
+  ref(status: number, response: Json): Json {
+    const key = JSON.stringify(response);
+    let name = this.names.get(key);
+    if (!name) {
+      const base = STATUS_NAMES[status] ?? `Status${status}`;
+      name = base;
+      for (let n = 2; name in this.byName; n++) name = `${base}${n}`;
+      this.names.set(key, name);
+      this.byName[name] = response;
+    }
+    return { $ref: `#/components/responses/${name}` };
+  }
+}
+
+function problemResponses(o: Operation, shared: SharedResponses): Record<string, Json> {
+  const byStatus = new Map<number, ProblemCode[]>();
+  for (const code of problemsOf(o)) {
+    const status = PROBLEMS[code][0];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const out: Record<string, Json> = {};
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const extra = status === 429 || codes.includes('idempotency_request_in_progress') ? ['Retry-After'] : [];
+    out[status] = shared.ref(status, {
+      description: codes.map((c) => `\`${c}\`: ${PROBLEMS[c][1]}`).join('; '),
+      headers: headers('X-Request-Id', ...(status >= 500 ? [] : ['RateLimit', 'RateLimit-Policy']), ...extra),
+      content: {
+        [PROBLEM_CONTENT_TYPE]: {
+          schema: { allOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'object', properties: { code: { type: 'string', enum: codes } } }] },
+        },
+      },
+    });
+  }
+  return out;
+}
+
+function parameters(o: Operation, refs: Set<string>): Json[] {
+  const out: Json[] = pathParams(o).map((p) => ({
+    name: p.name, in: 'path', required: true,
+    description: `A ${p.kind} id; one that cannot be a ${p.kind} id is 404 \`not_found\`.`,
+    schema: { type: 'string', pattern: p.pattern },
+  }));
+  if (o.query) {
+    const required = new Set((o.query.required as string[] | undefined) ?? []);
+    for (const [name, schema] of Object.entries(o.query.properties)) {
+      const doc = toDoc(schema, refs, true) as Json;
+      out.push({ name, in: 'query', required: required.has(name), ...(doc.description ? { description: doc.description } : {}), schema: doc });
+    }
+  }
+  return out;
+}
+
+function operationDoc(o: Operation, refs: Set<string>, shared: SharedResponses): Json {
+  const okName = NAMES.get(o.ok.schema) ?? '';
+  const okHeaders = ['X-Request-Id', 'RateLimit', 'RateLimit-Policy',
+    ...(o.ok.status === 201 ? ['Location'] : []), ...(isWrite(o) ? ['Idempotent-Replayed'] : []),
+    ...(o.surface === 'storefront' ? ['ETag', 'Cache-Control'] : [])];
+  const responses: Record<string, Json> = {
+    [o.ok.status]: {
+      description: o.ok.status === 201 ? 'Created' : 'OK',
+      headers: headers(...okHeaders),
+      content: { 'application/json': { schema: ref(o.ok.schema, refs), example: exampleOf(okName) } },
+    },
+  };
+  if (o.surface === 'storefront') {
+    responses[304] = { description: 'Not modified: `If-None-Match` named the current ETag.', headers: headers('X-Request-Id', 'ETag', 'Cache-Control') };
+  }
+  Object.assign(responses, problemResponses(o, shared));
+  const notes = [
+    o.description,
+    o.scope ? `Required scope: \`${o.scope}\`.` : '',
+    isWrite(o) ? 'Send `Idempotency-Key` (1..255 characters); a retry with the same key and request replays the stored answer with `Idempotent-Replayed: true`.' : '',
+    o.paginated ? 'Cursor-paginated: `limit` 1..100 (default 25, clamped), `cursor` = the previous page\'s `next_cursor`.' : '',
+  ].filter(Boolean);
+  const doc: Json = {
+    operationId: o.id,
+    summary: o.summary,
+    description: notes.join('\n\n'),
+    tags: [tagOf(o.path)],
+    security: [{ [o.surface === 'storefront' ? 'PublishableKeyAuth' : 'SecretKeyAuth']: [] }],
+    parameters: parameters(o, refs),
+    responses,
+  };
+  if (o.scope) doc['x-required-scope'] = o.scope;
+  if (isWrite(o)) {
+    (doc.parameters as Json[]).unshift({
+      name: 'Idempotency-Key', in: 'header', required: true,
+      description: 'A fresh value per action (a UUID); reuse it only to retry that exact action.',
+      schema: { type: 'string', minLength: 1, maxLength: 255 }, example: '5f0c6a1e-3b9d-4c1a-9a57-2f7e8d4b6c10',
+    });
+  }
+  if (o.body) {
+    const name = NAMES.get(o.body) ?? '';
+    doc.requestBody = { required: true, content: { 'application/json': { schema: ref(o.body, refs), example: exampleOf(name) } } };
+  }
+  return doc;
+}
+
+const SURFACES = {
+  storefront: {
+    title: 'Studio API: Storefront',
+    description: 'Read-only public data of one studio, for its website. Authenticate with a publishable key: `Authorization: Bearer svc_pk_…`. '
+      + 'Every answer carries `ETag` and `Cache-Control: public, max-age=30`; CORS is open to any origin.',
+    scheme: ['PublishableKeyAuth', 'A publishable key (`svc_pk_…`): read-only, one studio, safe in browser code.', 'svc_pk_<32 base62>'],
+  },
+  management: {
+    title: 'Studio API: Management',
+    description: 'Back-office reads and scoped writes of one studio, with a secret key (`svc_sk_…`) that holds the scopes of the operations it calls. '
+      + 'Every write needs `Idempotency-Key`; write bodies are `application/json` only (else 415).',
+    scheme: ['SecretKeyAuth', 'A secret key (`svc_sk_…`) with the scopes of the operations it calls. Keep it on your server.', 'svc_sk_<32 base62>'],
+  },
+} as const;
+
+export interface OpenApiOptions {
+  /** Public base URL of the surface (`servers[0].url`). */
+  publicUrl: string;
+}
+
+/** The whole OpenAPI 3.1 document of a surface. */
+export function openApiDocument(surface: Surface, o: OpenApiOptions): Json {
+  const meta = SURFACES[surface];
+  const refs = new Set<string>(['Problem']);
+  const paths: Record<string, Json> = {};
+  const shared = new SharedResponses();
+  for (const op of operationsOf(surface)) {
+    (paths[op.path] ??= {})[op.method.toLowerCase()] = operationDoc(op, refs, shared);
+  }
+  const schemas: Record<string, unknown> = {};
+  // components may refer to further components: resolve until nothing new appears
+  for (let pending = [...refs]; pending.length; pending = [...refs].filter((n) => !(n in schemas))) {
+    for (const name of pending) {
+      const schema = [...NAMES].find(([, n]) => n === name)![0];
+      const doc = toDoc(schema, refs, true) as Json;
+      const example = exampleOf(name);
+      schemas[name] = example === undefined ? doc : { ...doc, examples: [example] };
+    }
+  }
+  const [schemeName, schemeText, bearerFormat] = meta.scheme;
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: meta.title,
+      version: '1.0.0',
+      description: `${meta.description}\n\nErrors are \`application/problem+json\` (the \`Problem\` schema); branch on \`code\`, and see \`${o.publicUrl}/docs/problems\` for what causes each code and how to fix it. `
+        + 'A known path with a method it does not accept answers 405 `method_not_allowed` with `Allow`; an unknown path answers 404 `route_not_found`. '
+        + 'Every answer carries `X-Request-Id`; every keyed answer carries the `RateLimit` and `RateLimit-Policy` fields.',
+    },
+    servers: [{ url: o.publicUrl }],
+    tags: [...new Set(operationsOf(surface).map((op) => tagOf(op.path)))].map((name) => ({ name })),
+    security: [{ [schemeName]: [] }],
+    paths,
+    components: {
+      securitySchemes: { [schemeName]: { type: 'http', scheme: 'bearer', bearerFormat, description: schemeText } },
+      headers: HEADERS,
+      responses: shared.byName,
+      schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
+    },
+  };
+}

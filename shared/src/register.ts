@@ -1,0 +1,54 @@
+import { Elysia, type Context } from 'elysia';
+import type { Static, TSchema } from '@sinclair/typebox';
+import {
+  elysiaPath, operationsOf, pathParams, type AnyOperation, type OperationId, type OperationIdOf, type OperationOf, type Surface,
+} from './operations';
+import { problems } from './problem';
+import { callerOf } from './service-kit';
+import type { Caller } from './signing';
+
+type ParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}` ? N | ParamNames<Rest> : never;
+
+/** What a handler gets: the verified caller and the request's parts, typed from its registry row. */
+export interface OperationContext<O extends AnyOperation> {
+  caller: Caller;
+  request: Request;
+  set: Context['set'];
+  params: Record<ParamNames<O['path']>, string>;
+  query: O extends { query: infer Q extends TSchema } ? Static<Q> : Record<string, string | undefined>;
+  body: O extends { body: infer B extends TSchema } ? Static<B> : undefined;
+}
+export type Handler<Id extends OperationId> = (c: OperationContext<OperationOf<Id>>) => unknown;
+/** Handlers of some operations (a resource's share); a surface's app needs them all. */
+export type HandlersFor<Id extends OperationId> = { [K in Id]: Handler<K> };
+export type SurfaceHandlers<S extends Surface> = HandlersFor<OperationIdOf<S>>;
+
+/**
+ * Registers every operation of `surface` from its registry row: method, path, body and
+ * query schemas (validated by Elysia), the success schema (checked on returned values),
+ * and path ids, which must match their resource's id pattern or the answer is 404
+ * `not_found` without a database round trip. No route names its method or path by hand,
+ * and the type of `handlers` demands one handler per operation of the surface.
+ */
+export function registerOperations<S extends Surface>(surface: S, handlers: SurfaceHandlers<S>) {
+  const app = new Elysia({ name: `operations:${surface}` });
+  for (const op of operationsOf(surface)) {
+    const handler = (handlers as Record<string, Handler<OperationId>>)[op.id];
+    if (!handler) throw new Error(`registerOperations: no handler for ${op.id}`);
+    const ids = pathParams(op).map((p) => ({ name: p.name, kind: p.kind, re: new RegExp(p.pattern) }));
+    app.route(op.method, elysiaPath(op.path), ((ctx: Context) => {
+      const params = ctx.params as Record<string, string>;
+      for (const p of ids) if (!p.re.test(params[p.name] ?? '')) throw problems.notFound(p.kind);
+      return handler({
+        caller: callerOf(ctx.request), request: ctx.request, set: ctx.set,
+        params, query: ctx.query, body: ctx.body,
+      } as OperationContext<AnyOperation> as never);
+    }) as never, {
+      ...(op.body ? { body: op.body } : {}),
+      ...(op.query ? { query: op.query } : {}),
+      response: { [op.ok.status]: op.ok.schema },
+      detail: { operationId: op.id },
+    } as never);
+  }
+  return app;
+}

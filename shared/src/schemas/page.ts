@@ -1,0 +1,15 @@
+import { Type as t, type Static } from '@sinclair/typebox';
+
+/**
+ * Query of every cursor-paginated Management list (contract §6). `limit` is a string at
+ * run time so that `abc` clamps to 25 instead of failing; the documents type it as an
+ * integer (`x-doc`), which is what a client should send.
+ */
+export const PageQuery = t.Object({
+  cursor: t.Optional(t.String({ description: 'The `next_cursor` of the previous page, exactly as received.' })),
+  limit: t.Optional(t.String({
+    description: 'Page size, default 25, clamped to 1..100 (a non-numeric value means 25).',
+    'x-doc': { type: 'integer', default: 25, description: 'Page size, default 25, clamped to 1..100 (a non-numeric value means 25).' },
+  })),
+});
+export type PageQuery = Static<typeof PageQuery>;

@@ -1,0 +1,128 @@
+/**
+ * The documents describe the API truthfully (contract §12): valid OpenAPI 3.1, every
+ * schema compiles under strict ajv, every example matches its schema, errors are
+ * problem+json, bodies JSON only, integers integer, and each service registers exactly
+ * the routes of the registry. (Every HTTP test's answers are checked against the same
+ * documents by test/documented.ts.)
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { elysiaPath, loadConfig, operationsOf, PROBLEM_CODES, type Surface } from '@studio/shared';
+import { openApiDocument } from '@studio/shared/openapi';
+import { createSql } from '@studio/shared/db';
+import { createStorefrontService } from '@studio/storefront-service';
+import { createManagementService } from '@studio/management-service';
+import { documentAjv } from './documented';
+import { startStack, type Stack } from './harness';
+
+type Json = Record<string, any>;
+const SURFACES: Surface[] = ['storefront', 'management'];
+
+let s: Stack;
+beforeAll(async () => (s = await startStack()));
+afterAll(() => s.close());
+
+/** Every schema object under a node, with where it is. */
+function* schemasIn(node: unknown, where: string): Generator<[string, Json]> {
+  if (!node || typeof node !== 'object') return;
+  for (const [k, v] of Object.entries(node as Json)) {
+    if (k === 'schema' && v && typeof v === 'object') yield [`${where}/schema`, v];
+    else yield* schemasIn(v, `${where}/${k}`);
+  }
+}
+
+describe.each(SURFACES)('%s document', (surface) => {
+  const { doc, ajv, compile, response } = documentAjv(surface);
+
+  test('the gateway serves exactly the document built from the registry, and it is valid OpenAPI 3.1', async () => {
+    const url = surface === 'storefront' ? s.storefrontUrl : s.managementUrl;
+    const res = await fetch(`${url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const served = await res.json();
+    expect(served).toEqual(openApiDocument(surface, { publicUrl: url }) as Json);
+    await SwaggerParser.validate(structuredClone(served));
+  });
+
+  test('one operation per registry row, with its scope, summary and tag', () => {
+    const ops = operationsOf(surface);
+    const documented = Object.entries<Json>(doc.paths).flatMap(([path, item]) => Object.entries<Json>(item).map(([m, o]) => `${m.toUpperCase()} ${path} ${o.operationId}`));
+    expect(documented.sort()).toEqual(ops.map((o) => `${o.method} ${o.path} ${o.id}`).sort());
+    for (const o of ops) {
+      const d = doc.paths[o.path][o.method.toLowerCase()];
+      expect(d.summary).toBe(o.summary);
+      expect(d.tags).toHaveLength(1);
+      if (o.scope) expect(d['x-required-scope']).toBe(o.scope);
+    }
+  });
+
+  test('every component and inline schema compiles under strict ajv', () => {
+    for (const name of Object.keys(doc.components.schemas)) expect(ajv.getSchema(`${surface}.json#/$defs/${name}`)).toBeFunction();
+    for (const [where, schema] of schemasIn(doc.paths, '')) {
+      try {
+        compile(schema);
+      } catch (err) {
+        throw new Error(`${where}: ${err}`);
+      }
+    }
+  });
+
+  test('no schema types a value two ways (integers are integer, never string | integer)', () => {
+    const text = JSON.stringify(doc);
+    expect(text).not.toMatch(/"type":\[/);
+    for (const [where, schema] of schemasIn(doc, '')) {
+      const branches = (schema.anyOf ?? []).map((b: Json) => b.type);
+      if (branches.includes('string') && (branches.includes('integer') || branches.includes('number'))) throw new Error(`${where} is string | number`);
+    }
+  });
+
+  test('errors are application/problem+json with the one Problem schema and its closed code list', () => {
+    expect(doc.components.schemas.Problem.properties.code.enum).toEqual(PROBLEM_CODES);
+    for (const [path, item] of Object.entries<Json>(doc.paths)) {
+      for (const [method, op] of Object.entries<Json>(item)) {
+        for (const [status, ref] of Object.entries<Json>(op.responses)) {
+          if (Number(status) < 400) continue;
+          const r = response(ref);
+          expect(`${method} ${path} ${status}: ${Object.keys(r.content)}`).toBe(`${method} ${path} ${status}: application/problem+json`);
+          expect(r.content['application/problem+json'].schema.allOf[0]).toEqual({ $ref: '#/components/schemas/Problem' });
+          expect(r.headers['X-Request-Id']).toBeDefined();
+        }
+        for (const status of ['401', '429', '503', '504']) expect(op.responses[status]).toBeDefined();
+        expect(response(op.responses['429']).headers['Retry-After']).toBeDefined();
+      }
+    }
+  });
+
+  test('request bodies are JSON only; every body and success answer has an example that matches its schema', () => {
+    for (const [path, item] of Object.entries<Json>(doc.paths)) {
+      for (const [method, op] of Object.entries<Json>(item)) {
+        const media: [string, Json][] = [];
+        if (op.requestBody) {
+          expect(Object.keys(op.requestBody.content)).toEqual(['application/json']);
+          media.push([`${method} ${path} body`, op.requestBody.content['application/json']]);
+        }
+        const [status, ok] = Object.entries<Json>(op.responses).find(([st]) => st.startsWith('2'))!;
+        expect(ok.headers['X-Request-Id']).toBeDefined();
+        if (status === '201') expect(ok.headers.Location).toBeDefined();
+        media.push([`${method} ${path} ${status}`, ok.content['application/json']]);
+        for (const [where, m] of media) {
+          if (m.example === undefined) throw new Error(`${where}: no example`);
+          const validate = compile(m.schema);
+          if (!validate(m.example)) throw new Error(`${where}: example does not match: ${JSON.stringify(validate.errors)}`);
+        }
+      }
+    }
+  });
+
+  test('the service registers exactly the routes of the registry, in both directions', () => {
+    const config = loadConfig({});
+    const sql = createSql(config.DATABASE_URL, { max: 1 });
+    const app = surface === 'storefront' ? createStorefrontService({ config, sql, redis: null }) : createManagementService({ config, sql, redis: null });
+    const registered = app.routes
+      .filter((r) => r.path.startsWith('/v1/'))
+      .map((r) => `${r.method} ${r.path}`).sort();
+    expect(registered).toEqual(operationsOf(surface).map((o) => `${o.method} ${elysiaPath(o.path)}`).sort());
+    const others = app.routes.filter((r) => !r.path.startsWith('/v1/')).map((r) => r.path);
+    expect(others.every((p) => p === '/healthz' || p === '/readyz')).toBe(true);
+    void sql.end();
+  });
+});
