@@ -92,3 +92,22 @@ describe('effects on a running gateway', () => {
     expect(link.url).toStartWith(`${s.dashboardUrl}/login?token=`);
   });
 });
+
+describe('the README quickstart', () => {
+  test('seed:demo --export prints shell exports whose keys call both surfaces', async () => {
+    const r = await admin('seed:demo', '--export');
+    expect(r.code).toBe(0);
+    const vars = Object.fromEntries(r.out.trim().split('\n').map((line) => {
+      const m = /^export ([A-Z_]+)=(\S+)$/.exec(line);
+      if (!m) throw new Error(`not an export line: ${line}`);
+      return [m[1]!, m[2]!];
+    }));
+    expect(Object.keys(vars).sort()).toEqual(['PUBLISHABLE_KEY', 'SECRET_KEY', 'STUDIO_ID']);
+    const classes = await s.sf('/v1/classes', vars.PUBLISHABLE_KEY!);
+    expect(classes.status).toBe(200);
+    expect(((await classes.json()) as { classes: unknown[] }).classes.length).toBeGreaterThan(0);
+    const instructors = await s.mg('/v1/instructors', vars.SECRET_KEY!);
+    expect(instructors.status).toBe(200);
+    expect(((await instructors.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
+  });
+});
