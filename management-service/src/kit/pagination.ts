@@ -1,43 +1,24 @@
-import { t, type TSchema } from 'elysia';
 import { AppError, type Caller } from '@studio/shared';
 import type { Tx, Sql } from '@studio/shared/db';
 
 /**
- * Pagination of contract §6, shared by every Management list.
- *
- * Cursor lists (keyset on (sortColumn, id), signed opaque cursors carrying the filters):
+ * Keyset pagination of contract §6, shared by every Management list (the query schema is
+ * `PageQuery` in shared/src/schemas/page.ts; the answer `{ data, next_cursor }`):
  *
  *   const p = readPage(config.CURSOR_SECRET, caller, 'classes', query, { status: query.status });
  *   const rows = await sql`select *, ${sortKeySql(sql, 'created_at')} as sort_key from classes
  *     where studio_id = ${caller.studioId} ${afterSql(sql, p, 'created_at')}
  *     order by created_at, id limit ${p.limit + 1}`;
  *   return pageOf(p, rows, toJson);          // -> { data, next_cursor }
- *
- * Non-cursor lists (the reads the spec does not paginate) return the same shape:
- *   return listPage(rows.map(toJson));       // -> { data, next_cursor: null }
- * and declare `response: { 200: PageOf(Record) }`, `query: PageQuery` (or ListQuery for no cursor).
  */
 
 export const DEFAULT_LIMIT = 25;
 export const MAX_LIMIT = 100;
 
-/** Query of a paginated list: `limit` is a string so that `abc` clamps to 25 instead of failing. */
-export const PageQuery = t.Object({
-  cursor: t.Optional(t.String({ description: 'The `next_cursor` of the previous page, exactly as received.' })),
-  limit: t.Optional(t.String({ description: 'Page size, default 25, clamped to 1..100 (non-numeric means 25).' })),
-});
-
-/** `{ data: [...], next_cursor }` response schema of a list of `item`. */
-export const PageOf = <T extends TSchema>(item: T) =>
-  t.Object({ data: t.Array(item), next_cursor: t.Union([t.String(), t.Null()], { description: 'Null on the last page.' }) });
-
 export interface Page<T> {
   data: T[];
   next_cursor: string | null;
 }
-
-/** A list that is not cursor-paginated, in the common page shape. */
-export const listPage = <T>(data: T[]): Page<T> => ({ data, next_cursor: null });
 
 /** Non-numeric -> 25, below 1 -> 1, above 100 -> 100 (never an error). */
 export function clampLimit(raw: unknown): number {

@@ -1,5 +1,6 @@
 import { Type as t, type Static } from '@sinclair/typebox';
 import { Nullable, Page, Timestamp } from './fields';
+import { PageQuery } from './page';
 import { Instant, Mode } from './classes';
 
 export const Occurrence = t.Object({
@@ -23,8 +24,7 @@ export type Occurrence = Static<typeof Occurrence>;
 export const OccurrencePage = Page(Occurrence);
 
 export const ScheduleQuery = t.Object({
-  cursor: t.Optional(t.String({ description: 'The next_cursor of the previous page, exactly as received' })),
-  limit: t.Optional(t.String({ description: 'Page size, default 25, clamped to 1..100' })),
+  ...PageQuery.properties,
   from: t.Optional(t.String({ ...Instant, description: 'Occurrences starting at or after this instant' })),
   to: t.Optional(t.String({ ...Instant, description: 'Occurrences starting before this instant' })),
   classId: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
