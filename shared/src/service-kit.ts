@@ -3,6 +3,7 @@ import { AppError, problemResponse as renderProblem, type FieldError, type Probl
 import { translatePgError } from './pg-errors';
 import { verifySignature, type Caller } from './signing';
 import { log } from './http';
+import { fieldMessage, type SchemaError } from './validation';
 import { problemTypeBase, type Config } from './config';
 import type { Surface } from './operations';
 import { pingSql, type Sql } from './db';
@@ -33,7 +34,7 @@ function validationErrors(error: ValidationError): FieldError[] {
   const out: FieldError[] = [];
   for (const e of error.all) {
     const path = part + ('path' in e && e.path ? e.path : '');
-    const message = ('summary' in e && e.summary) || e.message;
+    const message = 'schema' in e ? fieldMessage(e as SchemaError) : String((e as { message?: unknown }).message);
     if (seen.has(path)) continue; // TypeBox reports every failing branch of a union; the first says enough
     seen.add(path);
     out.push({ path, message: String(message) });

@@ -2,10 +2,33 @@
 export const iso = (d: Date | string | number): string => new Date(d).toISOString();
 export const isoOrNull = (d: Date | string | number | null | undefined): string | null => (d == null ? null : iso(d));
 
-/** RFC 3339 date-time with a mandatory offset (`Z` or `±hh:mm`). */
-export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+/** RFC 3339 date-time with a mandatory offset (`Z` or `±hh:mm`); the fields are range-checked by `parseInstant`. */
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+const daysIn = (year: number, month: number) => new Date(Date.UTC(2000, month, 0)).getUTCDate() - (month === 2 && !isLeap(year) ? 1 : 0);
+const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+
+/**
+ * THE parser of input instants (contract §7): any RFC 3339 date-time with an offset, or
+ * null. Unlike `new Date`, it refuses impossible calendar dates (`2027-02-30` is not
+ * 2 March) and out-of-range times and offsets, and keeps every year as written.
+ */
 export function parseInstant(s: string): Date | null {
-  if (!RFC3339.test(s)) return null;
-  const d = new Date(s);
-  return Number.isNaN(d.getTime()) ? null : d;
+  const m = RFC3339.exec(s);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return null;
+  let offset = 0;
+  if (!m[8]) {
+    const oh = Number(m[10]);
+    const om = Number(m[11]);
+    if (oh > 23 || om > 59) return null;
+    offset = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const ms = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  d.setUTCHours(hour, minute, second, ms);
+  return new Date(d.getTime() - offset * 60_000);
 }
+export const isInstant = (s: string) => parseInstant(s) !== null;

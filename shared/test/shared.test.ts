@@ -44,6 +44,20 @@ test('time input accepts RFC 3339 with an offset only', () => {
   expect(parseInstant('tomorrow')).toBeNull();
 });
 
+test('one RFC 3339 parser: impossible calendar dates, times and offsets are refused, not rolled over', () => {
+  for (const bad of [
+    '2027-02-30T10:00:00Z', '2027-02-29T10:00:00Z', '2026-04-31T10:00:00Z', '2026-00-10T10:00:00Z', '2026-12-00T10:00:00Z',
+    '2026-12-01T24:00:00Z', '2026-12-01T23:60:00Z', '2026-12-01T23:59:60Z', '2026-12-01T10:00:00+24:00', '2026-12-01T10:00:00+01:60',
+    '2026-12-01 10:00:00Z', '2026-12-01T10:00Z', '2026-12-01T10:00:00.Z', ' 2026-12-01T10:00:00Z',
+  ]) expect({ bad, parsed: parseInstant(bad) }).toEqual({ bad, parsed: null });
+  expect(parseInstant('2028-02-29T10:00:00Z')!.toISOString()).toBe('2028-02-29T10:00:00.000Z');
+  expect(parseInstant('2000-02-29T00:00:00Z')).not.toBeNull();
+  expect(parseInstant('1900-02-29T00:00:00Z')).toBeNull();
+  expect(parseInstant('2026-12-01t18:00:00.123456789z')!.toISOString()).toBe('2026-12-01T18:00:00.123Z');
+  expect(parseInstant('2026-12-31T23:30:00-01:00')!.toISOString()).toBe('2027-01-01T00:30:00.000Z');
+  expect(parseInstant('0099-06-01T00:00:00Z')!.getUTCFullYear()).toBe(99);
+});
+
 describe('configuration', () => {
   test('defaults work on a developer machine', () => {
     const c = loadConfig({});

@@ -1,13 +1,10 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { RFC3339 } from '../time';
-import { Nullable, Page, Timestamp } from './fields';
+import { Instant, Nullable, Page, Timestamp } from './fields';
 
 export const CLASS_MODES = ['broadcast', 'two_way', 'community', 'coaching'] as const;
 export const Mode = t.Union(CLASS_MODES.map((m) => t.Literal(m)), { description: 'Must be enabled for the studio, else 422 unsupported_channel' });
 export const Level = t.Union([t.Literal('all_levels'), t.Literal('beginner'), t.Literal('intermediate'), t.Literal('advanced')]);
 export const Visibility = t.Union([t.Literal('public'), t.Literal('unlisted'), t.Literal('private')]);
-/** Input instants: any RFC 3339 time with an offset; output is always UTC with ms. */
-export const Instant = t.String({ pattern: RFC3339.source, description: 'RFC 3339 date-time with an offset, e.g. 2026-12-01T18:00:00.000Z' });
 export const Recurrence = t.Object({
   intervalDays: t.Integer({ minimum: 1, maximum: 365, description: 'Days between occurrences' }),
   count: t.Integer({ minimum: 1, maximum: 365, description: 'Total occurrences, the first included' }),

@@ -1,5 +1,5 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { CurrencyCode, MAX_MINOR_UNITS, Nullable, Page, Timestamp } from './fields';
+import { CurrencyCode, Instant, MAX_MINOR_UNITS, Nullable, Page, Timestamp } from './fields';
 
 export const PercentCouponConfig = t.Object({
   kind: t.Literal('percent'),
@@ -33,6 +33,6 @@ export const CreateCouponBody = t.Object({
   // Checked by the service, so a bad config is `invalid_coupon_config`, not `validation_failed`.
   config: t.Unknown({ description: '{ kind: "percent", percentOff: 1..100 } or { kind: "amount", amountOffCents >= 1, currency }' }),
   maxRedemptions: t.Optional(Nullable(t.Integer({ minimum: 1, maximum: MAX_MINOR_UNITS }))),
-  expiresAt: t.Optional(Nullable(t.String({ description: 'RFC 3339 time with an offset, in the future' }))),
+  expiresAt: t.Optional(Nullable(t.String({ ...Instant, description: 'RFC 3339 date-time with an offset, in the future; null for never' }))),
 }, { additionalProperties: false });
 export type CreateCouponBody = Static<typeof CreateCouponBody>;

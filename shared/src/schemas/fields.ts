@@ -1,7 +1,9 @@
 /** Field schemas and checks shared by several resource schemas (money, time zones, pages). */
-import { Type as t, type TSchema } from '@sinclair/typebox';
+import { FormatRegistry, Type as t, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { FieldError } from '../problem';
+import { isInstant } from '../time';
+import { fieldMessage } from '../validation';
 
 export const Nullable = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 
@@ -9,8 +11,19 @@ export const Nullable = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 export const Page = <T extends TSchema>(item: T) =>
   t.Object({ data: t.Array(item), next_cursor: Nullable(t.String({ description: 'Opaque cursor of the next page; null on the last page.' })) });
 
+// Elysia registers a looser 'date-time' (it reads 2027-02-30 as 2 March) when it loads; importing it
+// first makes the registration below the one every validator uses, Elysia's and ours alike.
+import 'elysia';
+FormatRegistry.Set('date-time', isInstant);
+
+/** Every input instant: RFC 3339 with an offset, a real calendar date (`parseInstant`), else 422 naming the field. */
+export const Instant = t.String({
+  format: 'date-time',
+  description: 'RFC 3339 date-time with an offset, e.g. 2026-12-01T18:00:00Z or 2026-12-01T19:00:00+01:00',
+});
+
 /** ISO 8601 UTC with milliseconds, as every record writes its timestamps. */
-export const Timestamp = t.String({ description: 'ISO 8601 UTC with milliseconds, e.g. 2026-12-01T18:00:00.000Z' });
+export const Timestamp = t.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds, e.g. 2026-12-01T18:00:00.000Z' });
 
 /** The shape of an ISO 4217 code; `isCurrency` checks that the code really exists. */
 export const CurrencyCode = t.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 currency code, e.g. USD' });
@@ -40,7 +53,7 @@ export function schemaErrors(schema: TSchema, value: unknown, pointer: string): 
     const path = pointer + e.path;
     if (seen.has(path)) continue;
     seen.add(path);
-    out.push({ path, message: e.message });
+    out.push({ path, message: fieldMessage(e) });
   }
   return out;
 }

@@ -1,7 +1,7 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { Nullable, Page, Timestamp } from './fields';
+import { Instant, Nullable, Page, Timestamp } from './fields';
 import { PageQuery } from './page';
-import { Instant, Mode } from './classes';
+import { Mode } from './classes';
 
 export const Occurrence = t.Object({
   id: t.String({ description: 'occ_…' }),

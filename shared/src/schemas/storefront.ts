@@ -4,10 +4,9 @@
  * the tests check bodies against them.
  */
 import { Type as t, type Static, type TString } from '@sinclair/typebox';
-import { RFC3339 } from '../time';
+import { Instant, Timestamp } from './fields';
 
 const Nullable = <T extends TString>(s: T) => t.Union([s, t.Null()]);
-const Instant = t.String({ format: 'date-time', examples: ['2026-12-01T18:00:00.000Z'] });
 const Level = t.Union([t.Literal('all_levels'), t.Literal('beginner'), t.Literal('intermediate'), t.Literal('advanced')]);
 const Mode = t.Union([t.Literal('broadcast'), t.Literal('two_way'), t.Literal('community'), t.Literal('coaching')]);
 
@@ -19,7 +18,7 @@ export const StorefrontClass = t.Object({
   discipline: Nullable(t.String()),
   level: Level,
   mode: Mode,
-  startsAt: Instant,
+  startsAt: Timestamp,
   durationMinutes: t.Integer(),
   instructorId: t.String(),
   instructorName: t.String(),
@@ -30,8 +29,8 @@ export type StorefrontClassList = Static<typeof StorefrontClassList>;
 
 /** Query of storefrontListClasses. Unknown parameters (cache busters) are ignored. */
 export const StorefrontClassQuery = t.Object({
-  from: t.Optional(t.String({ pattern: RFC3339.source, description: 'RFC 3339 instant; default now (earlier values are clamped to now)' })),
-  to: t.Optional(t.String({ pattern: RFC3339.source, description: 'RFC 3339 instant after `from`; default from + 14 days; at most from + 90 days' })),
+  from: t.Optional(t.String({ ...Instant, description: 'RFC 3339 date-time with an offset; default now (earlier values are moved up to now)' })),
+  to: t.Optional(t.String({ ...Instant, description: 'RFC 3339 date-time with an offset, after `from`; default from + 14 days; at most from + 90 days' })),
   discipline: t.Optional(t.String({ minLength: 1, maxLength: 60 })),
   level: t.Optional(Level),
   instructorId: t.Optional(t.String({ pattern: '^ins_[0-9A-Za-z]{1,40}$' })),
@@ -71,7 +70,7 @@ export const StorefrontSite = t.Object({
   phone: Nullable(t.String()),
   address: Json,
   social: Json,
-  publishedAt: Instant,
+  publishedAt: Timestamp,
 }, { additionalProperties: false });
 export type StorefrontSite = Static<typeof StorefrontSite>;
 
@@ -82,7 +81,7 @@ export const StorefrontPolicies = t.Object({
   terms: Nullable(t.String()),
   privacy: Nullable(t.String()),
   waiver: Nullable(t.String()),
-  updatedAt: Instant,
+  updatedAt: Timestamp,
 }, { additionalProperties: false });
 export type StorefrontPolicies = Static<typeof StorefrontPolicies>;
 

@@ -5,14 +5,6 @@ import { upcomingOccurrences } from './queries';
 
 const DAY_MS = 86_400_000;
 
-/** parseInstant, refusing calendar overflow (`Date` reads 2026-02-30 as March 2). */
-function instant(text: string): Date | null {
-  const d = parseInstant(text);
-  if (!d) return null;
-  const [y, m, day, h, min, sec] = text.split(/[-T:.Z+]/i).map(Number) as number[];
-  const lastDay = new Date(Date.UTC(y!, m!, 0)).getUTCDate();
-  return m! >= 1 && m! <= 12 && day! >= 1 && day! <= lastDay && h! < 24 && min! < 60 && sec! < 60 ? d : null;
-}
 export const DEFAULT_WINDOW_DAYS = 14;
 export const MAX_WINDOW_DAYS = 90;
 export const MAX_CLASSES = 500;
@@ -23,16 +15,13 @@ export const MAX_CLASSES = 500;
  * from + 90 days). The query schema has already checked the shapes; this checks meaning.
  */
 export async function listClasses(sql: Sql, studioId: string, q: StorefrontClassQuery, now = new Date()): Promise<StorefrontClassList> {
+  // the query schema has checked that both are instants
+  const from = q.from === undefined ? now : parseInstant(q.from)!;
+  const to = q.to === undefined ? new Date(from.getTime() + DEFAULT_WINDOW_DAYS * DAY_MS) : parseInstant(q.to)!;
   const errors: FieldError[] = [];
-  const from = q.from === undefined ? now : instant(q.from);
-  if (!from) errors.push({ path: '/query/from', message: 'must be an RFC 3339 date-time with an offset, e.g. 2026-12-01T18:00:00Z' });
-  const to = q.to === undefined ? (from ? new Date(from.getTime() + DEFAULT_WINDOW_DAYS * DAY_MS) : null) : instant(q.to);
-  if (!to) errors.push({ path: '/query/to', message: 'must be an RFC 3339 date-time with an offset, e.g. 2026-12-15T18:00:00Z' });
-  else if (from && to.getTime() <= from.getTime()) errors.push({ path: '/query/to', message: 'must be after from' });
-  else if (from && to.getTime() > from.getTime() + MAX_WINDOW_DAYS * DAY_MS) errors.push({ path: '/query/to', message: `must be at most ${MAX_WINDOW_DAYS} days after from` });
-  if (errors.length || !from || !to) {
-    throw new AppError('validation_failed', { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors });
-  }
+  if (to.getTime() <= from.getTime()) errors.push({ path: '/query/to', message: 'must be after from' });
+  else if (to.getTime() > from.getTime() + MAX_WINDOW_DAYS * DAY_MS) errors.push({ path: '/query/to', message: `must be at most ${MAX_WINDOW_DAYS} days after from` });
+  if (errors.length) throw new AppError('validation_failed', { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors });
 
   const start = from.getTime() < now.getTime() ? now : from;
   if (to.getTime() <= start.getTime()) return { classes: [] };
