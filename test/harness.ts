@@ -14,6 +14,7 @@ import { createStorefrontService } from '@studio/storefront-service';
 import { createManagementService } from '@studio/management-service';
 import { createStudio, deleteStudio, type StudioInput } from '../scripts/lib/studios';
 import { checkedSurfaces } from './documented';
+import { BUN_BODY_CAP } from '@studio/shared/body';
 
 export interface StackOptions {
   /** Point the gateway (only) at another Redis, e.g. a dead one. */
@@ -80,8 +81,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const redis = createRedis(config.REDIS_URL, 'test redis');
   await connectRedis(redis);
 
-  const storefrontApp = createStorefrontService({ config, sql, redis }).listen({ hostname: '127.0.0.1', port: 0 });
-  const managementApp = createManagementService({ config, sql, redis }).listen({ hostname: '127.0.0.1', port: 0 });
+  const storefrontApp = createStorefrontService({ config, sql, redis }).listen({ hostname: '127.0.0.1', port: 0, maxRequestBodySize: BUN_BODY_CAP });
+  const managementApp = createManagementService({ config, sql, redis }).listen({ hostname: '127.0.0.1', port: 0, maxRequestBodySize: BUN_BODY_CAP });
   const storefrontServiceUrl = `http://127.0.0.1:${storefrontApp.server!.port}`;
   const managementServiceUrl = `http://127.0.0.1:${managementApp.server!.port}`;
 
@@ -94,7 +95,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const servers: ReturnType<typeof Bun.serve>[] = [];
   const holder: { gw?: Gateway } = {};
   const serve = (pick: (g: Gateway) => (req: Request, server: Bun.Server<unknown>) => Response | Promise<Response>) =>
-    Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req, server) => pick(holder.gw!)(req, server) });
+    Bun.serve({ hostname: '127.0.0.1', port: 0, maxRequestBodySize: BUN_BODY_CAP, fetch: (req, server) => pick(holder.gw!)(req, server) });
   servers.push(serve((g) => g.storefront), serve((g) => g.management), serve((g) => g.dashboard));
   const [sfUrl, mgUrl, dbUrlPublic] = servers.map((s) => `http://127.0.0.1:${s.port}`) as [string, string, string];
   checkedSurfaces.set(sfUrl, 'storefront');

@@ -1,4 +1,5 @@
 import { loadConfig, log } from '@studio/shared';
+import { BUN_BODY_CAP } from '@studio/shared/body';
 import { createSql } from '@studio/shared/db';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/redis';
 import { createGateway } from './app';
@@ -12,7 +13,7 @@ await Promise.all([connectRedis(redis), connectRedis(subscriber)]);
 const gateway = createGateway({ config, sql, redis, subscriber });
 await gateway.start();
 
-const common = { hostname: config.HOST, maxRequestBodySize: 2 * 1024 * 1024, idleTimeout: 30 };
+const common = { hostname: config.HOST, maxRequestBodySize: BUN_BODY_CAP, idleTimeout: 30 };
 const servers = [
   Bun.serve({ ...common, port: config.STOREFRONT_PORT, fetch: gateway.storefront }),
   Bun.serve({ ...common, port: config.MANAGEMENT_PORT, fetch: gateway.management }),

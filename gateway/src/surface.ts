@@ -1,5 +1,6 @@
+import { MAX_BODY_BYTES, tooLarge } from '@studio/shared/body';
 import {
-  hashKey, JSON_TYPE, log, newRequestId, parseKey, problemResponse, problemTypeBase, REQUEST_ID,
+  AppError, hashKey, JSON_TYPE, log, newRequestId, parseKey, problemResponse, problemTypeBase, REQUEST_ID,
   type Caller, type Config, type Operation, type ProblemCode, type ProblemOptions, type Surface,
 } from '@studio/shared';
 import { compileRouter, type RouteMatch } from './forward/router';
@@ -180,7 +181,7 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
       return done(c, fail('rate_limited', requestId, { detail: 'Too many requests; slow down.', headers: { 'retry-after': String(limit.retryAfter) } }), rl);
     }
     const length = Number(req.headers.get('content-length') ?? 0);
-    if (length > 1024 * 1024) return done(c, fail('payload_too_large', requestId, { detail: 'Request bodies are limited to 1 MiB.' }), rl);
+    if (length > MAX_BODY_BYTES) return done(c, fail('payload_too_large', requestId, tooLarge().options), rl);
 
     const k = auth.key;
     const caller: Caller = { studioId: k.studioId, keyId: k.id, scopes: k.scopes, operationId: op.id, requestId };
@@ -199,6 +200,7 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
   }
 
   function upstreamFailure(c: Ctx, err: unknown, rl?: Record<string, string>): Response {
+    if (err instanceof AppError) return done(c, fail(err.code, c.requestId, err.options), rl); // the caller's body, not the upstream
     if (err instanceof UpstreamError && err.kind === 'timeout') {
       return done(c, fail('upstream_timeout', c.requestId, { detail: `The ${surface} service did not answer in time.` }), rl);
     }

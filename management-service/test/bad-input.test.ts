@@ -30,3 +30,64 @@ describe('validation messages name the allowed values, the format or the bound',
     expect(code[0]!.message).not.toContain('^');
   });
 });
+
+describe('nesting is bounded before parsing', () => {
+  test('30,000 nested [ (60 KB) is 400 malformed_json at once, and another studio is not kept waiting', async () => {
+    const { write } = await studioWithKey(s);
+    const other = await studioWithKey(s);
+    const deep = '['.repeat(30_000) + ']'.repeat(30_000);
+    const started = performance.now();
+    const [res, neighbour] = await Promise.all([write('POST', '/v1/instructors', deep), other.get('/v1/instructors')]);
+    const body = await expectProblem(res, 400, 'malformed_json');
+    expect(String(body.detail)).toContain('32');
+    expect(neighbour.status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+  test('33 levels are refused, 32 reach the validator; brackets inside strings do not count', async () => {
+    const { write } = await studioWithKey(s);
+    const nest = (n: number) => '{"a":'.repeat(n - 1) + '{}' + '}'.repeat(n - 1);
+    await expectProblem(await write('POST', '/v1/instructors', nest(33)), 400, 'malformed_json');
+    await expectProblem(await write('POST', '/v1/instructors', nest(32)), 422, 'validation_failed');
+    const res = await write('POST', '/v1/instructors', JSON.stringify({ name: `${'['.repeat(50)} Ana ${'{'.repeat(50)}` }));
+    expect(res.status).toBe(201);
+  });
+  test('an empty or broken JSON body is 400 malformed_json', async () => {
+    const { write } = await studioWithKey(s);
+    await expectProblem(await write('POST', '/v1/instructors', '{"name": '), 400, 'malformed_json');
+    await expectProblem(await write('POST', '/v1/instructors', ''), 400, 'malformed_json');
+  });
+});
+
+describe('413 payload_too_large carries a problem body, whichever process answers', () => {
+  const big = () => JSON.stringify({ name: 'x', bio: 'y'.repeat(1024 * 1024) });
+  test('a declared length over 1 MiB, at the gateway', async () => {
+    const { write } = await studioWithKey(s);
+    await expectProblem(await write('POST', '/v1/instructors', big()), 413, 'payload_too_large');
+  });
+  test('a chunked body that grows past 1 MiB, at the gateway', async () => {
+    const { key } = await studioWithKey(s);
+    const chunk = new TextEncoder().encode('y'.repeat(64 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(new TextEncoder().encode('{"name":"x","bio":"'));
+        if (sent > 1.5 * 1024 * 1024) return controller.close();
+        sent += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const res = await s.mg('/v1/instructors', key, {
+      method: 'POST', body: stream, duplex: 'half',
+      headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+    } as RequestInit);
+    await expectProblem(res, 413, 'payload_too_large');
+  });
+  test('the service itself, for a body the gateway did not read first (direct, signed)', async () => {
+    const { signedHeaders } = await import('@studio/shared');
+    const studio = await s.studio();
+    const caller = { studioId: studio.id, keyId: 'key_x', scopes: ['instructors:write'], operationId: 'managementCreateInstructor', requestId: 'req_direct' };
+    const headers = { ...signedHeaders(s.config.GATEWAY_SECRET, 'POST', '/v1/instructors', caller), 'content-type': 'application/json', 'idempotency-key': 'k1' };
+    const res = await fetch(`${s.managementServiceUrl}/v1/instructors`, { method: 'POST', headers, body: big() });
+    await expectProblem(res, 413, 'payload_too_large');
+  });
+});

@@ -4,6 +4,7 @@ import {
   elysiaPath, operationsOf, pathParams, type AnyOperation, type OperationId, type OperationIdOf, type OperationOf, type Surface,
 } from './operations';
 import { problems } from './problem';
+import { readJson } from './body';
 import { callerOf } from './service-kit';
 import type { Caller } from './signing';
 
@@ -44,7 +45,8 @@ export function registerOperations<S extends Surface>(surface: S, handlers: Surf
         params, query: ctx.query, body: ctx.body,
       } as OperationContext<AnyOperation> as never);
     }) as never, {
-      ...(op.body ? { body: op.body } : {}),
+      // bodies are read bounded (1 MiB, 32 levels) before Elysia validates them; a body-less operation reads none
+      ...(op.body ? { body: op.body, parse: ({ request }: Context) => readJson(request) } : { parse: 'none' }),
       ...(op.query ? { query: op.query } : {}),
       response: { [op.ok.status]: op.ok.schema },
       detail: { operationId: op.id },

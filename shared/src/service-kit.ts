@@ -62,6 +62,9 @@ export function serviceKit(o: ServiceKitOptions) {
     })
     .onError({ as: 'global' }, ({ code, error, request }) => {
       const requestId = callers.get(request)?.requestId;
+      // Elysia wraps what a body parser throws (our bounded reader's 413 / 400) in its ParseError
+      const cause = code === 'PARSE' ? (error as Error).cause : undefined;
+      if (cause instanceof AppError) return problemResponse(cause.code, requestId, cause.options);
       if (error instanceof AppError) return problemResponse(error.code, requestId, error.options);
       if (code === 'VALIDATION' && error instanceof ValidationError) {
         const errors = validationErrors(error);

@@ -1,4 +1,5 @@
 import { loadConfig, log } from '@studio/shared';
+import { BUN_BODY_CAP } from '@studio/shared/body';
 import { createSql } from '@studio/shared/db';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/redis';
 import { createStorefrontService } from './app';
@@ -7,7 +8,7 @@ const config = loadConfig();
 const sql = createSql(config.DATABASE_URL, { max: 20 });
 const redis = createRedis(config.REDIS_URL, 'storefront redis');
 await connectRedis(redis);
-const app = createStorefrontService({ config, sql, redis }).listen({ hostname: config.HOST, port: config.STOREFRONT_SERVICE_PORT, maxRequestBodySize: 1024 * 1024 });
+const app = createStorefrontService({ config, sql, redis }).listen({ hostname: config.HOST, port: config.STOREFRONT_SERVICE_PORT, maxRequestBodySize: BUN_BODY_CAP });
 log('info', 'storefront-service listening', { url: `http://${config.HOST}:${app.server?.port}` });
 
 async function shutdown() {

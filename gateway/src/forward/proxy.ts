@@ -1,4 +1,5 @@
 import { GW, REQUEST_ID, signedHeaders, type Caller } from '@studio/shared';
+import { readBody } from '@studio/shared/body';
 
 /** Hop-by-hop and caller-controlled headers that never cross the gateway. */
 const DROP_REQUEST = new Set(['authorization', 'connection', 'keep-alive', 'host', 'transfer-encoding', 'te', 'upgrade', 'proxy-connection', REQUEST_ID]);
@@ -27,13 +28,14 @@ export async function forward(req: Request, pathAndQuery: string, caller: Caller
   });
   const signed = signedHeaders(o.secret, req.method, pathAndQuery, caller);
   for (const k in signed) headers.set(k, signed[k]!);
-  const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+  // read bounded, so a chunked body cannot pass the 1 MiB limit a declared length is held to (413 with a problem body)
+  const requestBody = req.method !== 'GET' && req.method !== 'HEAD' ? await readBody(req) : undefined;
   let res: Response;
   try {
     res = await fetch(o.upstream + pathAndQuery, {
       method: req.method,
       headers,
-      body: hasBody ? await req.arrayBuffer() : undefined,
+      body: requestBody,
       redirect: 'manual',
       signal: AbortSignal.timeout(o.timeoutMs),
     });

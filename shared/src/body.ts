@@ -1,0 +1,69 @@
+/**
+ * Request bodies are bounded before anything else looks at them (contract §4): at most
+ * 1 MiB, whichever process reads them and however they are framed (a declared length or
+ * chunks), and JSON nested at most 32 deep, checked by a linear scan before `JSON.parse`
+ * or a validator can spend time on it.
+ */
+import { AppError } from './problem';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_JSON_DEPTH = 32;
+/**
+ * Bun's own cap (`maxRequestBodySize`), far above ours: Bun answers a bare 413 with no body
+ * over it, so the limit that callers meet is ours, with a problem body.
+ */
+export const BUN_BODY_CAP = 1024 * 1024 * 1024;
+
+export const tooLarge = () => new AppError('payload_too_large', { detail: `Request bodies are limited to ${MAX_BODY_BYTES / 1024 / 1024} MiB.` });
+
+/** The whole body, or 413 as soon as it grows past the limit (nothing more is read). */
+export async function readBody(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array<ArrayBuffer>> {
+  if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
+  if (!request.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    size += r.value.byteLength;
+    if (size > limit) {
+      void reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(r.value);
+  }
+  const body = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return body;
+}
+
+/** The depth of the deepest array or object in JSON text (strings skipped), stopping once past `max`. */
+export function jsonDepth(text: string, max = MAX_JSON_DEPTH): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // skip the string, escapes included
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > deepest && (deepest = depth) > max) return deepest;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
+}
+
+/** A request's JSON body: bounded in size and depth, then parsed; 413 or 400 `malformed_json` otherwise. */
+export async function readJson(request: Request): Promise<unknown> {
+  const text = new TextDecoder().decode(await readBody(request));
+  if (!text.trim()) throw new AppError('malformed_json', { detail: 'The request body is empty; send a JSON object.' });
+  if (jsonDepth(text) > MAX_JSON_DEPTH) throw new AppError('malformed_json', { detail: `JSON may be nested at most ${MAX_JSON_DEPTH} levels deep.` });
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError('malformed_json', { detail: 'The request body is not valid JSON.' });
+  }
+}
