@@ -47,12 +47,19 @@ describe('managementCreateClass', () => {
     const { studio, write } = await studioWithKey(s);
     const ins = await instructor(s, studio.id);
     const at = future(40);
-    expect((await write('POST', '/v1/classes', classBody(ins, { startsAt: at }))).status).toBe(201);
+    const first = await (await write('POST', '/v1/classes', classBody(ins, { startsAt: at }))).json();
+    const [firstOcc] = await s.sql`select id from occurrences where class_id = ${first.id}`;
+    const conflict = { id: firstOcc!.id, classId: first.id, startsAt: at, endsAt: new Date(Date.parse(at) + 3_600_000).toISOString() };
     const overlapping = new Date(Date.parse(at) + 30 * 60_000).toISOString();
-    await expectProblem(await write('POST', '/v1/classes', classBody(ins, { startsAt: overlapping })), 409, 'instructor_double_booked');
-    // the 5th weekly occurrence lands on the existing class: the whole series is refused
+    const idem = crypto.randomUUID();
+    const refused = await expectProblem(await write('POST', '/v1/classes', classBody(ins, { startsAt: overlapping }), idem), 409, 'instructor_double_booked');
+    expect(refused.conflictingOccurrence).toEqual(conflict);
+    // the stored answer a retry replays names it too
+    expect((await expectProblem(await write('POST', '/v1/classes', classBody(ins, { startsAt: overlapping }), idem), 409, 'instructor_double_booked')).conflictingOccurrence).toEqual(conflict);
+    // the 5th weekly occurrence lands on the existing class: the whole series is refused, naming it
     const series = new Date(Date.parse(at) - 4 * 7 * DAY).toISOString();
-    await expectProblem(await write('POST', '/v1/classes', classBody(ins, { startsAt: series, recurrence: { intervalDays: 7, count: 8 } })), 409, 'instructor_double_booked');
+    const seriesRefused = await expectProblem(await write('POST', '/v1/classes', classBody(ins, { startsAt: series, recurrence: { intervalDays: 7, count: 8 } })), 409, 'instructor_double_booked');
+    expect(seriesRefused.conflictingOccurrence).toEqual(conflict);
     const [n] = await s.sql`select (select count(*)::int from classes where studio_id = ${studio.id}) as c, (select count(*)::int from occurrences where studio_id = ${studio.id}) as o`;
     expect(n).toEqual({ c: 1, o: 1 });
     // back-to-back is fine ([start, end) ranges), and another instructor may teach at the same time
@@ -112,7 +119,8 @@ describe('managementUpdateClass / managementCancelClass', () => {
     const c = await (await write('POST', '/v1/classes', classBody(ana, { startsAt: at, recurrence: { intervalDays: 1, count: 3 } }))).json();
     // Bo already teaches during the 2nd occurrence
     const clash = await (await write('POST', '/v1/classes', classBody(bo, { startsAt: new Date(Date.parse(at) + DAY).toISOString() }))).json();
-    await expectProblem(await write('PATCH', `/v1/classes/${c.id}`, { instructorId: bo, title: 'Renamed' }), 409, 'instructor_double_booked');
+    const patchRefused = await expectProblem(await write('PATCH', `/v1/classes/${c.id}`, { instructorId: bo, title: 'Renamed' }), 409, 'instructor_double_booked');
+    expect((patchRefused.conflictingOccurrence as { classId: string }).classId).toBe(clash.id);
     expect((await occurrences(c.id)).every((o) => o.instructorId === ana)).toBe(true);
     expect((await s.sql`select title from classes where id = ${c.id}`)[0]!.title).toBe('Morning Flow');
     expect((await write('DELETE', `/v1/classes/${clash.id}`)).status).toBe(200);

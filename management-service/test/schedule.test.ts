@@ -58,7 +58,8 @@ describe('schedule', () => {
     const res = await a.write('PATCH', `/v1/schedule/${occ[0]!.id}`, { startsAt: to, durationMinutes: 45 });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ id: occ[0]!.id, startsAt: to, durationMinutes: 45, endsAt: new Date(Date.parse(to) + 45 * 60_000).toISOString() });
-    await expectProblem(await a.write('PATCH', `/v1/schedule/${occ[1]!.id}`, { startsAt: new Date(Date.parse(to) + 10 * 60_000).toISOString() }), 409, 'instructor_double_booked');
+    const clash = await expectProblem(await a.write('PATCH', `/v1/schedule/${occ[1]!.id}`, { startsAt: new Date(Date.parse(to) + 10 * 60_000).toISOString() }), 409, 'instructor_double_booked');
+    expect(clash.conflictingOccurrence).toEqual({ id: occ[0]!.id, classId: c.id, startsAt: to, endsAt: new Date(Date.parse(to) + 45 * 60_000).toISOString() });
     await expectProblem(await a.write('PATCH', `/v1/schedule/${occ[1]!.id}`, { startsAt: new Date(Date.now() - DAY).toISOString() }), 422, 'occurrence_in_past');
     await expectProblem(await a.write('PATCH', `/v1/schedule/${occ[1]!.id}`, { startsAt: 'soon' }), 422, 'validation_failed');
     await expectProblem(await b.write('PATCH', `/v1/schedule/${occ[1]!.id}`, { startsAt: future(11) }), 404, 'not_found');

@@ -236,7 +236,7 @@ export function problemsOf(o: Operation): ProblemCode[] {
   if (o.scope) codes.push('scope_required');
   if (isWrite(o)) {
     codes.push('idempotency_key_required', 'idempotency_key_invalid', 'idempotency_key_reused', 'idempotency_request_in_progress',
-      'payload_too_large', 'unsupported_media_type', 'malformed_json');
+      'payload_too_large', 'unsupported_media_type', 'malformed_json', 'conflict', 'unknown_reference');
   }
   if (o.body) codes.push('validation_failed');
   if (o.query && o.query !== PageQuery) codes.push('validation_failed');

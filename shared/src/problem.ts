@@ -25,6 +25,7 @@ export const PROBLEMS = {
   last_venue: [409, 'Last venue'],
   coupon_code_taken: [409, 'Coupon code taken'],
   occurrence_cancelled: [409, 'Occurrence cancelled'],
+  conflict: [409, 'Conflict'],
   payload_too_large: [413, 'Payload too large'],
   unsupported_media_type: [415, 'Unsupported media type'],
   validation_failed: [422, 'Validation failed'],
@@ -38,6 +39,7 @@ export const PROBLEMS = {
   invalid_plan_config: [422, 'Invalid plan config'],
   invalid_coupon_config: [422, 'Invalid coupon config'],
   invalid_price: [422, 'Invalid price'],
+  unknown_reference: [422, 'Unknown reference'],
   rate_limited: [429, 'Rate limited'],
   internal_error: [500, 'Internal error'],
   service_unavailable: [503, 'Service unavailable'],
@@ -113,4 +115,9 @@ export const problems = {
   /** 404: no such record in the caller's studio (another studio's id reads the same). */
   notFound: (what: string) => new AppError('not_found', { detail: `No such ${what} in this studio.` }),
   siteNotPublished: () => new AppError('site_not_published', { detail: 'This studio has not published a public site.' }),
+  /** 409: the instructor already teaches `conflict` at an overlapping time. */
+  doubleBooked: (conflict: { id: string; classId: string; startsAt: string; endsAt: string }) => new AppError('instructor_double_booked', {
+    detail: `The instructor already teaches occurrence ${conflict.id} from ${conflict.startsAt} to ${conflict.endsAt}.`,
+    extra: { conflictingOccurrence: conflict },
+  }),
 };

@@ -1,5 +1,6 @@
 import { AppError, problemBody, problemTypeBase, PROBLEM_CONTENT_TYPE, type Caller, type Config } from '@studio/shared';
 import { translatePgError } from '@studio/shared/pg-errors';
+import { doubleBookedWithConflict } from './conflicts';
 import type { Sql, Tx } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
 import {
@@ -120,7 +121,9 @@ export async function runWrite(
       return { kind: 'done', rec };
     });
   } catch (err) {
-    const failure = err instanceof AppError ? err : translatePgError(err);
+    let failure = err instanceof AppError ? err : translatePgError(err);
+    // a double-booking names the occurrence it clashes with (stored with the answer, so a replay names it too)
+    if (failure?.code === 'instructor_double_booked') failure = (await doubleBookedWithConflict(sql, studioId, err).catch(() => null)) ?? failure;
     if (!failure || failure.status >= 500 || failure.status === 429) {
       await release();
       throw err;
