@@ -4,7 +4,7 @@ import {
   elysiaPath, operationsOf, pathParams, type AnyOperation, type OperationId, type OperationIdOf, type OperationOf, type Surface,
 } from './operations';
 import { problems } from './problem';
-import { readJson } from './body';
+import { readBody, readJson } from './body';
 import { callerOf } from './service-kit';
 import type { Caller } from './signing';
 
@@ -42,11 +42,12 @@ export function registerOperations<S extends Surface>(surface: S, handlers: Surf
       for (const p of ids) if (!p.re.test(params[p.name] ?? '')) throw problems.notFound(p.kind);
       return handler({
         caller: callerOf(ctx.request), request: ctx.request, set: ctx.set,
-        params, query: ctx.query, body: ctx.body,
+        params, query: ctx.query, body: op.body ? ctx.body : undefined,
       } as OperationContext<AnyOperation> as never);
     }) as never, {
-      // bodies are read bounded (1 MiB, 32 levels) before Elysia validates them; a body-less operation reads none
-      ...(op.body ? { body: op.body, parse: ({ request }: Context) => readJson(request) } : { parse: 'none' }),
+      // bodies are read bounded (1 MiB, 32 levels) before Elysia validates them; a body sent to a body-less
+      // operation is read (bounded) and dropped, so no unread bytes are left on a kept-alive connection
+      ...(op.body ? { body: op.body, parse: ({ request }: Context) => readJson(request) } : { parse: ({ request }: Context) => readBody(request).then(() => null) }),
       ...(op.query ? { query: op.query } : {}),
       response: { [op.ok.status]: op.ok.schema },
       detail: { operationId: op.id },
