@@ -1,8 +1,9 @@
 import { brotliCompressSync, constants } from 'node:zlib';
 import { PROBLEMS, problemResponse, problemTypeBase, type Config, type Surface } from '@studio/shared';
 import { openApiDocument } from '@studio/shared/openapi';
-import { pingSql, type Sql } from '@studio/shared/db';
-import { pingRedis, type Redis } from '@studio/shared/redis';
+import type { Sql } from '@studio/shared/db';
+import type { Redis } from '@studio/shared/redis';
+import { readiness } from '@studio/shared/readiness';
 
 export type DocsHandler = (surface: Surface, path: string, requestId: string, req: Request) => Promise<Response>;
 
@@ -84,10 +85,7 @@ export function createDocsHandler(config: Config, sql: Sql, redis: Redis | null)
   let scalar: Promise<Asset> | undefined;
   return async (surface, path, requestId, req) => {
     if (path === '/healthz') return Response.json({ status: 'ok' });
-    if (path === '/readyz') {
-      const checks = { postgres: await pingSql(sql), redis: redis ? await pingRedis(redis) : false };
-      return Response.json({ status: checks.postgres ? 'ok' : 'unavailable', checks }, { status: checks.postgres ? 200 : 503 });
-    }
+    if (path === '/readyz') return readiness(sql, redis);
     if (path === '/openapi.json') return new Response(documentOf(surface), { headers: { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' } });
     if (path === '/docs') return new Response(referencePage(surface), { headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': REFERENCE_CSP } });
     if (path === '/docs/reference.js') return new Response(REFERENCE_JS, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' } });

@@ -6,8 +6,9 @@ import { log } from './http';
 import { fieldMessage, type SchemaError } from './validation';
 import { problemTypeBase, type Config } from './config';
 import type { Surface } from './operations';
-import { pingSql, type Sql } from './db';
-import { pingRedis, type Redis } from './redis';
+import type { Sql } from './db';
+import type { Redis } from './redis';
+import { readiness } from './readiness';
 
 export interface ServiceKitOptions {
   name: string;
@@ -79,13 +80,8 @@ export function serviceKit(o: ServiceKitOptions) {
       log('error', 'unhandled error', { service: o.name, requestId, error: error instanceof Error ? error.stack : String(error) });
       return problemResponse('internal_error' satisfies ProblemCode, requestId, { detail: 'Something went wrong on our side; the request id identifies it.' });
     })
-    .get('/healthz', () => ({ status: 'ok' }), { detail: { hide: true } })
-    .get('/readyz', async ({ set }) => {
-      const checks = { postgres: await pingSql(o.sql), redis: o.redis ? await pingRedis(o.redis) : false };
-      const ok = Object.values(checks).every(Boolean);
-      if (!ok) set.status = 503;
-      return { status: ok ? 'ok' : 'unavailable', checks };
-    }, { detail: { hide: true } })
+    .get('/healthz', () => ({ status: 'ok' }))
+    .get('/readyz', () => readiness(o.sql, o.redis))
     .use(withCaller);
 }
 

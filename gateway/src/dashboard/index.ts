@@ -1,3 +1,4 @@
+import { readiness } from '@studio/shared/readiness';
 import { etagMatches, etagOf, log, newRequestId, type Config } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
@@ -71,17 +72,7 @@ export function createDashboard(deps: DashboardDeps) {
   const routes: Record<string, Partial<Record<'GET' | 'POST', Handler>>> = {
     '/': { GET: () => redirect('/keys') },
     '/healthz': { GET: () => new Response('ok', { headers: { 'content-type': 'text/plain' } }) },
-    '/readyz': {
-      GET: async () => {
-        try {
-          await sql`select 1`;
-          if (redis && !redis.isReady) throw new Error('redis not ready');
-          return new Response('ready', { headers: { 'content-type': 'text/plain' } });
-        } catch {
-          return new Response('not ready', { status: 503, headers: { 'content-type': 'text/plain' } });
-        }
-      },
-    },
+    '/readyz': { GET: () => readiness(sql, redis) },
     '/sign-in': {
       GET: (_req, url) => signInPage(url.searchParams.has('signed-out') ? 'You are signed out.' : undefined),
     },
