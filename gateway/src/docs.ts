@@ -1,5 +1,6 @@
 import { brotliCompressSync, constants } from 'node:zlib';
-import { PROBLEMS, problemResponse, problemTypeBase, type Config, type Surface } from '@studio/shared';
+import { PROBLEM_CODES, PROBLEMS, problemResponse, problemTypeBase, type Config, type Surface } from '@studio/shared';
+import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
 import { openApiDocument } from '@studio/shared/openapi';
 import type { Sql } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
@@ -9,16 +10,24 @@ export type DocsHandler = (surface: Surface, path: string, requestId: string, re
 
 const escape = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** `/docs/problems`: every problem code, the target of each problem's `type` URI. */
+/** `/docs/problems`: every problem code, what causes it and how to fix it (the target of each problem's `type` URI). */
 export function problemsPage(): string {
-  const rows = Object.entries(PROBLEMS)
-    .map(([code, [status, title]]) => `<tr id="${code}"><td><code>${code}</code></td><td>${status}</td><td>${escape(title)}</td></tr>`)
-    .join('\n');
+  const entries = PROBLEM_CODES.map((code) => {
+    const [status, title] = PROBLEMS[code];
+    const { cause, fix } = PROBLEM_DOCS[code];
+    return `<section id="${code}"><h2><code>${code}</code> <span class="status">${status}</span> ${escape(title)}</h2>
+<dl><dt>Cause</dt><dd>${escape(cause)}</dd><dt>Fix</dt><dd>${escape(fix)}</dd></dl></section>`;
+  }).join('\n');
+  const index = PROBLEM_CODES.map((code) => `<a href="#${code}"><code>${code}</code></a>`).join(' ');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Studio API problem codes</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem}
-td{padding:.25rem .75rem;border-bottom:1px solid #ddd}tr:target{background:#fff3c4}</style></head><body>
-<h1>Problem codes</h1><p>Every error is <code>application/problem+json</code>. Branch on <code>status</code> and <code>code</code>.</p>
-<table><thead><tr><th>code</th><th>status</th><th>title</th></tr></thead><tbody>${rows}</tbody></table></body></html>`;
+<title>Studio API problem codes</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}
+section{border-top:1px solid #ddd;padding:.5rem 0}section:target{background:#fff3c4}h2{font-size:1.05rem;margin:.5rem 0}
+.status{color:#666;font-weight:normal}dt{font-weight:600}dd{margin:0 0 .5rem 0}nav{line-height:2;word-break:break-word}code{font-size:.95em}</style></head><body>
+<h1>Problem codes</h1><p>Every error is <code>application/problem+json</code> with <code>type</code>, <code>title</code>, <code>status</code>,
+<code>detail</code>, <code>code</code> and <code>instance</code> (<code>urn:request:&lt;X-Request-Id&gt;</code>); 422 bodies add <code>errors</code>.
+Branch on <code>status</code> and <code>code</code>. Back to the <a href="/docs">API reference</a>.</p>
+<nav>${index}</nav>
+${entries}</body></html>`;
 }
 
 /** Scalar's self-contained browser bundle, pinned in package.json and served by the gateway itself. */

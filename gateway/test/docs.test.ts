@@ -1,0 +1,62 @@
+/** The self-served documentation: `/` leads to it, Scalar comes from this origin, every problem code is explained. */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { PROBLEM_CODES } from '@studio/shared';
+import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
+import { startStack, type Stack } from '../../test/harness';
+
+let s: Stack;
+beforeAll(async () => (s = await startStack()));
+afterAll(() => s.close());
+
+describe.each(['storefront', 'management'] as const)('%s surface', (surface) => {
+  const base = () => (surface === 'storefront' ? s.storefrontUrl : s.managementUrl);
+
+  test('/ and /v1 lead to /docs, without a key', async () => {
+    for (const path of ['/', '/v1']) {
+      const res = await fetch(base() + path, { redirect: 'manual' });
+      expect(res.status).toBe(302);
+      expect(res.headers.get('location')).toBe('/docs');
+    }
+  });
+
+  test('/docs loads only same-origin scripts, under a CSP that allows nothing else', async () => {
+    const res = await fetch(`${base()}/docs`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(urls.length).toBeGreaterThan(0);
+    for (const url of urls) expect(url).toStartWith('/');
+    expect(html).not.toMatch(/https?:\/\//);
+    const csp = res.headers.get('content-security-policy')!;
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+  });
+
+  test('/docs/scalar.js: the pinned bundle with an ETag, 304 on revalidation, brotli when accepted', async () => {
+    const res = await fetch(`${base()}/docs/scalar.js`, { headers: { 'accept-encoding': 'br' }, decompress: false } as RequestInit);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toStartWith('text/javascript');
+    expect(res.headers.get('content-encoding')).toBe('br');
+    const etag = res.headers.get('etag')!;
+    expect(etag).toMatch(/^"/);
+    expect((await fetch(`${base()}/docs/scalar.js`, { headers: { 'if-none-match': etag } })).status).toBe(304);
+    const plain = await fetch(`${base()}/docs/scalar.js`, { headers: { 'accept-encoding': 'identity' } });
+    expect((await plain.text()).length).toBeGreaterThan(1_000_000);
+  });
+});
+
+test('/docs/problems explains every code: status, title, cause and fix, at its anchor', async () => {
+  const res = await fetch(`${s.managementUrl}/docs/problems`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toStartWith('text/html');
+  const html = await res.text();
+  for (const code of PROBLEM_CODES) {
+    const section = new RegExp(`<section id="${code}">([\\s\\S]*?)</section>`).exec(html)?.[1];
+    if (!section) throw new Error(`no section for ${code}`);
+    expect(section).toContain('Cause');
+    expect(section).toContain('Fix');
+    expect(PROBLEM_DOCS[code].cause.length).toBeGreaterThan(20);
+    expect(PROBLEM_DOCS[code].fix.length).toBeGreaterThan(10);
+  }
+});
