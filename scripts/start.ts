@@ -29,7 +29,7 @@ const processes = [
 const children = processes.map((p) =>
   Bun.spawn(['bun', join(root, p.entry)], {
     cwd: root,
-    env: { ...process.env, SERVICE_NAME: p.name },
+    env: process.env,
     stdout: 'inherit',
     stderr: 'inherit',
   }),

@@ -1,11 +1,12 @@
-import { loadConfig, log } from '@studio/shared';
+import { loadConfig, log, setLogLevel } from '@studio/shared';
 import { BUN_BODY_CAP } from '@studio/shared/body';
 import { createSql } from '@studio/shared/db';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/redis';
 import { createGateway } from './app';
 
 const config = loadConfig();
-const sql = createSql(config.DATABASE_URL, { max: 20 });
+setLogLevel(config.LOG_LEVEL);
+const sql = createSql(config.DATABASE_URL, { max: 20, name: 'gateway' });
 const redis = createRedis(config.REDIS_URL, 'gateway redis');
 const subscriber = redis.duplicate();
 await Promise.all([connectRedis(redis), connectRedis(subscriber)]);

@@ -1,11 +1,12 @@
-import { loadConfig, log } from '@studio/shared';
+import { loadConfig, log, setLogLevel } from '@studio/shared';
 import { BUN_BODY_CAP } from '@studio/shared/body';
 import { createSql } from '@studio/shared/db';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/redis';
 import { createManagementService } from './app';
 
 const config = loadConfig();
-const sql = createSql(config.DATABASE_URL, { max: 20 });
+setLogLevel(config.LOG_LEVEL);
+const sql = createSql(config.DATABASE_URL, { max: 20, name: 'management-service' });
 const redis = createRedis(config.REDIS_URL, 'management redis');
 await connectRedis(redis);
 const app = createManagementService({ config, sql, redis }).listen({ hostname: config.HOST, port: config.MANAGEMENT_SERVICE_PORT, maxRequestBodySize: BUN_BODY_CAP });

@@ -58,7 +58,7 @@ export async function createBenchStack(serverCpu = '0') {
 
   /** A process on the server core, stopped with the stack. */
   function spawn(name: string, args: string[]) {
-    const child = Bun.spawn(['taskset', '-c', serverCpu, ...args], { cwd: root, env: { ...env, SERVICE_NAME: name }, stdout: 'ignore', stderr: 'inherit' });
+    const child = Bun.spawn(['taskset', '-c', serverCpu, ...args], { cwd: root, env, stdout: 'ignore', stderr: 'inherit' });
     children.push(child);
     return child;
   }

@@ -22,8 +22,18 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
   return ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
 
-export function log(level: 'debug' | 'info' | 'warn' | 'error', msg: string, fields: Record<string, unknown> = {}) {
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+let threshold = RANK.info;
+/** Set once by each process's main.ts from its config (`LOG_LEVEL`); lines below it are not written. */
+export function setLogLevel(level: LogLevel) {
+  threshold = RANK[level];
+}
+
+/** One JSON line: warnings and errors on stderr, the rest on stdout. */
+export function log(level: LogLevel, msg: string, fields: Record<string, unknown> = {}) {
+  if (RANK[level] < threshold) return;
   const line = JSON.stringify({ level, time: new Date().toISOString(), msg, ...fields });
-  if (level === 'error' || level === 'warn') console.error(line);
-  else if (level === 'info' || process.env.LOG_LEVEL === 'debug') console.log(line);
+  if (RANK[level] >= RANK.warn) console.error(line);
+  else console.log(line);
 }
