@@ -113,7 +113,10 @@ export function problemResponse(code: ProblemCode, requestId: string | undefined
 /** Named factories of the problems services throw, so each answer is worded in one place. */
 export const problems = {
   /** 404: no such record in the caller's studio (another studio's id reads the same). */
-  notFound: (what: string) => new AppError('not_found', { detail: `No such ${what} in this studio.` }),
+  notFound: (what: string, id?: string) => new AppError('not_found', { detail: id ? `No ${what} ${id} in this studio.` : `No such ${what} in this studio.` }),
+  /** 422 `validation_failed` (or another 422 code that lists its fields), with `errors` and a detail that repeats them. */
+  invalidFields: (errors: FieldError[], code: ProblemCode = 'validation_failed', lead = '') =>
+    new AppError(code, { detail: lead + errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors }),
   siteNotPublished: () => new AppError('site_not_published', { detail: 'This studio has not published a public site.' }),
   /** 409: the instructor already teaches `conflict` at an overlapping time. */
   doubleBooked: (conflict: { id: string; classId: string; startsAt: string; endsAt: string }) => new AppError('instructor_double_booked', {

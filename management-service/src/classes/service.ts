@@ -1,4 +1,4 @@
-import { AppError, iso, isoOrNull, newId, parseInstant } from '@studio/shared';
+import { AppError, iso, isoOrNull, newId, parseInstant, problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import type { Class, CreateClassBody, UpdateClassBody } from '@studio/shared/schemas/classes';
 import type { WriteResult } from '../kit/write';
@@ -59,7 +59,7 @@ async function placeOf(tx: Tx, studioId: string, locationId?: string, roomId?: s
 
 async function created(tx: Tx, studioId: string, id: string, status: number): Promise<WriteResult> {
   const row = await q.getClass(tx, studioId, id);
-  if (!row) throw new AppError('not_found');
+  if (!row) throw problems.notFound('class');
   return { status, body: classJson(row), ...(status === 201 ? { location: `/v1/classes/${id}` } : {}) };
 }
 
@@ -100,7 +100,7 @@ export async function createClass(tx: Tx, studioId: string, body: CreateClassBod
 
 /** PATCH: instructor, duration and capacity also apply to the occurrences that have not started. */
 export async function updateClass(tx: Tx, studioId: string, id: string, body: UpdateClassBody): Promise<WriteResult> {
-  if (!(await q.lockClass(tx, studioId, id))) throw new AppError('not_found', { detail: `No class ${id} in this studio.` });
+  if (!(await q.lockClass(tx, studioId, id))) throw problems.notFound('class', id);
   if (body.instructorId !== undefined) await requireInstructor(tx, studioId, body.instructorId);
   const fields: Record<string, unknown> = {};
   for (const k of ['title', 'discipline', 'level', 'capacity', 'visibility', 'instructorId', 'durationMinutes'] as const) {
@@ -116,7 +116,7 @@ export async function updateClass(tx: Tx, studioId: string, id: string, body: Up
 
 /** DELETE: the class and its future occurrences become cancelled (past ones stay as history). */
 export async function cancelClass(tx: Tx, studioId: string, id: string): Promise<WriteResult> {
-  if (!(await q.lockClass(tx, studioId, id))) throw new AppError('not_found', { detail: `No class ${id} in this studio.` });
+  if (!(await q.lockClass(tx, studioId, id))) throw problems.notFound('class', id);
   await q.cancelClass(tx, studioId, id);
   return created(tx, studioId, id, 200);
 }

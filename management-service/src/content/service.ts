@@ -1,9 +1,9 @@
-import { AppError } from '@studio/shared';
+import { AppError, problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import type { UpdateContentBody } from '@studio/shared/schemas/content';
 import * as q from './queries';
 
-const notFound = (id: string) => new AppError('not_found', { detail: `No video ${id} in this studio.` });
+const notFound = (id: string) => problems.notFound('video', id);
 
 /** 404 before 422: the video must exist before its new instructor is judged. */
 export async function updateVideo(tx: Tx, studioId: string, id: string, body: UpdateContentBody) {

@@ -1,4 +1,4 @@
-import { AppError, parseInstant, type FieldError } from '@studio/shared';
+import { type FieldError, parseInstant, problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import { isCurrency, schemaErrors } from '@studio/shared/schemas/fields';
 import { COUPON_CONFIGS, type CouponConfig, type CreateCouponBody } from '@studio/shared/schemas/coupons';
@@ -20,7 +20,7 @@ export function checkCouponConfig(config: unknown): CouponConfig {
     errors = [{ path: '/body/config/kind', message: 'must be "percent" or "amount"' }];
   }
   if (errors.length) {
-    throw new AppError('invalid_coupon_config', { detail: `Invalid coupon config: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, errors });
+    throw problems.invalidFields(errors, 'invalid_coupon_config', 'Invalid coupon config: ');
   }
   return config as CouponConfig;
 }
@@ -30,7 +30,7 @@ function futureInstant(s: string): Date {
   const at = parseInstant(s)!;
   if (at.getTime() > Date.now()) return at;
   const message = 'must be in the future';
-  throw new AppError('validation_failed', { detail: `/body/expiresAt: ${message}`, errors: [{ path: '/body/expiresAt', message }] });
+  throw problems.invalidFields([{ path: '/body/expiresAt', message }]);
 }
 
 export function createCoupon(tx: Tx, studioId: string, body: CreateCouponBody) {
@@ -41,6 +41,6 @@ export function createCoupon(tx: Tx, studioId: string, body: CreateCouponBody) {
 
 export async function archiveCoupon(tx: Tx, studioId: string, id: string) {
   const coupon = await q.archiveCoupon(tx, studioId, id);
-  if (!coupon) throw new AppError('not_found', { detail: `No coupon ${id} in this studio.` });
+  if (!coupon) throw problems.notFound('coupon', id);
   return coupon;
 }

@@ -1,4 +1,4 @@
-import { AppError } from '@studio/shared';
+import { problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import type { CreateInstructorBody, UpdateInstructorBody } from '@studio/shared/schemas/instructors';
 import * as q from './queries';
@@ -7,6 +7,6 @@ export const createInstructor = (tx: Tx, studioId: string, body: CreateInstructo
 
 export async function updateInstructor(tx: Tx, studioId: string, id: string, body: UpdateInstructorBody) {
   const instructor = await q.updateInstructor(tx, studioId, id, body);
-  if (!instructor) throw new AppError('not_found', { detail: `No instructor ${id} in this studio.` });
+  if (!instructor) throw problems.notFound('instructor', id);
   return instructor;
 }

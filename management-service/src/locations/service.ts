@@ -1,11 +1,11 @@
-import { AppError } from '@studio/shared';
+import { AppError, problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import { canonicalTimeZone } from '@studio/shared/schemas/fields';
 import type { CreateLocationBody, CreateRoomBody, UpdateLocationBody, UpdateRoomBody } from '@studio/shared/schemas/locations';
 import * as q from './queries';
 
-const locationNotFound = (id: string) => new AppError('not_found', { detail: `No location ${id} in this studio.` });
-const roomNotFound = (id: string) => new AppError('not_found', { detail: `No room ${id} in this location.` });
+const locationNotFound = (id: string) => problems.notFound('location', id);
+const roomNotFound = (id: string) => new AppError('not_found', { detail: `No room ${id} in this location.` }); // not the studio-wide wording
 
 function timeZone(tz: string): string {
   const canonical = canonicalTimeZone(tz);

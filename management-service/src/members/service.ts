@@ -1,4 +1,4 @@
-import { AppError, iso, isoOrNull, newId } from '@studio/shared';
+import { AppError, iso, isoOrNull, newId, problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import { isRole, ROLES, type InviteMemberBody, type Member, type UpdateMemberBody } from '@studio/shared/schemas/members';
 import type { WriteResult } from '../kit/write';
@@ -41,7 +41,7 @@ async function requireMember(tx: Tx, studioId: string, id: string) {
   // lock the admins before the member so every writer takes the locks in one order
   await q.lockActiveAdmins(tx, studioId);
   const member = await q.lockMember(tx, studioId, id);
-  if (!member) throw new AppError('not_found', { detail: `No member ${id} in this studio.` });
+  if (!member) throw problems.notFound('member', id);
   return member;
 }
 

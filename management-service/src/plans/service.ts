@@ -1,10 +1,10 @@
-import { AppError } from '@studio/shared';
+import { problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import { isCurrency, schemaErrors } from '@studio/shared/schemas/fields';
 import { PLAN_CONFIGS, type CreatePlanBody, type PlanConfig, type PlanType, type UpdatePlanBody } from '@studio/shared/schemas/plans';
 import * as q from './queries';
 
-const notFound = (id: string) => new AppError('not_found', { detail: `No plan ${id} in this studio.` });
+const notFound = (id: string) => problems.notFound('plan', id);
 
 /** A config valid for its type, with defaults filled in; else 422 `invalid_plan_config` listing every fault. */
 export function checkPlanConfig(type: PlanType, config: unknown): PlanConfig {
@@ -14,7 +14,7 @@ export function checkPlanConfig(type: PlanType, config: unknown): PlanConfig {
     errors.push({ path: '/body/config/currency', message: `${currency} is not an ISO 4217 currency` });
   }
   if (errors.length) {
-    throw new AppError('invalid_plan_config', { detail: `The config is not valid for a ${type} plan: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, errors });
+    throw problems.invalidFields(errors, 'invalid_plan_config', `The config is not valid for a ${type} plan: `);
   }
   if (type === 'membership') {
     const c = config as { intervalCount?: number; classesPerInterval?: number | null };

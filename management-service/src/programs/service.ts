@@ -1,10 +1,10 @@
-import { AppError } from '@studio/shared';
+import { AppError, problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import { isCurrency } from '@studio/shared/schemas/fields';
 import type { CreateProgramBody, UpdateProgramBody } from '@studio/shared/schemas/programs';
 import * as q from './queries';
 
-const notFound = (id: string) => new AppError('not_found', { detail: `No program ${id} in this studio.` });
+const notFound = (id: string) => problems.notFound('program', id);
 
 /** Contract §8: paid needs a positive priceCents and a currency; free has neither. Checked on the merged values. */
 function checkPrice(v: q.ProgramValues) {
@@ -24,7 +24,7 @@ async function checkClassIds(tx: Tx, studioId: string, ids: string[]): Promise<s
   const unique = [...new Set(ids)];
   const found = await q.existingClassIds(tx, studioId, unique);
   const errors = ids.flatMap((id, i) => (found.has(id) ? [] : [{ path: `/body/classIds/${i}`, message: `${id} is not a class of this studio` }]));
-  if (errors.length) throw new AppError('validation_failed', { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors });
+  if (errors.length) throw problems.invalidFields(errors);
   return unique;
 }
 

@@ -1,4 +1,4 @@
-import { AppError, iso, isoOrNull } from '@studio/shared';
+import { AppError, iso, isoOrNull, problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import type { Occurrence, RescheduleBody } from '@studio/shared/schemas/schedule';
 import type { WriteResult } from '../kit/write';
@@ -29,7 +29,7 @@ export const occurrenceJson = (r: q.OccurrenceRow): Occurrence => ({
  */
 export async function rescheduleOccurrence(tx: Tx, studioId: string, id: string, body: RescheduleBody): Promise<WriteResult> {
   const occ = await q.lockOccurrence(tx, studioId, id);
-  if (!occ) throw new AppError('not_found', { detail: `No occurrence ${id} in this studio.` });
+  if (!occ) throw problems.notFound('occurrence', id);
   if (occ.status === 'cancelled') throw new AppError('occurrence_cancelled', { detail: 'A cancelled occurrence cannot be rescheduled.' });
   const startsAt = futureInstant(body.startsAt);
   await q.moveOccurrence(tx, studioId, id, startsAt, body.durationMinutes ?? occ.durationMinutes);

@@ -1,4 +1,4 @@
-import { AppError, iso, parseInstant, type FieldError } from '@studio/shared';
+import { type FieldError, iso, parseInstant, problems } from '@studio/shared';
 import type { StorefrontClassList, StorefrontClassQuery } from '@studio/shared/schemas/storefront';
 import type { Sql } from '@studio/shared/db';
 import { upcomingOccurrences } from './queries';
@@ -21,7 +21,7 @@ export async function listClasses(sql: Sql, studioId: string, q: StorefrontClass
   const errors: FieldError[] = [];
   if (to.getTime() <= from.getTime()) errors.push({ path: '/query/to', message: 'must be after from' });
   else if (to.getTime() > from.getTime() + MAX_WINDOW_DAYS * DAY_MS) errors.push({ path: '/query/to', message: `must be at most ${MAX_WINDOW_DAYS} days after from` });
-  if (errors.length) throw new AppError('validation_failed', { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors });
+  if (errors.length) throw problems.invalidFields(errors);
 
   const start = from.getTime() < now.getTime() ? now : from;
   if (to.getTime() <= start.getTime()) return { classes: [] };
