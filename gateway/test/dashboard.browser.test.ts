@@ -3,12 +3,11 @@
  * playwright-core. Screenshots go to test-artifacts/screenshots/.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { mkdir } from 'node:fs/promises';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, SHOTS } from './browser';
 import { startStack, type Stack } from '../../test/harness';
 import { loginLink } from './dashboard-helpers';
 
-const SHOTS = new URL('../../test-artifacts/screenshots/', import.meta.url).pathname;
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 
@@ -16,16 +15,7 @@ let s: Stack;
 let browser: Browser;
 beforeAll(async () => {
   s = await startStack();
-  await mkdir(SHOTS, { recursive: true });
-  const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-  if (!(await Bun.file(executablePath).exists())) {
-    throw new Error(`the browser tests need Chromium at ${executablePath}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
-  }
-  browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

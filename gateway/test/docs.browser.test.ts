@@ -4,27 +4,16 @@
  * network. Screenshots go to test-artifacts/screenshots/docs-<surface>.png.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { mkdir } from 'node:fs/promises';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium, SHOTS } from './browser';
 import { operationsOf, type Surface } from '@studio/shared';
 import { startStack, type Stack } from '../../test/harness';
-
-const SHOTS = new URL('../../test-artifacts/screenshots/', import.meta.url).pathname;
 
 let s: Stack;
 let browser: Browser;
 beforeAll(async () => {
   s = await startStack();
-  await mkdir(SHOTS, { recursive: true });
-  const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-  if (!(await Bun.file(executablePath).exists())) {
-    throw new Error(`the browser tests need Chromium at ${executablePath}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
-  }
-  browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
