@@ -1,5 +1,5 @@
 import type { Redis } from '@studio/shared/redis';
-import { parseBucket } from '@studio/shared';
+import { log, parseBucket } from '@studio/shared';
 import type { redisNames } from '../keys/channels';
 
 /**
@@ -78,6 +78,8 @@ export interface Group {
 const LEASE_MS = 1_000;
 const MAX_LEASE = 1_000;
 const GROUPS_MAX = 100_000;
+/** Leases a waiting request may see go to others before it is refused. */
+const MAX_ROUNDS = 20;
 
 /** Tokens to lease for a set of buckets: about 50 ms of the smallest rate, never over a tenth of a burst. */
 export const leaseSize = (buckets: Bucket[]) =>
@@ -85,6 +87,7 @@ export const leaseSize = (buckets: Bucket[]) =>
 
 export class RateLimiter {
   private sha: string | null = null;
+  private failOpenLogged = 0;
   private groups = new Map<string, Group>();
   readonly secret;
   readonly publishableClient;
@@ -146,13 +149,29 @@ export class RateLimiter {
     return (g.pending ??= this.refill(keyHash, g).finally(() => (g.pending = null)));
   }
 
+  /**
+   * A request is admitted only with a token really taken from the shared bucket. Waiters
+   * that lose a lease to each other ask again; after every token of MAX_ROUNDS leases went
+   * to others, the request is refused (429), never let through. Only a limiter that cannot
+   * decide (Redis unreachable: null) fails open, and says so in the log.
+   */
   async check(keyHash: string, g: Group): Promise<LimitResult | null> {
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let round = 0; round < MAX_ROUNDS; round++) {
       const known = this.peek(g, keyHash);
-      if (known !== undefined) return known;
+      if (known !== undefined) return known ?? this.failOpen();
       const revoked = await this.refillOnce(keyHash, g);
-      if (revoked === null) return null;
+      if (revoked === null) return this.failOpen();
       if (revoked) return { revoked: true, allowed: false, headers: {}, retryAfter: 0 };
+    }
+    return { revoked: false, allowed: false, retryAfter: 1, headers: this.headersOf(g) };
+  }
+
+  /** Redis cannot decide: let the request through, logged at most once a minute so an outage is visible, not silent. */
+  private failOpen(): null {
+    const now = Date.now();
+    if (now - this.failOpenLogged > 60_000) {
+      this.failOpenLogged = now;
+      log('warn', 'rate limits fail open: Redis is unreachable, requests are admitted without a token');
     }
     return null;
   }
