@@ -22,8 +22,13 @@ export const Instant = t.String({
   description: 'RFC 3339 date-time with an offset, e.g. 2026-12-01T18:00:00Z or 2026-12-01T19:00:00+01:00',
 });
 
-/** ISO 8601 UTC with milliseconds, as every record writes its timestamps. */
-export const Timestamp = t.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds, e.g. 2026-12-01T18:00:00.000Z' });
+/**
+ * ISO 8601 UTC with milliseconds, as every record writes its timestamps. Documented as
+ * `format: date-time` (and checked so by the tests' strict ajv); at run time it is not
+ * re-parsed, since every one is written by `iso()`: the format check cost 30 µs per list page.
+ */
+const TIMESTAMP = 'ISO 8601 UTC with milliseconds, e.g. 2026-12-01T18:00:00.000Z';
+export const Timestamp = t.String({ description: TIMESTAMP, 'x-doc': { type: 'string', format: 'date-time', description: TIMESTAMP } });
 
 /** The shape of an ISO 4217 code; `isCurrency` checks that the code really exists. */
 export const CurrencyCode = t.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 currency code, e.g. USD' });
