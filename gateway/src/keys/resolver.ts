@@ -13,6 +13,10 @@ export interface KeyRecord {
   studioLive: boolean;
 }
 
+/** A record as kept in Redis: stamped with when it was cached (the writing replica's clock). */
+type Shared = KeyRecord & { cachedAt: number };
+const toRecord = ({ cachedAt: _, ...rec }: Shared): KeyRecord => rec;
+
 const LOCAL_TTL_MS = 60_000;
 const NEGATIVE_TTL_MS = 5_000;
 const LOCAL_MAX = 100_000;
@@ -29,6 +33,8 @@ export class KeyResolver {
   /** Bumped by every eviction: a lookup that overlapped one must not cache what it read. */
   private epoch = 0;
   useLocal = false;
+  /** Redis records cached earlier than this (the last flush: start, or a broken or restored subscription) are not trusted. */
+  private trustSince = Date.now();
 
   constructor(private sql: Sql, private redis: Redis | null, private names: ReturnType<typeof redisNames>) {}
 
@@ -51,7 +57,10 @@ export class KeyResolver {
     if (redisUp) {
       try {
         const raw = await this.redis!.get(this.names.record(hash));
-        if (raw) rec = JSON.parse(raw) as KeyRecord;
+        const cached = raw ? (JSON.parse(raw) as Shared) : undefined;
+        // a record cached before this replica last (re)connected may predate a revocation Redis never heard of
+        // (revoked while Redis was down, then Redis restored from its dump): Postgres judges it again
+        if (cached && cached.cachedAt >= this.trustSince) rec = toRecord(cached);
       } catch {
         /* fall through to Postgres */
       }
@@ -70,7 +79,8 @@ export class KeyResolver {
   /** Cache a record read from Postgres in Redis, atomically skipped if an eviction marked the key since (the read may predate it). */
   async share(hash: string, rec: KeyRecord): Promise<void> {
     try {
-      await this.redis?.eval(SET_UNLESS_STALE, { keys: [this.names.record(hash), this.names.stale(hash)], arguments: [JSON.stringify(rec), String(RECORD_TTL_S)] });
+      const shared: Shared = { ...rec, cachedAt: Date.now() };
+      await this.redis?.eval(SET_UNLESS_STALE, { keys: [this.names.record(hash), this.names.stale(hash)], arguments: [JSON.stringify(shared), String(RECORD_TTL_S)] });
     } catch {
       /* only a cache */
     }
@@ -90,8 +100,10 @@ export class KeyResolver {
     this.local.delete(hash);
   }
 
+  /** Forget every in-process record, and judge every Redis record cached before now against Postgres again. */
   flush() {
     this.epoch++;
     this.local.clear();
+    this.trustSince = Date.now();
   }
 }
