@@ -50,7 +50,6 @@ export function registerOperations<S extends Surface>(surface: S, handlers: Surf
       ...(op.body ? { body: op.body, parse: ({ request }: Context) => readJson(request) } : { parse: ({ request }: Context) => readBody(request).then(() => null) }),
       ...(op.query ? { query: op.query } : {}),
       response: { [op.ok.status]: op.ok.schema },
-      detail: { operationId: op.id },
     } as never);
   }
   return app;
