@@ -2,7 +2,7 @@
 /**
  * `bun run start`: migrations, then the three processes (gateway, storefront-service,
  * management-service), each on its own as in production; prints the URLs once all
- * are ready and stops them all on Ctrl-C.
+ * are ready, restarts a child that dies, and stops them all on Ctrl-C.
  */
 import { loadConfig } from '@studio/shared';
 import { join } from 'node:path';
@@ -26,30 +26,36 @@ const processes = [
   { name: 'gateway', entry: 'gateway/src/main.ts', health: `http://${config.HOST}:${config.STOREFRONT_PORT}/readyz` },
 ];
 
-const children = processes.map((p) =>
-  Bun.spawn(['bun', join(root, p.entry)], {
-    cwd: root,
-    env: process.env,
-    stdout: 'inherit',
-    stderr: 'inherit',
-  }),
-);
-
+/**
+ * Each child runs on its own, as in production; one that dies is started again after a
+ * backoff (0.5 s, doubling to 30 s; reset once it has stayed up a minute), as a container
+ * restart policy would, instead of taking the stack down.
+ */
+const children = new Map<string, ReturnType<typeof Bun.spawn>>();
 let stopping = false;
+function run(p: (typeof processes)[number], failures = 0) {
+  const child = Bun.spawn(['bun', join(root, p.entry)], { cwd: root, env: process.env, stdout: 'inherit', stderr: 'inherit' });
+  children.set(p.name, child);
+  console.log(JSON.stringify({ level: 'info', msg: 'process started', process: p.name, pid: child.pid }));
+  const started = Date.now();
+  void child.exited.then((code) => {
+    if (stopping) return;
+    const streak = Date.now() - started > 60_000 ? 0 : failures;
+    const delay = Math.min(30_000, 500 * 2 ** streak);
+    console.error(JSON.stringify({ level: 'warn', msg: 'process exited; restarting', process: p.name, code, restartInMs: delay }));
+    setTimeout(() => stopping || run(p, streak + 1), delay);
+  });
+}
+processes.forEach((p) => run(p));
+
 function stopAll(code: number) {
   if (stopping) return;
   stopping = true;
-  for (const c of children) c.kill('SIGTERM');
-  Promise.all(children.map((c) => c.exited)).then(() => process.exit(code));
+  for (const c of children.values()) c.kill('SIGTERM');
+  Promise.all([...children.values()].map((c) => c.exited)).then(() => process.exit(code));
 }
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
-children.forEach((c, i) => c.exited.then((code) => {
-  if (!stopping) {
-    console.error(`${processes[i]!.name} exited with code ${code}; stopping the stack`);
-    stopAll(1);
-  }
-}));
 
 async function ready(url: string) {
   for (let i = 0; i < 100; i++) {

@@ -63,6 +63,19 @@ test('bun run start migrates a new database, starts everything and prints the th
   expect(output).toContain(`Dashboard   http://127.0.0.1:${p2}`);
 });
 
+test('a child that dies is started again, and the stack keeps serving', async () => {
+  const pid = Number(/"process":"management-service","pid":(\d+)/.exec(output)?.[1]);
+  expect(pid).toBeGreaterThan(0);
+  process.kill(pid, 'SIGKILL');
+  let back = false;
+  for (let i = 0; i < 100 && !back; i++) {
+    await Bun.sleep(100);
+    back = await fetch(`http://127.0.0.1:${p4}/readyz`).then((r) => r.status === 200, () => false);
+  }
+  expect(back).toBe(true);
+  expect(proc.exitCode).toBeNull(); // `bun run start` itself is still running
+}, 20_000);
+
 test('a publishable key answers 200 on the Storefront and 401 on Management; SIGTERM flushes activity', async () => {
   const { studio } = await createStudio(sql, { name: 'Front Door' });
   const { key, record } = await createApiKey(sql, { studioId: studio.id, kind: 'publishable', name: 'web' });
