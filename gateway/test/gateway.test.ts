@@ -164,6 +164,24 @@ describe('activity', () => {
     const [k] = await s.sql<{ lastUsedAt: Date | null }[]>`select last_used_at from api_keys where id = ${id}`;
     expect(k!.lastUsedAt).toBeInstanceOf(Date);
   });
+  test('refused calls (401, 403) are logged but leave last used alone', async () => {
+    const st = await s.studio();
+    const { key, id } = await s.key(st.id, 'secret', ['instructors:read']);
+    await s.mg('/v1/classes', key); // 403 scope_required
+    await s.sf('/v1/instructors', key); // 401 api_key_wrong_kind
+    await s.gateway.activity.flush();
+    const lastUsed = async () => (await s.sql<{ lastUsedAt: Date | null }[]>`select last_used_at from api_keys where id = ${id}`)[0]!.lastUsedAt;
+    expect(await lastUsed()).toBeNull();
+    expect((await s.sql`select count(*)::int as n from activity where key_id = ${id}`)[0]!.n).toBe(2);
+    await s.mg('/v1/instructors', key);
+    await s.gateway.activity.flush();
+    const used = await lastUsed();
+    expect(used).toBeInstanceOf(Date);
+    await s.revoke(id);
+    await s.mg('/v1/instructors', key); // 401 api_key_revoked
+    await s.gateway.activity.flush();
+    expect(await lastUsed()).toEqual(used);
+  });
   test('no entry for a request without a resolvable key', async () => {
     const before = (await s.sql`select count(*)::int as n from activity`)[0]!.n;
     await s.mg('/v1/instructors', null);

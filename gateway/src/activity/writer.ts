@@ -66,7 +66,8 @@ export class ActivityWriter {
   record(e: ActivityEntry) {
     if (this.rows.count >= MAX_BUFFER) this.rows.dropOldest();
     this.rows.add(e);
-    this.lastUsed.set(e.keyId, e.at);
+    // "last used" counts only calls the key was allowed to make: a refusal (revoked, wrong kind, scope, rate) is not a use
+    if (e.status !== 401 && e.status !== 403 && e.status !== 429) this.lastUsed.set(e.keyId, e.at);
   }
 
   /** Writes every entry recorded before the call (after the flush already running, if one is). */
