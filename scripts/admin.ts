@@ -22,7 +22,7 @@ const USAGE = `usage: bun run admin <command> [options]
   migrate
   studio:create --name <name> [--slug s] [--timezone tz] [--admin-email e] [--modes broadcast,two_way,community,coaching]
   studio:delete --studio <id>
-  key:create --studio <id> --kind secret|publishable --name <name> [--scopes a:read,b:write]
+  key:create --studio <id> --kind secret|publishable --name <name> [--scopes a:read,b:write]   (a secret key needs one or more)
   key:revoke --key <keyId>
   key:list --studio <id>
   site:publish --studio <id> --file site.json
@@ -76,11 +76,14 @@ async function run(): Promise<unknown> {
     case 'key:create': {
       const kind = need('kind');
       if (kind !== 'secret' && kind !== 'publishable') throw new UsageError(`--kind must be secret or publishable, not ${kind}`);
+      const [studioId, name] = [need('studio'), need('name')];
       const scopes = list(opts.scopes) ?? [];
       const bad = scopes.find((s) => !isScope(s));
       if (bad) throw new UsageError(`unknown scope ${bad}; scopes are ${SCOPES.join(', ')}`);
       if (kind === 'publishable' && scopes.length) throw new UsageError('publishable keys take no --scopes');
-      return createApiKey(db(), { studioId: need('studio'), kind: kind as KeyKind, name: need('name'), scopes });
+      // as the dashboard: a secret key that can call nothing is a mistake, not a key
+      if (kind === 'secret' && !scopes.length) throw new UsageError(`a secret key needs --scopes (one or more of ${SCOPES.join(', ')})`);
+      return createApiKey(db(), { studioId, kind: kind as KeyKind, name, scopes });
     }
     case 'key:revoke':
       return withRedis(async (redis) => {

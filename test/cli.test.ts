@@ -51,7 +51,8 @@ describe('studio and keys', () => {
   test('bad input: one clear line and a non-zero exit', async () => {
     await fails(['key:create', '--studio', studioId, '--kind', 'secret', '--name', 'x', '--scopes', 'classes:read,classes:admin'], /unknown scope classes:admin/);
     await fails(['key:create', '--studio', studioId, '--kind', 'master', '--name', 'x'], /--kind must be secret or publishable/);
-    await fails(['key:create', '--studio', 'std_nope', '--kind', 'secret', '--name', 'x'], /no studio std_nope/);
+    await fails(['key:create', '--studio', 'std_nope', '--kind', 'secret', '--name', 'x', '--scopes', 'classes:read'], /no studio std_nope/);
+    await fails(['key:create', '--studio', studioId, '--kind', 'secret', '--name', 'x'], /a secret key needs --scopes/);
     await fails(['key:create', '--studio', studioId, '--kind', 'publishable', '--name', 'x', '--scopes', 'classes:read'], /publishable keys take no --scopes/);
     await fails(['key:create', '--studio', studioId, '--kind', 'secret'], /--name is required/);
     await fails(['key:revoke', '--key', 'key_nope'], /no key key_nope/);
