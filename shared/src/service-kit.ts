@@ -1,5 +1,5 @@
 import { Elysia, ValidationError } from 'elysia';
-import { AppError, problemResponse as renderProblem, type FieldError, type ProblemCode, type ProblemOptions } from './problem';
+import { AppError, problems, problemResponse as renderProblem, type FieldError, type ProblemCode, type ProblemOptions } from './problem';
 import { translatePgError } from './pg-errors';
 import { verifySignature, type Caller } from './signing';
 import { log } from './http';
@@ -38,7 +38,7 @@ function validationErrors(error: ValidationError): FieldError[] {
     const message = 'schema' in e ? fieldMessage(e as SchemaError) : String((e as { message?: unknown }).message);
     if (seen.has(path)) continue; // TypeBox reports every failing branch of a union; the first says enough
     seen.add(path);
-    out.push({ path, message: String(message) });
+    out.push({ path, message });
   }
   return out;
 }
@@ -68,8 +68,8 @@ export function serviceKit(o: ServiceKitOptions) {
       if (cause instanceof AppError) return problemResponse(cause.code, requestId, cause.options);
       if (error instanceof AppError) return problemResponse(error.code, requestId, error.options);
       if (code === 'VALIDATION' && error instanceof ValidationError) {
-        const errors = validationErrors(error);
-        return problemResponse('validation_failed', requestId, { detail: errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors });
+        const invalid = problems.invalidFields(validationErrors(error));
+        return problemResponse(invalid.code, requestId, invalid.options);
       }
       if (code === 'PARSE') return problemResponse('malformed_json', requestId, { detail: 'The request body is not valid JSON.' });
       if (code === 'NOT_FOUND') return problemResponse('route_not_found', requestId);
@@ -81,9 +81,5 @@ export function serviceKit(o: ServiceKitOptions) {
       return problemResponse('internal_error' satisfies ProblemCode, requestId, { detail: 'Something went wrong on our side; the request id identifies it.' });
     })
     .get('/healthz', () => ({ status: 'ok' }))
-    .get('/readyz', () => readiness(o.sql, o.redis))
-    .use(withCaller);
+    .get('/readyz', () => readiness(o.sql, o.redis));
 }
-
-/** Gives every route `caller`, the studio, key and scopes the gateway signed for. Resource plugins `.use` it for the type. */
-export const withCaller = new Elysia({ name: 'with-caller' }).derive({ as: 'global' }, ({ request }) => ({ caller: callers.get(request)! }));
