@@ -18,8 +18,13 @@ export const tooLarge = () => new AppError('payload_too_large', { detail: `Reque
 
 /** The whole body, or 413 as soon as it grows past the limit (nothing more is read). */
 export async function readBody(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array<ArrayBuffer>> {
-  if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
+  const declared = request.headers.get('content-length');
+  if (declared !== null) {
+    if (Number(declared) > limit) throw tooLarge();
+    return new Uint8Array(await request.arrayBuffer()); // the server holds a body to its declared length
+  }
   if (!request.body) return new Uint8Array(0);
+  // chunked: counted as it arrives, and no more is read once past the limit
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body.getReader();
