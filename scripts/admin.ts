@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { AppError, isScope, loadConfig, SCOPES, type KeyKind } from '@studio/shared';
 import { createSql } from '@studio/shared/db';
 import { createRedis, connectRedis, quitRedis } from '@studio/shared/redis';
-import { createApiKey, listApiKeys, revokeApiKey } from '@studio/gateway/keys/store';
+import { createApiKey, listApiKeys, revokeApiKey, rollApiKey } from '@studio/gateway/keys/store';
 import { createLoginLink } from '@studio/gateway/dashboard/links';
 import { migrate } from './lib/migrate';
 import { createStudio, deleteStudio, publishSite, requireStudio } from './lib/studios';
@@ -22,7 +22,9 @@ const USAGE = `usage: bun run admin <command> [options]
   migrate
   studio:create --name <name> [--slug s] [--timezone tz] [--admin-email e] [--modes broadcast,two_way,community,coaching]
   studio:delete --studio <id>
-  key:create --studio <id> --kind secret|publishable --name <name> [--scopes a:read,b:write]   (a secret key needs one or more)
+  key:create --studio <id> --kind secret|publishable --name <name> [--scopes a:read,b:write] [--expires-in 30s|90m|24h|7d]
+             (a secret key needs one or more scopes)
+  key:roll --key <keyId> [--expires-in 24h]   (a new key; the old one stops after --expires-in, 0 for now)
   key:revoke --key <keyId>
   key:list --studio <id>
   site:publish --studio <id> --file site.json
@@ -33,7 +35,7 @@ const [command, ...rest] = Bun.argv.slice(2);
 const OPTIONS = {
   name: { type: 'string' }, slug: { type: 'string' }, timezone: { type: 'string' }, 'admin-email': { type: 'string' },
   modes: { type: 'string' }, studio: { type: 'string' }, kind: { type: 'string' }, scopes: { type: 'string' },
-  key: { type: 'string' }, file: { type: 'string' }, export: { type: 'boolean' },
+  key: { type: 'string' }, file: { type: 'string' }, export: { type: 'boolean' }, 'expires-in': { type: 'string' },
 } as const;
 let opts: Partial<Record<Exclude<keyof typeof OPTIONS, 'export'>, string>> & { export?: boolean } = {};
 
@@ -42,6 +44,12 @@ const need = (name: keyof typeof opts): string => {
   if (typeof v !== 'string' || !v) throw new UsageError(`--${name} is required`);
   return v;
 };
+/** `30s`, `90m`, `24h`, `7d` or `0` as milliseconds. */
+function duration(text: string): number {
+  const m = /^(\d+)([smhd]?)$/.exec(text.trim());
+  if (!m || (m[1] !== '0' && !m[2])) throw new UsageError(`--expires-in must look like 30s, 90m, 24h or 7d (or 0), not ${text}`);
+  return Number(m[1]) * { '': 0, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
+}
 const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
 
 const config = loadConfig();
@@ -83,7 +91,17 @@ async function run(): Promise<unknown> {
       if (kind === 'publishable' && scopes.length) throw new UsageError('publishable keys take no --scopes');
       // as the dashboard: a secret key that can call nothing is a mistake, not a key
       if (kind === 'secret' && !scopes.length) throw new UsageError(`a secret key needs --scopes (one or more of ${SCOPES.join(', ')})`);
-      return createApiKey(db(), { studioId, kind: kind as KeyKind, name, scopes });
+      const expiresAt = opts['expires-in'] === undefined ? null : new Date(Date.now() + duration(opts['expires-in']));
+      return createApiKey(db(), { studioId, kind: kind as KeyKind, name, scopes, expiresAt });
+    }
+    case 'key:roll': {
+      const keyId = need('key');
+      const expiresIn = duration(opts['expires-in'] ?? '24h');
+      return withRedis(async (redis) => {
+        const rolled = await rollApiKey(db(), redis, config.REDIS_PREFIX, keyId, expiresIn);
+        if (!rolled.propagated) console.error('warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and the expiry holds there');
+        return { key: rolled.key, record: rolled.record, previous: rolled.previous };
+      });
     }
     case 'key:revoke':
       return withRedis(async (redis) => {

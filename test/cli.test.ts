@@ -73,6 +73,24 @@ describe('effects on a running gateway', () => {
     expect(r.json().record.revokedAt).toBeString();
     await expectProblem(await s.sf('/v1/instructors', key), 401, 'api_key_revoked');
   });
+  test('key:roll makes a new key and ends the old one after --expires-in; key:create --expires-in', async () => {
+    const { key, record } = (await admin('key:create', '--studio', studioId, '--kind', 'secret', '--name', 'ci', '--scopes', 'instructors:read')).json();
+    expect((await s.mg('/v1/instructors', key)).status).toBe(200);
+    const r = await admin('key:roll', '--key', record.id, '--expires-in', '0');
+    expect(r.code).toBe(0);
+    const rolled = r.json();
+    expect(rolled.key).toMatch(/^svc_sk_/);
+    expect(rolled.record).toMatchObject({ name: 'ci', kind: 'secret', scopes: ['instructors:read'] });
+    expect(rolled.previous.id).toBe(record.id);
+    await expectProblem(await s.mg('/v1/instructors', key), 401, 'api_key_expired');
+    expect((await s.mg('/v1/instructors', rolled.key)).status).toBe(200);
+    // the default grace is 24 hours
+    const later = (await admin('key:roll', '--key', rolled.record.id)).json();
+    expect(Date.parse(later.previous.expiresAt) - Date.now()).toBeGreaterThan(23.9 * 3_600_000);
+    const expiring = (await admin('key:create', '--studio', studioId, '--kind', 'publishable', '--name', 'promo', '--expires-in', '7d')).json();
+    expect(Date.parse(expiring.record.expiresAt) - Date.now()).toBeGreaterThan(6.9 * 86_400_000);
+    await fails(['key:roll', '--key', record.id, '--expires-in', 'soon'], /--expires-in must look like 30s, 90m, 24h or 7d/);
+  });
   test('studio:delete turns its keys into 403 studio_required at once', async () => {
     const st = (await admin('studio:create', '--name', 'Doomed')).json().studio.id;
     const { key } = (await admin('key:create', '--studio', st, '--kind', 'secret', '--name', 'x', '--scopes', 'instructors:read')).json();

@@ -70,6 +70,8 @@ export function createSurfaceHandler(surface: Surface, deps: SurfaceDeps) {
   function judge(key: KeyRecord | null, hash: string): Auth {
     if (!key) return { problem: 'api_key_invalid' };
     if (key.revoked) return { problem: 'api_key_revoked', key };
+    // checked on every request against the record's own instant, so no cache can stretch it
+    if (key.expiresAt !== null && Date.now() >= key.expiresAt) return { problem: 'api_key_expired', key };
     if (key.kind !== kind) return { problem: 'api_key_wrong_kind', key };
     return { key, hash };
   }
@@ -255,6 +257,7 @@ function authDetail(code: ProblemCode, surface: Surface): string {
     case 'api_key_missing': return `Send Authorization: Bearer <key> with ${expected}.`;
     case 'api_key_invalid': return 'The key is malformed or unknown.';
     case 'api_key_revoked': return 'The key has been revoked.';
+    case 'api_key_expired': return 'The key has expired (a rolled key\'s old text stops at its expiresAt); use its replacement.';
     case 'api_key_wrong_kind': return `This surface needs ${expected}.`;
     default: return '';
   }

@@ -230,7 +230,7 @@ export const isWrite = (o: Operation) => WRITES.has(o.method);
  */
 export function problemsOf(o: Operation): ProblemCode[] {
   const codes: ProblemCode[] = [
-    'api_key_missing', 'api_key_invalid', 'api_key_revoked', 'api_key_wrong_kind', 'studio_required',
+    'api_key_missing', 'api_key_invalid', 'api_key_revoked', 'api_key_expired', 'api_key_wrong_kind', 'studio_required',
     'rate_limited', 'internal_error', 'service_unavailable', 'upstream_timeout',
   ];
   if (o.scope) codes.push('scope_required');

@@ -38,6 +38,10 @@ export const PROBLEM_DOCS = {
     cause: 'A secret key was sent to the Storefront surface, or a publishable key to the Management surface.',
     fix: 'Use a publishable key (svc_pk_…) in browser code for the Storefront, and a secret key (svc_sk_…) on your server for Management.',
   },
+  api_key_expired: {
+    cause: 'The key passed its expiresAt: it was rolled (its replacement was created then) or created with an expiry.',
+    fix: 'Use the replacement key; roll a key with a grace period (1 hour to 7 days) to switch deployments without an outage.',
+  },
   gateway_signature_invalid: {
     cause: 'A request reached an internal service without the gateway\'s valid, recent signature: the service ports are not an API.',
     fix: 'Call the public surfaces (the gateway), never a service port directly.',

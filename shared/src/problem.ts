@@ -8,6 +8,7 @@ export const PROBLEMS = {
   api_key_invalid: [401, 'API key invalid'],
   api_key_revoked: [401, 'API key revoked'],
   api_key_wrong_kind: [401, 'Wrong kind of API key'],
+  api_key_expired: [401, 'API key expired'],
   gateway_signature_invalid: [401, 'Gateway signature invalid'],
   unauthenticated: [401, 'Not signed in'],
   scope_required: [403, 'Scope required'],

@@ -16,6 +16,7 @@ export interface ApiKeyRow {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  expiresAt: Date | null;
 }
 
 export const keyRecordJson = (r: ApiKeyRow) => ({
@@ -28,10 +29,11 @@ export const keyRecordJson = (r: ApiKeyRow) => ({
   createdAt: iso(r.createdAt),
   lastUsedAt: isoOrNull(r.lastUsedAt),
   revokedAt: isoOrNull(r.revokedAt),
+  expiresAt: isoOrNull(r.expiresAt),
 });
 export type ApiKeyJson = ReturnType<typeof keyRecordJson>;
 
-export async function createApiKey(sql: Sql, input: { studioId: string; kind: KeyKind; name: string; scopes?: string[] }) {
+export async function createApiKey(sql: Sql, input: { studioId: string; kind: KeyKind; name: string; scopes?: string[]; expiresAt?: Date | null }) {
   const scopes = [...new Set(input.scopes ?? [])];
   const bad = scopes.filter((s) => !isScope(s));
   if (bad.length) throw new AppError('validation_failed', { detail: `unknown scope ${bad.join(', ')}` });
@@ -42,7 +44,7 @@ export async function createApiKey(sql: Sql, input: { studioId: string; kind: Ke
   if (!studio) throw new AppError('not_found', { detail: `no studio ${input.studioId}` });
   const key = generateKey(input.kind);
   const [row] = await sql<ApiKeyRow[]>`
-    insert into api_keys ${sql({ id: newId('key'), studioId: input.studioId, kind: input.kind, name, scopes: scopes.sort(), hash: hashKey(key), hint: keyHint(key) })}
+    insert into api_keys ${sql({ id: newId('key'), studioId: input.studioId, kind: input.kind, name, scopes: scopes.sort(), hash: hashKey(key), hint: keyHint(key), expiresAt: input.expiresAt ?? null })}
     returning *`;
   return { key, record: keyRecordJson(row!) };
 }
@@ -60,6 +62,23 @@ export async function revokeApiKey(sql: Sql, redis: Redis | null, prefix: string
   if (!row) throw new AppError('not_found', { detail: `no key ${keyId}` });
   const propagated = await broadcastEviction(redis, prefix, [row.hash], { revoked: true });
   return { ...keyRecordJson(row), propagated };
+}
+
+/**
+ * Roll a key (contract §2): a new key with the same studio, kind, name and scopes, and the old
+ * one's `expiresAt` set `expiresInMs` from now (0: now; an earlier expiry is kept). Every replica
+ * drops its cached record of the old key before this returns, so the expiry holds at its instant.
+ */
+export async function rollApiKey(sql: Sql, redis: Redis | null, prefix: string, keyId: string, expiresInMs: number, studioId?: string) {
+  const [old] = await sql<ApiKeyRow[]>`
+    select * from api_keys where id = ${keyId} ${studioId ? sql`and studio_id = ${studioId}` : sql``} and revoked_at is null`;
+  if (!old) throw new AppError('not_found', { detail: `no live key ${keyId}` });
+  const next = await createApiKey(sql, { studioId: old.studioId, kind: old.kind, name: old.name, scopes: old.scopes });
+  const [previous] = await sql<ApiKeyRow[]>`
+    update api_keys set expires_at = least(coalesce(expires_at, 'infinity'), now() + make_interval(secs => ${expiresInMs / 1000}))
+    where id = ${keyId} returning *`;
+  const propagated = await broadcastEviction(redis, prefix, [old.hash], { revoked: false });
+  return { ...next, previous: { id: previous!.id, expiresAt: iso(previous!.expiresAt!) }, propagated };
 }
 
 /**
