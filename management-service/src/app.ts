@@ -25,7 +25,7 @@ export interface ManagementDeps {
 export function createManagementService(deps: ManagementDeps) {
   return new Elysia({ name: 'management-service', normalize: false })
     .use(serviceKit({ name: 'management', surface: 'management', config: deps.config, sql: deps.sql, redis: deps.redis }))
-    .use(writeGuard(deps.config))
+    .use(writeGuard)
     .use(registerOperations('management', {
       ...classHandlers(deps), ...scheduleHandlers(deps), ...memberHandlers(deps), ...instructorHandlers(deps),
       ...locationHandlers(deps), ...planHandlers(deps), ...couponHandlers(deps), ...programHandlers(deps), ...contentHandlers(deps),

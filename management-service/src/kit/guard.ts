@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia';
-import { AppError, problemResponse, problemTypeBase, type Config } from '@studio/shared';
+import { AppError } from '@studio/shared';
 import { callerOf } from '@studio/shared/service-kit';
 import { idempotencyKeyOf } from './write';
 
@@ -16,22 +16,13 @@ const isJson = (type: string | null) => !!type && /^application\/(?:[\w.+-]+\+)?
 /**
  * Checks every Management write before its body is parsed or validated: the
  * Idempotency-Key header (400) and a JSON content type for any body (415). Runs after
- * the service kit's signature check, so only signed requests get this far.
+ * the service kit's signature check, so only signed requests get this far; what it
+ * throws is rendered by the kit's one error handler.
  */
-export const writeGuard = (config: Config) => {
-  const typeBase = problemTypeBase(config, 'management');
-  return new Elysia({ name: 'management-write-guard' }).onRequest(({ request }) => {
-    if (!WRITES.has(request.method)) return;
-    const caller = callerOf(request);
-    if (!caller) return;
-    try {
-      idempotencyKeyOf(request);
-    } catch (err) {
-      if (err instanceof AppError) return problemResponse(err.code, caller.requestId, { typeBase, ...err.options });
-      throw err;
-    }
-    if (hasBody(request) && !isJson(request.headers.get('content-type'))) {
-      return problemResponse('unsupported_media_type', caller.requestId, { typeBase, detail: 'Write bodies must be application/json.' });
-    }
-  });
-};
+export const writeGuard = new Elysia({ name: 'management-write-guard' }).onRequest(({ request }) => {
+  if (!WRITES.has(request.method) || !callerOf(request)) return;
+  idempotencyKeyOf(request);
+  if (hasBody(request) && !isJson(request.headers.get('content-type'))) {
+    throw new AppError('unsupported_media_type', { detail: 'Write bodies must be application/json.' });
+  }
+});
