@@ -1,5 +1,6 @@
 import { brotliCompressSync, constants } from 'node:zlib';
-import { PROBLEM_CODES, PROBLEMS, problemResponse, problemTypeBase, type Config, type Surface } from '@studio/shared';
+import { PROBLEM_CODES, PROBLEMS, problemResponse, problemTypeBase, publicUrlOf, type Config, type Surface } from '@studio/shared';
+import { escapeHtml } from './dashboard/html';
 import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
 import { openApiDocument } from '@studio/shared/openapi';
 import type { Sql } from '@studio/shared/db';
@@ -8,15 +9,13 @@ import { readiness } from '@studio/shared/readiness';
 
 export type DocsHandler = (surface: Surface, path: string, requestId: string, req: Request) => Promise<Response>;
 
-const escape = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
-
 /** `/docs/problems`: every problem code, what causes it and how to fix it (the target of each problem's `type` URI). */
 export function problemsPage(): string {
   const entries = PROBLEM_CODES.map((code) => {
     const [status, title] = PROBLEMS[code];
     const { cause, fix } = PROBLEM_DOCS[code];
-    return `<section id="${code}"><h2><code>${code}</code> <span class="status">${status}</span> ${escape(title)}</h2>
-<dl><dt>Cause</dt><dd>${escape(cause)}</dd><dt>Fix</dt><dd>${escape(fix)}</dd></dl></section>`;
+    return `<section id="${code}"><h2><code>${code}</code> <span class="status">${status}</span> ${escapeHtml(title)}</h2>
+<dl><dt>Cause</dt><dd>${escapeHtml(cause)}</dd><dt>Fix</dt><dd>${escapeHtml(fix)}</dd></dl></section>`;
   }).join('\n');
   const index = PROBLEM_CODES.map((code) => `<a href="#${code}"><code>${code}</code></a>`).join(' ');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -65,7 +64,7 @@ function referencePage(surface: Surface): string {
   };
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${title}</title></head><body>
-<div id="app" data-configuration="${escape(JSON.stringify(configuration))}"></div>
+<div id="app" data-configuration="${escapeHtml(JSON.stringify(configuration))}"></div>
 <script src="/docs/scalar.js"></script><script src="/docs/reference.js"></script>
 <noscript><p>The interactive reference needs JavaScript. The OpenAPI document is at <a href="/openapi.json">/openapi.json</a>; problem codes at <a href="/docs/problems">/docs/problems</a>.</p></noscript>
 </body></html>`;
@@ -86,7 +85,7 @@ export function createDocsHandler(config: Config, sql: Sql, redis: Redis | null)
   const documentOf = (surface: Surface) => {
     let doc = documents.get(surface);
     if (!doc) {
-      doc = JSON.stringify(openApiDocument(surface, { publicUrl: surface === 'storefront' ? config.STOREFRONT_PUBLIC_URL : config.MANAGEMENT_PUBLIC_URL }));
+      doc = JSON.stringify(openApiDocument(surface, { publicUrl: publicUrlOf(config, surface) }));
       documents.set(surface, doc);
     }
     return doc;

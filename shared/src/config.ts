@@ -67,10 +67,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return converted as Config;
 }
 
+/** A surface's public base URL (documents' `servers`, problem `type` URIs). */
+export const publicUrlOf = (config: Config, surface: Surface): string =>
+  surface === 'storefront' ? config.STOREFRONT_PUBLIC_URL : config.MANAGEMENT_PUBLIC_URL;
+
 /** The base of problem `type` URIs on a surface: the configured one, or the surface's own problems page. */
 export function problemTypeBase(config: Config, surface: Surface): string {
-  if (config.PROBLEM_TYPE_BASE) return config.PROBLEM_TYPE_BASE;
-  return `${surface === 'storefront' ? config.STOREFRONT_PUBLIC_URL : config.MANAGEMENT_PUBLIC_URL}/docs/problems#`;
+  return config.PROBLEM_TYPE_BASE || `${publicUrlOf(config, surface)}/docs/problems#`;
 }
 
 export function parseBucket(spec: string): { rate: number; burst: number } {

@@ -152,7 +152,7 @@ describe('OpenAPI document and docs page on the gateway', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toStartWith('text/html');
     const html = await res.text();
-    const attr = /data-configuration="([^"]*)"/.exec(html)![1]!.replaceAll('&#34;', '"');
+    const attr = /data-configuration="([^"]*)"/.exec(html)![1]!.replaceAll('&quot;', '"');
     const config = JSON.parse(attr) as { url: string };
     expect(config.url).toBe('/openapi.json');
     expect((await fetch(new URL(config.url, `${s.storefrontUrl}/docs`))).status).toBe(200);
