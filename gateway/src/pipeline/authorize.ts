@@ -1,0 +1,51 @@
+import type { KeyRecord } from '../keys/resolver';
+import { refuse, type Ctx } from './context';
+import type { KeyLookup } from './key';
+import type { SurfaceProfile } from './profile';
+
+type KeyProblem = 'api_key_missing' | 'api_key_invalid' | 'api_key_revoked' | 'api_key_expired' | 'api_key_wrong_kind';
+
+/** Why this record may not call this surface now, or null. Expiry is checked against its own instant on every call, so no cache can stretch it. */
+export function judgeKey(rec: KeyRecord | null, kind: KeyRecord['kind'], now = Date.now()): KeyProblem | null {
+  if (!rec) return 'api_key_invalid';
+  if (rec.revoked) return 'api_key_revoked';
+  if (rec.expiresAt !== null && now >= rec.expiresAt) return 'api_key_expired';
+  if (rec.kind !== kind) return 'api_key_wrong_kind';
+  return null;
+}
+
+export function keyDetail(code: KeyProblem, p: SurfaceProfile): string {
+  switch (code) {
+    case 'api_key_missing': return `Send Authorization: Bearer <key> with ${p.expectedKey}.`;
+    case 'api_key_invalid': return 'The key is malformed or unknown.';
+    case 'api_key_revoked': return 'The key has been revoked.';
+    case 'api_key_expired': return 'The key has expired (a rolled key\'s old text stops at its expiresAt); use its replacement.';
+    case 'api_key_wrong_kind': return `This surface needs ${p.expectedKey}.`;
+  }
+}
+
+/**
+ * Step 4: may this key make this call? In order: a route that exists, a method it
+ * allows, a usable key of this surface's kind, a live studio, the operation's scope.
+ * A key that resolved is kept on the context even when refused, so its studio's
+ * activity log shows the call.
+ */
+export function authorizeStep(p: SurfaceProfile) {
+  return function authorize(c: Ctx, found: KeyLookup): Response | null {
+    if ('rec' in found && found.rec) c.key = found.rec;
+    if (!c.route) return refuse(p, c, 'route_not_found', { detail: `No route ${c.path} on the ${p.surface} surface.` });
+    const op = c.op;
+    if (!op) {
+      const allow = (c.route as { allow: string[] }).allow.join(', ');
+      return refuse(p, c, 'method_not_allowed', { detail: `${c.method} is not allowed on ${c.path}; allowed: ${allow}.`, headers: { allow } });
+    }
+    const keyProblem = 'problem' in found ? found.problem : judgeKey(found.rec, p.keyKind);
+    if (keyProblem) return refuse(p, c, keyProblem, { detail: keyDetail(keyProblem, p) });
+    const k = c.key!;
+    if (!k.studioLive) return refuse(p, c, 'studio_required', { detail: 'The key belongs to a studio that no longer exists.' });
+    if (op.scope && !k.scopes.includes(op.scope)) {
+      return refuse(p, c, 'scope_required', { detail: `This operation needs the ${op.scope} scope.`, extra: { requiredScope: op.scope } });
+    }
+    return null;
+  };
+}

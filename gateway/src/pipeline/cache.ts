@@ -1,0 +1,37 @@
+import { JSON_TYPE, log } from '@studio/shared';
+import { forward } from '../forward/proxy';
+import { StorefrontCache } from '../forward/storefront-cache';
+import { setHeaders, type Ctx } from './context';
+import { callerOf, upstreamFailure } from './forward';
+import type { SurfaceProfile } from './profile';
+
+/**
+ * Step 6a: a Storefront read answered from the gateway's cache: at once when fresh
+ * (synchronously); an expired entry while one refresh runs; else one shared
+ * upstream call for every concurrent miss. null: the cache is off (its broadcasts
+ * may have been missed), so the call is forwarded as it is.
+ *
+ * Its answers are built with every header of the answer in one go (`headers`),
+ * which is what makes a cached read cheaper than nginx serving a file.
+ */
+export function cacheStep(p: SurfaceProfile, cache: StorefrontCache) {
+  return function cached(c: Ctx, headers: Record<string, string>): Response | Promise<Response> | null {
+    if (!cache.enabled) return null;
+    const studioId = c.key!.studioId;
+    const key = StorefrontCache.keyOf(c.pathAndQuery);
+    const conditional = c.req.headers.get('if-none-match');
+    const acceptEncoding = c.req.headers.get('accept-encoding');
+    const hit = cache.lookup(studioId, key, conditional, acceptEncoding, headers);
+    if (hit) return hit;
+    // the client's own validators stay here: upstream is asked for the full answer, or to confirm the kept one
+    const caller = callerOf(c);
+    const load = (etag: string | null) =>
+      forward(new Request(c.req.url, { headers: etag ? { accept: JSON_TYPE, 'if-none-match': etag } : { accept: JSON_TYPE } }), c.pathAndQuery, caller, p.forward);
+    const stale = cache.stale(studioId, key, conditional, acceptEncoding, headers);
+    if (stale) {
+      cache.fill(studioId, key, null, null, load).catch((err) => log('warn', 'storefront cache refresh failed', { error: String(err) }));
+      return stale;
+    }
+    return cache.fill(studioId, key, conditional, acceptEncoding, load, headers).catch((err) => setHeaders(upstreamFailure(p, c, err), headers));
+  };
+}

@@ -1,0 +1,52 @@
+import { newRequestId, problemResponse, type Operation, type ProblemCode, type ProblemOptions } from '@studio/shared';
+import type { RouteMatch } from '../forward/router';
+import type { KeyRecord } from '../keys/resolver';
+import type { SurfaceProfile } from './profile';
+
+export type Server = { requestIP(req: Request): { address: string } | null };
+
+/** One request's facts, filled in by the steps as it goes through the pipeline. */
+export interface Ctx {
+  readonly req: Request;
+  readonly server: Server;
+  readonly started: number;
+  readonly requestId: string;
+  readonly method: string;
+  /** Path without the query, and path with it (as sent upstream). */
+  readonly path: string;
+  readonly pathAndQuery: string;
+  route: RouteMatch;
+  op: Operation | null;
+  /** The key's record once it resolved (a refused key too: its studio still sees the call). */
+  key?: KeyRecord;
+  /** SHA-256 of the key text (the limiter's and resolver's handle). */
+  hash?: string;
+  /** RateLimit / RateLimit-Policy fields for the answer. */
+  limitHeaders?: Record<string, string>;
+  /** The code of a refusal, kept for the activity entry. */
+  problem?: ProblemCode;
+}
+
+/** `http://host:port/v1/x?y` -> ['/v1/x', '/v1/x?y'], without parsing a URL object. */
+export function pathAndQueryOf(url: string): [string, string] {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  const pq = start < 0 ? '/' : url.slice(start);
+  const q = pq.indexOf('?');
+  return [q < 0 ? pq : pq.slice(0, q), pq];
+}
+
+export function newCtx(req: Request, server: Server): Ctx {
+  const [path, pathAndQuery] = pathAndQueryOf(req.url);
+  return { req, server, started: performance.now(), requestId: newRequestId(), method: req.method, path, pathAndQuery, route: null, op: null };
+}
+
+/** A refusal: the problem answer of this surface, its code kept on the context for the activity log. */
+export function refuse(p: SurfaceProfile, c: Ctx, code: ProblemCode, options: ProblemOptions = {}): Response {
+  c.problem = code;
+  return problemResponse(code, c.requestId, { typeBase: p.typeBase, ...options });
+}
+
+export function setHeaders(res: Response, headers: Record<string, string>): Response {
+  for (const k in headers) res.headers.set(k, headers[k]!);
+  return res;
+}

@@ -1,0 +1,78 @@
+import { log, type Config } from '@studio/shared';
+import type { ActivityWriter } from '../activity/writer';
+import type { DocsHandler } from '../docs';
+import type { RateLimiter } from '../forward/ratelimit';
+import type { KeyResolver } from '../keys/resolver';
+import { authorizeStep } from './authorize';
+import { cacheStep } from './cache';
+import { newCtx, refuse, type Ctx, type Server } from './context';
+import { bodyTooLarge, forwardStep } from './forward';
+import { frontDoor } from './front';
+import { keyStep, type KeyLookup } from './key';
+import { limitStep } from './limit';
+import { recordStep } from './record';
+import { routeStep } from './route';
+import type { SurfaceProfile } from './profile';
+
+export interface PipelineDeps {
+  config: Config;
+  keys: KeyResolver;
+  limiter: RateLimiter;
+  activity: ActivityWriter;
+  docs: DocsHandler;
+}
+
+const then = <T, R>(v: T | Promise<T>, next: (v: T) => R | Promise<R>): R | Promise<R> =>
+  v instanceof Promise ? v.then(next) : next(v);
+
+/**
+ * One gateway surface (contract §3) as a pipeline of named steps over one context:
+ * front door -> route -> key -> authorize -> limit -> cache or forward -> record.
+ * Each step answers synchronously when it can decide from memory (key record,
+ * rate-limit lease, cached answer) and returns a Promise only when it must wait on
+ * I/O, so the common request never yields to the event loop; `then` joins them.
+ */
+export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
+  const front = frontDoor(p, deps.docs);
+  const route = routeStep(p);
+  const key = keyStep(deps.keys);
+  const authorize = authorizeStep(p);
+  const limit = limitStep(p, deps.limiter, deps.keys, deps.config.TRUSTED_PROXIES);
+  const cached = p.cache ? cacheStep(p, p.cache) : null;
+  const forwardCall = forwardStep(p);
+  const { record, answerHeaders } = recordStep(p, deps.activity);
+
+  function serve(c: Ctx): Response | Promise<Response> {
+    const refused = bodyTooLarge(p, c);
+    if (refused) return record(c, refused);
+    if (cached) {
+      const res = cached(c, answerHeaders(c));
+      if (res) return then(res, (r) => record(c, r, true));
+    }
+    return forwardCall(c).then((r) => record(c, r));
+  }
+
+  function afterKey(c: Ctx, found: KeyLookup): Response | Promise<Response> {
+    const refused = authorize(c, found);
+    if (refused) return record(c, refused);
+    return then(limit(c), (limited) => (limited ? record(c, limited) : serve(c)));
+  }
+
+  /** The key store could not be asked (Postgres down): nothing is known of the caller, so nothing is recorded. */
+  function lookupFailed(c: Ctx, err: unknown): Response {
+    log('error', 'key lookup failed', { requestId: c.requestId, error: String(err) });
+    return record(c, refuse(p, c, 'service_unavailable', { detail: 'Key verification is unavailable; retry shortly.' }));
+  }
+
+  return function handle(req: Request, server: Server): Response | Promise<Response> {
+    const c = newCtx(req, server);
+    const early = front(c);
+    if (early) return then(early, (r) => record(c, r));
+    route(c);
+    // the key is judged even on an unknown route, so the call still lands in the studio's activity log
+    const found = key(c);
+    if (found instanceof Promise) return found.then((f) => afterKey(c, f), (err) => lookupFailed(c, err));
+    return afterKey(c, found);
+  };
+}
+export type SurfaceHandler = ReturnType<typeof createSurface>;

@@ -1,0 +1,44 @@
+import type { LimitResult, RateLimiter } from '../forward/ratelimit';
+import type { KeyResolver } from '../keys/resolver';
+import { keyDetail } from './authorize';
+import { refuse, type Ctx } from './context';
+import type { SurfaceProfile } from './profile';
+
+/**
+ * Step 5: the key's rate limit (a publishable key's per visitor address too). The
+ * answer comes from the local lease when it can (synchronously), else from Redis.
+ * Redis can also tell that the key was revoked on another replica. A limiter that
+ * cannot decide (Redis down) admits, and says so in its log: `decide` gets null.
+ */
+export function limitStep(p: SurfaceProfile, limiter: RateLimiter, keys: KeyResolver, trustedProxies: string) {
+  const trusted = new Set(trustedProxies.split(',').map((s) => s.trim()).filter(Boolean));
+
+  /** The visitor's address: the peer's, or the first X-Forwarded-For hop when the peer is a trusted proxy. */
+  function clientAddress(c: Ctx): string {
+    const peer = c.server.requestIP(c.req)?.address ?? 'unknown';
+    if (trusted.has(peer)) {
+      const first = c.req.headers.get('x-forwarded-for')?.split(',')[0]?.trim();
+      if (first) return first;
+    }
+    return peer;
+  }
+
+  function decide(c: Ctx, l: LimitResult | null): Response | null {
+    if (!l) return null;
+    if (l.revoked) {
+      keys.evict(c.hash!);
+      return refuse(p, c, 'api_key_revoked', { detail: keyDetail('api_key_revoked', p) });
+    }
+    c.limitHeaders = l.headers;
+    if (!l.allowed) return refuse(p, c, 'rate_limited', { detail: 'Too many requests; slow down.', headers: { 'retry-after': String(l.retryAfter) } });
+    return null;
+  }
+
+  return function limit(c: Ctx): Response | null | Promise<Response | null> {
+    const k = c.key!;
+    const group = limiter.groupFor(k.id, k.kind, k.kind === 'publishable' ? clientAddress(c) : '');
+    const known = limiter.peek(group, c.hash!);
+    if (known !== undefined) return decide(c, known);
+    return limiter.check(c.hash!, group).then((l) => decide(c, l));
+  };
+}

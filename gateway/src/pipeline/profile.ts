@@ -1,0 +1,41 @@
+import { problemTypeBase, type Config, type KeyKind, type Surface } from '@studio/shared';
+import type { ForwardOptions } from '../forward/proxy';
+import type { StorefrontCache } from '../forward/storefront-cache';
+
+/** Headers that let a browser page read a Storefront answer (contract §3). */
+export const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Location, Idempotent-Replayed',
+};
+
+/** Everything that differs between the two surfaces, so no step asks which surface it serves. */
+export interface SurfaceProfile {
+  surface: Surface;
+  keyKind: KeyKind;
+  /** How a 401 names the key this surface wants. */
+  expectedKey: string;
+  forward: ForwardOptions;
+  typeBase: string;
+  /** Browser calls: CORS on every answer and preflights answered (Storefront). */
+  cors: boolean;
+  /** Answers kept at the gateway (Storefront reads). */
+  cache: StorefrontCache | null;
+  /** Successful writes here change what that cache may serve (Management). */
+  invalidates: StorefrontCache | null;
+}
+
+export function surfaceProfiles(config: Config, storefrontCache: StorefrontCache): Record<Surface, SurfaceProfile> {
+  const forward = (upstream: string): ForwardOptions => ({ upstream, secret: config.GATEWAY_SECRET, timeoutMs: config.UPSTREAM_TIMEOUT_MS });
+  return {
+    storefront: {
+      surface: 'storefront', keyKind: 'publishable', expectedKey: 'a publishable key (svc_pk_…)',
+      forward: forward(config.STOREFRONT_SERVICE_URL), typeBase: problemTypeBase(config, 'storefront'),
+      cors: true, cache: storefrontCache, invalidates: null,
+    },
+    management: {
+      surface: 'management', keyKind: 'secret', expectedKey: 'a secret key (svc_sk_…)',
+      forward: forward(config.MANAGEMENT_SERVICE_URL), typeBase: problemTypeBase(config, 'management'),
+      cors: false, cache: null, invalidates: storefrontCache,
+    },
+  };
+}

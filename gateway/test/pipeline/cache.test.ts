@@ -1,0 +1,66 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import { cacheStep } from '../../src/pipeline/cache';
+import { routeStep } from '../../src/pipeline/route';
+import { ctxOf, profiles, record } from './helpers';
+
+let calls = 0;
+let up = true;
+const service = Bun.serve({
+  port: 0,
+  fetch(req) {
+    calls++;
+    if (!up) return new Response(null, { status: 502 });
+    if (req.headers.get('if-none-match') === '"v1"') return new Response(null, { status: 304, headers: { etag: '"v1"' } });
+    return Response.json({ data: [1, 2, 3] }, { headers: { etag: '"v1"', 'cache-control': 'no-cache' } });
+  },
+});
+afterAll(() => service.stop(true));
+
+function setup() {
+  const p = profiles({ STOREFRONT_SERVICE_URL: `http://127.0.0.1:${service.port}` });
+  p.cache.enabled = true;
+  const cached = cacheStep(p.storefront, p.cache);
+  const ctx = (path: string, headers: Record<string, string> = {}) => {
+    const c = ctxOf(`http://gw${path}`, { headers });
+    routeStep(p.storefront)(c);
+    c.key = record({ kind: 'publishable', scopes: [] });
+    return c;
+  };
+  return { p, cached, ctx };
+}
+
+describe('cache step', () => {
+  test('a miss goes upstream once; the next read is answered synchronously with the request\'s own headers', async () => {
+    const { cached, ctx } = setup();
+    const before = calls;
+    const first = await cached(ctx('/v1/instructors'), { 'x-request-id': 'req_1' })!;
+    expect(first.status).toBe(200);
+    expect(calls).toBe(before + 1);
+    const second = cached(ctx('/v1/instructors'), { 'x-request-id': 'req_2' });
+    expect(second).toBeInstanceOf(Response); // no Promise: nothing waited on
+    expect((second as Response).headers.get('x-request-id')).toBe('req_2');
+    expect(await (second as Response).json()).toEqual({ data: [1, 2, 3] });
+    expect(calls).toBe(before + 1);
+  });
+
+  test('the client\'s If-None-Match gets a 304 from the kept answer', async () => {
+    const { cached, ctx } = setup();
+    await cached(ctx('/v1/instructors'), {});
+    const res = cached(ctx('/v1/instructors', { 'if-none-match': '"v1"' }), {}) as Response;
+    expect(res.status).toBe(304);
+  });
+
+  test('a cache whose broadcasts may have been missed (disabled) steps aside: null, so the call is forwarded', () => {
+    const { p, cached, ctx } = setup();
+    p.cache.enabled = false;
+    expect(cached(ctx('/v1/instructors'), {})).toBeNull();
+  });
+
+  test('an upstream failure becomes this surface\'s problem answer, with the request\'s headers', async () => {
+    const { p, ctx } = setup();
+    p.storefront.forward = { ...p.storefront.forward, upstream: 'http://127.0.0.1:1' };
+    const res = await cacheStep(p.storefront, p.cache)(ctx('/v1/classes'), { 'x-request-id': 'req_3' })!;
+    expect(res.status).toBe(503);
+    expect(res.headers.get('x-request-id')).toBe('req_3');
+  });
+});

@@ -1,0 +1,27 @@
+import { expect } from 'bun:test';
+import { loadConfig, type Config } from '@studio/shared';
+import { StorefrontCache } from '../../src/forward/storefront-cache';
+import { newCtx, type Ctx } from '../../src/pipeline/context';
+import { surfaceProfiles } from '../../src/pipeline/profile';
+import type { KeyRecord } from '../../src/keys/resolver';
+
+/** Profiles of both surfaces on a configuration of the test's choosing. */
+export function profiles(env: Record<string, string> = {}) {
+  const config: Config = loadConfig({ GATEWAY_SECRET: 'unit-test-gateway-secret', PROBLEM_TYPE_BASE: 'https://errors.test/#', ...env });
+  const cache = new StorefrontCache();
+  return { config, cache, ...surfaceProfiles(config, cache) };
+}
+
+/** A context as the pipeline makes it, for a request from `peer`. */
+export function ctxOf(url: string, init: RequestInit = {}, peer = '203.0.113.7'): Ctx {
+  return newCtx(new Request(url, init), { requestIP: () => ({ address: peer }) });
+}
+
+export const record = (over: Partial<KeyRecord> = {}): KeyRecord => ({
+  id: 'key_unit', studioId: 'std_unit', kind: 'secret', scopes: ['classes:read'], revoked: false, studioLive: true, expiresAt: null, ...over,
+});
+
+export async function problemOf(res: Response) {
+  expect(res.headers.get('content-type')).toStartWith('application/problem+json');
+  return (await res.json()) as { code: string; status: number; type: string; detail: string; [k: string]: unknown };
+}

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { randomBase62 } from '@studio/shared/base62';
+import { createRedis, connectRedis, quitRedis, type Redis } from '@studio/shared/redis';
+import { createSql, type Sql } from '@studio/shared/db';
+import { RateLimiter } from '../../src/forward/ratelimit';
+import { KeyResolver } from '../../src/keys/resolver';
+import { redisNames } from '../../src/keys/channels';
+import { limitStep } from '../../src/pipeline/limit';
+import { ctxOf, problemOf, profiles, record } from './helpers';
+
+const p = profiles();
+let redis: Redis;
+let sql: Sql;
+const names = redisNames(`t_limit_${randomBase62(8)}:`);
+beforeAll(async () => {
+  redis = createRedis(process.env.TEST_REDIS_URL!);
+  await connectRedis(redis);
+  sql = createSql(process.env.TEST_DATABASE_URL!, { max: 1 });
+});
+afterAll(async () => {
+  for await (const keys of redis.scanIterator({ MATCH: `${names.bucket('')}*`, COUNT: 1000 })) if (keys.length) await redis.del(keys);
+  await redis.del(names.revoked('h_revoked'));
+  await quitRedis(redis);
+  await sql.end();
+});
+
+/** A context that has passed authorize, for a key with this id and kind. */
+function authorized(keyId: string, kind: 'secret' | 'publishable', peer = '203.0.113.7', headers: Record<string, string> = {}) {
+  const c = ctxOf('http://gw/v1/classes', { headers }, peer);
+  c.key = record({ id: keyId, kind });
+  c.hash = `h_${keyId}`;
+  return c;
+}
+
+describe('limit step', () => {
+  test('admits while the bucket has tokens (RateLimit fields on the context), then 429 with Retry-After', async () => {
+    const limiter = new RateLimiter(redis, names, { secret: '1:3', publishableClient: '1:3', publishable: '100:100' });
+    const limit = limitStep(p.management, limiter, new KeyResolver(sql, redis, names), '');
+    const keyId = `k${randomBase62(6)}`;
+    const outcomes: (string | null)[] = [];
+    for (let i = 0; i < 5; i++) {
+      const c = authorized(keyId, 'secret');
+      const refused = await limit(c);
+      outcomes.push(refused ? (await problemOf(refused)).code : null);
+      if (!refused) expect(c.limitHeaders?.['ratelimit-policy']).toBe('"key";q=1;w=1');
+      else expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+    expect(outcomes).toEqual([null, null, null, 'rate_limited', 'rate_limited']);
+  });
+
+  test('a publishable key is limited per visitor address; X-Forwarded-For counts only from a trusted proxy', async () => {
+    const limiter = new RateLimiter(redis, names, { secret: '1:1', publishableClient: '1:1', publishable: '100:100' });
+    const limit = limitStep(p.storefront, limiter, new KeyResolver(sql, redis, names), '10.0.0.1');
+    const keyId = `k${randomBase62(6)}`;
+    expect(await limit(authorized(keyId, 'publishable', '198.51.100.1'))).toBeNull();
+    expect(await limit(authorized(keyId, 'publishable', '198.51.100.2'))).toBeNull(); // another visitor
+    expect(await limit(authorized(keyId, 'publishable', '198.51.100.1'))).not.toBeNull();
+    // through the trusted proxy, each forwarded visitor is its own
+    expect(await limit(authorized(keyId, 'publishable', '10.0.0.1', { 'x-forwarded-for': '192.0.2.9, 10.0.0.1' }))).toBeNull();
+    // an untrusted peer cannot pick its address
+    expect(await limit(authorized(keyId, 'publishable', '198.51.100.1', { 'x-forwarded-for': '192.0.2.77' }))).not.toBeNull();
+  });
+
+  test('a revocation marker in Redis refuses with api_key_revoked; a limiter without Redis admits (fail open)', async () => {
+    await redis.set(names.revoked('h_revoked'), '1', { EX: 60 });
+    const limiter = new RateLimiter(redis, names, { secret: '10:10', publishableClient: '1:1', publishable: '1:1' });
+    const limit = limitStep(p.management, limiter, new KeyResolver(sql, redis, names), '');
+    expect((await problemOf((await limit(authorized('revoked', 'secret')))!)).code).toBe('api_key_revoked');
+
+    const blind = limitStep(p.management, new RateLimiter(null, names, { secret: '1:1', publishableClient: '1:1', publishable: '1:1' }), new KeyResolver(sql, null, names), '');
+    for (let i = 0; i < 3; i++) expect(await blind(authorized('any', 'secret'))).toBeNull();
+  });
+});
