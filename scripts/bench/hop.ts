@@ -1,0 +1,104 @@
+#!/usr/bin/env bun
+/**
+ * `bun run bench:hop`: the cost of the gateway's forwarding hop (issue 10). An uncached
+ * Management read (`GET /v1/instructors`, 20 rows), in one run and the same pinning
+ * (servers on BENCH_SERVER_CPU, wrk on BENCH_LOAD_CPU):
+ *   direct   management-service, with the gateway's signed headers
+ *   nginx    nginx (Debian) in front of it, adding the same signed headers
+ *   gateway  our gateway: key check, rate limit, activity, signed forward
+ * in BENCH_ROUNDS alternating rounds of BENCH_SECONDS; prints req/s, p50/p99 and the
+ * median ratios against nginx. Skips nginx, with a message, when it is not installed.
+ */
+import { signedHeaders, SCOPES, type Caller } from '@studio/shared';
+import { createSql } from '@studio/shared/db';
+import { createApiKey } from '@studio/gateway/keys/store';
+import { createStudio } from '../lib/studios';
+import { nginxPath, startNginx } from './nginx';
+import { createBenchStack } from './stack';
+import { runWrk, type WrkResult } from './wrk';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
+const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
+const PATH = '/v1/instructors';
+
+for (const tool of ['wrk', 'taskset']) {
+  if (!Bun.which(tool)) {
+    console.error(`error: ${tool} is not installed (apt-get install -y ${tool === 'wrk' ? 'wrk' : 'util-linux'})`);
+    process.exit(1);
+  }
+}
+if (!nginxPath()) console.log('nginx is not installed (apt-get install -y nginx): measuring direct and gateway only');
+
+const stack = await createBenchStack(SERVER_CPU);
+let failed = false;
+try {
+  const sql = createSql(stack.config.DATABASE_URL, { max: 2 });
+  const { studio } = await createStudio(sql, { name: 'Bench hop' });
+  await sql`insert into instructors ${sql(Array.from({ length: 20 }, (_, i) => ({ id: `ins_hop${String(i).padStart(3, '0')}`, studioId: studio.id, name: `Instructor ${i}`, disciplines: ['yoga'] })))}`;
+  const secret = await createApiKey(sql, { studioId: studio.id, kind: 'secret', name: 'bench', scopes: ['instructors:read'] });
+  await sql.end();
+  await stack.start(['management-service', 'gateway']);
+
+  const caller: Caller = { studioId: studio.id, keyId: secret.record.id, scopes: [...SCOPES], operationId: 'managementListInstructors', requestId: 'req_bench' };
+  // a signature is valid for 60 s: each run gets a fresh one
+  const signed = () => signedHeaders(stack.config.GATEWAY_SECRET, 'GET', PATH, caller);
+  const measure = async (url: string, headers: Record<string, string>) => {
+    await runWrk(url, { connections: CONNECTIONS, seconds: 1, cpu: LOAD_CPU, headers }); // warm-up
+    return runWrk(url, { connections: CONNECTIONS, seconds: SECONDS, cpu: LOAD_CPU, headers });
+  };
+  const viaNginx = async () => {
+    const nginx = await startNginx({ upstream: stack.config.MANAGEMENT_SERVICE_URL, headers: signed(), cpu: SERVER_CPU, readyPath: '/readyz' });
+    try {
+      return await measure(nginx.url + PATH, {});
+    } finally {
+      await nginx.stop();
+    }
+  };
+
+  type Round = { direct: WrkResult; nginx: WrkResult | null; gateway: WrkResult };
+  const rounds: Round[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    rounds.push({
+      direct: await measure(stack.config.MANAGEMENT_SERVICE_URL + PATH, signed()),
+      nginx: nginxPath() ? await viaNginx() : null,
+      gateway: await measure(stack.config.MANAGEMENT_PUBLIC_URL + PATH, { authorization: `Bearer ${secret.key}` }),
+    });
+  }
+
+  const row = (name: string, r: WrkResult) =>
+    `| ${name.padEnd(28)} | ${r.rps.toFixed(0).padStart(8)} | ${r.p50.toFixed(2).padStart(8)} | ${r.p99.toFixed(2).padStart(8)} | ${String(r.non2xx).padStart(7)} |`;
+  console.log(`\nGET ${PATH} (20 rows, never cached), ${CONNECTIONS} connections, ${SECONDS} s per run, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}`);
+  console.log(`| ${'target'.padEnd(28)} | ${'req/s'.padStart(8)} | ${'p50 ms'.padStart(8)} | ${'p99 ms'.padStart(8)} | ${'non-2xx'.padStart(7)} |`);
+  console.log(`|${'-'.repeat(30)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(9)}|`);
+  rounds.forEach((r, i) => {
+    console.log(row(`round ${i + 1}: direct`, r.direct));
+    if (r.nginx) console.log(row(`round ${i + 1}: nginx`, r.nginx));
+    console.log(row(`round ${i + 1}: gateway`, r.gateway));
+  });
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const med = (pick: (r: Round) => WrkResult | null) => {
+    const rs = rounds.map(pick).filter((r): r is WrkResult => r !== null);
+    return rs.length ? { rps: median(rs.map((r) => r.rps)), p99: median(rs.map((r) => r.p99)) } : null;
+  };
+  const [direct, nginx, gateway] = [med((r) => r.direct), med((r) => r.nginx), med((r) => r.gateway)];
+  console.log(`\nmedians: direct ${direct!.rps.toFixed(0)} req/s p99 ${direct!.p99.toFixed(2)} ms; gateway ${gateway!.rps.toFixed(0)} req/s p99 ${gateway!.p99.toFixed(2)} ms` +
+    (nginx ? `; nginx ${nginx.rps.toFixed(0)} req/s p99 ${nginx.p99.toFixed(2)} ms` : ''));
+  console.log(`gateway / direct: ${(gateway!.rps / direct!.rps).toFixed(2)}× req/s`);
+  if (nginx) {
+    const rpsRatio = gateway!.rps / nginx.rps;
+    const p99Ratio = gateway!.p99 / nginx.p99;
+    console.log(`gateway / nginx: ${rpsRatio.toFixed(2)}× req/s (target ≥ 1.00), ${p99Ratio.toFixed(2)}× p99 (target ≤ 1.50)`);
+    failed = rpsRatio < 1 || p99Ratio > 1.5;
+  }
+  failed ||= rounds.some((r) => r.gateway.non2xx > 0 || r.direct.non2xx > 0 || (r.nginx?.non2xx ?? 0) > 0);
+  console.log(failed ? 'RESULT: below target' : 'RESULT: meets target');
+} catch (err) {
+  console.error(`bench failed: ${(err as Error).stack ?? err}`);
+  failed = true;
+} finally {
+  await stack.stop();
+}
+process.exit(failed ? 1 : 0);
