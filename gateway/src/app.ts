@@ -50,6 +50,7 @@ export function createGateway(deps: GatewayDeps) {
       await subscribeBroadcasts({ subscriber, redis, names, keys, storefrontCache });
     },
     async stop() {
+      for (const p of Object.values(profiles)) p.forward.pool.close();
       await activity.close();
     },
   };

@@ -1,60 +1,48 @@
-import { GW, REQUEST_ID, signedHeaders, type Caller } from '@studio/shared';
+import { REQUEST_ID, signedHeaders, type Caller } from '@studio/shared';
 import { readBody } from '@studio/shared/body';
+import { Pool, UpstreamError } from './http1';
 
-/** Hop-by-hop and caller-controlled headers that never cross the gateway. */
-const DROP_REQUEST = new Set(['authorization', 'connection', 'keep-alive', 'host', 'transfer-encoding', 'te', 'upgrade', 'proxy-connection', REQUEST_ID]);
+/** Hop-by-hop, framing and caller-controlled headers that never cross the gateway (the hop sets its own framing). */
+const DROP_REQUEST = new Set([
+  'authorization', 'connection', 'keep-alive', 'host', 'transfer-encoding', 'te', 'upgrade', 'proxy-connection',
+  'content-length', 'expect', 'trailer', REQUEST_ID,
+]);
 const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'server']);
 
-export class UpstreamError extends Error {
-  constructor(readonly kind: 'unavailable' | 'timeout') {
-    super(kind);
-  }
-}
+export { UpstreamError };
 
 export interface ForwardOptions {
-  upstream: string;
+  /** Kept-alive connections to the surface's service. */
+  pool: Pool;
   secret: string;
   timeoutMs: number;
 }
 
-/**
- * Forward to a service: caller-sent internal headers dropped first, the signed
- * ones added, keep-alive (Bun's fetch pools connections), a hard timeout.
- */
-export async function forward(req: Request, pathAndQuery: string, caller: Caller, o: ForwardOptions): Promise<Response> {
-  const headers = new Headers();
+/** The request's own headers, as header lines for the service: caller-sent internal (`x-gw-*`) ones dropped, the signed ones added. */
+function headerBlock(req: Request, signed: Record<string, string>): string {
+  let block = '';
   req.headers.forEach((v, k) => {
-    if (!DROP_REQUEST.has(k) && !k.startsWith('x-gw-')) headers.set(k, v);
+    if (!DROP_REQUEST.has(k) && !k.startsWith('x-gw-')) block += `${k}: ${v}\r\n`;
   });
-  const signed = signedHeaders(o.secret, req.method, pathAndQuery, caller);
-  for (const k in signed) headers.set(k, signed[k]!);
-  // read bounded, so a chunked body cannot pass the 1 MiB limit a declared length is held to (413 with a problem body)
-  const requestBody = req.method !== 'GET' && req.method !== 'HEAD' ? await readBody(req) : undefined;
-  let res: Response;
-  try {
-    res = await fetch(o.upstream + pathAndQuery, {
-      method: req.method,
-      headers,
-      body: requestBody,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(o.timeoutMs),
-    });
-  } catch (err) {
-    const name = (err as Error)?.name;
-    throw new UpstreamError(name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : 'unavailable');
-  }
-  const out = new Headers();
-  res.headers.forEach((v, k) => {
-    if (!DROP_RESPONSE.has(k) && !k.startsWith('x-gw-')) out.set(k, v);
-  });
-  // buffer the body so a service that stalls mid-body still hits the timeout, and the length is exact
-  let body: ArrayBuffer;
-  try {
-    body = await res.arrayBuffer();
-  } catch (err) {
-    throw new UpstreamError((err as Error)?.name === 'TimeoutError' ? 'timeout' : 'unavailable');
-  }
-  return new Response(req.method === 'HEAD' ? null : body, { status: res.status, headers: out });
+  for (const k in signed) block += `${k}: ${signed[k]}\r\n`;
+  return block;
 }
 
-export { GW };
+/**
+ * Forward to a service over the pooled hop (`extra`: headers of the gateway's own
+ * that the answer carries, in place of the service's), with a hard timeout for the whole
+ * answer (a service that stalls mid-body still times out). The request body is read
+ * bounded, so a chunked body cannot pass the 1 MiB limit a declared length is held
+ * to (413 with a problem body).
+ */
+export async function forward(req: Request, pathAndQuery: string, caller: Caller, o: ForwardOptions, extra?: Record<string, string>): Promise<Response> {
+  const method = req.method;
+  const body = method !== 'GET' && method !== 'HEAD' ? await readBody(req) : null;
+  const head = headerBlock(req, signedHeaders(o.secret, method, pathAndQuery, caller));
+  const answer = await o.pool.request(method, pathAndQuery, head, body, o.timeoutMs);
+  const headers: [string, string][] = [];
+  for (const h of answer.headers) if (!DROP_RESPONSE.has(h[0]) && !h[0].startsWith('x-gw-') && !(extra && h[0] in extra)) headers.push(h);
+  // the gateway's own headers go in at construction: cheaper than setting them on the Response afterwards
+  if (extra) for (const k in extra) headers.push([k, extra[k]!]);
+  return new Response(method === 'HEAD' || !answer.body.byteLength ? null : (answer.body as Uint8Array<ArrayBuffer>), { status: answer.status, headers });
+}

@@ -1,7 +1,7 @@
 import { AppError, log, type Caller } from '@studio/shared';
 import { MAX_BODY_BYTES, tooLarge } from '@studio/shared/body';
 import { forward, UpstreamError } from '../forward/proxy';
-import { refuse, type Ctx } from './context';
+import { refuse, setHeaders, type Ctx } from './context';
 import type { SurfaceProfile } from './profile';
 
 /** Who is calling, as the service is told it (signed). */
@@ -32,10 +32,11 @@ export function upstreamFailure(p: SurfaceProfile, c: Ctx, err: unknown): Respon
  */
 export function forwardStep(p: SurfaceProfile) {
   const invalidates = p.invalidates;
-  return function forwardCall(c: Ctx): Promise<Response> {
-    return forward(c.req, c.pathAndQuery, callerOf(c), p.forward).then(async (res) => {
+  /** `headers`: the answer's own headers from the gateway (request id, CORS, rate limit), built in. */
+  return function forwardCall(c: Ctx, headers: Record<string, string>): Promise<Response> {
+    return forward(c.req, c.pathAndQuery, callerOf(c), p.forward, headers).then(async (res) => {
       if (invalidates && c.method !== 'GET' && res.ok) await invalidates.changed(c.key!.studioId);
       return res;
-    }, (err) => upstreamFailure(p, c, err));
+    }, (err) => setHeaders(upstreamFailure(p, c, err), headers));
   };
 }

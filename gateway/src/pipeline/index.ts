@@ -45,11 +45,9 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   function serve(c: Ctx): Response | Promise<Response> {
     const refused = bodyTooLarge(p, c);
     if (refused) return record(c, refused);
-    if (cached) {
-      const res = cached(c, answerHeaders(c));
-      if (res) return then(res, (r) => record(c, r, true));
-    }
-    return forwardCall(c).then((r) => record(c, r));
+    const headers = answerHeaders(c);
+    const hit = cached?.(c, headers);
+    return then(hit ?? forwardCall(c, headers), (r) => record(c, r, true));
   }
 
   function afterKey(c: Ctx, found: KeyLookup): Response | Promise<Response> {

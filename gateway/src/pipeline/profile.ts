@@ -1,4 +1,5 @@
 import { problemTypeBase, type Config, type KeyKind, type Surface } from '@studio/shared';
+import { Pool } from '../forward/http1';
 import type { ForwardOptions } from '../forward/proxy';
 import type { StorefrontCache } from '../forward/storefront-cache';
 
@@ -25,7 +26,7 @@ export interface SurfaceProfile {
 }
 
 export function surfaceProfiles(config: Config, storefrontCache: StorefrontCache): Record<Surface, SurfaceProfile> {
-  const forward = (upstream: string): ForwardOptions => ({ upstream, secret: config.GATEWAY_SECRET, timeoutMs: config.UPSTREAM_TIMEOUT_MS });
+  const forward = (upstream: string): ForwardOptions => ({ pool: new Pool(upstream), secret: config.GATEWAY_SECRET, timeoutMs: config.UPSTREAM_TIMEOUT_MS });
   return {
     storefront: {
       surface: 'storefront', keyKind: 'publishable', expectedKey: 'a publishable key (svc_pk_…)',

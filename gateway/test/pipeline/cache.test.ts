@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { cacheStep } from '../../src/pipeline/cache';
+import { Pool } from '../../src/forward/http1';
 import { routeStep } from '../../src/pipeline/route';
 import { ctxOf, profiles, record } from './helpers';
 
@@ -58,7 +59,7 @@ describe('cache step', () => {
 
   test('an upstream failure becomes this surface\'s problem answer, with the request\'s headers', async () => {
     const { p, ctx } = setup();
-    p.storefront.forward = { ...p.storefront.forward, upstream: 'http://127.0.0.1:1' };
+    p.storefront.forward = { ...p.storefront.forward, pool: new Pool('http://127.0.0.1:1') };
     const res = await cacheStep(p.storefront, p.cache)(ctx('/v1/classes'), { 'x-request-id': 'req_3' })!;
     expect(res.status).toBe(503);
     expect(res.headers.get('x-request-id')).toBe('req_3');

@@ -34,7 +34,8 @@ describe('forward step', () => {
     const c = authorized(p.management, '/v1/classes?limit=2', {
       method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json', authorization: 'Bearer svc_sk_x', 'x-gw-studio': 'std_forged' },
     });
-    const res = await forwardStep(p.management)(c);
+    const res = await forwardStep(p.management)(c, { 'x-request-id': c.requestId });
+    expect(res.headers.get('x-request-id')).toBe(c.requestId); // the gateway's, built in
     expect(res.status).toBe(201);
     expect(res.headers.get('x-gw-leak')).toBeNull();
     const last = seen.at(-1)!;
@@ -47,9 +48,9 @@ describe('forward step', () => {
     const p = profiles(env);
     const dropped: string[] = [];
     p.management.invalidates = Object.assign(new StorefrontCache(), { changed: async (s: string) => void dropped.push(s) });
-    await forwardStep(p.management)(authorized(p.management, '/v1/classes'));
+    await forwardStep(p.management)(authorized(p.management, '/v1/classes'), {});
     expect(dropped).toEqual([]);
-    await forwardStep(p.management)(authorized(p.management, '/v1/classes', { method: 'POST', body: '{}' }));
+    await forwardStep(p.management)(authorized(p.management, '/v1/classes', { method: 'POST', body: '{}' }), {});
     expect(dropped).toEqual(['std_unit']);
   });
 
@@ -57,9 +58,10 @@ describe('forward step', () => {
     const p = profiles(env);
     const slow = authorized(p.management, '/v1/classes/cls_1/slow');
     slow.op = authorized(p.management, '/v1/classes').op; // not a route of the table: named as one, so the call is signed
-    expect((await problemOf(await forwardStep(p.management)(slow))).code).toBe('upstream_timeout');
+    expect((await problemOf(await forwardStep(p.management)(slow, {}))).code).toBe('upstream_timeout');
     const away = profiles({ MANAGEMENT_SERVICE_URL: 'http://127.0.0.1:1' });
-    const res = await forwardStep(away.management)(authorized(away.management, '/v1/classes'));
+    const res = await forwardStep(away.management)(authorized(away.management, '/v1/classes'), { 'x-request-id': 'req_x' });
+    expect(res.headers.get('x-request-id')).toBe('req_x');
     expect(res.status).toBe(503);
     expect((await problemOf(res)).code).toBe('service_unavailable');
   });

@@ -1,0 +1,284 @@
+/**
+ * The gateway's hop to its own services: HTTP/1.1 over a pool of kept-alive TCP
+ * connections (Bun.connect), requests written as one buffer, answers parsed in place.
+ *
+ * Why not fetch: on the uncached Management read, fetch was most of the gateway's CPU
+ * (a separate HTTP thread, a Response and Headers object per call, a timer signal),
+ * which put the hop at 0.67x nginx's throughput (`bun run bench:hop`, docs/benchmarks.md).
+ * The services are ours and speak plain HTTP/1.1, so this client only needs what they
+ * send: a status line, headers, and a body by Content-Length, chunked, or until close.
+ */
+import type { Socket } from 'bun';
+
+export interface Answer {
+  status: number;
+  /** Header names lower-case, in the order received. */
+  headers: [string, string][];
+  body: Uint8Array;
+}
+
+/** The service could not be reached or did not answer in time (never the caller's fault). */
+export class UpstreamError extends Error {
+  constructor(readonly kind: 'unavailable' | 'timeout', message: string = kind) {
+    super(message);
+  }
+}
+
+const CRLFCRLF = Buffer.from('\r\n\r\n');
+/** An answer larger than this is refused (the services' largest page is far below). */
+const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+/** Idle connections are closed before the services' own idle timeout (Bun.serve: 10 s) can close them under us. */
+const IDLE_MS = 4_000;
+const MAX_IDLE = 256;
+
+interface Pending {
+  resolve(a: Answer): void;
+  reject(e: UpstreamError): void;
+  timer: ReturnType<typeof setTimeout>;
+  head: boolean;
+}
+
+/** One kept-alive connection and the answer it is reading. */
+class Conn {
+  socket: Socket<Conn> | null = null;
+  pending: Pending | null = null;
+  /** Bytes of the answer so far (usually one chunk). */
+  buf: Buffer = Buffer.alloc(0);
+  /** Bytes of a request not yet taken by the socket (large bodies). */
+  unsent: Uint8Array | null = null;
+  idleSince = 0;
+  closed = false;
+  /** Served an answer before: its failure with no byte back may be the server closing it idle. */
+  reused = false;
+
+  constructor(readonly pool: Pool) {}
+
+  send(bytes: Uint8Array) {
+    const n = this.socket!.write(bytes);
+    this.unsent = n < bytes.byteLength ? bytes.subarray(Math.max(0, n)) : null;
+  }
+
+  drain() {
+    if (this.unsent) this.send(this.unsent);
+  }
+
+  data(chunk: Buffer) {
+    if (!this.pending) return this.fail(new UpstreamError('unavailable', 'unexpected bytes from the service'));
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    if (this.buf.length > MAX_ANSWER_BYTES) return this.fail(new UpstreamError('unavailable', 'answer too large'));
+    let answer;
+    try {
+      answer = parseAnswer(this.buf, this.pending.head, false);
+    } catch (err) {
+      return this.fail(err as UpstreamError);
+    }
+    if (answer) this.finish(answer.answer, answer.keepAlive);
+  }
+
+  /** The server closed: an answer read until close is complete now; anything else pending failed. */
+  close() {
+    this.closed = true;
+    this.pool.forget(this);
+    if (!this.pending) return;
+    let answer = null;
+    try {
+      answer = this.buf.length ? parseAnswer(this.buf, this.pending.head, true) : null;
+    } catch {
+      /* an unreadable answer fails below */
+    }
+    if (answer) this.finish(answer.answer, false);
+    else this.fail(new UpstreamError('unavailable', this.buf.length ? 'the service closed mid-answer' : 'the service closed the connection'));
+  }
+
+  private finish(answer: Answer, keepAlive: boolean) {
+    const p = this.pending!;
+    this.pending = null;
+    this.buf = Buffer.alloc(0);
+    clearTimeout(p.timer);
+    if (keepAlive && !this.closed) this.pool.release(this);
+    else this.destroy();
+    p.resolve(answer);
+  }
+
+  fail(err: UpstreamError) {
+    const p = this.pending;
+    this.pending = null;
+    this.destroy();
+    if (p) {
+      clearTimeout(p.timer);
+      p.reject(err);
+    }
+  }
+
+  destroy() {
+    this.closed = true;
+    this.pool.forget(this);
+    this.socket?.end();
+  }
+}
+
+/** Kept-alive connections to one service. */
+export class Pool {
+  private idle: Conn[] = [];
+  private readonly hostname: string;
+  private readonly port: number;
+  private readonly hostHeader: string;
+  private sweeper: ReturnType<typeof setInterval> | null = null;
+
+  constructor(origin: string) {
+    const url = new URL(origin);
+    if (url.protocol !== 'http:') throw new Error(`the service hop speaks http only: ${origin}`);
+    this.hostname = url.hostname.replace(/^\[|\]$/g, '');
+    this.port = Number(url.port || 80);
+    this.hostHeader = url.host;
+  }
+
+  /**
+   * One request. `head` is the header block without the request line, Host and
+   * Content-Length, each line ending in CRLF. A GET or HEAD that fails on a reused
+   * connection before any byte came back is sent once more on a new one (the
+   * service may have closed it idle just then); writes are never sent twice.
+   */
+  async request(method: string, target: string, head: string, body: Uint8Array | null, timeoutMs: number): Promise<Answer> {
+    const bytes = this.serialize(method, target, head, body);
+    const isHead = method === 'HEAD';
+    const conn = this.idle.pop();
+    if (conn) {
+      try {
+        return await this.exchange(conn, bytes, isHead, timeoutMs);
+      } catch (err) {
+        const retry = (method === 'GET' || isHead) && err instanceof UpstreamError && err.kind === 'unavailable' && !conn.buf.length;
+        if (!retry) throw err;
+      }
+    }
+    return this.exchange(await this.connect(), bytes, isHead, timeoutMs);
+  }
+
+  private serialize(method: string, target: string, head: string, body: Uint8Array | null): Uint8Array {
+    const length = body ? body.byteLength : 0;
+    const start = `${method} ${target} HTTP/1.1\r\nhost: ${this.hostHeader}\r\n${head}${length || method !== 'GET' ? `content-length: ${length}\r\n` : ''}\r\n`;
+    if (!length) return Buffer.from(start, 'latin1');
+    return Buffer.concat([Buffer.from(start, 'latin1'), body!]);
+  }
+
+  private exchange(conn: Conn, bytes: Uint8Array, head: boolean, timeoutMs: number): Promise<Answer> {
+    return new Promise<Answer>((resolve, reject) => {
+      const timer = setTimeout(() => conn.fail(new UpstreamError('timeout')), timeoutMs);
+      conn.pending = { resolve, reject, timer, head };
+      conn.buf = Buffer.alloc(0);
+      conn.send(bytes);
+    });
+  }
+
+  private async connect(): Promise<Conn> {
+    const conn = new Conn(this);
+    try {
+      conn.socket = await Bun.connect<Conn>({ hostname: this.hostname, port: this.port, data: conn, socket: HANDLERS });
+    } catch (err) {
+      throw new UpstreamError('unavailable', `cannot connect: ${(err as Error).message}`);
+    }
+    return conn;
+  }
+
+  release(conn: Conn) {
+    if (this.idle.length >= MAX_IDLE) return conn.destroy();
+    conn.reused = true;
+    conn.idleSince = Date.now();
+    this.idle.push(conn);
+    this.sweeper ??= setInterval(() => this.sweep(), IDLE_MS / 2);
+    this.sweeper.unref?.();
+  }
+
+  forget(conn: Conn) {
+    const i = this.idle.indexOf(conn);
+    if (i >= 0) this.idle.splice(i, 1);
+  }
+
+  /** Closes connections idle for IDLE_MS, oldest first (they sit at the bottom of the stack). */
+  private sweep() {
+    const cutoff = Date.now() - IDLE_MS;
+    while (this.idle.length && this.idle[0]!.idleSince < cutoff) this.idle.shift()!.destroy();
+  }
+
+  close() {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+    for (const conn of this.idle.splice(0)) conn.destroy();
+  }
+}
+
+const HANDLERS = {
+  data: (s: Socket<Conn>, chunk: Buffer) => s.data.data(chunk),
+  drain: (s: Socket<Conn>) => s.data.drain(),
+  close: (s: Socket<Conn>) => s.data.close(),
+  error: (s: Socket<Conn>) => s.data.close(),
+  end: (s: Socket<Conn>) => s.data.close(),
+};
+
+/**
+ * A complete answer at the start of `buf`, or null while more bytes are due.
+ * `ended`: the server closed, so a body without a length is complete.
+ */
+export function parseAnswer(buf: Buffer, head: boolean, ended: boolean): { answer: Answer; keepAlive: boolean } | null {
+  let start = 0;
+  for (;;) {
+    const end = buf.indexOf(CRLFCRLF, start);
+    if (end < 0) return null;
+    const lines = buf.toString('latin1', start, end).split('\r\n');
+    const status = Number(lines[0]!.slice(9, 12));
+    if (!(status >= 100 && status < 600) || !lines[0]!.startsWith('HTTP/1.')) throw new UpstreamError('unavailable', 'not an HTTP/1.1 answer');
+    const headers: [string, string][] = [];
+    let length = -1;
+    let chunked = false;
+    let keepAlive = lines[0]!.startsWith('HTTP/1.1');
+    for (let i = 1; i < lines.length; i++) {
+      const line = lines[i]!;
+      const colon = line.indexOf(':');
+      if (colon <= 0) continue;
+      const name = line.slice(0, colon).trim().toLowerCase();
+      const value = line.slice(colon + 1).trim();
+      if (name === 'content-length') length = Number(value);
+      else if (name === 'transfer-encoding') chunked = value.toLowerCase().includes('chunked');
+      else if (name === 'connection') keepAlive = !value.toLowerCase().includes('close');
+      headers.push([name, value]);
+    }
+    const bodyStart = end + 4;
+    // an interim answer (100 Continue): the real one follows
+    if (status < 200) {
+      start = bodyStart;
+      continue;
+    }
+    if (head || status === 204 || status === 304) return { answer: { status, headers, body: new Uint8Array(0) }, keepAlive };
+    if (chunked) {
+      const body = dechunk(buf, bodyStart);
+      return body ? { answer: { status, headers, body }, keepAlive } : null;
+    }
+    if (length >= 0) {
+      if (buf.length < bodyStart + length) return null;
+      return { answer: { status, headers, body: buf.slice(bodyStart, bodyStart + length) }, keepAlive };
+    }
+    // neither a length nor chunks: the body runs until the server closes
+    return ended ? { answer: { status, headers, body: buf.slice(bodyStart) }, keepAlive: false } : null;
+  }
+}
+
+/** The whole chunked body from `at`, or null while chunks are still due. */
+function dechunk(buf: Buffer, at: number): Uint8Array | null {
+  const parts: Buffer[] = [];
+  for (;;) {
+    const eol = buf.indexOf('\r\n', at);
+    if (eol < 0) return null;
+    const size = parseInt(buf.toString('latin1', at, eol).split(';')[0]!, 16);
+    if (!Number.isFinite(size) || size < 0) throw new UpstreamError('unavailable', 'bad chunk size');
+    if (size === 0) {
+      // trailers, if any, end with an empty line
+      const trailerEnd = buf.indexOf(CRLFCRLF, eol);
+      const bare = buf.length >= eol + 4 && buf[eol + 2] === 13 && buf[eol + 3] === 10;
+      if (!bare && trailerEnd < 0) return null;
+      return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    }
+    if (buf.length < eol + 2 + size + 2) return null;
+    parts.push(buf.slice(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
+  }
+}

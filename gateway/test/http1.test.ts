@@ -1,0 +1,155 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import { Pool, UpstreamError, parseAnswer } from '../src/forward/http1';
+
+/** A raw TCP server that answers each request with whatever `reply` writes, to test framing the way a service may send it. */
+function rawServer(reply: (socket: Bun.Socket<{ buf: string }>, request: string) => void) {
+  let connections = 0;
+  const server = Bun.listen<{ buf: string }>({
+    hostname: '127.0.0.1',
+    port: 0,
+    socket: {
+      open(s) {
+        connections++;
+        s.data = { buf: '' };
+      },
+      data(s, chunk) {
+        s.data.buf += chunk.toString('latin1');
+        const end = s.data.buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const length = Number(/content-length: (\d+)/i.exec(s.data.buf.slice(0, end))?.[1] ?? 0);
+        if (s.data.buf.length < end + 4 + length) return;
+        const request = s.data.buf;
+        s.data.buf = '';
+        reply(s, request);
+      },
+    },
+  });
+  return { origin: `http://127.0.0.1:${server.port}`, connections: () => connections, stop: () => server.stop(true) };
+}
+
+const service = Bun.serve({
+  port: 0,
+  async fetch(req) {
+    const url = new URL(req.url);
+    if (url.pathname === '/slow') await Bun.sleep(300);
+    if (url.pathname === '/echo') return new Response(await req.arrayBuffer(), { headers: { 'x-method': req.method, 'x-host': req.headers.get('host') ?? '' } });
+    if (url.pathname === '/stream') return new Response(new ReadableStream({ async pull(c) { c.enqueue(new TextEncoder().encode('ab')); await Bun.sleep(5); c.enqueue(new TextEncoder().encode('cd')); c.close(); } }));
+    return Response.json({ path: url.pathname + url.search, auth: req.headers.get('x-test') }, { status: url.pathname === '/created' ? 201 : 200 });
+  },
+});
+afterAll(() => service.stop(true));
+const origin = `http://127.0.0.1:${service.port}`;
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+describe('service hop (HTTP/1.1 keep-alive pool)', () => {
+  test('answers with status, headers and body; connections are kept and reused', async () => {
+    const pool = new Pool(origin);
+    for (let i = 0; i < 5; i++) {
+      const a = await pool.request('GET', `/x?i=${i}`, 'x-test: yes\r\n', null, 1000);
+      expect(a.status).toBe(200);
+      expect(a.headers.find(([k]) => k === 'content-type')?.[1]).toStartWith('application/json');
+      expect(JSON.parse(text(a.body))).toEqual({ path: `/x?i=${i}`, auth: 'yes' });
+    }
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.request('GET', `/p${i}`, '', null, 1000)));
+    expect(answers.map((a) => JSON.parse(text(a.body)).path)).toEqual(Array.from({ length: 20 }, (_, i) => `/p${i}`));
+    pool.close();
+  });
+
+  test('a 1 MiB body goes out whole, however the socket takes it; Host names the service', async () => {
+    const pool = new Pool(origin);
+    const body = new Uint8Array(1024 * 1024).map((_, i) => i % 251);
+    const a = await pool.request('POST', '/echo', 'content-type: application/octet-stream\r\n', body, 5000);
+    expect(a.body.byteLength).toBe(body.byteLength);
+    expect(Buffer.compare(Buffer.from(a.body), Buffer.from(body))).toBe(0);
+    expect(a.headers.find(([k]) => k === 'x-host')?.[1]).toBe(`127.0.0.1:${service.port}`);
+    pool.close();
+  });
+
+  test('a chunked (streamed) answer is read whole', async () => {
+    const pool = new Pool(origin);
+    const a = await pool.request('GET', '/stream', '', null, 1000);
+    expect(text(a.body)).toBe('abcd');
+    pool.close();
+  });
+
+  test('a service that does not answer in time: timeout; one that is not there: unavailable', async () => {
+    const pool = new Pool(origin);
+    const slow = await pool.request('GET', '/slow', '', null, 100).catch((e) => e);
+    expect(slow).toBeInstanceOf(UpstreamError);
+    expect((slow as UpstreamError).kind).toBe('timeout');
+    // the timed-out connection is not reused: the next call is fine
+    expect((await pool.request('GET', '/after', '', null, 1000)).status).toBe(200);
+    pool.close();
+    const gone = await new Pool('http://127.0.0.1:1').request('GET', '/', '', null, 1000).catch((e) => e);
+    expect((gone as UpstreamError).kind).toBe('unavailable');
+  });
+
+  test('a kept connection closed under a request with no answer: a GET is sent again on a new one, a write is not', async () => {
+    let requests = 0;
+    const perConnection = new Map<unknown, number>();
+    const raw = rawServer((s) => {
+      requests++;
+      const n = (perConnection.get(s) ?? 0) + 1;
+      perConnection.set(s, n);
+      // the second request on any connection is dropped unanswered, as a service closing it idle would
+      if (n === 2) return void s.end();
+      s.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+    });
+    const pool = new Pool(raw.origin);
+    expect((await pool.request('GET', '/', '', null, 1000)).status).toBe(200);
+    expect((await pool.request('GET', '/', '', null, 1000)).status).toBe(200); // dropped on the kept one, answered on a new one
+    expect([requests, raw.connections()]).toEqual([3, 2]);
+    const write = await pool.request('POST', '/', '', new Uint8Array([1]), 1000).catch((e) => e);
+    expect((write as UpstreamError).kind).toBe('unavailable');
+    expect(requests).toBe(4); // sent once, never twice
+    raw.stop();
+    pool.close();
+  });
+
+  test('a kept connection the service closed while idle is forgotten, not used', async () => {
+    const raw = rawServer((s) => {
+      s.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+      setTimeout(() => s.end(), 5);
+    });
+    const pool = new Pool(raw.origin);
+    expect((await pool.request('POST', '/', '', new Uint8Array([1]), 1000)).status).toBe(200);
+    await Bun.sleep(50);
+    expect((await pool.request('POST', '/', '', new Uint8Array([1]), 1000)).status).toBe(200);
+    expect(raw.connections()).toBe(2);
+    raw.stop();
+    pool.close();
+  });
+
+  test('framing: interim 100 answers skipped, split packets, read-until-close, connection: close honoured', async () => {
+    const raw = rawServer((s, req) => {
+      if (req.startsWith('GET /split')) {
+        s.write('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\ncontent-le');
+        setTimeout(() => s.write('ngth: 5\r\nx-a: 1\r\n\r\nhel'), 5);
+        setTimeout(() => s.write('lo'), 10);
+      } else if (req.startsWith('GET /close')) {
+        s.write('HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nuntil close');
+        setTimeout(() => s.end(), 5);
+      } else {
+        s.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n');
+        setTimeout(() => s.write('2;ext=1\r\nde\r\n0\r\n\r\n'), 5);
+      }
+    });
+    const pool = new Pool(raw.origin);
+    const split = await pool.request('GET', '/split', '', null, 1000);
+    expect([split.status, text(split.body)]).toEqual([201, 'hello']);
+    const closed = await pool.request('GET', '/close', '', null, 1000);
+    expect(text(closed.body)).toBe('until close');
+    const chunked = await pool.request('GET', '/chunks', '', null, 1000);
+    expect(text(chunked.body)).toBe('abcde');
+    raw.stop();
+    pool.close();
+  });
+
+  test('parseAnswer: incomplete until the last byte; garbage is refused', () => {
+    const full = Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nabc');
+    for (let i = 0; i < full.length; i++) expect(parseAnswer(full.subarray(0, i), false, false)).toBeNull();
+    expect(text(parseAnswer(full, false, false)!.answer.body)).toBe('abc');
+    expect(parseAnswer(Buffer.from('HTTP/1.1 304 Not Modified\r\netag: "x"\r\n\r\n'), false, false)!.answer.status).toBe(304);
+    expect(() => parseAnswer(Buffer.from('SSH-2.0-OpenSSH\r\n\r\n'), false, false)).toThrow(UpstreamError);
+  });
+});
