@@ -1,5 +1,6 @@
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { etagMatches } from '@studio/shared';
+import { TieredCache } from '../cache/tiered';
 
 /** One representation of an answer: its bytes (a Blob every response shares, not a copy per hit) and headers. */
 interface Rep {
@@ -15,10 +16,6 @@ interface Snapshot {
   gzip: Rep | null;
   br: Rep | null;
   etag: string | null;
-}
-interface Entry extends Snapshot {
-  etag: string;
-  expires: number;
 }
 
 /** How long past its lifetime an entry may still be served while its refresh runs. */
@@ -101,33 +98,36 @@ export interface StorefrontCacheOptions {
 }
 
 /**
- * In-process cache of Storefront 200 answers, keyed by studio + path + normalized query,
- * consulted only after the key, rate limit and activity bookkeeping of the request.
- * Invalidation is immediate: a Management write through this gateway drops the studio
- * here and is broadcast to every replica; a replica whose subscription is down
- * (`enabled` false) neither serves nor stores, since it may be missing broadcasts.
- *
- * Each fill carries a token taken before the upstream call; a drop or flush after it
- * refuses the fill, so a read racing a write can never park pre-write data.
+ * Storefront 200 answers, a namespace of the gateway's tiered cache (memory only:
+ * the service is the origin), keyed by studio + path + normalized query and grouped
+ * by studio. Consulted only after the key, rate limit and activity bookkeeping of the
+ * request. Invalidation is immediate: a Management write through this gateway drops
+ * the studio here and is broadcast to every replica; a replica whose subscription is
+ * down (`enabled` false) neither serves nor stores, since it may be missing broadcasts.
  */
 export class StorefrontCache {
-  enabled = false;
-  private studios = new Map<string, Map<string, Entry>>();
-  private flights = new Map<string, Promise<Snapshot>>();
-  private size = 0;
-  private clock = 0;
-  private droppedAt = new Map<string, number>();
-  private flushedAt = 0;
-  private readonly ttlMs: number;
-  private readonly maxEntries: number;
-  private readonly maxPerStudio: number;
+  private cache: TieredCache<Snapshot>;
   private readonly maxBody: number;
 
   constructor(private o: StorefrontCacheOptions = {}) {
-    this.ttlMs = o.ttlMs ?? 5_000;
-    this.maxEntries = o.maxEntries ?? 20_000;
-    this.maxPerStudio = o.maxEntriesPerStudio ?? 1_000;
+    const ttlMs = o.ttlMs ?? 5_000;
     this.maxBody = o.maxBodyBytes ?? 1024 * 1024;
+    this.cache = new TieredCache<Snapshot>({
+      // only a 200 with an ETag is kept; other answers are shared by the waiters of one fill, then gone
+      freshMs: (snap) => (snap.etag ? ttlMs : 0),
+      staleMs: STALE_GRACE_MS,
+      maxEntries: o.maxEntries ?? 20_000,
+      maxPerGroup: o.maxEntriesPerStudio ?? 1_000,
+      groupOf: (id) => id.slice(0, id.indexOf('\n')),
+    });
+  }
+
+  get enabled(): boolean {
+    return this.cache.enabled;
+  }
+
+  set enabled(live: boolean) {
+    this.cache.enabled = live;
   }
 
   /** `/v1/classes?level=x&from=y` and `?from=y&level=x` are one entry. */
@@ -141,14 +141,8 @@ export class StorefrontCache {
 
   /** A ready answer (200, or 304 on a matching If-None-Match), or null to go upstream. */
   lookup(studioId: string, key: string, ifNoneMatch: string | null, acceptEncoding: string | null = null, extra?: Record<string, string>): Response | null {
-    if (!this.enabled) return null;
-    const entry = this.studios.get(studioId)?.get(key);
-    if (!entry) return null;
-    if (entry.expires <= Date.now()) {
-      if (entry.expires + STALE_GRACE_MS <= Date.now()) this.remove(studioId, key);
-      return null;
-    }
-    return respondFrom(entry, ifNoneMatch, acceptEncoding, extra);
+    const snap = this.cache.peek(`${studioId}\n${key}`);
+    return snap ? respondFrom(snap, ifNoneMatch, acceptEncoding, extra) : null;
   }
 
   /**
@@ -157,86 +151,57 @@ export class StorefrontCache {
    * Never a dropped entry: a write removes entries outright.
    */
   stale(studioId: string, key: string, ifNoneMatch: string | null, acceptEncoding: string | null, extra?: Record<string, string>): Response | null {
-    if (!this.enabled) return null;
-    const entry = this.studios.get(studioId)?.get(key);
-    if (!entry || entry.expires + STALE_GRACE_MS <= Date.now()) return null;
-    return respondFrom(entry, ifNoneMatch, acceptEncoding, extra);
+    const snap = this.cache.peekStale(`${studioId}\n${key}`);
+    return snap ? respondFrom(snap, ifNoneMatch, acceptEncoding, extra) : null;
   }
 
   /**
    * Single flight: concurrent misses of one entry share one upstream call (`load`),
-   * and each gets its own response from the shared answer.
+   * and each gets its own response from the shared answer. An entry being refreshed
+   * is revalidated: unchanged data comes back as a 304, with nothing to compress again.
    */
   async fill(studioId: string, key: string, ifNoneMatch: string | null, acceptEncoding: string | null, load: Loader, extra?: Record<string, string>): Promise<Response> {
     const id = `${studioId}\n${key}`;
-    let flight = this.flights.get(id);
-    if (!flight) {
-      const token = this.token();
-      // an entry being refreshed is revalidated: unchanged data comes back as a 304, with nothing to compress again
-      const current = this.studios.get(studioId)?.get(key);
-      flight = load(current?.etag ?? null)
-        .then((res) => this.keep(studioId, key, token, res, current, load))
-        .finally(() => this.flights.delete(id));
-      this.flights.set(id, flight);
-    }
-    return respondFrom(await flight, ifNoneMatch, acceptEncoding, extra);
+    const snap = await this.cache.fill(id, async (previous) => {
+      const token = this.cache.token();
+      const res = await load(previous?.etag ?? null);
+      if (res.status !== 304 || !previous) return this.snapshot(res);
+      await res.arrayBuffer();
+      // a write landed meanwhile and the 304 may predate it: ask again, in full
+      return this.cache.stillValid(id, token) ? previous : this.snapshot(await load(null));
+    });
+    return respondFrom(snap, ifNoneMatch, acceptEncoding, extra);
   }
 
-  /** Snapshot of an upstream answer, kept when it is a 200 with an ETag and nothing changed since `token`. */
-  private async keep(studioId: string, key: string, token: number, res: Response, previous?: Entry, load?: Loader): Promise<Snapshot> {
-    if (res.status === 304 && previous && load) {
-      await res.arrayBuffer();
-      const fresh = this.enabled && this.flushedAt <= token && (this.droppedAt.get(studioId) ?? 0) <= token;
-      if (fresh && this.studios.get(studioId)?.get(key) === previous) {
-        previous.expires = Date.now() + this.ttlMs;
-        return previous;
-      }
-      // a write landed meanwhile and the 304 may predate it: ask again, in full
-      const again = this.token();
-      return this.keep(studioId, key, again, await load(null));
-    }
+  /** An upstream answer as kept (a 200 with an ETag, within the size bound) or as passed on once. */
+  private async snapshot(res: Response): Promise<Snapshot> {
     const bytes = await res.arrayBuffer();
     const all: Record<string, string> = { ...this.o.headers };
     res.headers.forEach((v, k) => (all[k] = v));
     const etag = res.headers.get('etag');
-    if (res.status !== 200 || !etag || !this.enabled) return { status: res.status, plain: { body: new Blob([bytes]), headers: all }, gzip: null, br: null, etag: null };
+    if (res.status !== 200 || !etag || bytes.byteLength > this.maxBody) {
+      return { status: res.status, plain: { body: new Blob([bytes]), headers: all }, gzip: null, br: null, etag: null };
+    }
     const kept: Record<string, string> = { ...this.o.headers };
     for (const h of KEPT_HEADERS) if (all[h] !== undefined) kept[h] = all[h]!;
-    const entry: Entry = { status: 200, ...variants(bytes, kept), etag, expires: Date.now() + this.ttlMs };
-    const fresh = this.flushedAt <= token && (this.droppedAt.get(studioId) ?? 0) <= token;
-    if (fresh && bytes.byteLength <= this.maxBody) this.put(studioId, key, entry);
-    return entry;
-  }
-
-  private put(studioId: string, key: string, entry: Entry) {
-    if (this.size >= this.maxEntries) this.flush(); // crude, but bounded: a flood of distinct queries only costs misses
-    let entries = this.studios.get(studioId);
-    if (!entries) this.studios.set(studioId, (entries = new Map()));
-    if (!entries.has(key)) {
-      if (entries.size >= this.maxPerStudio) this.remove(studioId, entries.keys().next().value!);
-      this.size++;
-    }
-    entries.set(key, entry);
+    return { status: 200, ...variants(bytes, kept), etag };
   }
 
   /** Taken just before going upstream; `store` refuses the answer if the studio changed since. */
   token(): number {
-    return this.clock;
+    return this.cache.token();
   }
 
   /** Keeps a 200 with an ETag (unless the studio changed since `token`); returns the response to send. */
   async store(studioId: string, key: string, token: number, res: Response, acceptEncoding: string | null = null): Promise<Response> {
-    return respondFrom(await this.keep(studioId, key, token, res), null, acceptEncoding);
+    const snap = await this.snapshot(res);
+    this.cache.put(`${studioId}\n${key}`, snap, token);
+    return respondFrom(snap, null, acceptEncoding);
   }
 
   /** This studio's Storefront data changed (a broadcast from any replica). */
   drop(studioId: string) {
-    this.droppedAt.set(studioId, ++this.clock);
-    const entries = this.studios.get(studioId);
-    if (entries) {
-      this.size -= entries.size;
-      this.studios.delete(studioId);
-    }
+    this.cache.drop(studioId);
   }
 
   /** A Management write passed through this gateway: drop locally now, then tell the other replicas. */
@@ -246,14 +211,6 @@ export class StorefrontCache {
   }
 
   flush() {
-    this.flushedAt = ++this.clock;
-    this.droppedAt.clear();
-    this.studios.clear();
-    this.size = 0;
-  }
-
-  private remove(studioId: string, key: string) {
-    const entries = this.studios.get(studioId);
-    if (entries?.delete(key)) this.size--;
+    this.cache.flush();
   }
 }

@@ -1,6 +1,7 @@
 import type { Sql } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
 import type { KeyKind } from '@studio/shared';
+import { TieredCache, type CacheTier, type SharedTier } from '../cache/tiered';
 import { RECORD_TTL_S, redisNames } from './channels';
 
 export interface KeyRecord {
@@ -21,71 +22,75 @@ const toRecord = ({ cachedAt: _, ...rec }: Shared): KeyRecord => rec;
 
 const LOCAL_TTL_MS = 60_000;
 const NEGATIVE_TTL_MS = 5_000;
+/** A record past its minute is still used for this long while one lookup refreshes it (revocations evict at once). */
+const STALE_MS = 30_000;
 const LOCAL_MAX = 100_000;
 
-/**
- * SHA-256 hash -> in-process cache -> Redis -> Postgres. The in-process cache is
- * trusted only while the revocation subscription is live (`useLocal`); the moment
- * it drops, lookups skip Redis too and go to Postgres, which always knows.
- */
 const SET_UNLESS_STALE = `if redis.call('EXISTS', KEYS[2]) == 0 then return redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end return 0`;
 
+/**
+ * Key records by SHA-256 of the key text: the gateway's tiered cache (memory, then
+ * Redis, then Postgres), with negative entries for unknown keys. Memory and Redis
+ * are trusted only while the revocation subscription is live (`useLocal`); the
+ * moment it drops, lookups go to Postgres, which always knows.
+ */
 export class KeyResolver {
-  private local = new Map<string, { rec: KeyRecord | null; exp: number }>();
-  /** Bumped by every eviction: a lookup that overlapped one must not cache what it read. */
-  private epoch = 0;
-  useLocal = false;
+  private cache: TieredCache<KeyRecord | null>;
+  private shared: SharedTier<KeyRecord | null> | undefined;
   /** Redis records cached earlier than this (the last flush: start, or a broken or restored subscription) are not trusted. */
   private trustSince = Date.now();
 
-  constructor(private sql: Sql, private redis: Redis | null, private names: ReturnType<typeof redisNames>) {}
+  constructor(private sql: Sql, private redis: Redis | null, private names: ReturnType<typeof redisNames>, onRead?: (tier: CacheTier) => void) {
+    this.shared = redis ? this.redisTier(redis) : undefined;
+    this.cache = new TieredCache<KeyRecord | null>({
+      freshMs: (rec) => (rec ? LOCAL_TTL_MS : NEGATIVE_TTL_MS),
+      staleMs: STALE_MS,
+      maxEntries: LOCAL_MAX,
+      shared: this.shared,
+      onRead,
+    });
+  }
+
+  get useLocal(): boolean {
+    return this.cache.enabled;
+  }
+
+  set useLocal(live: boolean) {
+    this.cache.enabled = live;
+    this.trustSince = Date.now();
+  }
 
   /** The in-process answer, if there is one to trust (undefined: ask `resolve`). */
   peek(hash: string): KeyRecord | null | undefined {
-    if (!this.useLocal) return undefined;
-    const hit = this.local.get(hash);
-    return hit && hit.exp > Date.now() ? hit.rec : undefined;
+    return this.cache.peek(hash);
   }
 
-  async resolve(hash: string): Promise<KeyRecord | null> {
-    const now = Date.now();
-    const epoch = this.epoch;
-    if (this.useLocal) {
-      const hit = this.local.get(hash);
-      if (hit && hit.exp > now) return hit.rec;
-    }
-    const redisUp = this.useLocal && this.redis?.isReady;
-    let rec: KeyRecord | null | undefined;
-    if (redisUp) {
-      try {
-        const raw = await this.redis!.get(this.names.record(hash));
-        const cached = raw ? (JSON.parse(raw) as Shared) : undefined;
-        // a record cached before this replica last (re)connected may predate a revocation Redis never heard of
-        // (revoked while Redis was down, then Redis restored from its dump): Postgres judges it again
-        if (cached && cached.cachedAt >= this.trustSince) rec = toRecord(cached);
-      } catch {
-        /* fall through to Postgres */
-      }
-    }
-    if (rec === undefined) {
-      rec = await this.fromPostgres(hash);
-      if (rec && redisUp && this.epoch === epoch) void this.share(hash, rec);
-    }
-    if (this.useLocal && this.epoch === epoch) {
-      if (this.local.size >= LOCAL_MAX) this.local.delete(this.local.keys().next().value!);
-      this.local.set(hash, { rec, exp: now + (rec ? LOCAL_TTL_MS : NEGATIVE_TTL_MS) });
-    }
-    return rec;
+  resolve(hash: string): Promise<KeyRecord | null> {
+    return this.cache.get(hash, () => this.fromPostgres(hash));
   }
 
-  /** Cache a record read from Postgres in Redis, atomically skipped if an eviction marked the key since (the read may predate it). */
+  /** Offers a record read from Postgres to Redis (refused there if the key was evicted since). */
   async share(hash: string, rec: KeyRecord): Promise<void> {
-    try {
-      const shared: Shared = { ...rec, cachedAt: Date.now() };
-      await this.redis?.eval(SET_UNLESS_STALE, { keys: [this.names.record(hash), this.names.stale(hash)], arguments: [JSON.stringify(shared), String(RECORD_TTL_S)] });
-    } catch {
-      /* only a cache */
-    }
+    await this.shared?.set(hash, rec).catch(() => {});
+  }
+
+  /** Redis as the shared tier: a record cached there before this replica last (re)connected is judged again by Postgres. */
+  private redisTier(redis: Redis): SharedTier<KeyRecord | null> {
+    return {
+      get: async (hash) => {
+        if (!redis.isReady) return undefined;
+        const raw = await redis.get(this.names.record(hash));
+        const cached = raw ? (JSON.parse(raw) as Shared) : undefined;
+        // it may predate a revocation Redis never heard of (revoked while Redis was down, then Redis restored from its dump)
+        return cached && cached.cachedAt >= this.trustSince ? toRecord(cached) : undefined;
+      },
+      // atomically skipped if an eviction marked the key since (the read may predate it); unknown keys stay local
+      set: async (hash, rec) => {
+        if (!rec || !redis.isReady) return;
+        const shared: Shared = { ...rec, cachedAt: Date.now() };
+        await redis.eval(SET_UNLESS_STALE, { keys: [this.names.record(hash), this.names.stale(hash)], arguments: [JSON.stringify(shared), String(RECORD_TTL_S)] });
+      },
+    };
   }
 
   private async fromPostgres(hash: string): Promise<KeyRecord | null> {
@@ -101,14 +106,12 @@ export class KeyResolver {
   }
 
   evict(hash: string) {
-    this.epoch++;
-    this.local.delete(hash);
+    this.cache.evict(hash);
   }
 
   /** Forget every in-process record, and judge every Redis record cached before now against Postgres again. */
   flush() {
-    this.epoch++;
-    this.local.clear();
+    this.cache.flush();
     this.trustSince = Date.now();
   }
 }

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { randomBase62 } from '@studio/shared/base62';
+import { connectRedis, createRedis, quitRedis, type Redis } from '@studio/shared/redis';
+import { TieredCache, type CacheTier, type SharedTier } from '../src/cache/tiered';
+
+let redis: Redis;
+const prefix = `t_tiered_${randomBase62(8)}:`;
+beforeAll(async () => {
+  redis = createRedis(process.env.TEST_REDIS_URL!);
+  await connectRedis(redis);
+});
+afterAll(async () => {
+  for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) if (keys.length) await redis.del(keys);
+  await quitRedis(redis);
+});
+
+/** A real Redis as the shared tier, JSON values. */
+const redisTier = (): SharedTier<string | null> => ({
+  get: async (k) => {
+    const raw = await redis.get(prefix + k);
+    return raw === null ? undefined : (JSON.parse(raw) as string | null);
+  },
+  set: async (k, v) => void (await redis.set(prefix + k, JSON.stringify(v), { EX: 60 })),
+});
+
+function cache(o: Partial<ConstructorParameters<typeof TieredCache<string | null>>[0]> = {}) {
+  const reads: CacheTier[] = [];
+  const c = new TieredCache<string | null>({ freshMs: (v) => (v === null ? 20 : 60_000), staleMs: 0, maxEntries: 100, onRead: (t) => reads.push(t), ...o });
+  c.enabled = true;
+  return { c, reads };
+}
+
+describe('tiered cache', () => {
+  test('memory answers synchronously once filled; a negative entry lives shorter', async () => {
+    const { c, reads } = cache();
+    let calls = 0;
+    const origin = async () => (calls++, 'v');
+    expect(c.peek('a')).toBeUndefined();
+    expect(await c.get('a', origin)).toBe('v');
+    expect(c.peek('a')).toBe('v');
+    expect(await c.get('a', origin)).toBe('v');
+    expect(calls).toBe(1);
+    expect(await c.get('missing', async () => null)).toBeNull();
+    expect(c.peek('missing')).toBeNull();
+    await Bun.sleep(30);
+    expect(c.peek('missing')).toBeUndefined();
+    expect(c.peek('a')).toBe('v');
+    expect(reads).toEqual(['origin', 'memory', 'origin']);
+  });
+
+  test('concurrent misses share one origin call', async () => {
+    const { c } = cache();
+    let calls = 0;
+    const origin = async () => (calls++, await Bun.sleep(10), 'v');
+    expect(await Promise.all(Array.from({ length: 10 }, () => c.get('k', origin)))).toEqual(Array(10).fill('v'));
+    expect(calls).toBe(1);
+  });
+
+  test('stale-while-revalidate: past fresh, the old value is served while one refresh runs', async () => {
+    const { c, reads } = cache({ freshMs: () => 10, staleMs: 1_000 });
+    let version = 0;
+    const origin = async () => (await Bun.sleep(5), `v${++version}`);
+    expect(await c.get('k', origin)).toBe('v1');
+    await Bun.sleep(15);
+    expect(await c.get('k', origin)).toBe('v1'); // stale, refresh started
+    expect(await c.get('k', origin)).toBe('v1'); // still stale, same refresh
+    expect(await c.fill('k', origin)).toBe('v2'); // joins the one refresh running
+    expect(version).toBe(2);
+    expect(reads).toEqual(['origin', 'stale', 'stale', 'origin']);
+  });
+
+  test('an eviction during a fill: the read is not kept, and later callers do not join it', async () => {
+    const { c } = cache();
+    let release!: () => void;
+    const slow = c.get('k', () => new Promise((r) => (release = () => r('before'))));
+    await Bun.sleep(1);
+    c.evict('k'); // the write lands while the read is in flight
+    const after = c.get('k', async () => 'after');
+    release();
+    expect(await slow).toBe('before');
+    expect(await after).toBe('after');
+    expect(c.peek('k')).toBe('after');
+  });
+
+  test('a group drop forgets every key of the group, and only those', async () => {
+    const { c } = cache({ groupOf: (k) => k.split('/')[0]! });
+    for (const k of ['s1/a', 's1/b', 's2/a']) await c.get(k, async () => k);
+    c.drop('s1');
+    expect([c.peek('s1/a'), c.peek('s1/b'), c.peek('s2/a')]).toEqual([undefined, undefined, 's2/a']);
+  });
+
+  test('while not trusted (broadcasts may be missed), every read goes to the origin and nothing is kept', async () => {
+    const { c } = cache({ shared: redisTier() });
+    c.enabled = false;
+    let calls = 0;
+    await redis.set(`${prefix}untrusted`, JSON.stringify('from redis'));
+    expect(await c.get('untrusted', async () => (calls++, 'from origin'))).toBe('from origin');
+    expect(await c.get('untrusted', async () => (calls++, 'from origin'))).toBe('from origin');
+    expect(calls).toBe(2);
+    expect(c.peek('untrusted')).toBeUndefined();
+  });
+
+  test('the shared tier (Redis) answers before the origin, and is offered what the origin read', async () => {
+    const { c, reads } = cache({ shared: redisTier() });
+    await redis.set(`${prefix}shared`, JSON.stringify('from redis'));
+    expect(await c.get('shared', async () => 'from origin')).toBe('from redis');
+    expect(await c.get('fresh', async () => 'from origin')).toBe('from origin');
+    await Bun.sleep(10);
+    expect(JSON.parse((await redis.get(`${prefix}fresh`))!)).toBe('from origin');
+    expect(reads).toEqual(['shared', 'origin']);
+    // a shared tier that fails is skipped
+    const broken = cache({ shared: { get: async () => { throw new Error('down'); }, set: async () => {} } });
+    expect(await broken.c.get('x', async () => 'from origin')).toBe('from origin');
+  });
+
+  test('bounded: the oldest entry goes first, overall and per group', async () => {
+    const { c } = cache({ maxEntries: 3, maxPerGroup: 2, groupOf: (k) => k[0]! });
+    for (const k of ['a1', 'a2', 'a3']) await c.get(k, async () => k);
+    expect([c.peek('a1'), c.peek('a2'), c.peek('a3')]).toEqual([undefined, 'a2', 'a3']);
+    for (const k of ['b1', 'c1']) await c.get(k, async () => k);
+    expect([c.peek('a2'), c.peek('b1'), c.peek('c1')]).toEqual([undefined, 'b1', 'c1']);
+  });
+});
