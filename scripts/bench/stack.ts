@@ -30,7 +30,7 @@ export async function waitFor(url: string) {
   throw new Error(`not ready: ${url}`);
 }
 
-export async function createBenchStack(serverCpu = '0') {
+export async function createBenchStack(serverCpu = '0', overrides: Record<string, string> = {}) {
   const base = loadConfig();
   const dbName = `studio_bench_${randomBase62(8).toLowerCase()}`;
   const dbUrl = Object.assign(new URL(base.DATABASE_URL), { pathname: `/${dbName}` }).href;
@@ -50,15 +50,16 @@ export async function createBenchStack(serverCpu = '0') {
     RATE_LIMIT_PUBLISHABLE: '1000000:1000000',
     RATE_LIMIT_SECRET: '1000000:1000000',
     LOG_LEVEL: 'warn',
+    ...overrides,
   };
   const config = loadConfig(env);
   const children: ReturnType<typeof Bun.spawn>[] = [];
   // BENCH_PROFILE_DIR=dir: the gateway writes a CPU profile (markdown) there when it stops
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
 
-  /** A process on the server core, stopped with the stack. */
-  function spawn(name: string, args: string[]) {
-    const child = Bun.spawn(['taskset', '-c', serverCpu, ...args], { cwd: root, env, stdout: 'ignore', stderr: 'inherit' });
+  /** A process on the server core, stopped with the stack (`extraEnv`: e.g. a second replica's ports). */
+  function spawn(name: string, args: string[], extraEnv: Record<string, string> = {}) {
+    const child = Bun.spawn(['taskset', '-c', serverCpu, ...args], { cwd: root, env: { ...env, ...extraEnv }, stdout: 'ignore', stderr: 'inherit' });
     children.push(child);
     return child;
   }
