@@ -15,6 +15,8 @@ import { createManagementService } from '@studio/management-service';
 import { createStudio, deleteStudio, type StudioInput } from '../scripts/lib/studios';
 import { checkedSurfaces } from './documented';
 import { BUN_BODY_CAP } from '@studio/shared/body';
+import { createMetrics, type Metrics } from '@studio/shared/metrics';
+import { serveService, type ServedApp } from '@studio/shared/serve';
 
 export interface StackOptions {
   /** Point the gateway (only) at another Redis, e.g. a dead one. */
@@ -37,6 +39,8 @@ export interface Stack {
   storefrontServiceUrl: string;
   managementServiceUrl: string;
   databaseName: string;
+  /** The services' metrics (what their `/metrics` shows). */
+  metrics: { storefront: Metrics; management: Metrics };
   studio(input?: Partial<StudioInput>): Promise<{ id: string; adminId: string }>;
   key(studioId: string, kind: KeyKind, scopes?: Scope[] | readonly Scope[], name?: string): Promise<{ key: string; id: string }>;
   revoke(keyId: string): Promise<void>;
@@ -81,10 +85,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const redis = createRedis(config.REDIS_URL, 'test redis');
   await connectRedis(redis);
 
-  const storefrontApp = createStorefrontService({ config, sql, redis }).listen({ hostname: '127.0.0.1', port: 0, maxRequestBodySize: BUN_BODY_CAP });
-  const managementApp = createManagementService({ config, sql, redis }).listen({ hostname: '127.0.0.1', port: 0, maxRequestBodySize: BUN_BODY_CAP });
-  const storefrontServiceUrl = `http://127.0.0.1:${storefrontApp.server!.port}`;
-  const managementServiceUrl = `http://127.0.0.1:${managementApp.server!.port}`;
+  const metrics = { storefront: createMetrics(), management: createMetrics() };
+  const serve = (app: ServedApp, surface: 'storefront' | 'management') =>
+    serveService(app, { name: `${surface}-service`, surface, config, metrics: metrics[surface], hostname: '127.0.0.1', port: 0 });
+  const storefrontApp = serve(createStorefrontService({ config, sql, redis, metrics: metrics.storefront }), 'storefront');
+  const managementApp = serve(createManagementService({ config, sql, redis, metrics: metrics.management }), 'management');
+  const storefrontServiceUrl = storefrontApp.url;
+  const managementServiceUrl = managementApp.url;
 
   // The gateway needs the services' addresses and its own public ones, known only after listening.
   const gwRedisUrl = options.gatewayRedisUrl ?? config.REDIS_URL;
@@ -94,9 +101,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   await Promise.all([gwRedis === redis ? Promise.resolve() : connectRedis(gwRedis), connectRedis(subscriber)]);
   const servers: ReturnType<typeof Bun.serve>[] = [];
   const holder: { gw?: Gateway } = {};
-  const serve = (pick: (g: Gateway) => (req: Request, server: Bun.Server<unknown>) => Response | Promise<Response>) =>
+  const listen = (pick: (g: Gateway) => (req: Request, server: Bun.Server<unknown>) => Response | Promise<Response>) =>
     Bun.serve({ hostname: '127.0.0.1', port: 0, maxRequestBodySize: BUN_BODY_CAP, fetch: (req, server) => pick(holder.gw!)(req, server) });
-  servers.push(serve((g) => g.storefront), serve((g) => g.management), serve((g) => g.dashboard));
+  servers.push(listen((g) => g.storefront), listen((g) => g.management), listen((g) => g.dashboard));
   const [sfUrl, mgUrl, dbUrlPublic] = servers.map((s) => `http://127.0.0.1:${s.port}`) as [string, string, string];
   checkedSurfaces.set(sfUrl, 'storefront');
   checkedSurfaces.set(mgUrl, 'management');
@@ -114,7 +121,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   await gateway.start();
 
   return {
-    config, sql, redis, gateway, databaseName,
+    config, sql, redis, gateway, databaseName, metrics,
     storefrontUrl: sfUrl, managementUrl: mgUrl, dashboardUrl: dbUrlPublic,
     storefrontServiceUrl, managementServiceUrl,
     async studio(input = {}) {
@@ -136,8 +143,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     async close() {
       for (const s of servers) s.stop(true);
       await gateway.stop();
-      await storefrontApp.stop(true);
-      await managementApp.stop(true);
+      await storefrontApp.stop();
+      await managementApp.stop();
       if (redis.isReady) {
         for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) if (keys.length) await redis.del(keys);
       }

@@ -9,6 +9,10 @@ import { readdir } from 'node:fs/promises';
 import postgres from 'postgres';
 import { MIGRATIONS_DIR, migrate } from '../scripts/lib/migrate';
 import { checkDocumented, checkedSurfaces } from './documented';
+import { setLogLevel, type LogLevel } from '@studio/shared';
+
+// one access line per request would bury the test report: warnings and errors only, unless asked
+setLogLevel((process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'warn');
 
 async function dockerAnswers(): Promise<boolean> {
   const host = process.env.DOCKER_HOST;

@@ -4,6 +4,7 @@ import { serviceKit } from '@studio/shared/service-kit';
 import { registerOperations } from '@studio/shared/register';
 import type { Sql } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
+import type { Metrics } from '@studio/shared/metrics';
 import { writeGuard } from './kit/guard';
 import { classHandlers } from './classes/routes';
 import { scheduleHandlers } from './schedule/routes';
@@ -19,6 +20,8 @@ export interface ManagementDeps {
   config: Config;
   sql: Sql;
   redis: Redis | null;
+  /** Where the service counts what contract §13 asks (its idempotency outcomes). */
+  metrics?: Metrics;
 }
 
 /** The Management service: scoped back-office reads and writes, one handler per registry row. Never listens itself. */

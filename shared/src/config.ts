@@ -32,6 +32,10 @@ export const ConfigSchema = T.Object({
   ACTIVITY_FLUSH_MS: T.Integer({ minimum: 10, default: 500 }),
   /** Base of every problem `type` URI; empty means the surface's own `<public URL>/docs/problems#`. */
   PROBLEM_TYPE_BASE: T.String({ default: '' }),
+  /** The gateway's operations port: /metrics, /healthz, /readyz (contract §1). */
+  OPS_PORT: Port,
+  /** OTLP/HTTP collector base URL (e.g. http://127.0.0.1:4318); empty: no spans are exported. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: T.String({ default: '' }),
   LOG_LEVEL: T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error')], { default: 'info' }),
 });
 export type Config = Static<typeof ConfigSchema>;
@@ -39,7 +43,7 @@ export type Config = Static<typeof ConfigSchema>;
 /** Local-development defaults. Secrets here are for a developer's machine only; production sets its own. */
 const DEFAULTS: Partial<Record<keyof Config, string>> = {
   STOREFRONT_PORT: '48004', MANAGEMENT_PORT: '48005', DASHBOARD_PORT: '48006',
-  STOREFRONT_SERVICE_PORT: '48104', MANAGEMENT_SERVICE_PORT: '48105',
+  STOREFRONT_SERVICE_PORT: '48104', MANAGEMENT_SERVICE_PORT: '48105', OPS_PORT: '48007',
   GATEWAY_SECRET: 'dev-gateway-secret-change-me',
   DASHBOARD_SECRET: 'dev-dashboard-secret-change-me',
   CURSOR_SECRET: 'dev-cursor-secret-change-me',

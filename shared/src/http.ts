@@ -37,3 +37,24 @@ export function log(level: LogLevel, msg: string, fields: Record<string, unknown
   if (RANK[level] >= RANK.warn) console.error(line);
   else console.log(line);
 }
+
+/** Access lines go through one buffered writer (flushed every 100 ms and at exit), not a console call per request. */
+const accessOut = Bun.stdout.writer({ highWaterMark: 64 * 1024 });
+let flushTimer: ReturnType<typeof setTimeout> | null = null;
+
+/** One JSON line per request (contract §13): request id, trace id, surface, operation, status, duration, key id; never a key. */
+export function logRequest(fields: {
+  requestId: string | null; traceId: string; surface: string; operation: string; method: string; status: number; durationMs: number; keyId: string | null;
+  [more: string]: unknown;
+}) {
+  if (RANK.info < threshold) return;
+  accessOut.write(`${JSON.stringify({ level: 'info', time: new Date().toISOString(), msg: 'request', ...fields })}\n`);
+  flushTimer ??= setTimeout(flushLogs, 100);
+  (flushTimer as { unref?(): void }).unref?.();
+}
+
+export function flushLogs() {
+  if (flushTimer) clearTimeout(flushTimer);
+  flushTimer = null;
+  accessOut.flush();
+}

@@ -4,6 +4,7 @@ import { serviceKit } from '@studio/shared/service-kit';
 import { registerOperations } from '@studio/shared/register';
 import type { Sql } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
+import type { Metrics } from '@studio/shared/metrics';
 import { configHandlers } from './config/routes';
 import { siteHandlers } from './site/routes';
 import { classHandlers } from './classes/routes';
@@ -15,6 +16,8 @@ export interface StorefrontDeps {
   config: Config;
   sql: Sql;
   redis: Redis | null;
+  /** Where the service counts what contract §13 asks (its idempotency outcomes). */
+  metrics?: Metrics;
 }
 
 /** The Storefront service: public, read-only data of the caller's studio, one handler per registry row. Never listens itself. */

@@ -3,6 +3,7 @@ import { translatePgError } from '@studio/shared/pg-errors';
 import { doubleBookedWithConflict } from './conflicts';
 import type { Sql, Tx } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
+import type { Metrics } from '@studio/shared/metrics';
 import {
   cachedRecord, cacheRecord, findRecord, fingerprintOf, insertRecord, MAX_KEY_LENGTH, releaseLock, RETENTION_S,
   sweepExpired, takeLock, tryKeyLock, type StoredResponse,
@@ -20,6 +21,20 @@ export interface WriteDeps {
   config: Config;
   sql: Sql;
   redis: Redis | null;
+  metrics?: Metrics;
+}
+
+type IdempotencyOutcome = 'new' | 'replayed' | 'reused_key' | 'in_progress' | 'refused';
+/** `studio_idempotency_outcomes_total{outcome}`, defined once per registry. */
+const outcomeCounters = new WeakMap<Metrics, (labels: { outcome: IdempotencyOutcome }) => void>();
+function counted(deps: WriteDeps, outcome: IdempotencyOutcome) {
+  if (!deps.metrics) return;
+  let inc = outcomeCounters.get(deps.metrics);
+  if (!inc) {
+    inc = deps.metrics.counter('studio_idempotency_outcomes_total', 'Management writes by idempotency outcome: new, replayed, reused_key (another request), in_progress, refused (a business error, stored).', ['outcome']);
+    outcomeCounters.set(deps.metrics, inc);
+  }
+  inc({ outcome });
 }
 
 /**
@@ -50,10 +65,12 @@ function respond(rec: StoredResponse, replayed: boolean): Response {
   return new Response(rec.body, { status: rec.status, headers });
 }
 
-function replay(rec: StoredResponse, fingerprint: string): Response {
+function replay(deps: WriteDeps, rec: StoredResponse, fingerprint: string): Response {
   if (rec.fingerprint !== fingerprint) {
+    counted(deps, 'reused_key');
     throw new AppError('idempotency_key_reused', { detail: 'This Idempotency-Key was already used for a different request (method, path or body).' });
   }
+  counted(deps, 'replayed');
   return respond(rec, true);
 }
 
@@ -97,16 +114,19 @@ export async function runWrite(
   const fingerprint = fingerprintOf(request.method, new URL(request.url).pathname, body);
 
   const hot = await cachedRecord(redis, prefix, studioId, key);
-  if (hot) return replay(hot, fingerprint);
+  if (hot) return replay(deps, hot, fingerprint);
 
   const token = crypto.randomUUID();
   const lock = await takeLock(redis, prefix, studioId, key, token);
   if (lock === 'busy') {
     // The holder may have committed and died before releasing: the record is the truth.
     const rec = await findRecord(sql, studioId, key);
-    if (!rec) throw inProgress();
+    if (!rec) {
+      counted(deps, 'in_progress');
+      throw inProgress();
+    }
     await cacheRecord(redis, prefix, studioId, key, rec, rec.ttlS);
-    return replay(rec, fingerprint);
+    return replay(deps, rec, fingerprint);
   }
   const release = () => releaseLock(redis, prefix, studioId, key, token);
 
@@ -137,21 +157,24 @@ export async function runWrite(
     }).catch(() => false);
     if (stored) await cacheRecord(redis, prefix, studioId, key, rec);
     await release();
+    counted(deps, 'refused');
     return respond(rec, false);
   }
 
   if (outcome.kind === 'busy') {
     await release();
+    counted(deps, 'in_progress');
     throw inProgress();
   }
   if (outcome.kind === 'existing') {
     await cacheRecord(redis, prefix, studioId, key, outcome.rec, outcome.rec.ttlS);
     await release();
-    return replay(outcome.rec, fingerprint);
+    return replay(deps, outcome.rec, fingerprint);
   }
   writeHooks.afterCommit?.({ studioId, key });
   await cacheRecord(redis, prefix, studioId, key, outcome.rec, RETENTION_S);
   await release();
   if (Math.random() < 0.01) sweepExpired(sql);
+  counted(deps, 'new');
   return respond(outcome.rec, false);
 }

@@ -1,0 +1,45 @@
+/**
+ * The whole of a service's main.ts: configuration, clients, the app, the server with
+ * its metrics, traces and access log, and a graceful stop on SIGTERM / SIGINT.
+ */
+import type { Elysia } from 'elysia';
+import { loadConfig, type Config } from './config';
+import { createSql, type Sql } from './db';
+import { flushLogs, log, setLogLevel } from './http';
+import { createMetrics, type Metrics } from './metrics';
+import type { Surface } from './operations';
+import { connectRedis, createRedis, quitRedis, type Redis } from './redis';
+import { serveService } from './serve';
+
+const POOL_MAX = 20;
+
+export async function runService(o: {
+  name: string;
+  surface: Surface;
+  port: (config: Config) => number;
+  build: (deps: { config: Config; sql: Sql; redis: Redis; metrics: Metrics }) => Elysia<any, any, any, any, any, any, any>;
+}) {
+  const config = loadConfig();
+  setLogLevel(config.LOG_LEVEL);
+  const sql = createSql(config.DATABASE_URL, { max: POOL_MAX, name: o.name });
+  const redis = createRedis(config.REDIS_URL, `${o.name} redis`);
+  await connectRedis(redis);
+  const metrics = createMetrics();
+  metrics.gauge('studio_db_pool_max_connections', 'Connections the Postgres pool may open.', () => POOL_MAX);
+  const app = o.build({ config, sql, redis, metrics });
+  const served = serveService(app, { name: o.name, surface: o.surface, config, metrics, hostname: config.HOST, port: o.port(config) });
+  log('info', `${o.name} listening`, { url: served.url });
+
+  let stopping = false;
+  async function shutdown(signal: string) {
+    if (stopping) return;
+    stopping = true;
+    log('info', `${o.name} draining`, { signal });
+    await served.drain();
+    await Promise.all([quitRedis(redis), sql.end({ timeout: 5 })]);
+    flushLogs();
+    process.exit(0);
+  }
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}

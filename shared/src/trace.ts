@@ -1,0 +1,62 @@
+/**
+ * W3C Trace Context (https://www.w3.org/TR/trace-context/): a valid incoming
+ * `traceparent` is continued, anything else starts a new trace. Ids come from a
+ * pool of random bytes refilled 4 KiB at a time (a getRandomValues call per request
+ * cost more than the rest of the bookkeeping).
+ */
+import { randomFillSync } from 'node:crypto';
+
+export interface Trace {
+  traceId: string;
+  /** This hop's span. */
+  spanId: string;
+  /** The caller's span, when the trace was continued. */
+  parentId: string | null;
+  /** `01` sampled, `00` not. */
+  flags: string;
+  /** When the span started, ms since the epoch. */
+  start: number;
+}
+
+const HEX = /^[0-9a-f]+$/;
+const ZERO_TRACE = '0'.repeat(32);
+const ZERO_SPAN = '0'.repeat(16);
+
+/** The trace id, parent span id and flags of a valid `traceparent`, or null. */
+export function parseTraceparent(header: string | null): { traceId: string; parentId: string; flags: string } | null {
+  if (!header || header.length < 55) return null;
+  const version = header.slice(0, 2);
+  // version 00 is exactly 55 characters; a later version may append fields after a dash
+  if (version === 'ff' || !HEX.test(version) || (version === '00' ? header.length !== 55 : header.length > 55 && header[55] !== '-')) return null;
+  if (header[2] !== '-' || header[35] !== '-' || header[52] !== '-') return null;
+  const traceId = header.slice(3, 35);
+  const parentId = header.slice(36, 52);
+  const flags = header.slice(53, 55);
+  if (!HEX.test(traceId) || !HEX.test(parentId) || !HEX.test(flags)) return null;
+  if (traceId === ZERO_TRACE || parentId === ZERO_SPAN) return null;
+  return { traceId, parentId, flags };
+}
+
+const pool = Buffer.allocUnsafe(4096);
+let used = pool.length;
+function randomHex(bytes: number): string {
+  if (used + bytes > pool.length) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  used += bytes;
+  return pool.toString('hex', used - bytes, used);
+}
+
+/** A span for this hop: the incoming trace continued, or a new one (sampled). */
+export function startTrace(traceparent: string | null): Trace {
+  const incoming = parseTraceparent(traceparent);
+  const spanId = randomHex(8);
+  if (incoming) return { traceId: incoming.traceId, spanId, parentId: incoming.parentId, flags: incoming.flags, start: Date.now() };
+  return { traceId: randomHex(16), spanId, parentId: null, flags: '01', start: Date.now() };
+}
+
+/** `traceparent` for the next hop (this span as its parent), and `traceresponse` for the answer: the same shape. */
+export const traceparentOf = (t: Trace): string => `00-${t.traceId}-${t.spanId}-${t.flags}`;
+export const TRACEPARENT = 'traceparent';
+export const TRACERESPONSE = 'traceresponse';
