@@ -35,6 +35,8 @@ export interface Stack {
   storefrontUrl: string;
   managementUrl: string;
   dashboardUrl: string;
+  /** The gateway's operations port: /metrics, /healthz, /readyz. */
+  opsUrl: string;
   /** Services' own ports (for the "skipping the gateway" tests). */
   storefrontServiceUrl: string;
   managementServiceUrl: string;
@@ -103,8 +105,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const holder: { gw?: Gateway } = {};
   const listen = (pick: (g: Gateway) => (req: Request, server: Bun.Server<unknown>) => Response | Promise<Response>) =>
     Bun.serve({ hostname: '127.0.0.1', port: 0, maxRequestBodySize: BUN_BODY_CAP, fetch: (req, server) => pick(holder.gw!)(req, server) });
-  servers.push(listen((g) => g.storefront), listen((g) => g.management), listen((g) => g.dashboard));
-  const [sfUrl, mgUrl, dbUrlPublic] = servers.map((s) => `http://127.0.0.1:${s.port}`) as [string, string, string];
+  servers.push(listen((g) => g.storefront), listen((g) => g.management), listen((g) => g.dashboard), listen((g) => g.ops));
+  const [sfUrl, mgUrl, dbUrlPublic, opsUrl] = servers.map((s) => `http://127.0.0.1:${s.port}`) as [string, string, string, string];
   checkedSurfaces.set(sfUrl, 'storefront');
   checkedSurfaces.set(mgUrl, 'management');
   config = loadConfig({
@@ -122,7 +124,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   return {
     config, sql, redis, gateway, databaseName, metrics,
-    storefrontUrl: sfUrl, managementUrl: mgUrl, dashboardUrl: dbUrlPublic,
+    storefrontUrl: sfUrl, managementUrl: mgUrl, dashboardUrl: dbUrlPublic, opsUrl,
     storefrontServiceUrl, managementServiceUrl,
     async studio(input = {}) {
       const r = await createStudio(sql, { name: 'Test Studio', ...input });

@@ -12,6 +12,10 @@ import { createDashboard } from './dashboard';
 import { StorefrontCache } from './forward/storefront-cache';
 import { publishStorefrontChange } from '@studio/shared/invalidation';
 import { subscribeBroadcasts } from './broadcasts';
+import { createMetrics } from '@studio/shared/metrics';
+import { createSpanExporter } from '@studio/shared/otlp';
+import { gatewayMetrics } from './metrics';
+import { createOpsHandler } from './ops';
 
 export interface GatewayDeps {
   config: Config;
@@ -22,37 +26,51 @@ export interface GatewayDeps {
   subscriber: Redis | null;
 }
 
-/** Builds the gateway's three handlers; never listens (main.ts and the tests do). */
+/** Builds the gateway's handlers (three public surfaces and the operations port); never listens (main.ts and the tests do). */
 export function createGateway(deps: GatewayDeps) {
   const { config, sql, redis, subscriber } = deps;
   const names = redisNames(config.REDIS_PREFIX);
-  const keys = new KeyResolver(sql, redis, names);
+  const metrics = createMetrics();
+  const activity = new ActivityWriter(sql, config.ACTIVITY_FLUSH_MS);
+  const observed = gatewayMetrics(metrics, activity);
+  const keys = new KeyResolver(sql, redis, names, (tier) => observed.keyLookups({ result: LOOKUP_RESULT[tier] }));
   const limiter = new RateLimiter(redis, names, {
     secret: config.RATE_LIMIT_SECRET,
     publishableClient: config.RATE_LIMIT_PUBLISHABLE_CLIENT,
     publishable: config.RATE_LIMIT_PUBLISHABLE,
   });
-  const activity = new ActivityWriter(sql, config.ACTIVITY_FLUSH_MS);
-  const docs = createDocsHandler(config, sql, redis);
+  const state = { draining: false };
+  const docs = createDocsHandler(config, sql, redis, state);
+  const spans = createSpanExporter(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'gateway');
   const storefrontCache = new StorefrontCache({ headers: CORS_HEADERS, publish: (studioId) => publishStorefrontChange(redis, config.REDIS_PREFIX, studioId) });
-  const pipelineDeps = { config, keys, limiter, activity, docs };
+  const pipelineDeps = { config, keys, limiter, activity, docs, metrics: observed, spans };
   const profiles = surfaceProfiles(config, storefrontCache);
 
   return {
     storefront: createSurface(profiles.storefront, pipelineDeps),
     management: createSurface(profiles.management, pipelineDeps),
     dashboard: createDashboard({ config, sql, redis, activity }),
+    ops: createOpsHandler(metrics, sql, redis, state),
     keys,
     activity,
     storefrontCache,
+    metrics,
     async start() {
       activity.start();
       await subscribeBroadcasts({ subscriber, redis, names, keys, storefrontCache });
     },
+    /** Stopping (SIGTERM): readiness answers 503 from now on, so load balancers send no more work. */
+    drain() {
+      state.draining = true;
+    },
     async stop() {
       for (const p of Object.values(profiles)) p.forward.pool.close();
       await activity.close();
+      await spans?.flush();
+      spans?.close();
     },
   };
 }
 export type Gateway = ReturnType<typeof createGateway>;
+
+const LOOKUP_RESULT = { memory: 'memory', stale: 'stale', shared: 'redis', origin: 'postgres' } as const;

@@ -79,7 +79,8 @@ const REFERENCE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' '
  * from the operations registry, as the services' routes are), the reference page and the
  * problems page. Nothing is fetched from a service or another host.
  */
-export function createDocsHandler(config: Config, sql: Sql, redis: Redis | null): DocsHandler {
+/** `state.draining`: the gateway is stopping, so `/readyz` answers 503. */
+export function createDocsHandler(config: Config, sql: Sql, redis: Redis | null, state: { draining: boolean } = { draining: false }): DocsHandler {
   const page = problemsPage();
   const documents = new Map<Surface, string>();
   const documentOf = (surface: Surface) => {
@@ -93,7 +94,7 @@ export function createDocsHandler(config: Config, sql: Sql, redis: Redis | null)
   let scalar: Promise<Asset> | undefined;
   return async (surface, path, requestId, req) => {
     if (path === '/healthz') return Response.json({ status: 'ok' });
-    if (path === '/readyz') return readiness(sql, redis);
+    if (path === '/readyz') return readiness(sql, redis, state.draining);
     if (path === '/openapi.json') return new Response(documentOf(surface), { headers: { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' } });
     if (path === '/docs') return new Response(referencePage(surface), { headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': REFERENCE_CSP } });
     if (path === '/docs/reference.js') return new Response(REFERENCE_JS, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' } });

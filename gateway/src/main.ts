@@ -1,4 +1,4 @@
-import { loadConfig, log, setLogLevel } from '@studio/shared';
+import { flushLogs, loadConfig, log, setLogLevel } from '@studio/shared';
 import { BUN_BODY_CAP } from '@studio/shared/body';
 import { createSql } from '@studio/shared/db';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/redis';
@@ -20,16 +20,22 @@ const servers = [
   Bun.serve({ ...common, port: config.MANAGEMENT_PORT, fetch: gateway.management }),
   Bun.serve({ ...common, port: config.DASHBOARD_PORT, fetch: gateway.dashboard }),
 ];
-log('info', 'gateway listening', { storefront: servers[0]!.url.href, management: servers[1]!.url.href, dashboard: servers[2]!.url.href });
+const ops = Bun.serve({ ...common, port: config.OPS_PORT, fetch: gateway.ops });
+log('info', 'gateway listening', { storefront: servers[0]!.url.href, management: servers[1]!.url.href, dashboard: servers[2]!.url.href, ops: ops.url.href });
 
+/** In-flight requests get this long to finish once the gateway stops accepting. */
+const DRAIN_MS = 10_000;
 let stopping = false;
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
-  log('info', 'gateway stopping', { signal });
-  await Promise.all(servers.map((s) => s.stop()));
-  await gateway.stop(); // flushes pending activity entries
+  log('info', 'gateway draining', { signal });
+  gateway.drain(); // readiness 503 on every port from now on
+  await Promise.race([Promise.all(servers.map((s) => s.stop())), Bun.sleep(DRAIN_MS).then(() => servers.forEach((s) => s.stop(true)))]);
+  await gateway.stop(); // flushes pending activity entries and spans
+  ops.stop(true);
   await Promise.all([quitRedis(subscriber), quitRedis(redis), sql.end({ timeout: 5 })]);
+  flushLogs();
   process.exit(0);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));

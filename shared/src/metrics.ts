@@ -61,6 +61,10 @@ export function createMetrics() {
         child.inc();
       };
     },
+    /** A counter whose running total lives elsewhere, read when scraped. */
+    total(name: string, help: string, read: () => number) {
+      new client.Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(read()); } });
+    },
     /** A gauge read when scraped. */
     gauge(name: string, help: string, read: () => number) {
       new client.Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });

@@ -11,8 +11,10 @@ export interface Readiness {
 const within = (probe: Promise<boolean>, ms = 1000) =>
   Promise.race([probe, new Promise<boolean>((resolve) => setTimeout(resolve, ms, false).unref?.())]);
 
-export async function readiness(sql: Sql, redis: Redis | null): Promise<Response> {
+/** `draining`: the process is stopping (SIGTERM), so it is never ready, whatever the checks say. */
+export async function readiness(sql: Sql, redis: Redis | null, draining = false): Promise<Response> {
   const [postgres, redisUp] = await Promise.all([within(pingSql(sql)), redis ? within(pingRedis(redis)) : false]);
-  const body: Readiness = { status: postgres ? 'ready' : 'unavailable', checks: { postgres: postgres ? 'up' : 'down', redis: redisUp ? 'up' : 'down' } };
-  return Response.json(body, { status: postgres ? 200 : 503, headers: { 'cache-control': 'no-store' } });
+  const ready = postgres && !draining;
+  const body: Readiness = { status: ready ? 'ready' : 'unavailable', checks: { postgres: postgres ? 'up' : 'down', redis: redisUp ? 'up' : 'down' } };
+  return Response.json(body, { status: ready ? 200 : 503, headers: { 'cache-control': 'no-store' } });
 }

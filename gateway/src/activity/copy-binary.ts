@@ -13,8 +13,8 @@ export const COPY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a
 export const COPY_TRAILER = Buffer.from([0xff, 0xff]);
 
 /** The column list these rows fill, in order. */
-export const COPY_COLUMNS = 'studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at';
-const FIELDS = 10;
+export const COPY_COLUMNS = 'studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at, problem_code, trace_id, query';
+const FIELDS = 13;
 /** Postgres timestamps count microseconds from 2000-01-01T00:00:00Z. */
 const PG_EPOCH_MS = 946_684_800_000;
 const CHUNK_BYTES = 256 * 1024;
@@ -35,7 +35,8 @@ export class BinaryRows {
 
   add(e: ActivityEntry) {
     // worst case: every character three UTF-8 bytes
-    const texts = e.studioId.length + e.keyId.length + (e.operationId?.length ?? 0) + e.method.length + e.path.length + e.outcome.length + e.requestId.length;
+    const texts = e.studioId.length + e.keyId.length + (e.operationId?.length ?? 0) + e.method.length + e.path.length + e.outcome.length + e.requestId.length
+      + (e.problemCode?.length ?? 0) + (e.traceId?.length ?? 0) + (e.query?.length ?? 0);
     const need = 2 + FIELDS * 4 + 2 + 4 + 8 + texts * 3;
     if (this.pos + need > this.buf.length) this.seal(need);
     const b = this.buf;
@@ -58,6 +59,9 @@ export class BinaryRows {
     const hi = Math.floor(us / 4294967296);
     p = b.writeInt32BE(hi, p);
     p = b.writeUInt32BE(us - hi * 4294967296, p);
+    p = this.nullableText(e.problemCode ?? null, p);
+    p = this.nullableText(e.traceId ?? null, p);
+    p = this.nullableText(e.query ?? null, p);
     this.pos = p;
     this.rows++;
     this.count++;
@@ -82,6 +86,10 @@ export class BinaryRows {
     const dropped = this.done.shift();
     if (dropped) this.count -= dropped.rows;
     return dropped?.rows ?? 0;
+  }
+
+  private nullableText(s: string | null, p: number): number {
+    return s === null ? this.buf.writeInt32BE(-1, p) : this.text(s, p);
   }
 
   private text(s: string, p: number): number {

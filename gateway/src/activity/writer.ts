@@ -16,6 +16,12 @@ export interface ActivityEntry {
   requestId: string;
   /** When the gateway answered, in ms since the epoch. */
   at: number;
+  /** The problem code of a refused or failed call. */
+  problemCode?: string | null;
+  /** W3C trace id of the call (contract §13). */
+  traceId?: string | null;
+  /** The query string, without its `?`. */
+  query?: string | null;
 }
 
 export const outcomeOf = (status: number): ActivityEntry['outcome'] =>
@@ -42,6 +48,9 @@ export class ActivityWriter {
   private flushing: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
   private pruner: ReturnType<typeof setInterval> | null = null;
+  /** Running totals, for `studio_activity_written_total` and `studio_activity_dropped_total`. */
+  written = 0;
+  dropped = 0;
 
   constructor(private sql: Sql, private intervalMs = 500) {}
 
@@ -63,8 +72,13 @@ export class ActivityWriter {
     }
   }
 
+  /** Rows waiting to be written. */
+  get buffered(): number {
+    return this.rows.count;
+  }
+
   record(e: ActivityEntry) {
-    if (this.rows.count >= MAX_BUFFER) this.rows.dropOldest();
+    if (this.rows.count >= MAX_BUFFER) this.dropped += this.rows.dropOldest();
     this.rows.add(e);
     // "last used" counts only calls the key was allowed to make: a refusal (revoked, wrong kind, scope, rate) is not a use
     if (e.status !== 401 && e.status !== 403 && e.status !== 429) this.lastUsed.set(e.keyId, e.at);
@@ -110,6 +124,7 @@ export class ActivityWriter {
           }
         });
         used = new Map();
+        for (const c of batch) this.written += c.rows;
       } catch (err) {
         // keep what was not written for the next flush; a newer use recorded meanwhile wins
         this.rows.restore(chunks.slice(i));

@@ -5,7 +5,7 @@ import { Pool, UpstreamError } from './http1';
 /** Hop-by-hop, framing and caller-controlled headers that never cross the gateway (the hop sets its own framing). */
 const DROP_REQUEST = new Set([
   'authorization', 'connection', 'keep-alive', 'host', 'transfer-encoding', 'te', 'upgrade', 'proxy-connection',
-  'content-length', 'expect', 'trailer', REQUEST_ID,
+  'content-length', 'expect', 'trailer', 'traceparent', REQUEST_ID,
 ]);
 const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'server']);
 
@@ -19,27 +19,45 @@ export interface ForwardOptions {
 }
 
 /** The request's own headers, as header lines for the service: caller-sent internal (`x-gw-*`) ones dropped, the signed ones added. */
-function headerBlock(req: Request, signed: Record<string, string>): string {
+function headerBlock(req: Request, signed: Record<string, string>, traceparent: string | undefined): string {
   let block = '';
   req.headers.forEach((v, k) => {
     if (!DROP_REQUEST.has(k) && !k.startsWith('x-gw-')) block += `${k}: ${v}\r\n`;
   });
   for (const k in signed) block += `${k}: ${signed[k]}\r\n`;
+  if (traceparent) block += `traceparent: ${traceparent}\r\n`;
   return block;
 }
 
 /**
- * Forward to a service over the pooled hop (`extra`: headers of the gateway's own
- * that the answer carries, in place of the service's), with a hard timeout for the whole
+ * Forward a call to a service over the pooled hop, with a hard timeout for the whole
  * answer (a service that stalls mid-body still times out). The request body is read
  * bounded, so a chunked body cannot pass the 1 MiB limit a declared length is held
  * to (413 with a problem body).
  */
-export async function forward(req: Request, pathAndQuery: string, caller: Caller, o: ForwardOptions, extra?: Record<string, string>): Promise<Response> {
+export interface Call {
+  pathAndQuery: string;
+  caller: Caller;
+  /** This hop's span, as the service's parent (the caller's own `traceparent` is never passed on). */
+  traceparent?: string;
+  /** The gateway's own headers of the answer, in place of the service's. */
+  answerHeaders?: Record<string, string>;
+  /** Told the `code` of a problem answer (for the activity log). */
+  onProblem?: (code: string) => void;
+}
+
+const PROBLEM_CODE = /"code"\s*:\s*"([a-z_]{1,64})"/;
+
+export async function forward(req: Request, call: Call, o: ForwardOptions): Promise<Response> {
+  const { pathAndQuery, answerHeaders: extra } = call;
   const method = req.method;
   const body = method !== 'GET' && method !== 'HEAD' ? await readBody(req) : null;
-  const head = headerBlock(req, signedHeaders(o.secret, method, pathAndQuery, caller));
+  const head = headerBlock(req, signedHeaders(o.secret, method, pathAndQuery, call.caller), call.traceparent);
   const answer = await o.pool.request(method, pathAndQuery, head, body, o.timeoutMs);
+  if (call.onProblem && answer.status >= 400) {
+    const code = PROBLEM_CODE.exec(Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength).toString('latin1'))?.[1];
+    if (code) call.onProblem(code);
+  }
   const headers: [string, string][] = [];
   for (const h of answer.headers) if (!DROP_RESPONSE.has(h[0]) && !h[0].startsWith('x-gw-') && !(extra && h[0] in extra)) headers.push(h);
   // the gateway's own headers go in at construction: cheaper than setting them on the Response afterwards

@@ -40,7 +40,7 @@ export class KeyResolver {
   /** Redis records cached earlier than this (the last flush: start, or a broken or restored subscription) are not trusted. */
   private trustSince = Date.now();
 
-  constructor(private sql: Sql, private redis: Redis | null, private names: ReturnType<typeof redisNames>, onRead?: (tier: CacheTier) => void) {
+  constructor(private sql: Sql, private redis: Redis | null, private names: ReturnType<typeof redisNames>, private onRead?: (tier: CacheTier) => void) {
     this.shared = redis ? this.redisTier(redis) : undefined;
     this.cache = new TieredCache<KeyRecord | null>({
       freshMs: (rec) => (rec ? LOCAL_TTL_MS : NEGATIVE_TTL_MS),
@@ -62,7 +62,9 @@ export class KeyResolver {
 
   /** The in-process answer, if there is one to trust (undefined: ask `resolve`). */
   peek(hash: string): KeyRecord | null | undefined {
-    return this.cache.peek(hash);
+    const rec = this.cache.peek(hash);
+    if (rec !== undefined) this.onRead?.('memory');
+    return rec;
   }
 
   resolve(hash: string): Promise<KeyRecord | null> {

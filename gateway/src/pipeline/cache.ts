@@ -2,7 +2,8 @@ import { JSON_TYPE, log } from '@studio/shared';
 import { forward } from '../forward/proxy';
 import { StorefrontCache } from '../forward/storefront-cache';
 import { setHeaders, type Ctx } from './context';
-import { callerOf, upstreamFailure } from './forward';
+import { callerOf, upstreamFailure, type UpstreamErrorCount } from './forward';
+import { traceparentOf } from '@studio/shared/trace';
 import type { SurfaceProfile } from './profile';
 
 /**
@@ -14,7 +15,7 @@ import type { SurfaceProfile } from './profile';
  * Its answers are built with every header of the answer in one go (`headers`),
  * which is what makes a cached read cheaper than nginx serving a file.
  */
-export function cacheStep(p: SurfaceProfile, cache: StorefrontCache) {
+export function cacheStep(p: SurfaceProfile, cache: StorefrontCache, count?: UpstreamErrorCount) {
   return function cached(c: Ctx, headers: Record<string, string>): Response | Promise<Response> | null {
     if (!cache.enabled) return null;
     const studioId = c.key!.studioId;
@@ -26,12 +27,12 @@ export function cacheStep(p: SurfaceProfile, cache: StorefrontCache) {
     // the client's own validators stay here: upstream is asked for the full answer, or to confirm the kept one
     const caller = callerOf(c);
     const load = (etag: string | null) =>
-      forward(new Request(c.req.url, { headers: etag ? { accept: JSON_TYPE, 'if-none-match': etag } : { accept: JSON_TYPE } }), c.pathAndQuery, caller, p.forward);
+      forward(new Request(c.req.url, { headers: etag ? { accept: JSON_TYPE, 'if-none-match': etag } : { accept: JSON_TYPE } }), { pathAndQuery: c.pathAndQuery, caller, traceparent: traceparentOf(c.trace) }, p.forward);
     const stale = cache.stale(studioId, key, conditional, acceptEncoding, headers);
     if (stale) {
       cache.fill(studioId, key, null, null, load).catch((err) => log('warn', 'storefront cache refresh failed', { error: String(err) }));
       return stale;
     }
-    return cache.fill(studioId, key, conditional, acceptEncoding, load, headers).catch((err) => setHeaders(upstreamFailure(p, c, err), headers));
+    return cache.fill(studioId, key, conditional, acceptEncoding, load, headers).catch((err) => setHeaders(upstreamFailure(p, c, err, count), headers));
   };
 }

@@ -1,4 +1,5 @@
 import { newRequestId, problemResponse, type Operation, type ProblemCode, type ProblemOptions } from '@studio/shared';
+import { startTrace, TRACEPARENT, type Trace } from '@studio/shared/trace';
 import type { RouteMatch } from '../forward/router';
 import type { KeyRecord } from '../keys/resolver';
 import type { SurfaceProfile } from './profile';
@@ -15,6 +16,8 @@ export interface Ctx {
   /** Path without the query, and path with it (as sent upstream). */
   readonly path: string;
   readonly pathAndQuery: string;
+  /** W3C trace: the caller's continued, or one started here; this gateway hop is its span. */
+  readonly trace: Trace;
   route: RouteMatch;
   op: Operation | null;
   /** The key's record once it resolved (a refused key too: its studio still sees the call). */
@@ -37,7 +40,10 @@ export function pathAndQueryOf(url: string): [string, string] {
 
 export function newCtx(req: Request, server: Server): Ctx {
   const [path, pathAndQuery] = pathAndQueryOf(req.url);
-  return { req, server, started: performance.now(), requestId: newRequestId(), method: req.method, path, pathAndQuery, route: null, op: null };
+  return {
+    req, server, started: performance.now(), requestId: newRequestId(), method: req.method, path, pathAndQuery,
+    trace: startTrace(req.headers.get(TRACEPARENT)), route: null, op: null,
+  };
 }
 
 /** A refusal: the problem answer of this surface, its code kept on the context for the activity log. */

@@ -1,6 +1,7 @@
-import { AppError, log, type Caller } from '@studio/shared';
+import { AppError, log, type Caller, type ProblemCode } from '@studio/shared';
 import { MAX_BODY_BYTES, tooLarge } from '@studio/shared/body';
 import { forward, UpstreamError } from '../forward/proxy';
+import { traceparentOf } from '@studio/shared/trace';
 import { refuse, setHeaders, type Ctx } from './context';
 import type { SurfaceProfile } from './profile';
 
@@ -15,10 +16,14 @@ export function bodyTooLarge(p: SurfaceProfile, c: Ctx): Response | null {
   return length > MAX_BODY_BYTES ? refuse(p, c, 'payload_too_large', tooLarge().options) : null;
 }
 
+export type UpstreamErrorCount = (labels: { surface: string; kind: 'timeout' | 'unavailable' }) => void;
+
 /** The answer when the call could not be completed: the caller's own body (an AppError), a timeout, or the service away. */
-export function upstreamFailure(p: SurfaceProfile, c: Ctx, err: unknown): Response {
+export function upstreamFailure(p: SurfaceProfile, c: Ctx, err: unknown, count?: UpstreamErrorCount): Response {
   if (err instanceof AppError) return refuse(p, c, err.code, err.options);
-  if (err instanceof UpstreamError && err.kind === 'timeout') {
+  const kind = err instanceof UpstreamError ? err.kind : 'unavailable';
+  count?.({ surface: p.surface, kind });
+  if (kind === 'timeout') {
     return refuse(p, c, 'upstream_timeout', { detail: `The ${p.surface} service did not answer in time.` });
   }
   log('warn', 'upstream unavailable', { requestId: c.requestId, surface: p.surface, error: String(err) });
@@ -30,13 +35,14 @@ export function upstreamFailure(p: SurfaceProfile, c: Ctx, err: unknown): Respon
  * change what the Storefront shows drops the studio's cached answers on every
  * gateway before the caller hears back, so the caller's next read sees it.
  */
-export function forwardStep(p: SurfaceProfile) {
+export function forwardStep(p: SurfaceProfile, count?: UpstreamErrorCount) {
   const invalidates = p.invalidates;
   /** `headers`: the answer's own headers from the gateway (request id, CORS, rate limit), built in. */
   return function forwardCall(c: Ctx, headers: Record<string, string>): Promise<Response> {
-    return forward(c.req, c.pathAndQuery, callerOf(c), p.forward, headers).then(async (res) => {
+    const call = { pathAndQuery: c.pathAndQuery, caller: callerOf(c), traceparent: traceparentOf(c.trace), answerHeaders: headers, onProblem: (code: string) => (c.problem = code as ProblemCode) };
+    return forward(c.req, call, p.forward).then(async (res) => {
       if (invalidates && c.method !== 'GET' && res.ok) await invalidates.changed(c.key!.studioId);
       return res;
-    }, (err) => setHeaders(upstreamFailure(p, c, err), headers));
+    }, (err) => setHeaders(upstreamFailure(p, c, err, count), headers));
   };
 }

@@ -13,6 +13,8 @@ import { limitStep } from './limit';
 import { recordStep } from './record';
 import { routeStep } from './route';
 import type { SurfaceProfile } from './profile';
+import type { GatewayMetrics } from '../metrics';
+import type { SpanExporter } from '@studio/shared/otlp';
 
 export interface PipelineDeps {
   config: Config;
@@ -20,6 +22,8 @@ export interface PipelineDeps {
   limiter: RateLimiter;
   activity: ActivityWriter;
   docs: DocsHandler;
+  metrics?: GatewayMetrics;
+  spans?: SpanExporter | null;
 }
 
 const then = <T, R>(v: T | Promise<T>, next: (v: T) => R | Promise<R>): R | Promise<R> =>
@@ -37,10 +41,11 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   const route = routeStep(p);
   const key = keyStep(deps.keys);
   const authorize = authorizeStep(p);
-  const limit = limitStep(p, deps.limiter, deps.keys, deps.config.TRUSTED_PROXIES);
-  const cached = p.cache ? cacheStep(p, p.cache) : null;
-  const forwardCall = forwardStep(p);
-  const { record, answerHeaders } = recordStep(p, deps.activity);
+  const m = deps.metrics;
+  const limit = limitStep(p, deps.limiter, deps.keys, deps.config.TRUSTED_PROXIES, m?.limitDecisions);
+  const cached = p.cache ? cacheStep(p, p.cache, m?.upstreamErrors) : null;
+  const forwardCall = forwardStep(p, m?.upstreamErrors);
+  const { record, answerHeaders } = recordStep(p, { activity: deps.activity, metrics: m?.requests, spans: deps.spans });
 
   function serve(c: Ctx): Response | Promise<Response> {
     const refused = bodyTooLarge(p, c);

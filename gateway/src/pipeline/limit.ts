@@ -10,7 +10,9 @@ import type { SurfaceProfile } from './profile';
  * Redis can also tell that the key was revoked on another replica. A limiter that
  * cannot decide (Redis down) admits, and says so in its log: `decide` gets null.
  */
-export function limitStep(p: SurfaceProfile, limiter: RateLimiter, keys: KeyResolver, trustedProxies: string) {
+export type LimitDecisionCount = (labels: { decision: 'allowed' | 'limited' | 'revoked' | 'fail_open' }) => void;
+
+export function limitStep(p: SurfaceProfile, limiter: RateLimiter, keys: KeyResolver, trustedProxies: string, count: LimitDecisionCount = () => {}) {
   const trusted = new Set(trustedProxies.split(',').map((s) => s.trim()).filter(Boolean));
 
   /** The visitor's address: the peer's, or the first X-Forwarded-For hop when the peer is a trusted proxy. */
@@ -24,12 +26,17 @@ export function limitStep(p: SurfaceProfile, limiter: RateLimiter, keys: KeyReso
   }
 
   function decide(c: Ctx, l: LimitResult | null): Response | null {
-    if (!l) return null;
+    if (!l) {
+      count({ decision: 'fail_open' });
+      return null;
+    }
     if (l.revoked) {
+      count({ decision: 'revoked' });
       keys.evict(c.hash!);
       return refuse(p, c, 'api_key_revoked', { detail: keyDetail('api_key_revoked', p) });
     }
     c.limitHeaders = l.headers;
+    count({ decision: l.allowed ? 'allowed' : 'limited' });
     if (!l.allowed) return refuse(p, c, 'rate_limited', { detail: 'Too many requests; slow down.', headers: { 'retry-after': String(l.retryAfter) } });
     return null;
   }

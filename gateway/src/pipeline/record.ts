@@ -1,29 +1,54 @@
-import { REQUEST_ID } from '@studio/shared';
+import { logRequest, REQUEST_ID } from '@studio/shared';
+import type { Metrics } from '@studio/shared/metrics';
+import type { SpanExporter } from '@studio/shared/otlp';
+import { traceparentOf, TRACERESPONSE } from '@studio/shared/trace';
 import { outcomeOf, type ActivityWriter } from '../activity/writer';
 import { setHeaders, type Ctx } from './context';
 import { CORS_HEADERS, type SurfaceProfile } from './profile';
 
+export interface RecordDeps {
+  activity: ActivityWriter;
+  metrics?: Metrics;
+  /** Null unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  spans?: SpanExporter | null;
+}
+
 /**
- * Step 7, last: every answer gets the surface's headers (request id, CORS on the
- * Storefront, the rate-limit fields once known), and every call whose key resolved
- * to a studio leaves an activity entry, whatever its outcome. The entry is encoded
- * and written in batches off the request path (ActivityWriter).
+ * Step 7, last: every answer gets the surface's headers (request id, `traceresponse`,
+ * CORS on the Storefront, the rate-limit fields once known) and is counted, logged
+ * (one JSON access line) and, when tracing exports, ends the gateway's span. Every
+ * call whose key resolved to a studio leaves an activity entry, whatever its outcome,
+ * encoded now and written in batches off the request path (ActivityWriter).
  */
-export function recordStep(p: SurfaceProfile, activity: ActivityWriter) {
+export function recordStep(p: SurfaceProfile, { activity, metrics, spans }: RecordDeps) {
   /** The headers of this request's answer. */
   function answerHeaders(c: Ctx): Record<string, string> {
-    const base = p.cors ? { [REQUEST_ID]: c.requestId, ...CORS_HEADERS } : { [REQUEST_ID]: c.requestId };
+    const base = p.cors
+      ? { [REQUEST_ID]: c.requestId, [TRACERESPONSE]: traceparentOf(c.trace), ...CORS_HEADERS }
+      : { [REQUEST_ID]: c.requestId, [TRACERESPONSE]: traceparentOf(c.trace) };
     return c.limitHeaders ? { ...base, ...c.limitHeaders } : base;
   }
 
   function record(c: Ctx, res: Response, headersBuiltIn = false): Response {
     const key = c.key;
+    const status = res.status;
+    const durationMs = Math.round((performance.now() - c.started) * 100) / 100;
+    const operation = c.op?.id;
     if (key) {
+      const q = c.pathAndQuery.indexOf('?');
       activity.record({
-        studioId: key.studioId, keyId: key.id, operationId: c.op?.id ?? null, method: c.method, path: c.path,
-        status: res.status, outcome: outcomeOf(res.status), durationMs: Math.round((performance.now() - c.started) * 100) / 100,
-        requestId: c.requestId, at: Date.now(),
+        studioId: key.studioId, keyId: key.id, operationId: operation ?? null, method: c.method, path: c.path,
+        status, outcome: outcomeOf(status), durationMs, requestId: c.requestId, at: Date.now(),
+        problemCode: c.problem ?? null, traceId: c.trace.traceId, query: q < 0 ? null : c.pathAndQuery.slice(q + 1),
       });
+    }
+    metrics?.request(p.surface, operation, status, durationMs / 1000);
+    logRequest({
+      requestId: c.requestId, traceId: c.trace.traceId, surface: p.surface, operation: operation ?? 'unknown', method: c.method, path: c.path,
+      status, durationMs, keyId: key?.id ?? null, ...(c.problem ? { problem: c.problem } : {}),
+    });
+    if (spans && c.trace.flags.endsWith('1')) {
+      spans.end(c.trace, { name: `${c.method} ${operation ?? 'unknown'}`, status, attributes: { 'http.request.method': c.method, 'url.path': c.path, 'studio.surface': p.surface, 'studio.operation': operation ?? 'unknown' } });
     }
     return headersBuiltIn ? res : setHeaders(res, answerHeaders(c));
   }

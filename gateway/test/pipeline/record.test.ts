@@ -15,11 +15,11 @@ describe('record step', () => {
   test('every answer carries the request id; the browser surface adds CORS; the limit fields once known', () => {
     const p = profiles();
     const c = ctxOf('http://gw/v1/classes');
-    const plain = recordStep(p.management, stack.gateway.activity).record(c, new Response('x'));
+    const plain = recordStep(p.management, { activity: stack.gateway.activity }).record(c, new Response('x'));
     expect(plain.headers.get('x-request-id')).toBe(c.requestId);
     expect(plain.headers.get('access-control-allow-origin')).toBeNull();
     c.limitHeaders = { ratelimit: '"key";r=9;t=1' };
-    const sf = recordStep(p.storefront, stack.gateway.activity).record(c, new Response('x'));
+    const sf = recordStep(p.storefront, { activity: stack.gateway.activity }).record(c, new Response('x'));
     expect(sf.headers.get('access-control-allow-origin')).toBe('*');
     expect(sf.headers.get('ratelimit')).toBe('"key";r=9;t=1');
   });
@@ -27,7 +27,7 @@ describe('record step', () => {
   test('a call whose key resolved leaves one activity entry, refused or not; a keyless one leaves none', async () => {
     const studio = await stack.studio();
     const p = profiles();
-    const { record } = recordStep(p.management, stack.gateway.activity);
+    const { record } = recordStep(p.management, { activity: stack.gateway.activity });
     const refused = ctxOf('http://gw/v1/classes', { method: 'POST' });
     routeStep(p.management)(refused);
     refused.key = keyRecord({ studioId: studio.id, id: 'key_recorded' });
@@ -35,8 +35,10 @@ describe('record step', () => {
     const anonymous = ctxOf('http://gw/v1/classes');
     record(anonymous, refuse(p.management, anonymous, 'api_key_missing'));
     await stack.gateway.activity.flush();
-    const rows = await stack.sql<{ requestId: string; status: number; operationId: string; outcome: string }[]>`
-      select request_id, status, operation_id, outcome from activity where studio_id = ${studio.id}`;
-    expect([...rows]).toEqual([{ requestId: refused.requestId, status: 403, operationId: 'managementCreateClass', outcome: 'client_error' }]);
+    const rows = await stack.sql<{ requestId: string; status: number; operationId: string; outcome: string; problemCode: string; traceId: string }[]>`
+      select request_id, status, operation_id, outcome, problem_code, trace_id from activity where studio_id = ${studio.id}`;
+    expect([...rows]).toEqual([{
+      requestId: refused.requestId, status: 403, operationId: 'managementCreateClass', outcome: 'client_error', problemCode: 'scope_required', traceId: refused.trace.traceId,
+    }]);
   });
 });

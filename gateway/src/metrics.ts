@@ -1,0 +1,16 @@
+import type { Metrics } from '@studio/shared/metrics';
+import type { ActivityWriter } from './activity/writer';
+
+/** The gateway's own metrics (contract §13), beside the request counts every process has. */
+export function gatewayMetrics(m: Metrics, activity: ActivityWriter) {
+  m.gauge('studio_activity_buffered', 'Activity entries recorded and not yet written to Postgres.', () => activity.buffered);
+  m.total('studio_activity_written_total', 'Activity entries written to Postgres.', () => activity.written);
+  m.total('studio_activity_dropped_total', 'Activity entries dropped (the buffer is bounded while Postgres is away).', () => activity.dropped);
+  return {
+    requests: m,
+    keyLookups: m.counter('studio_key_cache_lookups_total', 'Key lookups by where they were answered: memory, stale (memory, while refreshing), redis, postgres.', ['result'] as const),
+    limitDecisions: m.counter('studio_rate_limit_decisions_total', 'Rate-limit decisions: allowed, limited, revoked, fail_open (Redis could not decide).', ['decision'] as const),
+    upstreamErrors: m.counter('studio_upstream_errors_total', 'Calls to a service that failed: timeout or unavailable.', ['surface', 'kind'] as const),
+  };
+}
+export type GatewayMetrics = ReturnType<typeof gatewayMetrics>;
