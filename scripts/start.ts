@@ -76,5 +76,6 @@ Studio API is running:
   Storefront  ${config.STOREFRONT_PUBLIC_URL}/v1   (publishable keys; docs at ${config.STOREFRONT_PUBLIC_URL}/docs)
   Management  ${config.MANAGEMENT_PUBLIC_URL}/v1   (secret keys; docs at ${config.MANAGEMENT_PUBLIC_URL}/docs)
   Dashboard   ${config.DASHBOARD_PUBLIC_URL}      (sign in with: bun run admin login-link --studio <id>)
+  Operations  http://${config.HOST}:${config.OPS_PORT}/metrics   (gateway metrics; each service's at its own port /metrics)
 Press Ctrl-C to stop.`);
 }

@@ -16,14 +16,14 @@ const root = join(import.meta.dir, '..');
 const base = process.env.TEST_DATABASE_URL!;
 const dbName = `studio_start_${randomBase62(8).toLowerCase()}`; // not created: start must create and migrate it
 const dbUrl = Object.assign(new URL(base), { pathname: `/${dbName}` }).href;
-const [port, p1, p2, p3, p4] = (await freePorts(5)) as [number, number, number, number, number];
+const [port, p1, p2, p3, p4, p5] = (await freePorts(6)) as [number, number, number, number, number, number];
 const env: Record<string, string> = {
   ...(process.env as Record<string, string>),
   DATABASE_URL: dbUrl,
   REDIS_URL: process.env.TEST_REDIS_URL!,
   REDIS_PREFIX: `start_${randomBase62(6)}:`,
   ACTIVITY_FLUSH_MS: '600000', // only the shutdown flush can write the entries below
-  STOREFRONT_PORT: String(port), MANAGEMENT_PORT: String(p1), DASHBOARD_PORT: String(p2),
+  STOREFRONT_PORT: String(port), MANAGEMENT_PORT: String(p1), DASHBOARD_PORT: String(p2), OPS_PORT: String(p5),
   STOREFRONT_SERVICE_PORT: String(p3), MANAGEMENT_SERVICE_PORT: String(p4),
   STOREFRONT_SERVICE_URL: `http://127.0.0.1:${p3}`, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${p4}`,
   STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${port}`, MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${p1}`, DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${p2}`,

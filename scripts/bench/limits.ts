@@ -30,8 +30,8 @@ try {
   const { key } = await createApiKey(sql, { studioId: studio.id, kind: 'secret', name: 'bench', scopes: ['instructors:read'] });
   await sql.end();
   await stack.start(['management-service', 'gateway']);
-  const [sf, mg, dash] = (await freePorts(3)) as [number, number, number];
-  stack.spawn('gateway-2', ['bun', join(root, 'gateway/src/main.ts')], { STOREFRONT_PORT: String(sf), MANAGEMENT_PORT: String(mg), DASHBOARD_PORT: String(dash) });
+  const [sf, mg, dash, ops] = (await freePorts(4)) as [number, number, number, number];
+  stack.spawn('gateway-2', ['bun', join(root, 'gateway/src/main.ts')], { STOREFRONT_PORT: String(sf), MANAGEMENT_PORT: String(mg), DASHBOARD_PORT: String(dash), OPS_PORT: String(ops) });
   await waitFor(`http://127.0.0.1:${sf}/readyz`);
 
   const targets = [stack.config.MANAGEMENT_PUBLIC_URL, `http://127.0.0.1:${mg}`].map((base) => `${base}/v1/instructors`);

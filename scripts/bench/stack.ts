@@ -35,12 +35,12 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
   const dbName = `studio_bench_${randomBase62(8).toLowerCase()}`;
   const dbUrl = Object.assign(new URL(base.DATABASE_URL), { pathname: `/${dbName}` }).href;
   await migrate(dbUrl);
-  const [sf, mg, dash, sfService, mgService] = (await freePorts(5)) as [number, number, number, number, number];
+  const [sf, mg, dash, sfService, mgService, ops] = (await freePorts(6)) as [number, number, number, number, number, number];
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     DATABASE_URL: dbUrl,
     REDIS_PREFIX: `bench_${randomBase62(8)}:`,
-    STOREFRONT_PORT: String(sf), MANAGEMENT_PORT: String(mg), DASHBOARD_PORT: String(dash),
+    STOREFRONT_PORT: String(sf), MANAGEMENT_PORT: String(mg), DASHBOARD_PORT: String(dash), OPS_PORT: String(ops),
     STOREFRONT_SERVICE_PORT: String(sfService), MANAGEMENT_SERVICE_PORT: String(mgService),
     STOREFRONT_SERVICE_URL: `http://127.0.0.1:${sfService}`, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${mgService}`,
     STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${sf}`, MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${mg}`, DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${dash}`,

@@ -1,0 +1,107 @@
+/**
+ * A service as production runs it (its own Bun process, `main.ts`): one JSON access line
+ * per request honouring LOG_LEVEL, and a graceful drain on SIGTERM.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import { signedHeaders, type Caller } from '@studio/shared';
+import { freePort } from '../scripts/lib/ports';
+import { startStack, type Stack } from './harness';
+
+const root = join(import.meta.dir, '..');
+let s: Stack;
+let studioId: string;
+beforeAll(async () => {
+  s = await startStack();
+  studioId = (await s.studio()).id;
+});
+afterAll(() => s.close());
+
+/** management-service in its own process, its stdout collected. */
+async function spawnService(logLevel: string) {
+  const port = await freePort();
+  const env = {
+    ...(process.env as Record<string, string>), DATABASE_URL: s.config.DATABASE_URL, REDIS_URL: s.config.REDIS_URL, REDIS_PREFIX: s.config.REDIS_PREFIX,
+    GATEWAY_SECRET: s.config.GATEWAY_SECRET, CURSOR_SECRET: s.config.CURSOR_SECRET, MANAGEMENT_SERVICE_PORT: String(port), LOG_LEVEL: logLevel,
+  };
+  const proc = Bun.spawn(['bun', join(root, 'management-service/src/main.ts')], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
+  const out = { text: '' };
+  void (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) out.text += decoder.decode(chunk);
+  })();
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
+    await Bun.sleep(50);
+  }
+  const lines = () => out.text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { proc, url, lines };
+}
+
+const callerOf = (operationId: string): Caller => ({ studioId, keyId: 'key_logged', scopes: ['instructors:read', 'instructors:write'], operationId, requestId: `req_${crypto.randomUUID().slice(0, 8)}` });
+
+test('one JSON access line per request, with ids, trace, operation, status and duration; none below LOG_LEVEL', async () => {
+  const svc = await spawnService('info');
+  try {
+    const caller = callerOf('managementListInstructors');
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const res = await fetch(`${svc.url}/v1/instructors`, { headers: { ...signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller), traceparent } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('traceresponse')).toStartWith('00-0af7651916cd43dd8448eb211c80319c-');
+    let line: Record<string, unknown> | undefined;
+    for (let i = 0; i < 40 && !line; i++) {
+      await Bun.sleep(50);
+      line = svc.lines().find((l) => l.msg === 'request' && l.requestId === caller.requestId);
+    }
+    expect(line).toMatchObject({
+      level: 'info', requestId: caller.requestId, traceId: '0af7651916cd43dd8448eb211c80319c', surface: 'management',
+      operation: 'managementListInstructors', method: 'GET', status: 200, keyId: 'key_logged',
+    });
+    expect(typeof line!.durationMs).toBe('number');
+    expect(typeof line!.time).toBe('string');
+  } finally {
+    svc.proc.kill('SIGTERM');
+    await svc.proc.exited;
+  }
+  const quiet = await spawnService('warn');
+  try {
+    const caller = callerOf('managementListInstructors');
+    await fetch(`${quiet.url}/v1/instructors`, { headers: signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller) });
+    await Bun.sleep(300);
+    expect(quiet.lines().filter((l) => l.msg === 'request')).toEqual([]);
+  } finally {
+    quiet.proc.kill('SIGTERM');
+    await quiet.proc.exited;
+  }
+});
+
+test('SIGTERM drains: no new connections, the request in flight completes, the process exits 0', async () => {
+  const svc = await spawnService('warn');
+  // hold the instructors table, so a create waits in the service until released
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const locked = new Promise<void>((ready) => {
+    void s.sql.begin(async (tx) => {
+      await tx`lock table instructors in access exclusive mode`;
+      ready();
+      await held;
+    });
+  });
+  await locked;
+  const caller = callerOf('managementCreateInstructor');
+  const inFlight = fetch(`${svc.url}/v1/instructors`, {
+    method: 'POST', body: JSON.stringify({ name: 'Drained' }),
+    headers: { ...signedHeaders(s.config.GATEWAY_SECRET, 'POST', '/v1/instructors', caller), 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+  });
+  await Bun.sleep(300);
+  svc.proc.kill('SIGTERM');
+  await Bun.sleep(300);
+  const late = await fetch(`${svc.url}/readyz`).then((r) => r.status, () => 'refused');
+  expect(['refused', 503]).toContain(late);
+  release();
+  const res = await inFlight;
+  expect(res.status).toBe(201);
+  expect(await svc.proc.exited).toBe(0);
+  expect(await s.sql`select 1 from instructors where studio_id = ${studioId} and name = 'Drained'`).toHaveLength(1);
+});
