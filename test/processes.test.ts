@@ -28,7 +28,8 @@ async function spawnService(logLevel: string) {
   const out = { text: '' };
   void (async () => {
     const decoder = new TextDecoder();
-    for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) out.text += decoder.decode(chunk);
+    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) out.text += decoder.decode(r.value);
   })();
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
