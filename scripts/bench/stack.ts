@@ -30,8 +30,9 @@ export async function waitFor(url: string) {
   throw new Error(`not ready: ${url}`);
 }
 
-export async function createBenchStack(serverCpu = '0', overrides: Record<string, string> = {}) {
-  const base = loadConfig();
+/** `server`: the Postgres server to create the database on (default: DATABASE_URL's). */
+export async function createBenchStack(serverCpu = '0', overrides: Record<string, string> = {}, server?: string) {
+  const base = loadConfig(server ? { ...process.env, DATABASE_URL: server } : process.env);
   const dbName = `studio_bench_${randomBase62(8).toLowerCase()}`;
   const dbUrl = Object.assign(new URL(base.DATABASE_URL), { pathname: `/${dbName}` }).href;
   await migrate(dbUrl);
@@ -74,6 +75,8 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
     config,
     dbName,
     spawn,
+    /** The processes started so far (a chaos run checks that none died). */
+    children: () => [...children],
     stopChild,
     /** Starts these processes and waits until each is ready. */
     async start(names: BenchProcess[] = ['storefront-service', 'management-service', 'gateway']) {

@@ -43,6 +43,15 @@ function validationErrors(error: ValidationError): FieldError[] {
   return out;
 }
 
+/** Why the database was unavailable, at most once a second (an outage answers hundreds of 503s). */
+let lastUnavailableLog = 0;
+function unavailableLog(service: string, requestId: string | undefined, error: unknown) {
+  const now = Date.now();
+  if (now - lastUnavailableLog < 1_000) return;
+  lastUnavailableLog = now;
+  log('warn', 'database unavailable', { service, requestId, code: (error as { code?: string })?.code, error: String(error) });
+}
+
 /**
  * What every internal service shares: refuse anything the gateway did not sign
  * (401 `gateway_signature_invalid`), render every error as problem+json from the
@@ -74,6 +83,7 @@ export function serviceKit(o: ServiceKitOptions) {
       if (code === 'PARSE') return problemResponse('malformed_json', requestId, { detail: 'The request body is not valid JSON.' });
       if (code === 'NOT_FOUND') return problemResponse('route_not_found', requestId);
       const pg = translatePgError(error);
+      if (pg?.code === 'service_unavailable') unavailableLog(o.name, requestId, error);
       if (pg) return problemResponse(pg.code, requestId, pg.options);
       const tooLarge = (error as { code?: string })?.code === 'ERR_BODY_TOO_LARGE';
       if (tooLarge) return problemResponse('payload_too_large', requestId);
