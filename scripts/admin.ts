@@ -4,7 +4,8 @@ import { parseArgs } from 'node:util';
 import { AppError, isScope, loadConfig, SCOPES, type KeyKind } from '@studio/shared';
 import { createSql } from '@studio/shared/db';
 import { createRedis, connectRedis, quitRedis } from '@studio/shared/redis';
-import { createApiKey, listApiKeys, revokeApiKey, rollApiKey } from '@studio/gateway/keys/store';
+import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/gateway/keys/store';
+import { parseOriginList } from '@studio/shared/origins';
 import { createLoginLink } from '@studio/gateway/dashboard/links';
 import { migrate } from './lib/migrate';
 import { createStudio, deleteStudio, publishSite, requireStudio } from './lib/studios';
@@ -23,7 +24,9 @@ const USAGE = `usage: bun run admin <command> [options]
   studio:create --name <name> [--slug s] [--timezone tz] [--admin-email e] [--modes broadcast,two_way,community,coaching]
   studio:delete --studio <id>
   key:create --studio <id> --kind secret|publishable --name <name> [--scopes a:read,b:write] [--expires-in 30s|90m|24h|7d]
+             [--origins https://a.example,https://*.a.example]   (publishable keys: the sites that may use it)
              (a secret key needs one or more scopes)
+  key:origins --key <keyId> --origins https://a.example,https://*.a.example   (publishable keys; --origins '' for any)
   key:roll --key <keyId> [--expires-in 24h]   (a new key; the old one stops after --expires-in, 0 for now)
   key:revoke --key <keyId>
   key:list --studio <id>
@@ -34,7 +37,7 @@ const USAGE = `usage: bun run admin <command> [options]
 const [command, ...rest] = Bun.argv.slice(2);
 const OPTIONS = {
   name: { type: 'string' }, slug: { type: 'string' }, timezone: { type: 'string' }, 'admin-email': { type: 'string' },
-  modes: { type: 'string' }, studio: { type: 'string' }, kind: { type: 'string' }, scopes: { type: 'string' },
+  modes: { type: 'string' }, origins: { type: 'string' }, studio: { type: 'string' }, kind: { type: 'string' }, scopes: { type: 'string' },
   key: { type: 'string' }, file: { type: 'string' }, export: { type: 'boolean' }, 'expires-in': { type: 'string' },
 } as const;
 let opts: Partial<Record<Exclude<keyof typeof OPTIONS, 'export'>, string>> & { export?: boolean } = {};
@@ -51,6 +54,13 @@ function duration(text: string): number {
   return Number(m[1]) * { '': 0, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
 }
 const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
+
+/** `--origins a,b`: checked origin patterns, null when none given. */
+function originsOption(text: string | undefined): string[] | null {
+  const parsed = parseOriginList(list(text) ?? []);
+  if ('error' in parsed) throw new UsageError(`--origins: ${parsed.error}`);
+  return parsed.origins;
+}
 
 const config = loadConfig();
 let sql = null as ReturnType<typeof createSql> | null;
@@ -92,7 +102,14 @@ async function run(): Promise<unknown> {
       // as the dashboard: a secret key that can call nothing is a mistake, not a key
       if (kind === 'secret' && !scopes.length) throw new UsageError(`a secret key needs --scopes (one or more of ${SCOPES.join(', ')})`);
       const expiresAt = opts['expires-in'] === undefined ? null : new Date(Date.now() + duration(opts['expires-in']));
-      return createApiKey(db(), { studioId, kind: kind as KeyKind, name, scopes, expiresAt });
+      const allowedOrigins = originsOption(opts.origins);
+      if (kind === 'secret' && allowedOrigins) throw new UsageError('--origins is for publishable keys (secret keys never run in a browser)');
+      return createApiKey(db(), { studioId, kind: kind as KeyKind, name, scopes, expiresAt, allowedOrigins });
+    }
+    case 'key:origins': {
+      const keyId = need('key');
+      const origins = originsOption(opts.origins ?? '') ?? [];
+      return withRedis(async (redis) => ({ record: await setKeyOrigins(db(), redis, config.REDIS_PREFIX, keyId, origins) }));
     }
     case 'key:roll': {
       const keyId = need('key');

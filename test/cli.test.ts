@@ -37,6 +37,18 @@ describe('studio and keys', () => {
     expect(j.admin).toMatchObject({ email: 'owner@lotus.test', role: 'admin', status: 'active' });
     studioId = j.studio.id;
   });
+  test('key:create --origins restricts a publishable key; key:origins changes it; bad input is refused', async () => {
+    const r = (await admin('key:create', '--studio', studioId, '--kind', 'publishable', '--name', 'site', '--origins', 'https://Lotus.example,https://*.lotus.example')).json();
+    expect(r.record.allowedOrigins).toEqual(['https://lotus.example', 'https://*.lotus.example']);
+    await expectProblem(await s.sf('/v1/instructors', r.key, { headers: { origin: 'https://evil.example' } }), 403, 'origin_not_allowed');
+    const changed = (await admin('key:origins', '--key', r.record.id, '--origins', 'https://evil.example')).json();
+    expect(changed.record.allowedOrigins).toEqual(['https://evil.example']);
+    expect((await s.sf('/v1/instructors', r.key, { headers: { origin: 'https://evil.example' } })).status).toBe(200);
+    expect((await admin('key:origins', '--key', r.record.id, '--origins', '')).json().record.allowedOrigins).toBeNull();
+    await fails(['key:create', '--studio', studioId, '--kind', 'publishable', '--name', 'x', '--origins', 'lotus.example'], /not an origin/);
+    await fails(['key:create', '--studio', studioId, '--kind', 'secret', '--name', 'x', '--scopes', 'classes:read', '--origins', 'https://a.example'], /publishable/);
+  });
+
   test('key:create prints the key once; key:list never shows it', async () => {
     const r = (await admin('key:create', '--studio', studioId, '--kind', 'secret', '--name', 'ci', '--scopes', 'classes:read,instructors:read')).json();
     expect(r.key).toMatch(/^svc_sk_[0-9A-Za-z]{32}$/);

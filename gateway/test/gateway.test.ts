@@ -59,7 +59,7 @@ describe('revocation', () => {
     const st = await s.studio();
     const { key, id } = await s.key(st.id, 'publishable');
     const [row] = await s.sql<{ hash: string; studioId: string }[]>`select hash, studio_id from api_keys where id = ${id}`;
-    const live = { id, studioId: row!.studioId, kind: 'publishable' as const, scopes: [], revoked: false, studioLive: true, expiresAt: null };
+    const live = { id, studioId: row!.studioId, kind: 'publishable' as const, scopes: [], revoked: false, studioLive: true, expiresAt: null, allowedOrigins: null };
     await revokeApiKey(s.sql, s.redis, s.config.REDIS_PREFIX, id);
     await s.gateway.keys.share(row!.hash, live); // the racing replica's late write
     expect(await s.redis.exists(`${s.config.REDIS_PREFIX}key:${row!.hash}`)).toBe(0);

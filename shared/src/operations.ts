@@ -234,6 +234,7 @@ export function problemsOf(o: Operation): ProblemCode[] {
     'rate_limited', 'internal_error', 'service_unavailable', 'upstream_timeout',
   ];
   if (o.scope) codes.push('scope_required');
+  if (o.surface === 'storefront') codes.push('origin_not_allowed');
   if (isWrite(o)) {
     codes.push('idempotency_key_required', 'idempotency_key_invalid', 'idempotency_key_reused', 'idempotency_request_in_progress',
       'payload_too_large', 'unsupported_media_type', 'malformed_json', 'conflict', 'unknown_reference');

@@ -58,6 +58,10 @@ export const PROBLEM_DOCS = {
     cause: 'The key belongs to a studio that has been deleted.',
     fix: 'Use a key of an existing studio.',
   },
+  origin_not_allowed: {
+    cause: 'The publishable key is restricted to some websites, and this request\'s Origin header (the page that made it) is not one of them.',
+    fix: 'Call from one of the key\'s allowed origins, or add this origin to the key in the dashboard (Keys, Origins). Requests without an Origin header (server-side) are not restricted.',
+  },
   csrf_failed: {
     cause: 'A dashboard form was out of date, came from another site, or its page was open across a sign-out.',
     fix: 'Reload the page and submit the form again.',

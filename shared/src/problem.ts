@@ -13,6 +13,7 @@ export const PROBLEMS = {
   unauthenticated: [401, 'Not signed in'],
   scope_required: [403, 'Scope required'],
   studio_required: [403, 'Studio required'],
+  origin_not_allowed: [403, 'Origin not allowed'],
   csrf_failed: [403, 'Form expired'],
   not_found: [404, 'Not found'],
   route_not_found: [404, 'Route not found'],

@@ -14,6 +14,8 @@ export interface KeyRecord {
   studioLive: boolean;
   /** When the key stops working (ms since the epoch; a rolled key's old text), or null. */
   expiresAt: number | null;
+  /** Origins a publishable key may be called from (browser `Origin`), or null for any. */
+  allowedOrigins: string[] | null;
 }
 
 /** A record as kept in Redis: stamped with when it was cached (the writing replica's clock). */
@@ -96,14 +98,17 @@ export class KeyResolver {
   }
 
   private async fromPostgres(hash: string): Promise<KeyRecord | null> {
-    const [row] = await this.sql<{ id: string; studioId: string; kind: KeyKind; scopes: string[]; revokedAt: Date | null; expiresAt: Date | null; deletedAt: Date | null }[]>`
-      select k.id, k.studio_id, k.kind, k.scopes, k.revoked_at, k.expires_at, s.deleted_at
+    const [row] = await this.sql<{
+      id: string; studioId: string; kind: KeyKind; scopes: string[]; revokedAt: Date | null; expiresAt: Date | null; deletedAt: Date | null; allowedOrigins: string[] | null;
+    }[]>`
+      select k.id, k.studio_id, k.kind, k.scopes, k.revoked_at, k.expires_at, k.allowed_origins, s.deleted_at
       from api_keys k join studios s on s.id = k.studio_id
       where k.hash = ${hash}`;
     if (!row) return null;
     return {
       id: row.id, studioId: row.studioId, kind: row.kind, scopes: row.scopes, revoked: row.revokedAt !== null,
       studioLive: row.deletedAt === null, expiresAt: row.expiresAt ? row.expiresAt.getTime() : null,
+      allowedOrigins: row.kind === 'publishable' ? row.allowedOrigins : null,
     };
   }
 

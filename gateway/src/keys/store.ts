@@ -1,4 +1,5 @@
-import type { Sql } from '@studio/shared/db';
+import type { Sql, Tx } from '@studio/shared/db';
+import { parseOriginList } from '@studio/shared/origins';
 import type { Redis } from '@studio/shared/redis';
 import { AppError, generateKey, hashKey, isScope, keyHint, newId, isoOrNull, iso, type KeyKind } from '@studio/shared';
 import { ACK_TIMEOUT_MS, REVOKED_MARKER_TTL_S, STALE_MARKER_TTL_S, redisNames } from './channels';
@@ -17,6 +18,7 @@ export interface ApiKeyRow {
   lastUsedAt: Date | null;
   revokedAt: Date | null;
   expiresAt: Date | null;
+  allowedOrigins: string[] | null;
 }
 
 export const keyRecordJson = (r: ApiKeyRow) => ({
@@ -30,21 +32,34 @@ export const keyRecordJson = (r: ApiKeyRow) => ({
   lastUsedAt: isoOrNull(r.lastUsedAt),
   revokedAt: isoOrNull(r.revokedAt),
   expiresAt: isoOrNull(r.expiresAt),
+  allowedOrigins: r.kind === 'publishable' ? r.allowedOrigins : null,
 });
 export type ApiKeyJson = ReturnType<typeof keyRecordJson>;
 
-export async function createApiKey(sql: Sql, input: { studioId: string; kind: KeyKind; name: string; scopes?: string[]; expiresAt?: Date | null }) {
+/** Origins for a key of this kind: null (any), a checked list (publishable keys), or an error. */
+function checkedOrigins(kind: KeyKind, origins: string[] | null | undefined): string[] | null {
+  if (!origins?.length) return null;
+  if (kind !== 'publishable') throw new AppError('validation_failed', { detail: 'only publishable keys are restricted to origins (secret keys never run in a browser)' });
+  const parsed = parseOriginList(origins);
+  if ('error' in parsed) throw new AppError('validation_failed', { detail: parsed.error });
+  return parsed.origins;
+}
+
+export async function createApiKey(
+  sql: Sql | Tx, input: { studioId: string; kind: KeyKind; name: string; scopes?: string[]; expiresAt?: Date | null; allowedOrigins?: string[] | null },
+) {
   const scopes = [...new Set(input.scopes ?? [])];
   const bad = scopes.filter((s) => !isScope(s));
   if (bad.length) throw new AppError('validation_failed', { detail: `unknown scope ${bad.join(', ')}` });
   if (input.kind === 'publishable' && scopes.length) throw new AppError('validation_failed', { detail: 'publishable keys have no scopes' });
   const name = input.name.trim();
   if (!name || name.length > 100) throw new AppError('validation_failed', { detail: 'name must be 1..100 characters' });
+  const allowedOrigins = checkedOrigins(input.kind, input.allowedOrigins);
   const [studio] = await sql`select id from studios where id = ${input.studioId} and deleted_at is null`;
   if (!studio) throw new AppError('not_found', { detail: `no studio ${input.studioId}` });
   const key = generateKey(input.kind);
   const [row] = await sql<ApiKeyRow[]>`
-    insert into api_keys ${sql({ id: newId('key'), studioId: input.studioId, kind: input.kind, name, scopes: scopes.sort(), hash: hashKey(key), hint: keyHint(key), expiresAt: input.expiresAt ?? null })}
+    insert into api_keys ${sql({ id: newId('key'), studioId: input.studioId, kind: input.kind, name, scopes: scopes.sort(), hash: hashKey(key), hint: keyHint(key), expiresAt: input.expiresAt ?? null, allowedOrigins })}
     returning *`;
   return { key, record: keyRecordJson(row!) };
 }
@@ -70,13 +85,17 @@ export async function revokeApiKey(sql: Sql, redis: Redis | null, prefix: string
  * drops its cached record of the old key before this returns, so the expiry holds at its instant.
  */
 export async function rollApiKey(sql: Sql, redis: Redis | null, prefix: string, keyId: string, expiresInMs: number, studioId?: string) {
-  const [old] = await sql<ApiKeyRow[]>`
-    select * from api_keys where id = ${keyId} ${studioId ? sql`and studio_id = ${studioId}` : sql``} and revoked_at is null`;
-  if (!old) throw new AppError('not_found', { detail: `no live key ${keyId}` });
-  const next = await createApiKey(sql, { studioId: old.studioId, kind: old.kind, name: old.name, scopes: old.scopes });
-  const [previous] = await sql<ApiKeyRow[]>`
-    update api_keys set expires_at = least(coalesce(expires_at, 'infinity'), now() + make_interval(secs => ${expiresInMs / 1000}))
-    where id = ${keyId} returning *`;
+  // one transaction: a roll either gives the new key and ends the old one, or does nothing
+  const { old, next, previous } = await sql.begin(async (tx) => {
+    const [old] = await tx<ApiKeyRow[]>`
+      select * from api_keys where id = ${keyId} ${studioId ? tx`and studio_id = ${studioId}` : tx``} and revoked_at is null for update`;
+    if (!old) throw new AppError('not_found', { detail: `no live key ${keyId}` });
+    const next = await createApiKey(tx, { studioId: old.studioId, kind: old.kind, name: old.name, scopes: old.scopes, allowedOrigins: old.allowedOrigins });
+    const [previous] = await tx<ApiKeyRow[]>`
+      update api_keys set expires_at = least(coalesce(expires_at, 'infinity'), now() + make_interval(secs => ${expiresInMs / 1000}))
+      where id = ${keyId} returning *`;
+    return { old, next, previous };
+  });
   const propagated = await broadcastEviction(redis, prefix, [old.hash], { revoked: false });
   return { ...next, previous: { id: previous!.id, expiresAt: iso(previous!.expiresAt!) }, propagated };
 }
@@ -116,6 +135,19 @@ export async function broadcastEviction(redis: Redis | null, prefix: string, has
   } catch {
     return false;
   }
+}
+
+/**
+ * Restrict a publishable key to these origins (an empty list: any origin again). Every
+ * replica drops its cached record before this returns, so the change holds at once.
+ */
+export async function setKeyOrigins(sql: Sql, redis: Redis | null, prefix: string, keyId: string, origins: string[], studioId?: string) {
+  const [key] = await sql<ApiKeyRow[]>`select * from api_keys where id = ${keyId} ${studioId ? sql`and studio_id = ${studioId}` : sql``}`;
+  if (!key) throw new AppError('not_found', { detail: `no key ${keyId}` });
+  const allowedOrigins = checkedOrigins(key.kind, origins);
+  const [row] = await sql<ApiKeyRow[]>`update api_keys set allowed_origins = ${allowedOrigins} where id = ${keyId} returning *`;
+  const propagated = await broadcastEviction(redis, prefix, [key.hash], { revoked: false });
+  return { ...keyRecordJson(row!), propagated };
 }
 
 export async function listApiKeys(sql: Sql, studioId: string) {

@@ -1,3 +1,4 @@
+import { originAllowed } from '@studio/shared/origins';
 import type { KeyRecord } from '../keys/resolver';
 import { refuse, type Ctx } from './context';
 import type { KeyLookup } from './key';
@@ -26,7 +27,8 @@ export function keyDetail(code: KeyProblem, p: SurfaceProfile): string {
 
 /**
  * Step 4: may this key make this call? In order: a route that exists, a method it
- * allows, a usable key of this surface's kind, a live studio, the operation's scope.
+ * allows, a usable key of this surface's kind, a live studio, an allowed origin (keys
+ * restricted to origins), the operation's scope.
  * A key that resolved is kept on the context even when refused, so its studio's
  * activity log shows the call.
  */
@@ -43,6 +45,11 @@ export function authorizeStep(p: SurfaceProfile) {
     if (keyProblem) return refuse(p, c, keyProblem, { detail: keyDetail(keyProblem, p) });
     const k = c.key!;
     if (!k.studioLive) return refuse(p, c, 'studio_required', { detail: 'The key belongs to a studio that no longer exists.' });
+    // a key restricted to its sites' pages: a browser names the page's origin; a server-side call names none and passes
+    const origin = k.allowedOrigins ? c.req.headers.get('origin') : null;
+    if (origin !== null && !originAllowed(k.allowedOrigins, origin)) {
+      return refuse(p, c, 'origin_not_allowed', { detail: `This key may not be used from ${origin}; it is restricted to its studio's own websites.` });
+    }
     if (op.scope && !k.scopes.includes(op.scope)) {
       return refuse(p, c, 'scope_required', { detail: `This operation needs the ${op.scope} scope.`, extra: { requiredScope: op.scope } });
     }

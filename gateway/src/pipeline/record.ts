@@ -23,9 +23,14 @@ export interface RecordDeps {
 export function recordStep(p: SurfaceProfile, { activity, metrics, spans }: RecordDeps) {
   /** The headers of this request's answer. */
   function answerHeaders(c: Ctx): Record<string, string> {
-    const base = p.cors
+    const base: Record<string, string> = p.cors
       ? { [REQUEST_ID]: c.requestId, [TRACERESPONSE]: traceparentOf(c.trace), ...CORS_HEADERS }
       : { [REQUEST_ID]: c.requestId, [TRACERESPONSE]: traceparentOf(c.trace) };
+    // a key held to its sites names the one allowed origin, not any (Storefront answers vary by Origin)
+    if (p.cors && c.key?.allowedOrigins && !c.problem) {
+      const origin = c.req.headers.get('origin');
+      if (origin) base['access-control-allow-origin'] = origin;
+    }
     return c.limitHeaders ? { ...base, ...c.limitHeaders } : base;
   }
 

@@ -18,7 +18,7 @@ export function ctxOf(url: string, init: RequestInit = {}, peer = '203.0.113.7')
 }
 
 export const record = (over: Partial<KeyRecord> = {}): KeyRecord => ({
-  id: 'key_unit', studioId: 'std_unit', kind: 'secret', scopes: ['classes:read'], revoked: false, studioLive: true, expiresAt: null, ...over,
+  id: 'key_unit', studioId: 'std_unit', kind: 'secret', scopes: ['classes:read'], revoked: false, studioLive: true, expiresAt: null, allowedOrigins: null, ...over,
 });
 
 export async function problemOf(res: Response) {
