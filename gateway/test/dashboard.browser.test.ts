@@ -81,7 +81,7 @@ test('sign in, create a secret key, use it, find the call in the activity log, r
   expect(html).not.toContain(key);
   const row = page.locator('tr', { hasText: 'booking-sync' });
   await expect(row.locator('td[data-label="Key"]').textContent()).resolves.toBe(`svc_sk_…${key.slice(-4)}`);
-  await expect(row.locator('td[data-label="Scopes"]').textContent()).resolves.toBe('classes:writeinstructors:read');
+  await expect(row.locator('td[data-label="Access"]').textContent()).resolves.toBe('classes: write; instructors: read');
   const [count] = await s.sql`select count(*)::int as n from api_keys where studio_id = ${studio.id}`;
   expect(count!.n).toBe(2);
 

@@ -1,20 +1,30 @@
-import { OPERATIONS } from '@studio/shared';
+import { OPERATIONS, problemTypeBase, type Operation } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
-import { html, layout, page, type Html } from './html';
+import { chartBuckets, chartSvg, type ChartRange } from './chart';
+import { chromeOf, html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
+import type { DashboardDeps } from './index';
 import type { Session } from './session';
 
-/** The Activity page: newest first, 50 a page by keyset (at desc, id desc), filters by key, operation, outcome. */
+/**
+ * The Activity page: a chart of calls and errors, then entries newest first, 50 a
+ * page by keyset (at desc, id desc), filtered by key, operation, outcome and date
+ * range; a request id (from an error body) opens its entry.
+ */
 
 export const PAGE_SIZE = 50;
 const OUTCOMES = ['success', 'client_error', 'server_error'] as const;
 const OUTCOME_LABEL: Record<string, string> = { success: 'Success (2xx/3xx)', client_error: 'Client error (4xx)', server_error: 'Server error (5xx)' };
 /** Filter value for entries with no operation (an unknown route). */
 const UNKNOWN_OP = 'unknown';
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 interface Filters {
   key: string;
   operation: string;
   outcome: string;
+  /** UTC dates, inclusive. */
+  from: string;
+  to: string;
   /** Id of the last entry of the previous page. */
   after: string;
 }
@@ -25,13 +35,19 @@ interface ActivityRow {
   operationId: string | null;
   method: string;
   path: string;
+  query: string | null;
   status: number;
   outcome: string;
   durationMs: number;
   requestId: string;
+  problemCode: string | null;
+  traceId: string | null;
   keyName: string | null;
   keyHint: string | null;
+  keyKind: 'secret' | 'publishable' | null;
 }
+
+const validDay = (s: string) => DAY.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`));
 
 /** Unknown filter values are dropped rather than refused, so a stale bookmark still shows a page. */
 function readFilters(url: URL, keyIds: Set<string>): Filters {
@@ -41,19 +57,26 @@ function readFilters(url: URL, keyIds: Set<string>): Filters {
     key: keyIds.has(q('key')) ? q('key') : '',
     operation: operation === UNKNOWN_OP || OPERATIONS.some((o) => o.id === operation) ? operation : '',
     outcome: (OUTCOMES as readonly string[]).includes(q('outcome')) ? q('outcome') : '',
+    from: validDay(q('from')) ? q('from') : '',
+    to: validDay(q('to')) ? q('to') : '',
     after: /^\d{1,18}$/.test(q('after')) ? q('after') : '',
   };
 }
 
+const SELECT = (sql: Sql) => sql`
+  select a.id::text as id, a.at, a.operation_id, a.method, a.path, a.query, a.status, a.outcome, a.duration_ms, a.request_id,
+         a.problem_code, a.trace_id, k.name as key_name, k.hint as key_hint, k.kind as key_kind
+  from activity a left join api_keys k on k.id = a.key_id and k.studio_id = a.studio_id`;
+
+/** One index range scan of (studio_id, at desc, id desc), whatever the filters. */
 async function queryActivity(sql: Sql, studioId: string, f: Filters): Promise<ActivityRow[]> {
-  return sql<ActivityRow[]>`
-    select a.id::text as id, a.at, a.operation_id, a.method, a.path, a.status, a.outcome, a.duration_ms, a.request_id,
-           k.name as key_name, k.hint as key_hint
-    from activity a left join api_keys k on k.id = a.key_id and k.studio_id = a.studio_id
+  return sql<ActivityRow[]>`${SELECT(sql)}
     where a.studio_id = ${studioId}
       ${f.key ? sql`and a.key_id = ${f.key}` : sql``}
       ${f.operation === UNKNOWN_OP ? sql`and a.operation_id is null` : f.operation ? sql`and a.operation_id = ${f.operation}` : sql``}
       ${f.outcome ? sql`and a.outcome = ${f.outcome}` : sql``}
+      ${f.from ? sql`and a.at >= ${new Date(`${f.from}T00:00:00Z`)}` : sql``}
+      ${f.to ? sql`and a.at < ${new Date(Date.parse(`${f.to}T00:00:00Z`) + 86_400_000)}` : sql``}
       ${f.after ? sql`and (a.at, a.id) < (select at, id from activity where studio_id = ${studioId} and id = ${f.after})` : sql``}
     order by a.at desc, a.id desc
     limit ${PAGE_SIZE + 1}`;
@@ -62,51 +85,131 @@ async function queryActivity(sql: Sql, studioId: string, f: Filters): Promise<Ac
 const option = (value: string, label: string, selected: string) =>
   html`<option value="${value}" ${value === selected ? html`selected` : ''}>${label}</option>`;
 
+/** `/v1/classes/{classId}` -> "Classes". */
+const resourceOf = (o: Operation) => {
+  const r = o.path.split('/')[2] ?? 'other';
+  return r.charAt(0).toUpperCase() + r.slice(1);
+};
+const OPERATION_GROUPS = Object.entries(Object.groupBy(OPERATIONS, resourceOf)).sort(([a], [b]) => a.localeCompare(b));
+const surfaceName = (o: Operation) => (o.surface === 'storefront' ? 'Storefront' : 'Management');
+
+function operationSelect(selected: string): Html {
+  return html`<select name="operation">${option('', 'All operations', selected)}
+    ${OPERATION_GROUPS.map(([resource, ops]) => html`<optgroup label="${resource}">${ops!.map((o) => option(o.id, `${surfaceName(o)}: ${o.summary}`, selected))}</optgroup>`)}
+    ${option(UNKNOWN_OP, 'Unknown route', selected)}</select>`;
+}
+
 function filterForm(f: Filters, keys: { id: string; name: string; hint: string; revoked: boolean }[]): Html {
   return html`<form method="get" action="/activity" class="filters card" data-autosubmit>
     <label class="field">Key <select name="key">${option('', 'All keys', f.key)}${keys.map((k) => option(k.id, `${k.name} (${k.hint})${k.revoked ? ' – revoked' : ''}`, f.key))}</select></label>
-    <label class="field">Operation <select name="operation">${option('', 'All operations', f.operation)}${OPERATIONS.map((o) => option(o.id, o.id, f.operation))}${option(UNKNOWN_OP, 'Unknown route', f.operation)}</select></label>
+    <label class="field">Operation ${operationSelect(f.operation)}</label>
     <label class="field">Outcome <select name="outcome">${option('', 'All outcomes', f.outcome)}${OUTCOMES.map((o) => option(o, OUTCOME_LABEL[o]!, f.outcome))}</select></label>
+    <label class="field">From (UTC) <input type="date" name="from" value="${f.from}"></label>
+    <label class="field">To (UTC) <input type="date" name="to" value="${f.to}"></label>
     <div class="filter-actions"><button type="submit" class="btn btn-primary">Apply</button> <a href="/activity" class="btn btn-quiet">Reset</a></div>
   </form>`;
 }
 
-function row(r: ActivityRow): Html {
+const searchForm = (value = '') => html`<form method="get" action="/activity" class="search card" role="search">
+  <label class="field">Find a request by its id <input name="request" value="${value}" placeholder="req_… (from an error's requestId or X-Request-Id)" spellcheck="false" autocomplete="off"></label>
+  <button type="submit" class="btn btn-primary">Open</button>
+</form>`;
+
+function row(r: ActivityRow, s: Session): Html {
   const cls = r.outcome === 'success' ? 'ok' : r.outcome === 'client_error' ? 'warn' : 'bad';
   return html`<tr data-request-id="${r.requestId}">
-    <td data-label="Time"><time datetime="${r.at.toISOString()}">${r.at.toISOString()}</time></td>
+    <td data-label="Time">${timeTag(r.at, undefined, s.studioTimezone)}</td>
     <td data-label="Key">${r.keyName === null ? html`<span class="muted">deleted key</span>` : html`${r.keyName} <code>${r.keyHint}</code>`}</td>
     <td data-label="Operation">${r.operationId ? html`<code class="op">${r.operationId}</code>` : html`<span class="muted">unknown route</span>`}</td>
-    <td data-label="Request" class="req"><span class="method">${r.method}</span> <code class="path">${r.path}</code></td>
-    <td data-label="Status"><span class="status ${cls}">${r.status}</span></td>
+    <td data-label="Request" class="req"><span class="method">${r.method}</span> <code class="path">${r.path}${r.query ? `?${r.query}` : ''}</code></td>
+    <td data-label="Status"><span class="status ${cls}">${r.status}</span>${r.problemCode ? html` <code class="small">${r.problemCode}</code>` : ''}</td>
     <td data-label="Duration" class="num">${Math.round(r.durationMs * 10) / 10} ms</td>
-    <td data-label="Request id"><code class="small">${r.requestId}</code></td>
+    <td data-label="Request id"><a href="/activity/${r.requestId}" class="entry-link"><code class="small">${r.requestId}</code></a></td>
   </tr>`;
 }
 
-export async function activityPage(sql: Sql, s: Session, url: URL): Promise<Response> {
+function pager(f: Filters, more: boolean, lastId: string | undefined): Html {
+  const params = (after?: string) => {
+    const p = new URLSearchParams();
+    for (const n of ['key', 'operation', 'outcome', 'from', 'to'] as const) if (f[n]) p.set(n, f[n]);
+    if (after) p.set('after', after);
+    return p.size ? `?${p}` : '';
+  };
+  return html`<nav class="pager" aria-label="Pages">
+    ${f.after ? html`<a href="/activity${params()}" class="btn btn-quiet">Newest</a>` : ''}
+    ${more ? html`<a href="/activity${params(lastId)}" class="btn btn-quiet" rel="next">Older entries →</a>` : ''}
+  </nav>`;
+}
+
+export async function activityPage(deps: DashboardDeps, s: Session, url: URL): Promise<Response> {
+  const { sql } = deps;
+  const wanted = url.searchParams.get('request')?.trim();
+  if (wanted) return findEntry(deps, s, wanted);
   const keys = await sql<{ id: string; name: string; hint: string; revoked: boolean }[]>`
     select id, name, hint, revoked_at is not null as revoked from api_keys where studio_id = ${s.studioId} order by created_at desc, id desc`;
   const f = readFilters(url, new Set(keys.map((k) => k.id)));
-  const rows = await queryActivity(sql, s.studioId, f);
+  const range: ChartRange = url.searchParams.get('chart') === '30d' ? '30d' : '24h';
+  const [rows, buckets] = await Promise.all([queryActivity(sql, s.studioId, f), chartBuckets(sql, s.studioId, range)]);
   const more = rows.length > PAGE_SIZE;
   const shown = rows.slice(0, PAGE_SIZE);
-  const next = new URLSearchParams();
-  for (const n of ['key', 'operation', 'outcome'] as const) if (f[n]) next.set(n, f[n]);
-  if (more) next.set('after', shown.at(-1)!.id);
-  const filtered = Boolean(f.key || f.operation || f.outcome);
+  const filtered = Boolean(f.key || f.operation || f.outcome || f.from || f.to);
   const body = html`<h1>Activity</h1>
-    <p class="muted">Every call made with this studio's keys, newest first. New calls appear within a second or two; entries are kept 90 days.</p>
+    <p class="muted">Every call made with this studio's keys, newest first. New calls appear within a second or two; entries are kept 90 days. Times are UTC; hover one for the studio's local time (${s.studioTimezone}).</p>
+    <section class="card chart-card" aria-label="Traffic">
+      <div class="row spread"><h2 class="h3">${range === '24h' ? 'Last 24 hours, per hour' : 'Last 30 days, per day'}</h2>
+        <span class="legend"><span class="swatch calls"></span> calls <span class="swatch errors"></span> errors ·
+          ${range === '24h' ? html`<a href="/activity?chart=30d">30 days</a>` : html`<a href="/activity">24 hours</a>`}</span></div>
+      ${chartSvg(buckets, range)}
+    </section>
+    ${searchForm()}
     ${filterForm(f, keys)}
     ${shown.length
       ? html`<table class="list activity">
           <thead><tr><th>Time (UTC)</th><th>Key</th><th>Operation</th><th>Request</th><th>Status</th><th>Duration</th><th>Request id</th></tr></thead>
-          <tbody>${shown.map(row)}</tbody>
+          <tbody>${shown.map((r) => row(r, s))}</tbody>
         </table>`
       : html`<p class="empty card">${f.after ? 'No older entries.' : filtered ? 'No calls match these filters.' : 'No calls yet. Calls made with your keys will show up here.'}</p>`}
-    <nav class="pager" aria-label="Pages">
-      ${f.after ? html`<a href="/activity${filtered ? `?${new URLSearchParams(Object.entries(f).filter(([k, v]) => k !== 'after' && v))}` : ''}" class="btn btn-quiet">Newest</a>` : ''}
-      ${more ? html`<a href="/activity?${next.toString()}" class="btn btn-quiet" rel="next">Older entries →</a>` : ''}
-    </nav>`;
-  return page(layout({ title: 'Activity', studio: { name: s.studioName, csrf: s.csrfToken, current: 'activity' } }, body));
+    ${pager(f, more, shown.at(-1)?.id)}`;
+  return page(layout({ title: 'Activity', studio: chromeOf(deps.config, s, 'activity') }, body));
+}
+
+async function entryOf(sql: Sql, studioId: string, requestId: string): Promise<ActivityRow | undefined> {
+  const [r] = await sql<ActivityRow[]>`${SELECT(sql)} where a.studio_id = ${studioId} and a.request_id = ${requestId} order by a.at desc limit 1`;
+  return r;
+}
+
+/** A request id searched for: its entry, or a page that says none of this studio's calls has it. */
+async function findEntry(deps: DashboardDeps, s: Session, requestId: string): Promise<Response> {
+  if (/^[0-9A-Za-z_-]{1,100}$/.test(requestId) && (await entryOf(deps.sql, s.studioId, requestId))) return redirect(`/activity/${requestId}`);
+  const body = html`<h1>Activity</h1>${searchForm(requestId)}
+    <p class="empty card" role="status">No call of this studio has the request id <code>${requestId}</code>. Entries appear a second or two after the call and are kept 90 days.</p>
+    <p><a href="/activity">All activity</a></p>`;
+  return page(layout({ title: 'Activity', studio: chromeOf(deps.config, s, 'activity') }, body), 404);
+}
+
+/** `/activity/{requestId}`: everything the log knows of one call. */
+export async function activityEntryPage(deps: DashboardDeps, s: Session, requestId: string): Promise<Response> {
+  const r = await entryOf(deps.sql, s.studioId, requestId);
+  const chrome = chromeOf(deps.config, s, 'activity');
+  if (!r) return messagePage(404, 'No such entry', 'This studio has no activity entry with that request id.', chrome);
+  const surface = r.operationId?.startsWith('storefront') || (!r.operationId && r.keyKind === 'publishable') ? 'storefront' : 'management';
+  const problemLink = r.problemCode ? html`<a href="${problemTypeBase(deps.config, surface)}${r.problemCode}"><code>${r.problemCode}</code></a>` : html`<span class="muted">none</span>`;
+  const op = OPERATIONS.find((o) => o.id === r.operationId);
+  const item = (label: string, value: Html | string) => html`<dt>${label}</dt><dd>${value}</dd>`;
+  const body = html`<p><a href="/activity">← Activity</a></p>
+    <section class="card entry" aria-labelledby="entry-title">
+      <h1 id="entry-title"><span class="method">${r.method}</span> <code class="path">${r.path}${r.query ? `?${r.query}` : ''}</code></h1>
+      <dl class="facts">
+        ${item('Time', timeTag(r.at, undefined, s.studioTimezone))}
+        ${item('Status', html`<span class="status ${r.outcome === 'success' ? 'ok' : r.outcome === 'client_error' ? 'warn' : 'bad'}">${r.status}</span> ${OUTCOME_LABEL[r.outcome] ?? r.outcome}`)}
+        ${item('Problem', problemLink)}
+        ${item('Operation', op ? html`<code>${op.id}</code> (${surfaceName(op)}: ${op.summary})` : html`<span class="muted">unknown route</span>`)}
+        ${item('Query string', r.query ? html`<code>${r.query}</code>` : html`<span class="muted">none</span>`)}
+        ${item('Duration', `${Math.round(r.durationMs * 100) / 100} ms at the gateway`)}
+        ${item('Key', r.keyName === null ? html`<span class="muted">deleted key</span>` : html`${r.keyName} <code>${r.keyHint}</code> (${r.keyKind})`)}
+        ${item('Request id', html`<code>${r.requestId}</code>`)}
+        ${item('Trace id', r.traceId ? html`<code>${r.traceId}</code>` : html`<span class="muted">not recorded</span>`)}
+      </dl>
+    </section>`;
+  return page(layout({ title: `Activity ${r.requestId}`, studio: chrome }, body));
 }

@@ -1,3 +1,4 @@
+import { publicUrlOf, type Config } from '@studio/shared';
 /**
  * HTML building with escaping by default: every interpolated value is escaped
  * unless it is already `Html` (the output of this tag), so user input such as
@@ -38,10 +39,28 @@ export const SECURITY_HEADERS: Record<string, string> = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
+/** The signed-in studio, as every page's header shows it. */
+export interface StudioChrome {
+  name: string;
+  id?: string;
+  csrf: string;
+  current: 'keys' | 'activity';
+  /** Each surface's API reference. */
+  docs?: { storefront: string; management: string };
+}
+
 export interface PageChrome {
   title: string;
   /** Signed-in studio: shows the navigation and the sign-out form. */
-  studio?: { name: string; csrf: string; current: 'keys' | 'activity' };
+  studio?: StudioChrome;
+}
+
+/** The chrome of a signed-in page. */
+export function chromeOf(config: Config, s: { studioName: string; studioId: string; csrfToken: string }, current: StudioChrome['current']): StudioChrome {
+  return {
+    name: s.studioName, id: s.studioId, csrf: s.csrfToken, current,
+    docs: { storefront: `${publicUrlOf(config, 'storefront')}/docs`, management: `${publicUrlOf(config, 'management')}/docs` },
+  };
 }
 
 export function layout(chrome: PageChrome, body: Html): Html {
@@ -50,6 +69,7 @@ export function layout(chrome: PageChrome, body: Html): Html {
     ? html`<nav class="nav" aria-label="Sections">
         <a href="/keys" ${s.current === 'keys' ? html`aria-current="page"` : ''}>API keys</a>
         <a href="/activity" ${s.current === 'activity' ? html`aria-current="page"` : ''}>Activity</a>
+        ${s.docs ? html`<a href="${s.docs.storefront}" rel="noopener">Storefront docs</a> <a href="${s.docs.management}" rel="noopener">Management docs</a>` : ''}
       </nav>
       <form method="post" action="/logout" class="signout">
         <input type="hidden" name="csrf" value="${s.csrf}">
@@ -69,7 +89,7 @@ export function layout(chrome: PageChrome, body: Html): Html {
 </head>
 <body>
 <header class="top">
-  <div class="brand"><span class="brand-mark" aria-hidden="true">◆</span> Developer settings${s ? html` <span class="studio">${s.name}</span>` : ''}</div>
+  <div class="brand"><span class="brand-mark" aria-hidden="true">◆</span> Developer settings${s ? html` <span class="studio">${s.name}</span>${s.id ? html` <code class="studio-id" title="Studio id">${s.id}</code>` : ''}` : ''}</div>
   ${nav}
 </header>
 <main class="main">
@@ -99,6 +119,28 @@ export function messagePage(status: number, title: string, text: Html | string, 
   return page(layout({ title, studio: chrome }, body), status);
 }
 
-/** `2025-01-02T03:04:05.678Z` for machines, shown as `2025-01-02 03:04:05 UTC` for people. */
-export const timeTag = (d: Date | null, empty = 'Never') =>
-  d ? html`<time datetime="${d.toISOString()}">${d.toISOString().replace('T', ' ').slice(0, 19)} UTC</time>` : html`<span class="muted">${empty}</span>`;
+const LOCAL_FORMATS = new Map<string, Intl.DateTimeFormat>();
+/** `2026-11-22 18:04:05` in a zone (the studio's), or null for UTC itself or an unknown zone. */
+function localTime(d: Date, timeZone: string): string | null {
+  if (timeZone === 'UTC') return null;
+  let f = LOCAL_FORMATS.get(timeZone);
+  if (!f) {
+    try {
+      f = new Intl.DateTimeFormat('sv-SE', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+    } catch {
+      return null;
+    }
+    LOCAL_FORMATS.set(timeZone, f);
+  }
+  return f.format(d);
+}
+
+/**
+ * The one way the dashboard writes an instant: `2025-01-02 03:04:05 UTC`, machine-readable
+ * in `datetime`, and the studio's local time on hover (`timeZone`).
+ */
+export function timeTag(d: Date | null, empty = 'Never', timeZone = 'UTC'): Html {
+  if (!d) return html`<span class="muted">${empty}</span>`;
+  const local = localTime(d, timeZone);
+  return html`<time datetime="${d.toISOString()}" ${local ? html`title="${local} ${timeZone}"` : ''}>${d.toISOString().replace('T', ' ').slice(0, 19)} UTC</time>`;
+}

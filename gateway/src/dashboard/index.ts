@@ -3,8 +3,9 @@ import { etagMatches, etagOf, log, newRequestId, type Config } from '@studio/sha
 import type { Sql } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
 import type { ActivityWriter } from '../activity/writer';
-import { activityPage } from './activity';
-import { SECURITY_HEADERS, messagePage, redirect } from './html';
+import { activityEntryPage, activityPage } from './activity';
+import { keyOrigins, renameKey, rollKey } from './key-actions';
+import { SECURITY_HEADERS, chromeOf, messagePage, redirect } from './html';
 import { createKey, keysPage, revokeKey, revokedNotice } from './keys';
 import { csrfMatches, loadSession, sameOrigin, type Session } from './session';
 import { loginLinkPage, signInPage, signOut, useLoginLink } from './signin';
@@ -25,57 +26,65 @@ const ASSETS: Record<string, string> = {
 type Handler = (req: Request, url: URL) => Promise<Response> | Response;
 type SessionHandler = (req: Request, url: URL, s: Session, form: FormData | null) => Promise<Response> | Response;
 
-/**
- * Developer settings pages on the dashboard port: server-rendered HTML, plain
- * routing (a handful of pages), POST-redirect-GET, a session cookie and a
- * per-session CSRF token on every form.
- */
-export function createDashboard(deps: DashboardDeps) {
-  const { config, sql, redis } = deps;
-  const assetCache = new Map<string, { body: string; etag: string }>();
+/** What to do with one key, by the last segment of `/keys/{keyId}/…`; `form` is null on GET. */
+const KEY_ACTIONS: Record<string, (deps: DashboardDeps, s: Session, keyId: string, form: FormData | null) => Promise<Response>> = {
+  roll: rollKey,
+  rename: renameKey,
+  origins: keyOrigins,
+};
+const KEY_PATH = /^\/keys\/(key_[0-9A-Za-z]{1,64})\/(revoke|roll|rename|origins)$/;
 
-  async function asset(req: Request, path: string): Promise<Response> {
-    let a = assetCache.get(path);
+async function readForm(req: Request): Promise<FormData | Response> {
+  const type = req.headers.get('content-type') ?? '';
+  if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data'))
+    return messagePage(415, 'Unsupported form', 'This page accepts only HTML form submissions.');
+  if (Number(req.headers.get('content-length') ?? 0) > MAX_FORM_BYTES) return messagePage(413, 'Form too large', 'That form was too large.');
+  try {
+    return await req.formData();
+  } catch {
+    return messagePage(400, 'Unreadable form', 'That form could not be read. Go back and try again.');
+  }
+}
+
+/** The dashboard's own files, read once, with an ETag. */
+function assets() {
+  const cache = new Map<string, { body: string; etag: string }>();
+  return async (req: Request, path: string): Promise<Response> => {
+    let a = cache.get(path);
     if (!a) {
       const body = await Bun.file(new URL(`.${path}`, import.meta.url)).text();
-      assetCache.set(path, (a = { body, etag: etagOf(body) }));
+      cache.set(path, (a = { body, etag: etagOf(body) }));
     }
     const headers = { 'content-type': ASSETS[path]!, etag: a.etag, 'cache-control': 'no-cache' };
     if (etagMatches(req.headers.get('if-none-match'), a.etag)) return new Response(null, { status: 304, headers });
     return new Response(a.body, { headers });
-  }
+  };
+}
 
-  async function readForm(req: Request): Promise<FormData | Response> {
-    const type = req.headers.get('content-type') ?? '';
-    if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data'))
-      return messagePage(415, 'Unsupported form', 'This page accepts only HTML form submissions.');
-    if (Number(req.headers.get('content-length') ?? 0) > MAX_FORM_BYTES) return messagePage(413, 'Form too large', 'That form was too large.');
-    try {
-      return await req.formData();
-    } catch {
-      return messagePage(400, 'Unreadable form', 'That form could not be read. Go back and try again.');
-    }
-  }
-
-  /** Pages that need a session: none without one, and every POST checks Origin and the CSRF token. */
-  const signedIn = (h: SessionHandler): Handler => async (req, url) => {
+/** Pages that need a session: none without one, and every POST checks Origin and the CSRF token. */
+function sessionGuard(deps: DashboardDeps) {
+  const { sql, config } = deps;
+  return (h: SessionHandler): Handler => async (req, url) => {
     const s = await loadSession(sql, config, req);
     if (!s) return redirect('/sign-in');
     if (req.method !== 'POST') return h(req, url, s, null);
     const form = await readForm(req);
     if (form instanceof Response) return form;
     if (!sameOrigin(config, req) || !csrfMatches(s, form.get('csrf')))
-      return messagePage(403, 'Form expired', 'This form is out of date or did not come from this site. Reload the page and try again.', { name: s.studioName, csrf: s.csrfToken, current: 'keys' });
+      return messagePage(403, 'Form expired', 'This form is out of date or did not come from this site. Reload the page and try again.', chromeOf(config, s, 'keys'));
     return h(req, url, s, form);
   };
+}
 
+function dashboardRoutes(deps: DashboardDeps): Record<string, Partial<Record<'GET' | 'POST', Handler>>> {
+  const { config, sql, redis } = deps;
+  const signedIn = sessionGuard(deps);
+  const asset = assets();
   const routes: Record<string, Partial<Record<'GET' | 'POST', Handler>>> = {
     '/': { GET: () => redirect('/keys') },
     '/healthz': { GET: () => new Response('ok', { headers: { 'content-type': 'text/plain' } }) },
     '/readyz': { GET: () => readiness(sql, redis) },
-    '/sign-in': {
-      GET: (_req, url) => signInPage(url.searchParams.has('signed-out') ? 'You are signed out.' : undefined),
-    },
+    '/sign-in': { GET: (_req, url) => signInPage(url.searchParams.has('signed-out') ? 'You are signed out.' : undefined) },
     '/login': {
       GET: (_req, url) => loginLinkPage(deps, url),
       POST: async (req) => {
@@ -86,25 +95,43 @@ export function createDashboard(deps: DashboardDeps) {
     },
     '/logout': { POST: signedIn((_req, _url, s) => signOut(deps, s)) },
     '/keys': {
-      GET: signedIn(async (_req, url, s) => keysPage(deps, s, { notice: await revokedNotice(deps, s, url.searchParams.get('revoked')) })),
+      GET: signedIn(async (_req, url, s) => keysPage(deps, s, { notice: await revokedNotice(deps, s, url.searchParams.get('revoked')), hideInactive: url.searchParams.get('hide') === 'inactive' })),
       POST: signedIn((_req, _url, s, form) => createKey(deps, s, form!)),
     },
-    '/activity': { GET: signedIn((_req, url, s) => activityPage(sql, s, url)) },
+    '/activity': { GET: signedIn((_req, url, s) => activityPage(deps, s, url)) },
   };
   for (const path of Object.keys(ASSETS)) routes[path] = { GET: (req) => asset(req, path) };
+  return routes;
+}
+
+/**
+ * Developer settings pages on the dashboard port: server-rendered HTML, plain
+ * routing (a handful of pages), POST-redirect-GET, a session cookie and a
+ * per-session CSRF token on every form.
+ */
+export function createDashboard(deps: DashboardDeps) {
+  const routes = dashboardRoutes(deps);
+  const signedIn = sessionGuard(deps);
+
+  function methodsOf(path: string): Partial<Record<'GET' | 'POST', Handler>> | undefined {
+    const key = KEY_PATH.exec(path);
+    const entry = /^\/activity\/([0-9A-Za-z_-]{1,100})$/.exec(path);
+    if (entry) return { GET: signedIn((_req, _url, s) => activityEntryPage(deps, s, entry[1]!)) };
+    if (!key) return routes[path];
+    const [, keyId, action] = key as unknown as [string, string, string];
+    if (action === 'revoke') return { POST: signedIn((_q, _u, s, form) => revokeKey(deps, s, keyId, form!)) };
+    const run = KEY_ACTIONS[action]!;
+    return { GET: signedIn((_q, _u, s) => run(deps, s, keyId, null)), POST: signedIn((_q, _u, s, form) => run(deps, s, keyId, form)) };
+  }
 
   function route(req: Request, url: URL): Promise<Response> | Response {
-    const revoke = /^\/keys\/(key_[0-9A-Za-z]{1,64})\/revoke$/.exec(url.pathname);
-    const methods = revoke ? { POST: signedIn((_q, _u, s, form) => revokeKey(deps, s, revoke[1]!, form!)) } : routes[url.pathname];
+    const methods = methodsOf(url.pathname);
     if (!methods) return messagePage(404, 'Page not found', 'There is no page at this address.');
-    const method = req.method === 'HEAD' ? 'GET' : req.method;
-    const h = methods[method as 'GET' | 'POST'];
-    if (!h) {
-      const res = messagePage(405, 'Method not allowed', 'This page does not accept that kind of request.');
-      res.headers.set('allow', Object.keys(methods).join(', '));
-      return res;
-    }
-    return h(req, url);
+    const h = methods[(req.method === 'HEAD' ? 'GET' : req.method) as 'GET' | 'POST'];
+    if (h) return h(req, url);
+    const res = messagePage(405, 'Method not allowed', 'This page does not accept that kind of request.');
+    res.headers.set('allow', Object.keys(methods).join(', '));
+    return res;
   }
 
   return async (req: Request): Promise<Response> => {

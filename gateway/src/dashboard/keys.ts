@@ -1,6 +1,8 @@
 import { AppError, SCOPES, isScope, type KeyKind } from '@studio/shared';
+import { parseOriginList } from '@studio/shared/origins';
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyJson } from '../keys/store';
-import { html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
+import { chromeOf, html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
+import { scopeSummary } from './scopes';
 import type { DashboardDeps } from './index';
 import type { Session } from './session';
 
@@ -12,34 +14,74 @@ interface CreateForm {
   kind: KeyKind;
   name: string;
   scopes: string[];
+  /** '', or one of EXPIRIES. */
+  expires: string;
+  /** One origin per line (publishable keys). */
+  origins: string;
 }
 
-interface KeysView {
+export interface KeysView {
   reveal?: { key: string; record: ApiKeyJson };
-  notice?: string;
+  notice?: string | Html;
   error?: { kind: KeyKind; message: string; form: CreateForm };
+  /** Hide revoked and expired keys. */
+  hideInactive?: boolean;
 }
 
-const chrome = (s: Session) => ({ name: s.studioName, csrf: s.csrfToken, current: 'keys' as const });
-const date = (iso: string | null, empty?: string) => timeTag(iso ? new Date(iso) : null, empty);
+/** Lifetimes offered at creation. */
+export const EXPIRIES: Record<string, { label: string; ms: number }> = {
+  '1h': { label: '1 hour', ms: 3_600_000 },
+  '24h': { label: '24 hours', ms: 86_400_000 },
+  '7d': { label: '7 days', ms: 7 * 86_400_000 },
+  '30d': { label: '30 days', ms: 30 * 86_400_000 },
+  '90d': { label: '90 days', ms: 90 * 86_400_000 },
+};
 
-function keyRow(k: ApiKeyJson, csrf: string): Html {
-  const live = !k.revokedAt;
-  const scopes = k.kind === 'publishable'
-    ? html`<span class="muted">Storefront, read-only</span>`
-    : k.scopes.length ? html`<ul class="chips">${k.scopes.map((s) => html`<li>${s}</li>`)}</ul>` : html`<span class="muted">none</span>`;
-  return html`<tr class="${live ? '' : 'revoked'}">
-    <td data-label="Name"><strong>${k.name}</strong></td>
+export const chrome = (deps: DashboardDeps, s: Session) => chromeOf(deps.config, s, 'keys');
+const dateIn = (s: Session) => (iso: string | null, empty?: string) => timeTag(iso ? new Date(iso) : null, empty, s.studioTimezone);
+const expired = (k: ApiKeyJson) => k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now();
+
+function access(k: ApiKeyJson): Html {
+  if (k.kind === 'publishable') {
+    const origins = k.allowedOrigins;
+    return html`<span class="muted">Storefront, read-only</span>${origins
+      ? html`<details class="more"><summary>${origins.length === 1 ? origins[0] : `${origins.length} websites`}</summary><ul class="plain">${origins.map((o) => html`<li><code>${o}</code></li>`)}</ul></details>`
+      : html`<br><span class="muted small">any website</span>`}`;
+  }
+  const summary = scopeSummary(k.scopes);
+  if (k.scopes.length <= 2 || summary === 'all') return html`<span class="scopes-summary">${summary}</span>`;
+  return html`<details class="more"><summary class="scopes-summary">${summary}</summary><ul class="plain">${k.scopes.map((sc) => html`<li><code>${sc}</code></li>`)}</ul></details>`;
+}
+
+function status(k: ApiKeyJson, date: ReturnType<typeof dateIn>): Html {
+  if (k.revokedAt) return html`<span class="status off">Revoked</span> ${date(k.revokedAt)}`;
+  if (expired(k)) return html`<span class="status off">Expired</span> ${date(k.expiresAt)}`;
+  if (k.expiresAt) return html`<span class="status warn">Expires</span> ${date(k.expiresAt)}`;
+  return html`<span class="status ok">Active</span>`;
+}
+
+function actions(k: ApiKeyJson, csrf: string): Html {
+  if (k.revokedAt || expired(k)) return html``;
+  return html`<div class="actions-row"><a href="/keys/${k.id}/roll" class="btn btn-quiet">Roll</a>
+    <a href="/keys/${k.id}/rename" class="btn btn-quiet">Rename</a>
+    ${k.kind === 'publishable' ? html`<a href="/keys/${k.id}/origins" class="btn btn-quiet">Websites</a>` : ''}
+    <form method="post" action="/keys/${k.id}/revoke" data-confirm="Revoke “${k.name}”? Every call made with it will be refused from now on. This cannot be undone.">
+      <input type="hidden" name="csrf" value="${csrf}">
+      <button type="submit" class="btn btn-danger">Revoke</button>
+    </form></div>`;
+}
+
+function keyRow(k: ApiKeyJson, s: Session): Html {
+  const date = dateIn(s);
+  return html`<tr class="${k.revokedAt || expired(k) ? 'revoked' : ''}" data-key-id="${k.id}">
+    <td data-label="Name"><strong class="name">${k.name}</strong></td>
     <td data-label="Kind"><span class="badge badge-${k.kind}">${k.kind}</span></td>
     <td data-label="Key"><code>${k.hint}</code></td>
-    <td data-label="Scopes">${scopes}</td>
+    <td data-label="Access" class="access">${access(k)}</td>
     <td data-label="Created">${date(k.createdAt)}</td>
     <td data-label="Last used">${date(k.lastUsedAt, 'Never')}</td>
-    <td data-label="Status">${live ? html`<span class="status ok">Active</span>` : html`<span class="status off">Revoked</span> ${date(k.revokedAt)}`}</td>
-    <td class="actions">${live ? html`<form method="post" action="/keys/${k.id}/revoke" data-confirm="Revoke “${k.name}”? Every call made with it will be refused from now on. This cannot be undone.">
-        <input type="hidden" name="csrf" value="${csrf}">
-        <button type="submit" class="btn btn-danger">Revoke</button>
-      </form>` : ''}</td>
+    <td data-label="Status">${status(k, date)}</td>
+    <td class="actions">${actions(k, s.csrfToken)}</td>
   </tr>`;
 }
 
@@ -72,9 +114,19 @@ function scopeGrid(chosen: Set<string>): Html {
   </table>`;
 }
 
+function expirySelect(chosen: string): Html {
+  return html`<label class="field">Expires <select name="expires">
+    <option value="" ${chosen ? '' : html`selected`}>Never</option>
+    ${Object.entries(EXPIRIES).map(([v, e]) => html`<option value="${v}" ${v === chosen ? html`selected` : ''}>after ${e.label}</option>`)}
+  </select></label>`;
+}
+
 function createForms(csrf: string, error?: KeysView['error']): Html {
-  const err = (kind: KeyKind) => (error?.kind === kind ? html`<p class="error" role="alert">${error.message}</p>` : '');
+  // the error sits at its form, is announced, and its form's first field takes the focus (scrolled into view)
+  const err = (kind: KeyKind) => (error?.kind === kind ? html`<p class="error" role="alert" id="form-error" tabindex="-1">${error.message}</p>` : '');
   const name = (kind: KeyKind) => (error?.kind === kind ? error.form.name : '');
+  const focus = (kind: KeyKind) => (error?.kind === kind ? html`autofocus aria-describedby="form-error"` : '');
+  const expires = (kind: KeyKind) => (error?.kind === kind ? error.form.expires : '');
   return html`<section class="create" aria-labelledby="create-title">
     <h2 id="create-title">Create a key</h2>
     <div class="create-grid">
@@ -84,7 +136,8 @@ function createForms(csrf: string, error?: KeysView['error']): Html {
         ${err('secret')}
         <input type="hidden" name="csrf" value="${csrf}">
         <input type="hidden" name="kind" value="secret">
-        <label class="field">Name <input name="name" required maxlength="100" placeholder="e.g. booking-sync" value="${name('secret')}"></label>
+        <label class="field">Name <input name="name" required maxlength="100" placeholder="e.g. booking-sync" value="${name('secret')}" ${focus('secret')}></label>
+        ${expirySelect(expires('secret'))}
         <fieldset><legend>Scopes</legend>${scopeGrid(new Set(error?.kind === 'secret' ? error.form.scopes : []))}</fieldset>
         <button type="submit" class="btn btn-primary">Create secret key</button>
       </form>
@@ -94,7 +147,10 @@ function createForms(csrf: string, error?: KeysView['error']): Html {
         ${err('publishable')}
         <input type="hidden" name="csrf" value="${csrf}">
         <input type="hidden" name="kind" value="publishable">
-        <label class="field">Name <input name="name" required maxlength="100" placeholder="e.g. website" value="${name('publishable')}"></label>
+        <label class="field">Name <input name="name" required maxlength="100" placeholder="e.g. website" value="${name('publishable')}" ${focus('publishable')}></label>
+        ${expirySelect(expires('publishable'))}
+        <label class="field">Websites that may use it <span class="muted small">(one origin per line, e.g. https://lotus.example or https://*.lotus.example; empty: any)</span>
+          <textarea name="origins" rows="3" spellcheck="false" placeholder="https://lotus.example">${error?.kind === 'publishable' ? error.form.origins : ''}</textarea></label>
         <button type="submit" class="btn btn-primary">Create publishable key</button>
       </form>
     </div>
@@ -103,22 +159,27 @@ function createForms(csrf: string, error?: KeysView['error']): Html {
 
 export async function keysPage(deps: DashboardDeps, s: Session, view: KeysView = {}, status = 200): Promise<Response> {
   const keys = await listApiKeys(deps.sql, s.studioId);
-  const active = keys.filter((k) => !k.revokedAt).length;
+  const live = keys.filter((k) => !k.revokedAt && !expired(k));
+  const shown = view.hideInactive ? live : keys;
+  const inactive = keys.length - live.length;
   const body = html`
     ${view.reveal ? revealPanel(view.reveal) : ''}
     ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
     <section aria-labelledby="keys-title">
       <h1 id="keys-title">API keys</h1>
-      <p class="muted">${active} active of ${keys.length}. “Last used” follows the activity log and may lag by a second or two.</p>
-      ${keys.length
+      <p class="muted">${live.length} active of ${keys.length}. “Last used” counts only calls the key was allowed to make, and may lag by a second or two.
+        ${inactive ? (view.hideInactive
+          ? html`<a href="/keys">Show ${inactive} revoked or expired</a>`
+          : html`<a href="/keys?hide=inactive">Hide ${inactive} revoked or expired</a>`) : ''}</p>
+      ${shown.length
         ? html`<table class="list keys">
-            <thead><tr><th>Name</th><th>Kind</th><th>Key</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Status</th><th><span class="sr-only">Actions</span></th></tr></thead>
-            <tbody>${keys.map((k) => keyRow(k, s.csrfToken))}</tbody>
+            <thead><tr><th>Name</th><th>Kind</th><th>Key</th><th>Access</th><th>Created</th><th>Last used</th><th>Status</th><th><span class="sr-only">Actions</span></th></tr></thead>
+            <tbody>${shown.map((k) => keyRow(k, s))}</tbody>
           </table>`
-        : html`<p class="empty card">No keys yet. Create one below.</p>`}
+        : html`<p class="empty card">${keys.length ? 'Every key is revoked or expired.' : 'No keys yet. Create one below.'}</p>`}
     </section>
     ${createForms(s.csrfToken, view.error)}`;
-  return page(layout({ title: 'API keys', studio: chrome(s) }, body), status);
+  return page(layout({ title: 'API keys', studio: chrome(deps, s) }, body), status);
 }
 
 /** Reads the create form; `all=read` / `all=write` stand for every read / write scope (works without JavaScript). */
@@ -131,7 +192,8 @@ export function parseCreateForm(form: FormData): CreateForm {
       scopes.add(`all:${all}`);
     }
   }
-  return { kind, name: String(form.get('name') ?? ''), scopes: [...scopes] };
+  const expires = String(form.get('expires') ?? '');
+  return { kind, name: String(form.get('name') ?? ''), scopes: [...scopes], expires: expires in EXPIRIES ? expires : '', origins: String(form.get('origins') ?? '') };
 }
 
 export async function createKey(deps: DashboardDeps, s: Session, form: FormData): Promise<Response> {
@@ -141,8 +203,11 @@ export async function createKey(deps: DashboardDeps, s: Session, form: FormData)
   if (!input.name.trim()) return fail('Give the key a name, so you can tell it apart later.');
   if (input.name.trim().length > 100) return fail('The name can be at most 100 characters.');
   if (input.kind === 'secret' && !scopes.length) return fail('Choose at least one scope: a secret key without scopes cannot call anything.');
+  const origins = input.kind === 'publishable' ? parseOriginList(input.origins.split(/[\s,]+/)) : { origins: null };
+  if ('error' in origins) return fail(origins.error);
+  const expiresAt = input.expires ? new Date(Date.now() + EXPIRIES[input.expires]!.ms) : null;
   try {
-    const created = await createApiKey(deps.sql, { studioId: s.studioId, kind: input.kind, name: input.name, scopes });
+    const created = await createApiKey(deps.sql, { studioId: s.studioId, kind: input.kind, name: input.name, scopes, expiresAt, allowedOrigins: origins.origins });
     return keysPage(deps, s, { reveal: created }, 201);
   } catch (err) {
     if (err instanceof AppError && err.code === 'validation_failed') return fail(err.message);
@@ -153,15 +218,15 @@ export async function createKey(deps: DashboardDeps, s: Session, form: FormData)
 export async function revokeKey(deps: DashboardDeps, s: Session, keyId: string, form: FormData): Promise<Response> {
   const [key] = await deps.sql<{ name: string; revokedAt: Date | null }[]>`
     select name, revoked_at from api_keys where studio_id = ${s.studioId} and id = ${keyId}`;
-  if (!key) return messagePage(404, 'No such key', 'This studio has no key with that id.', chrome(s));
+  if (!key) return messagePage(404, 'No such key', 'This studio has no key with that id.', chrome(deps, s));
   if (key.revokedAt) return redirect(`/keys?revoked=${encodeURIComponent(keyId)}`);
-  if (form.get('confirm') !== 'yes') return confirmPage(s, keyId, key.name);
+  if (form.get('confirm') !== 'yes') return confirmPage(deps, s, keyId, key.name);
   await revokeApiKey(deps.sql, deps.redis, deps.config.REDIS_PREFIX, keyId, s.studioId);
   return redirect(`/keys?revoked=${encodeURIComponent(keyId)}`);
 }
 
 /** Without JavaScript the Revoke button lands here; with it, a confirm dialog sends `confirm=yes` directly. */
-function confirmPage(s: Session, keyId: string, name: string): Response {
+function confirmPage(deps: DashboardDeps, s: Session, keyId: string, name: string): Response {
   const body = html`<section class="card narrow">
     <h1>Revoke “${name}”?</h1>
     <p>Every call made with this key will be refused (401) from the moment you confirm, on every server. This cannot be undone: to restore access, create a new key and deploy it.</p>
@@ -172,7 +237,7 @@ function confirmPage(s: Session, keyId: string, name: string): Response {
       <a href="/keys" class="btn btn-quiet">Cancel</a>
     </form>
   </section>`;
-  return page(layout({ title: 'Revoke key', studio: chrome(s) }, body));
+  return page(layout({ title: 'Revoke key', studio: chrome(deps, s) }, body));
 }
 
 export async function revokedNotice(deps: DashboardDeps, s: Session, keyId: string | null): Promise<string | undefined> {

@@ -10,6 +10,8 @@ export interface Session {
   id: string;
   studioId: string;
   studioName: string;
+  /** IANA zone of the studio, for local times beside UTC. */
+  studioTimezone: string;
   csrfToken: string;
 }
 
@@ -54,7 +56,7 @@ export async function loadSession(sql: Sql, config: Config, req: Request): Promi
   const value = readCookie(req, cookieName(config));
   if (!value || !/^[0-9A-Za-z]{43}$/.test(value)) return null;
   const [row] = await sql<Session[]>`
-    select s.id, s.studio_id, s.csrf_token, st.name as studio_name
+    select s.id, s.studio_id, s.csrf_token, st.name as studio_name, st.timezone as studio_timezone
     from dashboard_sessions s join studios st on st.id = s.studio_id and st.deleted_at is null
     where s.id = ${sha256(value)} and s.expires_at > now()`;
   return row ?? null;

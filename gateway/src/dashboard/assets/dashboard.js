@@ -68,3 +68,7 @@ for (const all of document.querySelectorAll('[data-scope-all]')) {
 for (const form of document.querySelectorAll('form[data-autosubmit]')) {
   for (const select of form.querySelectorAll('select')) select.addEventListener('change', () => form.submit());
 }
+
+// A form error: bring it into view (its field already has the focus, by autofocus).
+const formError = document.querySelector('#form-error');
+if (formError) formError.scrollIntoView({ block: 'center' });

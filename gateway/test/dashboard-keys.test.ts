@@ -1,0 +1,128 @@
+/** The dashboard's key actions and activity views over plain HTTP (issue 12). */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { get, postForm, signIn } from './dashboard-helpers';
+
+let s: Stack;
+let studioId: string;
+let session: { cookie: string; csrf: string };
+beforeAll(async () => {
+  s = await startStack();
+  studioId = (await s.studio({ name: 'Lotus Yoga', timezone: 'Europe/Berlin' })).id;
+  session = await signIn(s, studioId);
+});
+afterAll(() => s.close());
+
+const post = (path: string, fields: Record<string, string | string[]>) => postForm(s, path, { csrf: session.csrf, ...fields }, session.cookie);
+const page = async (path: string) => (await get(s, path, session.cookie)).text();
+
+describe('keys', () => {
+  test('the header names the studio and its id, and links each surface\'s docs', async () => {
+    const html = await page('/keys');
+    expect(html).toContain('Lotus Yoga');
+    expect(html).toContain(studioId);
+    expect(html).toContain(`href="${s.storefrontUrl}/docs"`);
+    expect(html).toContain(`href="${s.managementUrl}/docs"`);
+  });
+
+  test('a key created with an expiry and websites; a bad origin is refused at its form, focused', async () => {
+    const bad = await post('/keys', { kind: 'publishable', name: 'site', origins: 'lotus.example/shop' });
+    expect(bad.status).toBe(422);
+    const html = await bad.text();
+    expect(html).toContain('role="alert"');
+    expect(html).toContain('not an origin');
+    expect(html).toMatch(/name="name"[^>]*value="site"[^>]*autofocus/);
+    const ok = await post('/keys', { kind: 'publishable', name: 'site', origins: 'https://lotus.example\nhttps://*.lotus.example', expires: '7d' });
+    expect(ok.status).toBe(201);
+    const [row] = await s.sql<{ allowedOrigins: string[]; expiresAt: Date }[]>`select allowed_origins, expires_at from api_keys where studio_id = ${studioId} and name = 'site'`;
+    expect(row!.allowedOrigins).toEqual(['https://lotus.example', 'https://*.lotus.example']);
+    expect(Math.abs(row!.expiresAt.getTime() - (Date.now() + 7 * 86_400_000))).toBeLessThan(60_000);
+  });
+
+  test('roll: a new key shown once, the old one stops at the chosen time; rename; websites edited', async () => {
+    const { key: oldKey, id } = await s.key(studioId, 'secret', ['instructors:read'], 'sync');
+    expect(await page(`/keys/${id}/roll`)).toContain('The old key stops working');
+    const rolled = await post(`/keys/${id}/roll`, { grace: 'now' });
+    expect(rolled.status).toBe(201);
+    const html = await rolled.text();
+    const newKey = /id="new-key"[^>]*>(svc_sk_[0-9A-Za-z]{32})</.exec(html)![1]!;
+    expect(html).toContain('stops working now');
+    expect((await s.mg('/v1/instructors', newKey)).status).toBe(200);
+    await expectProblem(await s.mg('/v1/instructors', oldKey), 401, 'api_key_expired');
+
+    const [next] = await s.sql<{ id: string }[]>`select id from api_keys where studio_id = ${studioId} and name = 'sync' and expires_at is null`;
+    expect((await post(`/keys/${next!.id}/rename`, { name: '' })).status).toBe(422);
+    expect((await post(`/keys/${next!.id}/rename`, { name: 'sync v2' })).status).toBe(303);
+    expect(await page('/keys')).toContain('sync v2');
+
+    const pub = await s.key(studioId, 'publishable', [], 'embed');
+    expect((await post(`/keys/${pub.id}/origins`, { origins: 'ftp://nope' })).status).toBe(422);
+    expect((await post(`/keys/${pub.id}/origins`, { origins: 'https://lotus.example' })).status).toBe(303);
+    await expectProblem(await s.sf('/v1/instructors', pub.key, { headers: { origin: 'https://evil.example' } }), 403, 'origin_not_allowed');
+    expect((await get(s, `/keys/${next!.id}/origins`, session.cookie)).status).toBe(404); // secret keys have no websites
+  });
+
+  test('revoked and expired keys can be hidden; they cannot be rolled', async () => {
+    const gone = await s.key(studioId, 'secret', ['classes:read'], 'gone-key');
+    await s.revoke(gone.id);
+    expect(await page('/keys')).toContain('gone-key');
+    const hidden = await page('/keys?hide=inactive');
+    expect(hidden).not.toContain('gone-key');
+    expect(hidden).toContain('Show ');
+    expect((await post(`/keys/${gone.id}/roll`, { grace: 'now' })).status).toBe(404);
+  });
+
+  test('scopes are summarised; all of them read "all"', async () => {
+    await post('/keys', { kind: 'secret', name: 'everything', all: ['read', 'write'] });
+    const html = await page('/keys');
+    const row = html.slice(html.indexOf('everything'));
+    expect(row.slice(0, row.indexOf('</tr>'))).toContain('<span class="scopes-summary">all</span>');
+  });
+});
+
+describe('activity', () => {
+  let key: string;
+  beforeAll(async () => {
+    key = (await s.key(studioId, 'secret', ['instructors:read'], 'reader')).key;
+  });
+
+  test('an entry opens from its row and from a request-id search, with problem code, query, trace and local time', async () => {
+    const res = await s.mg('/v1/instructors?cursor=bad', key, { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
+    const requestId = res.headers.get('x-request-id')!;
+    await s.gateway.activity.flush();
+    const list = await page('/activity');
+    expect(list).toContain(`href="/activity/${requestId}"`);
+    const search = await get(s, `/activity?request=${requestId}`, session.cookie);
+    expect(search.status).toBe(303);
+    expect(search.headers.get('location')).toBe(`/activity/${requestId}`);
+    const detail = await page(`/activity/${requestId}`);
+    for (const part of ['invalid_cursor', 'cursor=bad', '4bf92f3577b34da6a3ce929d0e0e4736', 'managementListInstructors', 'reader', `${s.managementUrl}/docs/problems#invalid_cursor`]) {
+      expect(detail).toContain(part);
+    }
+    expect(detail).toMatch(/<time datetime="[^"]+" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d Europe\/Berlin">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/time>/);
+    const missing = await get(s, '/activity?request=req_nothing', session.cookie);
+    expect(missing.status).toBe(404);
+    expect(await missing.text()).toContain('No call of this studio has the request id');
+  });
+
+  test('a date range keeps only its days; the chart counts calls and errors per hour and per day', async () => {
+    const [k] = await s.sql<{ id: string }[]>`select id from api_keys where studio_id = ${studioId} and name = 'reader'`;
+    const entry = (requestId: string, at: Date, status: number) => ({
+      studioId, keyId: k!.id, operationId: 'managementListInstructors', method: 'GET', path: '/v1/instructors', status,
+      outcome: status < 400 ? 'success' as const : 'client_error' as const, durationMs: 1, requestId, at: at.getTime(),
+    });
+    s.gateway.activity.record(entry('req_old_day', new Date('2026-01-10T12:00:00Z'), 200));
+    s.gateway.activity.record(entry('req_next_day', new Date('2026-01-11T09:00:00Z'), 200));
+    await s.gateway.activity.flush();
+    const day = await page('/activity?from=2026-01-10&to=2026-01-10');
+    expect(day).toContain('req_old_day');
+    expect(day).not.toContain('req_next_day');
+    const chart = await page('/activity');
+    expect(chart).toMatch(/<svg class="chart"/);
+    expect(chart).toMatch(/<desc id="chart-desc">\d+ calls, [1-9]\d* errors/);
+    expect(await page('/activity?chart=30d')).toContain('per day, last 30 days');
+    // the operation filter is grouped by resource, with readable names
+    expect(chart).toContain('<optgroup label="Instructors">');
+    expect(chart).toContain('Management: List instructors');
+  });
+});
