@@ -87,6 +87,40 @@ function storedProblem(fingerprint: string, err: AppError, requestId: string, ty
 
 type Outcome = { kind: 'busy' } | { kind: 'existing'; rec: StoredResponse & { ttlS: number } } | { kind: 'done'; rec: StoredResponse };
 
+/** Another request holds the key's lock. It may have committed and died before releasing: the record is the truth. */
+async function answerWhileLocked(deps: WriteDeps, studioId: string, key: string, fingerprint: string): Promise<Response> {
+  const rec = await findRecord(deps.sql, studioId, key);
+  if (!rec) {
+    counted(deps, 'in_progress');
+    throw inProgress();
+  }
+  await cacheRecord(deps.redis, deps.config.REDIS_PREFIX, studioId, key, rec, rec.ttlS);
+  return replay(deps, rec, fingerprint);
+}
+
+/**
+ * A write that failed: a business error (4xx but 429) is stored as the key's answer, in
+ * its own transaction, so a retry replays it; anything else (5xx, 429, a crash) is not
+ * stored (null), so a retry really retries.
+ */
+async function storeFailure(deps: WriteDeps, caller: Caller, key: string, fingerprint: string, err: unknown): Promise<StoredResponse | null> {
+  const { sql, redis, config } = deps;
+  const studioId = caller.studioId;
+  let failure = err instanceof AppError ? err : translatePgError(err);
+  // a double-booking names the occurrence it clashes with (stored with the answer, so a replay names it too)
+  if (failure?.code === 'instructor_double_booked') failure = (await doubleBookedWithConflict(sql, studioId, err).catch(() => null)) ?? failure;
+  if (!failure || failure.status >= 500 || failure.status === 429) return null;
+  const rec = storedProblem(fingerprint, failure, caller.requestId, problemTypeBase(config, 'management'));
+  const stored = await sql.begin(async (tx) => {
+    if (!(await tryKeyLock(tx, studioId, key))) return false;
+    if (await findRecord(tx, studioId, key)) return false;
+    await insertRecord(tx, studioId, key, rec);
+    return true;
+  }).catch(() => false);
+  if (stored) await cacheRecord(redis, config.REDIS_PREFIX, studioId, key, rec);
+  return rec;
+}
+
 /**
  * Runs a Management write (POST/PATCH/DELETE) under the idempotency rules of contract §5.
  * `action` runs inside one Postgres transaction, and the stored response commits in that
@@ -118,16 +152,7 @@ export async function runWrite(
 
   const token = crypto.randomUUID();
   const lock = await takeLock(redis, prefix, studioId, key, token);
-  if (lock === 'busy') {
-    // The holder may have committed and died before releasing: the record is the truth.
-    const rec = await findRecord(sql, studioId, key);
-    if (!rec) {
-      counted(deps, 'in_progress');
-      throw inProgress();
-    }
-    await cacheRecord(redis, prefix, studioId, key, rec, rec.ttlS);
-    return replay(deps, rec, fingerprint);
-  }
+  if (lock === 'busy') return answerWhileLocked(deps, studioId, key, fingerprint);
   const release = () => releaseLock(redis, prefix, studioId, key, token);
 
   let outcome: Outcome;
@@ -141,24 +166,11 @@ export async function runWrite(
       return { kind: 'done', rec };
     });
   } catch (err) {
-    let failure = err instanceof AppError ? err : translatePgError(err);
-    // a double-booking names the occurrence it clashes with (stored with the answer, so a replay names it too)
-    if (failure?.code === 'instructor_double_booked') failure = (await doubleBookedWithConflict(sql, studioId, err).catch(() => null)) ?? failure;
-    if (!failure || failure.status >= 500 || failure.status === 429) {
-      await release();
-      throw err;
-    }
-    const rec = storedProblem(fingerprint, failure, caller.requestId, problemTypeBase(config, 'management'));
-    const stored = await sql.begin(async (tx) => {
-      if (!(await tryKeyLock(tx, studioId, key))) return false;
-      if (await findRecord(tx, studioId, key)) return false;
-      await insertRecord(tx, studioId, key, rec);
-      return true;
-    }).catch(() => false);
-    if (stored) await cacheRecord(redis, prefix, studioId, key, rec);
+    const stored = await storeFailure(deps, caller, key, fingerprint, err);
     await release();
+    if (!stored) throw err;
     counted(deps, 'refused');
-    return respond(rec, false);
+    return respond(stored, false);
   }
 
   if (outcome.kind === 'busy') {
