@@ -234,3 +234,28 @@ test('entries a failed flush could not write are kept and written by the next on
   await s.gateway.activity.flush();
   expect((await s.sql<{ requestId: string }[]>`select request_id from activity where key_id = ${id}`).map((r) => r.requestId)).toEqual(['req_kept']);
 });
+
+test('activity_hourly counts every entry once, per studio and hour, through a failed flush too', async () => {
+  const st = await s.studio();
+  const { id } = await s.key(st.id, 'publishable');
+  const hour = Date.parse('2026-11-22T09:00:00Z');
+  const entry = (n: number, status: number) => ({
+    studioId: st.id, keyId: id, operationId: null, method: 'GET', path: '/v1/x', status, outcome: status < 400 ? 'success' as const : 'client_error' as const,
+    durationMs: 0.1, requestId: `req_hourly_${n}`, at: hour + n * 60_000,
+  });
+  s.gateway.activity.record(entry(1, 200));
+  s.gateway.activity.record(entry(2, 404));
+  await s.gateway.activity.flush();
+  s.gateway.activity.record(entry(3, 200));
+  await s.sql`alter table activity_hourly rename to activity_hourly_away`;
+  try {
+    await s.gateway.activity.flush(); // fails: the counts are kept for the next one
+  } finally {
+    await s.sql`alter table activity_hourly_away rename to activity_hourly`;
+  }
+  s.gateway.activity.record(entry(4, 500));
+  await s.gateway.activity.flush();
+  const rows = await s.sql<{ hour: Date; calls: number; errors: number }[]>`select hour, calls, errors from activity_hourly where studio_id = ${st.id}`;
+  expect(rows.map((r) => [r.hour.toISOString(), r.calls, r.errors])).toEqual([['2026-11-22T09:00:00.000Z', 4, 2]]);
+  expect(await s.sql`select 1 from activity where studio_id = ${st.id}`).toHaveLength(4);
+});

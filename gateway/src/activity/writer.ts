@@ -1,4 +1,4 @@
-import type { Sql } from '@studio/shared/db';
+import type { Sql, Tx } from '@studio/shared/db';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { log } from '@studio/shared';
@@ -24,6 +24,24 @@ export interface ActivityEntry {
   query?: string | null;
 }
 
+interface Hourly {
+  studioId: string;
+  /** Start of the hour, ms since the epoch. */
+  hour: number;
+  calls: number;
+  errors: number;
+}
+
+/** Adds a flush's counts to `activity_hourly`, one statement for every studio and hour. */
+async function addHourly(tx: Tx, rows: Hourly[]) {
+  await tx`
+    insert into activity_hourly (studio_id, hour, calls, errors)
+    select * from unnest(${rows.map((r) => r.studioId)}::text[], ${rows.map((r) => new Date(r.hour).toISOString())}::timestamptz[],
+                         ${rows.map((r) => r.calls)}::int[], ${rows.map((r) => r.errors)}::int[])
+    on conflict (studio_id, hour) do update
+      set calls = activity_hourly.calls + excluded.calls, errors = activity_hourly.errors + excluded.errors`;
+}
+
 export const outcomeOf = (status: number): ActivityEntry['outcome'] =>
   status >= 500 ? 'server_error' : status >= 400 ? 'client_error' : 'success';
 
@@ -44,6 +62,8 @@ export class ActivityWriter {
   private rows = new BinaryRows();
   /** Newest use per key since the last flush, in ms. */
   private lastUsed = new Map<string, number>();
+  /** Calls and errors per studio and hour since the last flush (the dashboard's chart). */
+  private hourly = new Map<string, Hourly>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
@@ -65,6 +85,7 @@ export class ActivityWriter {
       const rows = await this.sql`
         delete from activity where id in (
           select id from activity where at < now() - make_interval(days => ${RETENTION_DAYS}) limit 10000)`;
+      await this.sql`delete from activity_hourly where hour < now() - make_interval(days => ${RETENTION_DAYS})`;
       return rows.count;
     } catch (err) {
       log('warn', 'activity prune failed', { error: String(err) });
@@ -82,6 +103,12 @@ export class ActivityWriter {
     this.rows.add(e);
     // "last used" counts only calls the key was allowed to make: a refusal (revoked, wrong kind, scope, rate) is not a use
     if (e.status !== 401 && e.status !== 403 && e.status !== 429) this.lastUsed.set(e.keyId, e.at);
+    const hour = e.at - (e.at % 3_600_000);
+    const id = `${e.studioId} ${hour}`;
+    let h = this.hourly.get(id);
+    if (!h) this.hourly.set(id, (h = { studioId: e.studioId, hour, calls: 0, errors: 0 }));
+    h.calls++;
+    if (e.outcome !== 'success') h.errors++;
   }
 
   /** Writes every entry recorded before the call (after the flush already running, if one is). */
@@ -101,8 +128,10 @@ export class ActivityWriter {
   private async drain() {
     const chunks = this.rows.take();
     let used = this.lastUsed;
+    let hourly = this.hourly;
     this.lastUsed = new Map();
-    for (let i = 0; i < chunks.length || used.size; i += BATCH_CHUNKS) {
+    this.hourly = new Map();
+    for (let i = 0; i < chunks.length || used.size || hourly.size; i += BATCH_CHUNKS) {
       const batch = chunks.slice(i, i + BATCH_CHUNKS);
       try {
         await this.sql.begin(async (tx) => {
@@ -122,13 +151,22 @@ export class ActivityWriter {
               from unnest(${[...used.keys()]}::text[], ${[...used.values()].map((ms) => new Date(ms).toISOString())}::timestamptz[]) as u(id, at)
               where k.id = u.id`;
           }
+          if (hourly.size) await addHourly(tx, [...hourly.values()]);
         });
         used = new Map();
+        hourly = new Map();
         for (const c of batch) this.written += c.rows;
       } catch (err) {
         // keep what was not written for the next flush; a newer use recorded meanwhile wins
         this.rows.restore(chunks.slice(i));
         for (const [id, ms] of used) if ((this.lastUsed.get(id) ?? 0) < ms) this.lastUsed.set(id, ms);
+        for (const [id, h] of hourly) {
+          const now = this.hourly.get(id);
+          if (now) {
+            now.calls += h.calls;
+            now.errors += h.errors;
+          } else this.hourly.set(id, h);
+        }
         log('warn', 'activity flush failed; will retry', { error: String(err), pending: this.rows.count });
         return;
       }
