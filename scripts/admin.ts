@@ -67,7 +67,7 @@ let sql = null as ReturnType<typeof createSql> | null;
 const db = () => (sql ??= createSql(config.DATABASE_URL, { max: 2 }));
 
 async function withRedis<T>(fn: (r: ReturnType<typeof createRedis> | null) => Promise<T>): Promise<T> {
-  const redis = createRedis(config.REDIS_URL, 'admin redis');
+  const redis = createRedis(config.REDIS_URL, 'admin redis', config.REDIS_CLUSTER_NODES);
   redis.removeAllListeners('error');
   redis.on('error', () => {});
   await connectRedis(redis);

@@ -11,7 +11,7 @@ const root = join(import.meta.dir, '..');
 async function admin(...args: string[]) {
   const p = Bun.spawn(['bun', 'scripts/admin.ts', ...args], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: s.config.DATABASE_URL, REDIS_URL: s.config.REDIS_URL, REDIS_PREFIX: s.config.REDIS_PREFIX, DASHBOARD_PUBLIC_URL: s.dashboardUrl, DASHBOARD_SECRET: s.config.DASHBOARD_SECRET },
+    env: { ...process.env, DATABASE_URL: s.config.DATABASE_URL, REDIS_URL: s.config.REDIS_URL, REDIS_CLUSTER_NODES: s.config.REDIS_CLUSTER_NODES, REDIS_PREFIX: s.config.REDIS_PREFIX, DASHBOARD_PUBLIC_URL: s.dashboardUrl, DASHBOARD_SECRET: s.config.DASHBOARD_SECRET },
     stdout: 'pipe',
     stderr: 'pipe',
   });

@@ -6,7 +6,7 @@
 import postgres from 'postgres';
 import { loadConfig, type Config, type KeyKind, type Scope } from '@studio/shared';
 import { createSql, type Sql } from '@studio/shared/db';
-import { connectRedis, createRedis, quitRedis, type Redis } from '@studio/shared/redis';
+import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/redis';
 import { randomBase62 } from '@studio/shared/base62';
 import { createGateway, type Gateway } from '@studio/gateway';
 import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
@@ -72,6 +72,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const env: Record<string, string> = {
     DATABASE_URL: dbUrl.href,
     REDIS_URL: process.env.TEST_REDIS_URL!,
+    // set by test/preload.ts when the suite runs on a Redis Cluster (`bun run test:cluster`)
+    REDIS_CLUSTER_NODES: process.env.TEST_REDIS_CLUSTER_NODES ?? '',
     REDIS_PREFIX: prefix,
     GATEWAY_SECRET: `test-gateway-${randomBase62(16)}`,
     DASHBOARD_SECRET: `test-dashboard-${randomBase62(16)}`,
@@ -84,7 +86,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
   let config = loadConfig(env);
   const sql = createSql(config.DATABASE_URL, { max: 10 });
-  const redis = createRedis(config.REDIS_URL, 'test redis');
+  const redis = createRedis(config.REDIS_URL, 'test redis', config.REDIS_CLUSTER_NODES);
   await connectRedis(redis);
 
   const metrics = { storefront: createMetrics(), management: createMetrics() };
@@ -147,9 +149,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await gateway.stop();
       await storefrontApp.stop();
       await managementApp.stop();
-      if (redis.isReady) {
-        for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) if (keys.length) await redis.del(keys);
-      }
+      if (redis.isReady) await deleteByPrefix(redis, prefix);
       await Promise.all([quitRedis(subscriber), gwRedis === redis ? null : quitRedis(gwRedis), quitRedis(redis), sql.end({ timeout: 2 })]);
       const a = postgres(baseUrl, { max: 1, onnotice: () => {} });
       await a.unsafe(`drop database if exists ${databaseName} with (force)`);

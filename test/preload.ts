@@ -42,6 +42,15 @@ if (!process.env.TEST_DATABASE_URL) {
   }
 }
 
+// `bun run test:cluster`: the Redis tests again on a three-master Redis Cluster of their own (contract §14)
+if (process.env.TEST_REDIS_CLUSTER === '1' && !process.env.TEST_REDIS_CLUSTER_NODES) {
+  const { startRedisCluster } = await import('../scripts/lib/redis-cluster');
+  const cluster = await startRedisCluster();
+  stops.push(() => cluster.stop());
+  process.env.TEST_REDIS_CLUSTER_NODES = cluster.nodes;
+  console.error(`tests: Redis Cluster ${cluster.nodes}`);
+}
+
 // One template per migration set: named by a hash of the files, rebuilt only when they change.
 const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort();
 const hash = createHash('sha256');

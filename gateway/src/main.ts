@@ -7,7 +7,7 @@ import { createGateway } from './app';
 const config = loadConfig();
 setLogLevel(config.LOG_LEVEL);
 const sql = createSql(config.DATABASE_URL, { max: 20, name: 'gateway' });
-const redis = createRedis(config.REDIS_URL, 'gateway redis');
+const redis = createRedis(config.REDIS_URL, 'gateway redis', config.REDIS_CLUSTER_NODES);
 const subscriber = redis.duplicate();
 await Promise.all([connectRedis(redis), connectRedis(subscriber)]);
 

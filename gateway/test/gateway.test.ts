@@ -3,6 +3,7 @@ import { GW, signedHeaders } from '@studio/shared';
 import { quitRedis } from '@studio/shared/redis';
 import { createGateway } from '@studio/gateway';
 import { revokeApiKey } from '@studio/gateway/keys/store';
+import { redisNames } from '@studio/gateway/keys/channels';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
 
 let s: Stack;
@@ -62,7 +63,7 @@ describe('revocation', () => {
     const live = { id, studioId: row!.studioId, kind: 'publishable' as const, scopes: [], revoked: false, studioLive: true, expiresAt: null, allowedOrigins: null };
     await revokeApiKey(s.sql, s.redis, s.config.REDIS_PREFIX, id);
     await s.gateway.keys.share(row!.hash, live); // the racing replica's late write
-    expect(await s.redis.exists(`${s.config.REDIS_PREFIX}key:${row!.hash}`)).toBe(0);
+    expect(await s.redis.exists(redisNames(s.config.REDIS_PREFIX).record(row!.hash))).toBe(0);
     await expectProblem(await s.sf('/v1/instructors', key), 401, 'api_key_revoked');
   });
 });

@@ -5,6 +5,7 @@
  * back, whatever Redis restored: a record cached before a replica's last reconnect is
  * judged by Postgres again.
  */
+import { redisNames } from '../src/keys/channels';
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -64,7 +65,7 @@ test('a key revoked while Redis was down is refused by every replica after Redis
   expect((await s.mg('/v1/instructors', key)).status).toBe(200);
   expect((await viaReplica()).status).toBe(200);
   const [row] = await s.sql<{ hash: string }[]>`select hash from api_keys where id = ${id}`;
-  const recordKey = `${s.config.REDIS_PREFIX}key:${row!.hash}`;
+  const recordKey = redisNames(s.config.REDIS_PREFIX).record(row!.hash);
   for (let i = 0; i < 100 && !(await replicaRedis.get(recordKey)); i++) await Bun.sleep(20); // shared in the background
   expect(await replicaRedis.get(recordKey)).toContain('"revoked":false');
 

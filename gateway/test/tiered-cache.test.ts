@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBase62 } from '@studio/shared/base62';
-import { connectRedis, createRedis, quitRedis, type Redis } from '@studio/shared/redis';
+import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/redis';
 import { TieredCache, type CacheTier, type SharedTier } from '../src/cache/tiered';
 
 let redis: Redis;
 const prefix = `t_tiered_${randomBase62(8)}:`;
 beforeAll(async () => {
-  redis = createRedis(process.env.TEST_REDIS_URL!);
+  redis = createRedis(process.env.TEST_REDIS_URL!, 'test redis', process.env.TEST_REDIS_CLUSTER_NODES);
   await connectRedis(redis);
 });
 afterAll(async () => {
-  for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) if (keys.length) await redis.del(keys);
+  await deleteByPrefix(redis, prefix);
   await quitRedis(redis);
 });
 

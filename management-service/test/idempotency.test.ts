@@ -1,3 +1,4 @@
+import { deleteByPrefix } from '@studio/shared/redis';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
 import { signedHeaders, type Caller } from '@studio/shared';
@@ -128,7 +129,7 @@ describe('Idempotency-Key (contract §5)', () => {
     expect(rec!.ttl).toBe(86_400);
     // once expired (and out of the hot copy), the key acts afresh
     await s.sql`update idempotency_records set expires_at = now() - interval '1 second' where studio_id = ${studio.id} and key = 'ttl'`;
-    for await (const keys of s.redis.scanIterator({ MATCH: `${s.config.REDIS_PREFIX}idem:*`, COUNT: 1000 })) if (keys.length) await s.redis.del(keys);
+    await deleteByPrefix(s.redis, `${s.config.REDIS_PREFIX}idem:`);
     await expectProblem(await write('POST', '/v1/members/invites', { email: 'r@s.test' }, 'ttl'), 409, 'member_exists');
   });
 

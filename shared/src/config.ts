@@ -17,6 +17,8 @@ export const ConfigSchema = T.Object({
   DASHBOARD_PUBLIC_URL: T.String({ default: 'http://127.0.0.1:48006' }),
   DATABASE_URL: T.String({ default: 'postgres://postgres@127.0.0.1:5432/studio' }),
   REDIS_URL: T.String({ default: 'redis://127.0.0.1:6379' }),
+  /** Comma-separated `redis://host:port` seeds of a Redis Cluster; when set, REDIS_URL is not used. */
+  REDIS_CLUSTER_NODES: T.String({ default: '' }),
   /** Namespace of every Redis key and channel, so several stacks can share one Redis. */
   REDIS_PREFIX: T.String({ default: 'studio:' }),
   GATEWAY_SECRET: T.String({ minLength: 16 }),

@@ -22,7 +22,7 @@ export async function runService(o: {
   const config = loadConfig();
   setLogLevel(config.LOG_LEVEL);
   const sql = createSql(config.DATABASE_URL, { max: POOL_MAX, name: o.name });
-  const redis = createRedis(config.REDIS_URL, `${o.name} redis`);
+  const redis = createRedis(config.REDIS_URL, `${o.name} redis`, config.REDIS_CLUSTER_NODES);
   await connectRedis(redis);
   const metrics = createMetrics();
   metrics.gauge('studio_db_pool_max_connections', 'Connections the Postgres pool may open.', () => POOL_MAX);

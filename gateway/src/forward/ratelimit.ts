@@ -86,7 +86,6 @@ export const leaseSize = (buckets: Bucket[]) =>
   Math.max(1, Math.min(MAX_LEASE, ...buckets.map((b) => Math.floor(Math.min(b.rate * 0.05, b.burst * 0.1)))));
 
 export class RateLimiter {
-  private sha: string | null = null;
   private failOpenLogged = 0;
   private groups = new Map<string, Group>();
   readonly secret;
@@ -178,7 +177,7 @@ export class RateLimiter {
 
   /** Asks Redis for a lease; null on a Redis failure, true when the key is revoked. */
   private async refill(keyHash: string, g: Group): Promise<boolean | null> {
-    const keys = [this.names.revoked(keyHash), ...g.buckets.map((b) => this.names.bucket(b.name))];
+    const keys = [this.names.revoked(keyHash), ...g.buckets.map((b) => this.names.bucket(keyHash, b.name))];
     const args = [String(g.lease), ...g.buckets.flatMap((b) => [String(b.rate), String(b.burst)])];
     let out: number[];
     try {
@@ -207,15 +206,8 @@ export class RateLimiter {
     return { 'ratelimit-policy': g.policy, ratelimit: state };
   }
 
-  private async run(keys: string[], args: string[]) {
-    if (this.sha) {
-      try {
-        return await this.redis!.evalSha(this.sha, { keys, arguments: args });
-      } catch (e) {
-        if (!String(e).includes('NOSCRIPT')) throw e;
-      }
-    }
-    this.sha = await this.redis!.scriptLoad(SCRIPT);
-    return this.redis!.evalSha(this.sha, { keys, arguments: args });
+  /** EVAL, not EVALSHA: every node of a cluster caches the script by its own digest on first use. */
+  private run(keys: string[], args: string[]) {
+    return this.redis!.eval(SCRIPT, { keys, arguments: args });
   }
 }

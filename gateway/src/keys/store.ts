@@ -1,6 +1,6 @@
 import type { Sql, Tx } from '@studio/shared/db';
 import { parseOriginList } from '@studio/shared/origins';
-import type { Redis } from '@studio/shared/redis';
+import { subscribers, type Redis } from '@studio/shared/redis';
 import { AppError, generateKey, hashKey, isScope, keyHint, newId, isoOrNull, iso, type KeyKind } from '@studio/shared';
 import { ACK_TIMEOUT_MS, REVOKED_MARKER_TTL_S, STALE_MARKER_TTL_S, redisNames } from './channels';
 import { randomBase62 } from '@studio/shared/base62';
@@ -114,15 +114,15 @@ export async function broadcastEviction(redis: Redis | null, prefix: string, has
   if (!hashes.length) return true;
   const nonce = randomBase62(16);
   try {
-    const m = redis.multi();
-    for (const h of hashes) {
+    // per key, its markers and its record in one MULTI (one hash slot on a cluster: the `{hash}` tag);
+    // all of them are in place before the broadcast goes out
+    await Promise.all(hashes.map((h) => {
+      const m = redis.multi();
       if (o.revoked) m.set(n.revoked(h), '1', { EX: REVOKED_MARKER_TTL_S });
-      m.set(n.stale(h), '1', { EX: STALE_MARKER_TTL_S });
-    }
-    m.del(hashes.map(n.record));
-    m.publish(n.revokedChannel, `${nonce} ${hashes.join(',')}`);
-    const replies = await m.exec();
-    const receivers = Number(replies[replies.length - 1]);
+      return m.set(n.stale(h), '1', { EX: STALE_MARKER_TTL_S }).del(n.record(h)).exec();
+    }));
+    const published = await redis.publish(n.revokedChannel, `${nonce} ${hashes.join(',')}`);
+    const receivers = await subscribers(redis, n.revokedChannel, published);
     const deadline = Date.now() + ACK_TIMEOUT_MS;
     for (;;) {
       const acks = receivers > 0 ? await redis.lLen(n.ack(nonce)) : 0;

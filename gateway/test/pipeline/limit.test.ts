@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBase62 } from '@studio/shared/base62';
-import { createRedis, connectRedis, quitRedis, type Redis } from '@studio/shared/redis';
+import { createRedis, connectRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/redis';
 import { createSql, type Sql } from '@studio/shared/db';
 import { RateLimiter } from '../../src/forward/ratelimit';
 import { KeyResolver } from '../../src/keys/resolver';
@@ -11,15 +11,15 @@ import { ctxOf, problemOf, profiles, record } from './helpers';
 const p = profiles();
 let redis: Redis;
 let sql: Sql;
-const names = redisNames(`t_limit_${randomBase62(8)}:`);
+const prefix = `t_limit_${randomBase62(8)}:`;
+const names = redisNames(prefix);
 beforeAll(async () => {
-  redis = createRedis(process.env.TEST_REDIS_URL!);
+  redis = createRedis(process.env.TEST_REDIS_URL!, 'test redis', process.env.TEST_REDIS_CLUSTER_NODES);
   await connectRedis(redis);
   sql = createSql(process.env.TEST_DATABASE_URL!, { max: 1 });
 });
 afterAll(async () => {
-  for await (const keys of redis.scanIterator({ MATCH: `${names.bucket('')}*`, COUNT: 1000 })) if (keys.length) await redis.del(keys);
-  await redis.del(names.revoked('h_revoked'));
+  await deleteByPrefix(redis, prefix);
   await quitRedis(redis);
   await sql.end();
 });
