@@ -1,11 +1,15 @@
 /**
- * Prometheus metrics (contract §13), one registry per app (two apps built in one
- * process never share counters). prom-client does the exposition format; its label
- * children are looked up once per (operation, status) and kept, so counting a
- * request is a Map lookup and two increments (about 0.3 µs).
+ * Prometheus metrics (contract §13), one set per app (two apps built in one process
+ * never share counters).
  *
- * Label values come only from the operations table (`unknown` for anything else),
- * so cardinality is bounded by the table.
+ * prom-client collects the process metrics and writes the exposition of the rare ones;
+ * the series counted on every request (requests, durations, key lookups, rate-limit
+ * decisions) are plain numbers here, written out at scrape time. prom-client's own
+ * label children hash their labels on every increment: on the gateway's cached read
+ * that was a tenth of its CPU (`bun run bench`, profile in docs/benchmarks.md).
+ *
+ * Label values come only from the operations table (`unknown` for anything else) or
+ * closed unions, so cardinality is bounded.
  */
 import client from 'prom-client';
 import type { Surface } from './operations';
@@ -16,49 +20,104 @@ export const UNKNOWN_OPERATION = 'unknown';
 
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 
-type Child = { inc(): void };
-type Timer = { observe(v: number): void };
+const escapeLabel = (v: string) => v.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
+const labelText = (names: readonly string[], values: readonly string[]) =>
+  names.length ? `{${names.map((n, i) => `${n}="${escapeLabel(values[i]!)}"`).join(',')}}` : '';
+
+/** A counter whose series are plain numbers: `series(values)` once, then `++n.value`. */
+class HotCounter {
+  private readonly series = new Map<string, { values: string[]; value: number }>();
+  constructor(readonly name: string, readonly help: string, readonly labelNames: readonly string[]) {}
+
+  child(values: string[]): { value: number } {
+    const key = values.join('\u0000');
+    let s = this.series.get(key);
+    if (!s) this.series.set(key, (s = { values, value: 0 }));
+    return s;
+  }
+
+  text(): string {
+    let out = `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} counter\n`;
+    for (const s of this.series.values()) out += `${this.name}${labelText(this.labelNames, s.values)} ${s.value}\n`;
+    return out;
+  }
+}
+
+class HotHistogram {
+  private readonly series = new Map<string, { values: string[]; counts: number[]; sum: number; count: number }>();
+  constructor(readonly name: string, readonly help: string, readonly labelNames: readonly string[], readonly buckets: readonly number[]) {}
+
+  child(values: string[]) {
+    const key = values.join('\u0000');
+    let s = this.series.get(key);
+    if (!s) this.series.set(key, (s = { values, counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
+    return s;
+  }
+
+  observe(s: ReturnType<HotHistogram['child']>, v: number) {
+    s.sum += v;
+    s.count++;
+    for (let i = 0; i < this.buckets.length; i++) {
+      if (v <= this.buckets[i]!) {
+        s.counts[i]!++;
+        return;
+      }
+    }
+  }
+
+  text(): string {
+    let out = `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} histogram\n`;
+    for (const s of this.series.values()) {
+      let cumulative = 0;
+      this.buckets.forEach((le, i) => {
+        cumulative += s.counts[i]!;
+        out += `${this.name}_bucket${labelText([...this.labelNames, 'le'], [...s.values, String(le)])} ${cumulative}\n`;
+      });
+      out += `${this.name}_bucket${labelText([...this.labelNames, 'le'], [...s.values, '+Inf'])} ${s.count}\n`;
+      out += `${this.name}_sum${labelText(this.labelNames, s.values)} ${s.sum}\n`;
+      out += `${this.name}_count${labelText(this.labelNames, s.values)} ${s.count}\n`;
+    }
+    return out;
+  }
+}
 
 export function createMetrics() {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   for (const m of registry.getMetricsAsArray()) if (BROKEN_ON_BUN.test(m.name)) registry.removeSingleMetric(m.name);
+  const hot: (HotCounter | HotHistogram)[] = [];
 
-  const requests = new client.Counter({
-    name: 'studio_http_requests_total', help: 'Requests answered, by surface, operation (from the operations table) and status.',
-    labelNames: ['surface', 'operation', 'status'] as const, registers: [registry],
-  });
-  const duration = new client.Histogram({
-    name: 'studio_http_request_duration_seconds', help: 'Time to answer, by surface and operation.',
-    labelNames: ['surface', 'operation'] as const, buckets: DURATION_BUCKETS, registers: [registry],
-  });
-  const counted = new Map<string, Child>();
-  const timed = new Map<string, Timer>();
+  const requests = new HotCounter('studio_http_requests_total', 'Requests answered, by surface, operation (from the operations table) and status.', ['surface', 'operation', 'status']);
+  const duration = new HotHistogram('studio_http_request_duration_seconds', 'Time to answer, by surface and operation.', ['surface', 'operation'], DURATION_BUCKETS);
+  hot.push(requests, duration);
+  /** Series by surface and operation, then by status: two Map lookups per request, nothing built. */
+  const children = new Map<string, { timed: ReturnType<HotHistogram['child']>; byStatus: Map<number, { value: number }> }>();
 
   return {
     registry,
     /** One answered request (`operation`: an operations-table id, or undefined for anything else). */
     request(surface: Surface, operation: string | undefined, status: number, seconds: number) {
       const op = operation ?? UNKNOWN_OPERATION;
-      const key = `${surface} ${op} ${status}`;
-      let c = counted.get(key);
-      if (!c) counted.set(key, (c = requests.labels(surface, op, String(status))));
-      c.inc();
-      const tk = `${surface} ${op}`;
-      let t = timed.get(tk);
-      if (!t) timed.set(tk, (t = duration.labels(surface, op)));
-      t.observe(seconds);
+      const id = surface === 'storefront' ? op : `m ${op}`;
+      let of = children.get(id);
+      if (!of) children.set(id, (of = { timed: duration.child([surface, op]), byStatus: new Map() }));
+      let c = of.byStatus.get(status);
+      if (!c) of.byStatus.set(status, (c = requests.child([surface, op, String(status)])));
+      c.value++;
+      duration.observe(of.timed, seconds);
     },
     /** A counter whose label values the caller keeps bounded (a closed union). */
     counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []) {
-      const c = new client.Counter({ name, help, labelNames, registers: [registry] });
-      const children = new Map<string, Child>();
+      const c = new HotCounter(name, help, labelNames);
+      hot.push(c);
+      const children = new Map<string, { value: number }>();
+      const single = labelNames.length === 1 ? labelNames[0]! : null;
       return (labels?: Record<L, string>) => {
-        if (!labels) return c.inc();
-        const key = labelNames.map((l) => labels[l]).join(' ');
+        // one label (the usual case): its value is the key, nothing is allocated
+        const key = single ? labels![single] : labelNames.map((l) => labels![l]).join('\u0000');
         let child = children.get(key);
-        if (!child) children.set(key, (child = c.labels(labels as never)));
-        child.inc();
+        if (!child) children.set(key, (child = c.child(labelNames.map((l) => labels![l]))));
+        child.value++;
       };
     },
     /** A counter whose running total lives elsewhere, read when scraped. */
@@ -71,7 +130,8 @@ export function createMetrics() {
     },
     /** The answer to `GET /metrics`. */
     async response(): Promise<Response> {
-      return new Response(await registry.metrics(), { headers: { 'content-type': registry.contentType, 'cache-control': 'no-store' } });
+      const text = (await registry.metrics()) + hot.map((m) => m.text()).join('');
+      return new Response(text, { headers: { 'content-type': registry.contentType, 'cache-control': 'no-store' } });
     },
   };
 }

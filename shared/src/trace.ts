@@ -16,6 +16,8 @@ export interface Trace {
   flags: string;
   /** When the span started, ms since the epoch. */
   start: number;
+  /** `traceparentOf`, once built. */
+  header?: string;
 }
 
 const HEX = /^[0-9a-f]+$/;
@@ -56,7 +58,7 @@ export function startTrace(traceparent: string | null): Trace {
   return { traceId: randomHex(16), spanId, parentId: null, flags: '01', start: Date.now() };
 }
 
-/** `traceparent` for the next hop (this span as its parent), and `traceresponse` for the answer: the same shape. */
-export const traceparentOf = (t: Trace): string => `00-${t.traceId}-${t.spanId}-${t.flags}`;
+/** `traceparent` for the next hop (this span as its parent), and `traceresponse` for the answer: the same shape (built once). */
+export const traceparentOf = (t: Trace): string => (t.header ??= `00-${t.traceId}-${t.spanId}-${t.flags}`);
 export const TRACEPARENT = 'traceparent';
 export const TRACERESPONSE = 'traceresponse';

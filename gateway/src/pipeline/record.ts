@@ -1,4 +1,4 @@
-import { logRequest, REQUEST_ID } from '@studio/shared';
+import { accessLogOn, logRequest, REQUEST_ID } from '@studio/shared';
 import type { Metrics } from '@studio/shared/metrics';
 import type { SpanExporter } from '@studio/shared/otlp';
 import { traceparentOf, TRACERESPONSE } from '@studio/shared/trace';
@@ -23,15 +23,20 @@ export interface RecordDeps {
 export function recordStep(p: SurfaceProfile, { activity, metrics, spans }: RecordDeps) {
   /** The headers of this request's answer. */
   function answerHeaders(c: Ctx): Record<string, string> {
-    const base: Record<string, string> = p.cors
-      ? { [REQUEST_ID]: c.requestId, [TRACERESPONSE]: traceparentOf(c.trace), ...CORS_HEADERS }
-      : { [REQUEST_ID]: c.requestId, [TRACERESPONSE]: traceparentOf(c.trace) };
-    // a key held to its sites names the one allowed origin, not any (Storefront answers vary by Origin)
-    if (p.cors && c.key?.allowedOrigins && !c.problem) {
-      const origin = c.req.headers.get('origin');
-      if (origin) base['access-control-allow-origin'] = origin;
+    // one object, assigned in place: this runs on every cached read
+    const h: Record<string, string> = { [REQUEST_ID]: c.requestId, [TRACERESPONSE]: traceparentOf(c.trace) };
+    if (p.cors) {
+      h['access-control-allow-origin'] = CORS_HEADERS['access-control-allow-origin'];
+      h['access-control-expose-headers'] = CORS_HEADERS['access-control-expose-headers'];
+      // a key held to its sites names the one allowed origin, not any (Storefront answers vary by Origin)
+      if (c.key?.allowedOrigins && !c.problem) {
+        const origin = c.req.headers.get('origin');
+        if (origin) h['access-control-allow-origin'] = origin;
+      }
     }
-    return c.limitHeaders ? { ...base, ...c.limitHeaders } : base;
+    const limit = c.limitHeaders;
+    if (limit) for (const k in limit) h[k] = limit[k]!;
+    return h;
   }
 
   function record(c: Ctx, res: Response, headersBuiltIn = false): Response {
@@ -48,7 +53,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans }: Reco
       });
     }
     metrics?.request(p.surface, operation, status, durationMs / 1000);
-    logRequest({
+    if (accessLogOn()) logRequest({
       requestId: c.requestId, traceId: c.trace.traceId, surface: p.surface, operation: operation ?? 'unknown', method: c.method, path: c.path,
       status, durationMs, keyId: key?.id ?? null, ...(c.problem ? { problem: c.problem } : {}),
     });
