@@ -28,7 +28,7 @@ for (const tool of ['wrk', 'haproxy']) {
   }
 }
 
-const [front, svc, g2, s2] = [await freePorts(4), await freePorts(2), await freePorts(4), await freePorts(2)] as [number[], number[], number[], number[]];
+const [front, g2, s2] = [await freePorts(4), await freePorts(4), await freePorts(2)] as [number[], number[], number[]];
 const [sfFront, mgFront, sfSvcFront, mgSvcFront] = front as [number, number, number, number];
 const stack = await createBenchStack(CPU, {
   STOREFRONT_SERVICE_URL: `http://127.0.0.1:${sfSvcFront}`, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${mgSvcFront}`,
@@ -39,7 +39,6 @@ const gw1 = { sf: Number(e.STOREFRONT_PORT), mg: Number(e.MANAGEMENT_PORT) };
 const gw2 = { sf: g2[0]!, mg: g2[1]! };
 const svc1 = { sf: Number(e.STOREFRONT_SERVICE_PORT), mg: Number(e.MANAGEMENT_SERVICE_PORT) };
 const svc2 = { sf: s2[0]!, mg: s2[1]! };
-void svc;
 
 const dir = await mkdtemp(join(tmpdir(), 'studio-haproxy-'));
 const backend = (name: string, bind: number, ports: number[]) => `

@@ -8,7 +8,7 @@
  */
 import { BUN_BODY_CAP } from './body';
 import type { Config } from './config';
-import { logRequest } from './http';
+import { accessLogOn, logRequest } from './http';
 import { OPERATIONS, type Surface } from './operations';
 import { createSpanExporter } from './otlp';
 import { GW, REQUEST_ID } from './signing';
@@ -57,7 +57,7 @@ export function serveService(app: ServedApp, o: ServeOptions) {
     const operation = claimed && OPERATION_IDS.has(claimed) ? claimed : 'unknown';
     const seconds = (performance.now() - started) / 1000;
     o.metrics.request(o.surface, operation, res.status, seconds);
-    logRequest({
+    if (accessLogOn()) logRequest({
       requestId: req.headers.get(REQUEST_ID), traceId: trace.traceId, surface: o.surface, operation, method: req.method, path,
       status: res.status, durationMs: Math.round(seconds * 100_000) / 100, keyId: req.headers.get(GW.key),
     });

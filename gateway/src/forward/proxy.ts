@@ -29,12 +29,7 @@ function headerBlock(req: Request, signed: Record<string, string>, traceparent: 
   return block;
 }
 
-/**
- * Forward a call to a service over the pooled hop, with a hard timeout for the whole
- * answer (a service that stalls mid-body still times out). The request body is read
- * bounded, so a chunked body cannot pass the 1 MiB limit a declared length is held
- * to (413 with a problem body).
- */
+/** What the gateway adds to a request it forwards, and wants to know of the answer. */
 export interface Call {
   pathAndQuery: string;
   caller: Caller;
@@ -48,6 +43,12 @@ export interface Call {
 
 const PROBLEM_CODE = /"code"\s*:\s*"([a-z_]{1,64})"/;
 
+/**
+ * Forward a call to a service over the pooled hop, with a hard timeout for the whole
+ * answer (a service that stalls mid-body still times out). The request body is read
+ * bounded, so a chunked body cannot pass the 1 MiB limit a declared length is held
+ * to (413 with a problem body).
+ */
 export async function forward(req: Request, call: Call, o: ForwardOptions): Promise<Response> {
   const { pathAndQuery, answerHeaders: extra } = call;
   const method = req.method;

@@ -4,14 +4,15 @@ import { keyDetail } from './authorize';
 import { refuse, type Ctx } from './context';
 import type { SurfaceProfile } from './profile';
 
+/** Counts each decision (`studio_rate_limit_decisions_total`). */
+export type LimitDecisionCount = (labels: { decision: 'allowed' | 'limited' | 'revoked' | 'fail_open' }) => void;
+
 /**
  * Step 5: the key's rate limit (a publishable key's per visitor address too). The
  * answer comes from the local lease when it can (synchronously), else from Redis.
  * Redis can also tell that the key was revoked on another replica. A limiter that
  * cannot decide (Redis down) admits, and says so in its log: `decide` gets null.
  */
-export type LimitDecisionCount = (labels: { decision: 'allowed' | 'limited' | 'revoked' | 'fail_open' }) => void;
-
 export function limitStep(p: SurfaceProfile, limiter: RateLimiter, keys: KeyResolver, trustedProxies: string, count: LimitDecisionCount = () => {}) {
   const trusted = new Set(trustedProxies.split(',').map((s) => s.trim()).filter(Boolean));
 
