@@ -48,8 +48,6 @@ class Conn {
   unsent: Uint8Array | null = null;
   idleSince = 0;
   closed = false;
-  /** Served an answer before: its failure with no byte back may be the server closing it idle. */
-  reused = false;
 
   constructor(readonly pool: Pool) {}
 
@@ -182,7 +180,6 @@ export class Pool {
 
   release(conn: Conn) {
     if (this.idle.length >= MAX_IDLE) return conn.destroy();
-    conn.reused = true;
     conn.idleSince = Date.now();
     this.idle.push(conn);
     this.sweeper ??= setInterval(() => this.sweep(), IDLE_MS / 2);
