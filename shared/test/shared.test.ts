@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { createHmac } from 'node:crypto';
 import {
   ConfigError, generateKey, hashKey, keyHint, loadConfig, newId, OPERATIONS, parseInstant, parseKey,
   PROBLEM_CODES, problemBody, SCOPES, signedHeaders, statusOf, verifySignature,
@@ -84,6 +85,13 @@ describe('gateway signatures', () => {
     expect(verifySignature('another-secret-entirely', 'GET', '/v1/classes?limit=5', h)).toBeNull();
     h.set('x-gw-scopes', 'classes:read,classes:write');
     expect(verifySignature(secret, 'GET', '/v1/classes?limit=5', h)).toBeNull();
+  });
+  test('the signature is HMAC-SHA256 of the signed fields, call after call (the keyed state is copied, never reused)', () => {
+    for (const path of ['/v1/a', '/v1/b', '/v1/a']) {
+      const h = signedHeaders(secret, 'GET', path, caller, 1_700_000_000_000);
+      const payload = ['1700000000000', 'GET', path, 'std_1', 'key_1', 'classes:read', 'op', 'req_1'].join('\n');
+      expect(h['x-gw-signature']).toBe(createHmac('sha256', secret).update(payload).digest('hex'));
+    }
   });
   test('expire after 60 s', () => {
     const h = new Headers(signedHeaders(secret, 'GET', '/x', caller, Date.now() - 61_000));
