@@ -5,16 +5,21 @@
  * (servers on BENCH_SERVER_CPU, wrk on BENCH_LOAD_CPU):
  *   direct   management-service, with the gateway's signed headers
  *   nginx    nginx (Debian) in front of it, adding the same signed headers
+ *   bun floor  Bun.serve over the gateway's own keep-alive pool, adding the same fixed headers and
+ *              nothing else (scripts/bench/bare-proxy.ts): the least a Bun process pays for the hop
  *   gateway  our gateway: key check, rate limit, activity, signed forward
  * in BENCH_ROUNDS alternating rounds of BENCH_SECONDS; prints req/s, p50/p99 and the
- * median ratios against nginx. Skips nginx, with a message, when it is not installed.
+ * median ratios against nginx. The floor's ratio to nginx says how much of the gap is the runtime's,
+ * the gateway's to the floor how much is its pipeline's. Skips nginx, with a message, when it is not installed.
  */
 import { signedHeaders, SCOPES, type Caller } from '@studio/shared';
 import { createSql } from '@studio/shared/db';
 import { createApiKey } from '@studio/gateway/keys/store';
 import { createStudio } from '../lib/studios';
 import { nginxPath, startNginx } from './nginx';
-import { createBenchStack } from './stack';
+import { join } from 'node:path';
+import { freePorts } from '../lib/ports';
+import { createBenchStack, waitFor } from './stack';
 import { runWrk, type WrkResult } from './wrk';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -58,12 +63,24 @@ try {
     }
   };
 
-  type Round = { direct: WrkResult; nginx: WrkResult | null; gateway: WrkResult };
+  const viaFloor = async () => {
+    const [port] = await freePorts(1);
+    const child = stack.spawn('bare-proxy', ['bun', join(import.meta.dir, 'bare-proxy.ts'), String(port), stack.config.MANAGEMENT_SERVICE_URL, JSON.stringify(signed())]);
+    try {
+      await waitFor(`http://127.0.0.1:${port}/readyz`);
+      return await measure(`http://127.0.0.1:${port}${PATH}`, {});
+    } finally {
+      await stack.stopChild(child);
+    }
+  };
+
+  type Round = { direct: WrkResult; nginx: WrkResult | null; floor: WrkResult; gateway: WrkResult };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     rounds.push({
       direct: await measure(stack.config.MANAGEMENT_SERVICE_URL + PATH, signed()),
       nginx: nginxPath() ? await viaNginx() : null,
+      floor: await viaFloor(),
       gateway: await measure(stack.config.MANAGEMENT_PUBLIC_URL + PATH, { authorization: `Bearer ${secret.key}` }),
     });
   }
@@ -76,6 +93,7 @@ try {
   rounds.forEach((r, i) => {
     console.log(row(`round ${i + 1}: direct`, r.direct));
     if (r.nginx) console.log(row(`round ${i + 1}: nginx`, r.nginx));
+    console.log(row(`round ${i + 1}: bun floor`, r.floor));
     console.log(row(`round ${i + 1}: gateway`, r.gateway));
   });
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -83,17 +101,18 @@ try {
     const rs = rounds.map(pick).filter((r): r is WrkResult => r !== null);
     return rs.length ? { rps: median(rs.map((r) => r.rps)), p99: median(rs.map((r) => r.p99)) } : null;
   };
-  const [direct, nginx, gateway] = [med((r) => r.direct), med((r) => r.nginx), med((r) => r.gateway)];
+  const [direct, nginx, floor, gateway] = [med((r) => r.direct), med((r) => r.nginx), med((r) => r.floor), med((r) => r.gateway)];
   console.log(`\nmedians: direct ${direct!.rps.toFixed(0)} req/s p99 ${direct!.p99.toFixed(2)} ms; gateway ${gateway!.rps.toFixed(0)} req/s p99 ${gateway!.p99.toFixed(2)} ms` +
     (nginx ? `; nginx ${nginx.rps.toFixed(0)} req/s p99 ${nginx.p99.toFixed(2)} ms` : ''));
-  console.log(`gateway / direct: ${(gateway!.rps / direct!.rps).toFixed(2)}× req/s`);
+  console.log(`gateway / direct: ${(gateway!.rps / direct!.rps).toFixed(2)}× req/s; gateway / bun floor: ${(gateway!.rps / floor!.rps).toFixed(2)}× req/s`);
   if (nginx) {
     const rpsRatio = gateway!.rps / nginx.rps;
     const p99Ratio = gateway!.p99 / nginx.p99;
     console.log(`gateway / nginx: ${rpsRatio.toFixed(2)}× req/s (target ≥ 1.00), ${p99Ratio.toFixed(2)}× p99 (target ≤ 1.50)`);
+    console.log(`bun floor / nginx: ${(floor!.rps / nginx.rps).toFixed(2)}× req/s, ${(floor!.p99 / nginx.p99).toFixed(2)}× p99 (what the runtime alone allows)`);
     failed = rpsRatio < 1 || p99Ratio > 1.5;
   }
-  failed ||= rounds.some((r) => r.gateway.non2xx > 0 || r.direct.non2xx > 0 || (r.nginx?.non2xx ?? 0) > 0);
+  failed ||= rounds.some((r) => r.gateway.non2xx > 0 || r.direct.non2xx > 0 || r.floor.non2xx > 0 || (r.nginx?.non2xx ?? 0) > 0);
   console.log(failed ? 'RESULT: below target' : 'RESULT: meets target');
 } catch (err) {
   console.error(`bench failed: ${(err as Error).stack ?? err}`);
