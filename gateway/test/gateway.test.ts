@@ -260,3 +260,19 @@ test('activity_hourly counts every entry once, per studio and hour, through a fa
   expect(rows.map((r) => [r.hour.toISOString(), r.calls, r.errors])).toEqual([['2026-11-22T09:00:00.000Z', 4, 2]]);
   expect(await s.sql`select 1 from activity where studio_id = ${st.id}`).toHaveLength(4);
 });
+
+test('retention: entries and hourly counts older than 90 days go, newer ones stay', async () => {
+  const st = await s.studio();
+  const day = 86_400_000;
+  const entry = (requestId: string, at: number) => ({
+    studioId: st.id, keyId: 'key_retention', operationId: null, method: 'GET', path: '/v1/x', status: 200, outcome: 'success' as const, durationMs: 0.1, requestId, at,
+  });
+  const now = Date.now();
+  s.gateway.activity.record(entry('req_old', now - 91 * day));
+  s.gateway.activity.record(entry('req_recent', now - 89 * day));
+  await s.gateway.activity.flush();
+  expect(await s.sql`select 1 from activity_hourly where studio_id = ${st.id}`).toHaveLength(2);
+  await s.gateway.activity.prune();
+  expect((await s.sql<{ requestId: string }[]>`select request_id from activity where studio_id = ${st.id}`).map((r) => r.requestId)).toEqual(['req_recent']);
+  expect(await s.sql`select 1 from activity_hourly where studio_id = ${st.id}`).toHaveLength(1);
+});

@@ -54,11 +54,12 @@ try {
   await explain('Chart, 30 days per day (the dashboard\'s query, on activity_hourly):', `
     select date_trunc('day', hour, 'UTC') as at, sum(calls)::int as calls, sum(errors)::int as errors
     from activity_hourly where studio_id = $1 and hour >= $2 and hour < $3 group by 1`, ['std_busy', from, new Date(Date.now() + 86_400_000)]);
-  const [deep] = await sql<{ id: string }[]>`select id::text from activity where studio_id = 'std_busy' order by at desc, id desc offset 500000 limit 1`;
-  await explain('List, page 10,001 (keyset after an id, as the "Older entries" link sends it):', `
+  const [deep] = await sql<{ id: string; atUs: string }[]>`
+    select id::text, (extract(epoch from at) * 1000000)::bigint::text as "atUs" from activity where studio_id = 'std_busy' order by at desc, id desc offset ${Math.floor(ROWS / 2)} limit 1`;
+  await explain(`List, page ${(Math.floor(ROWS / 100) + 1).toLocaleString()} (keyset after (at, id), as the "Older entries" link sends it):`, `
     select a.id, a.at from activity a where a.studio_id = $1
-      and (a.at, a.id) < (select at, id from activity where studio_id = $1 and id = $2)
-    order by a.at desc, a.id desc limit 51`, ['std_busy', deep!.id]);
+      and (a.at, a.id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::bigint)
+    order by a.at desc, a.id desc limit 51`, ['std_busy', deep!.atUs, deep!.id]);
   await explain('Request id search:', `select id from activity where studio_id = $1 and request_id = $2 order by at desc limit 1`, ['std_busy', 'req_std_busy500000']);
   console.log(failed ? '\nRESULT: a sequential scan of activity' : '\nRESULT: index scans only');
 } finally {

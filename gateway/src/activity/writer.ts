@@ -83,8 +83,8 @@ export class ActivityWriter {
   async prune(): Promise<number> {
     try {
       const rows = await this.sql`
-        delete from activity where id in (
-          select id from activity where at < now() - make_interval(days => ${RETENTION_DAYS}) limit 10000)`;
+        delete from activity where ctid = any(array(
+          select ctid from activity where at < now() - make_interval(days => ${RETENTION_DAYS}) limit 10000))`;
       await this.sql`delete from activity_hourly where hour < now() - make_interval(days => ${RETENTION_DAYS})`;
       return rows.count;
     } catch (err) {

@@ -25,13 +25,15 @@ interface Filters {
   /** UTC dates, inclusive. */
   from: string;
   to: string;
-  /** Id of the last entry of the previous page. */
+  /** The last entry of the previous page as `{at in µs since the epoch}.{id}`, its place in the log's key. */
   after: string;
 }
 
 interface ActivityRow {
   id: string;
   at: Date;
+  /** `at` to the microsecond (a Date holds milliseconds), for the next page's cursor. */
+  atUs: string;
   operationId: string | null;
   method: string;
   path: string;
@@ -59,17 +61,18 @@ function readFilters(url: URL, keyIds: Set<string>): Filters {
     outcome: (OUTCOMES as readonly string[]).includes(q('outcome')) ? q('outcome') : '',
     from: validDay(q('from')) ? q('from') : '',
     to: validDay(q('to')) ? q('to') : '',
-    after: /^\d{1,18}$/.test(q('after')) ? q('after') : '',
+    after: /^\d{1,18}\.\d{1,18}$/.test(q('after')) ? q('after') : '',
   };
 }
 
 const SELECT = (sql: Sql) => sql`
-  select a.id::text as id, a.at, a.operation_id, a.method, a.path, a.query, a.status, a.outcome, a.duration_ms, a.request_id,
+  select a.id::text as id, a.at, (extract(epoch from a.at) * 1000000)::bigint::text as at_us, a.operation_id, a.method, a.path, a.query, a.status, a.outcome, a.duration_ms, a.request_id,
          a.problem_code, a.trace_id, k.name as key_name, k.hint as key_hint, k.kind as key_kind
   from activity a left join api_keys k on k.id = a.key_id and k.studio_id = a.studio_id`;
 
-/** One index range scan of (studio_id, at desc, id desc), whatever the filters. */
+/** One backward range scan of the key (studio_id, at, id), whatever the filters. */
 async function queryActivity(sql: Sql, studioId: string, f: Filters): Promise<ActivityRow[]> {
+  const [afterUs, afterId] = f.after.split('.');
   return sql<ActivityRow[]>`${SELECT(sql)}
     where a.studio_id = ${studioId}
       ${f.key ? sql`and a.key_id = ${f.key}` : sql``}
@@ -77,7 +80,7 @@ async function queryActivity(sql: Sql, studioId: string, f: Filters): Promise<Ac
       ${f.outcome ? sql`and a.outcome = ${f.outcome}` : sql``}
       ${f.from ? sql`and a.at >= ${new Date(`${f.from}T00:00:00Z`)}` : sql``}
       ${f.to ? sql`and a.at < ${new Date(Date.parse(`${f.to}T00:00:00Z`) + 86_400_000)}` : sql``}
-      ${f.after ? sql`and (a.at, a.id) < (select at, id from activity where studio_id = ${studioId} and id = ${f.after})` : sql``}
+      ${f.after ? sql`and (a.at, a.id) < (timestamptz 'epoch' + ${afterUs!}::bigint * interval '1 microsecond', ${afterId!}::bigint)` : sql``}
     order by a.at desc, a.id desc
     limit ${PAGE_SIZE + 1}`;
 }
@@ -128,7 +131,7 @@ function row(r: ActivityRow, s: Session): Html {
   </tr>`;
 }
 
-function pager(f: Filters, more: boolean, lastId: string | undefined): Html {
+function pager(f: Filters, more: boolean, last: ActivityRow | undefined): Html {
   const params = (after?: string) => {
     const p = new URLSearchParams();
     for (const n of ['key', 'operation', 'outcome', 'from', 'to'] as const) if (f[n]) p.set(n, f[n]);
@@ -137,7 +140,7 @@ function pager(f: Filters, more: boolean, lastId: string | undefined): Html {
   };
   return html`<nav class="pager" aria-label="Pages">
     ${f.after ? html`<a href="/activity${params()}" class="btn btn-quiet">Newest</a>` : ''}
-    ${more ? html`<a href="/activity${params(lastId)}" class="btn btn-quiet" rel="next">Older entries →</a>` : ''}
+    ${more ? html`<a href="/activity${params(last && `${last.atUs}.${last.id}`)}" class="btn btn-quiet" rel="next">Older entries →</a>` : ''}
   </nav>`;
 }
 
@@ -169,7 +172,7 @@ export async function activityPage(deps: DashboardDeps, s: Session, url: URL): P
           <tbody>${shown.map((r) => row(r, s))}</tbody>
         </table>`
       : html`<p class="empty card">${f.after ? 'No older entries.' : filtered ? 'No calls match these filters.' : 'No calls yet. Calls made with your keys will show up here.'}</p>`}
-    ${pager(f, more, shown.at(-1)?.id)}`;
+    ${pager(f, more, shown.at(-1))}`;
   return page(layout({ title: 'Activity', studio: chromeOf(deps.config, s, 'activity') }, body));
 }
 
