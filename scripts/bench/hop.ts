@@ -8,7 +8,8 @@
  *   bun floor  Bun.serve over the gateway's own keep-alive pool, adding the same fixed headers and
  *              nothing else (scripts/bench/bare-proxy.ts): the least a Bun process pays for the hop
  *   gateway  our gateway: key check, rate limit, activity, signed forward
- * in BENCH_ROUNDS alternating rounds of BENCH_SECONDS; prints req/s, p50/p99 and the
+ * in BENCH_ROUNDS alternating rounds of BENCH_SECONDS; prints req/s, p50/p99, the CPU each
+ * process spent per request (from /proc: steadier than req/s on a drifting VM) and the
  * median ratios against nginx. The floor's ratio to nginx says how much of the gap is the runtime's,
  * the gateway's to the floor how much is its pipeline's. Skips nginx, with a message, when it is not installed.
  */
@@ -21,6 +22,10 @@ import { join } from 'node:path';
 import { freePorts } from '../lib/ports';
 import { createBenchStack, waitFor } from './stack';
 import { runWrk, type WrkResult } from './wrk';
+import { cpuMeter, formatCpu, pidsNamed, withChildren, type CpuPerRequest } from './cpu';
+
+/** A wrk run and the CPU per request behind it (`proxy` null when there is none). */
+type Run = WrkResult & { proxy: CpuPerRequest | null; service: CpuPerRequest; postgres: CpuPerRequest };
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -50,14 +55,18 @@ try {
   const caller: Caller = { studioId: studio.id, keyId: secret.record.id, scopes: [...SCOPES], operationId: 'managementListInstructors', requestId: 'req_bench' };
   // a signature is valid for 60 s: each run gets a fresh one
   const signed = () => signedHeaders(stack.config.GATEWAY_SECRET, 'GET', PATH, caller);
-  const measure = async (url: string, headers: Record<string, string>) => {
+  const service = stack.pidOf('management-service');
+  /** One run, with the CPU per request of the proxy in front (none: direct), the service and Postgres. */
+  const measure = async (url: string, headers: Record<string, string>, proxy: number[] = []): Promise<Run> => {
     await runWrk(url, { connections: CONNECTIONS, seconds: 1, cpu: LOAD_CPU, headers }); // warm-up
-    return runWrk(url, { connections: CONNECTIONS, seconds: SECONDS, cpu: LOAD_CPU, headers });
+    const meters = { proxy: cpuMeter(proxy), service: cpuMeter([service]), postgres: cpuMeter(pidsNamed('postgres')) };
+    const r = await runWrk(url, { connections: CONNECTIONS, seconds: SECONDS, cpu: LOAD_CPU, headers });
+    return { ...r, proxy: proxy.length ? meters.proxy.perRequest(r.requests) : null, service: meters.service.perRequest(r.requests), postgres: meters.postgres.perRequest(r.requests) };
   };
   const viaNginx = async () => {
     const nginx = await startNginx({ upstream: stack.config.MANAGEMENT_SERVICE_URL, headers: signed(), cpu: SERVER_CPU, readyPath: '/readyz' });
     try {
-      return await measure(nginx.url + PATH, {});
+      return await measure(nginx.url + PATH, {}, withChildren(nginx.pid));
     } finally {
       await nginx.stop();
     }
@@ -68,28 +77,29 @@ try {
     const child = stack.spawn('bare-proxy', ['bun', join(import.meta.dir, 'bare-proxy.ts'), String(port), stack.config.MANAGEMENT_SERVICE_URL, JSON.stringify(signed())]);
     try {
       await waitFor(`http://127.0.0.1:${port}/readyz`);
-      return await measure(`http://127.0.0.1:${port}${PATH}`, {});
+      return await measure(`http://127.0.0.1:${port}${PATH}`, {}, [child.pid]);
     } finally {
       await stack.stopChild(child);
     }
   };
 
-  type Round = { direct: WrkResult; nginx: WrkResult | null; floor: WrkResult; gateway: WrkResult };
+  type Round = { direct: Run; nginx: Run | null; floor: Run; gateway: Run };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     rounds.push({
       direct: await measure(stack.config.MANAGEMENT_SERVICE_URL + PATH, signed()),
       nginx: nginxPath() ? await viaNginx() : null,
       floor: await viaFloor(),
-      gateway: await measure(stack.config.MANAGEMENT_PUBLIC_URL + PATH, { authorization: `Bearer ${secret.key}` }),
+      gateway: await measure(stack.config.MANAGEMENT_PUBLIC_URL + PATH, { authorization: `Bearer ${secret.key}` }, [stack.pidOf('gateway')]),
     });
   }
 
-  const row = (name: string, r: WrkResult) =>
-    `| ${name.padEnd(28)} | ${r.rps.toFixed(0).padStart(8)} | ${r.p50.toFixed(2).padStart(8)} | ${r.p99.toFixed(2).padStart(8)} | ${String(r.non2xx).padStart(7)} |`;
+  const row = (name: string, r: Run) =>
+    `| ${name.padEnd(28)} | ${r.rps.toFixed(0).padStart(8)} | ${r.p50.toFixed(2).padStart(8)} | ${r.p99.toFixed(2).padStart(8)} | ${String(r.non2xx).padStart(7)} | ${formatCpu(r.proxy).padStart(13)} | ${formatCpu(r.service).padStart(13)} | ${formatCpu(r.postgres).padStart(13)} |`;
   console.log(`\nGET ${PATH} (20 rows, never cached), ${CONNECTIONS} connections, ${SECONDS} s per run, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}`);
-  console.log(`| ${'target'.padEnd(28)} | ${'req/s'.padStart(8)} | ${'p50 ms'.padStart(8)} | ${'p99 ms'.padStart(8)} | ${'non-2xx'.padStart(7)} |`);
-  console.log(`|${'-'.repeat(30)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(9)}|`);
+  console.log('CPU columns: µs of CPU per request, user+system, of the proxy in front, the service, and all of Postgres');
+  console.log(`| ${'target'.padEnd(28)} | ${'req/s'.padStart(8)} | ${'p50 ms'.padStart(8)} | ${'p99 ms'.padStart(8)} | ${'non-2xx'.padStart(7)} | ${'proxy CPU'.padStart(13)} | ${'service CPU'.padStart(13)} | ${'Postgres CPU'.padStart(13)} |`);
+  console.log(`|${'-'.repeat(30)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(9)}|${'-'.repeat(15)}|${'-'.repeat(15)}|${'-'.repeat(15)}|`);
   rounds.forEach((r, i) => {
     console.log(row(`round ${i + 1}: direct`, r.direct));
     if (r.nginx) console.log(row(`round ${i + 1}: nginx`, r.nginx));
@@ -97,14 +107,17 @@ try {
     console.log(row(`round ${i + 1}: gateway`, r.gateway));
   });
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const med = (pick: (r: Round) => WrkResult | null) => {
-    const rs = rounds.map(pick).filter((r): r is WrkResult => r !== null);
-    return rs.length ? { rps: median(rs.map((r) => r.rps)), p99: median(rs.map((r) => r.p99)) } : null;
+  const cpuUs = (c: CpuPerRequest | null) => (c ? c.user + c.system : 0);
+  const med = (pick: (r: Round) => Run | null) => {
+    const rs = rounds.map(pick).filter((r): r is Run => r !== null);
+    return rs.length ? { rps: median(rs.map((r) => r.rps)), p99: median(rs.map((r) => r.p99)), proxy: median(rs.map((r) => cpuUs(r.proxy))), service: median(rs.map((r) => cpuUs(r.service))) } : null;
   };
   const [direct, nginx, floor, gateway] = [med((r) => r.direct), med((r) => r.nginx), med((r) => r.floor), med((r) => r.gateway)];
   console.log(`\nmedians: direct ${direct!.rps.toFixed(0)} req/s p99 ${direct!.p99.toFixed(2)} ms; gateway ${gateway!.rps.toFixed(0)} req/s p99 ${gateway!.p99.toFixed(2)} ms` +
     (nginx ? `; nginx ${nginx.rps.toFixed(0)} req/s p99 ${nginx.p99.toFixed(2)} ms` : ''));
   console.log(`gateway / direct: ${(gateway!.rps / direct!.rps).toFixed(2)}× req/s; gateway / bun floor: ${(gateway!.rps / floor!.rps).toFixed(2)}× req/s`);
+  console.log(`CPU per request (medians, µs): proxy ${nginx ? `nginx ${nginx.proxy.toFixed(0)}, ` : ''}bun floor ${floor!.proxy.toFixed(0)}, gateway ${gateway!.proxy.toFixed(0)}; ` +
+    `service direct ${direct!.service.toFixed(0)}${nginx ? `, behind nginx ${nginx.service.toFixed(0)}` : ''}, behind the gateway ${gateway!.service.toFixed(0)}`);
   if (nginx) {
     const rpsRatio = gateway!.rps / nginx.rps;
     const p99Ratio = gateway!.p99 / nginx.p99;

@@ -48,6 +48,8 @@ ${set}
   await waitFor(url + o.readyPath);
   return {
     url,
+    /** The master's pid (its worker is its child). */
+    pid: child.pid,
     async stop() {
       child.kill('SIGQUIT');
       await Promise.race([child.exited, Bun.sleep(3_000).then(() => child.kill('SIGKILL'))]);

@@ -55,6 +55,7 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
   };
   const config = loadConfig(env);
   const children: ReturnType<typeof Bun.spawn>[] = [];
+  const byName = new Map<string, ReturnType<typeof Bun.spawn>>();
   // BENCH_PROFILE_DIR=dir: the gateway writes a CPU profile (markdown) there when it stops
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
 
@@ -62,6 +63,7 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
   function spawn(name: string, args: string[], extraEnv: Record<string, string> = {}) {
     const child = Bun.spawn(['taskset', '-c', serverCpu, ...args], { cwd: root, env: { ...env, ...extraEnv }, stdout: 'ignore', stderr: 'inherit' });
     children.push(child);
+    byName.set(name, child);
     return child;
   }
 
@@ -77,6 +79,8 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
     spawn,
     /** The processes started so far (a chaos run checks that none died). */
     children: () => [...children],
+    /** The process last started under this name (`taskset` execs, so it is the server's own). */
+    pidOf: (name: string) => byName.get(name)!.pid,
     stopChild,
     /** Starts these processes and waits until each is ready. */
     async start(names: BenchProcess[] = ['storefront-service', 'management-service', 'gateway']) {
