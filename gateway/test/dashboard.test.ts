@@ -306,6 +306,27 @@ describe('activity', () => {
     expect(ids(both).length + ids(both2).length).toBe(120 - 40 - 12 + 4);
   });
 
+  test('pages follow (time, id) to the microsecond: entries sharing a time are each shown once', async () => {
+    const studio = await s.studio();
+    // 60 entries in two instants a microsecond apart (a JavaScript Date cannot tell them apart)
+    await s.sql`
+      insert into activity (studio_id, key_id, method, path, status, outcome, duration_ms, request_id, at)
+      select ${studio.id}, null, 'GET', '/v1/x', 200, 'success', 1, 'req_tie_' || g,
+             timestamptz '2026-11-20 10:00:00.123456+00' + (g % 2) * interval '1 microsecond'
+      from generate_series(0, 59) g`;
+    const { cookie } = await signIn(s, studio.id);
+    const ids = (page: string) => [...page.matchAll(/data-request-id="req_tie_(\d+)"/g)].map((m) => Number(m[1]));
+    const next = (page: string) => /href="\/activity\?([^"]*)"[^>]*rel="next"/.exec(page)?.[1]?.replaceAll('&amp;', '&');
+    const p1 = await (await get(s, '/activity', cookie)).text();
+    const p2 = await (await get(s, `/activity?${next(p1)}`, cookie)).text();
+    expect(ids(p1)).toHaveLength(50);
+    expect(ids(p2)).toHaveLength(10);
+    expect(next(p2)).toBeUndefined();
+    expect(new Set([...ids(p1), ...ids(p2)]).size).toBe(60);
+    // the later instant first
+    expect(ids(p1).slice(0, 30).every((i) => i % 2 === 1)).toBe(true);
+  });
+
   test('a real call shows up with its operation, status and request id, and stamps last used', async () => {
     const studio = await s.studio();
     const { key, id } = await s.key(studio.id, 'secret', ['instructors:read'], 'caller');
