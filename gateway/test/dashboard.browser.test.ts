@@ -167,7 +167,8 @@ test('a used or expired login link and a forged session cookie are refused', asy
   const expired = await loginLink(s, studio.id);
   await page.goto(expired.url); // the page is shown while the link is still valid...
   await s.sql`update login_links set expires_at = now() - interval '1 second' where id = ${expired.token.split('.')[0]!}`;
-  await page.getByRole('button', { name: 'Continue' }).click(); // ...and using it after expiry is refused
+  // ...and using it after expiry is refused (the refusal is the POST's own page, at /login without the token)
+  await Promise.all([page.waitForURL(`${s.dashboardUrl}/login`), page.getByRole('button', { name: 'Continue' }).click()]);
   await expect(page.locator('[role=alert]').textContent()).resolves.toContain('expired');
   expect(await context.cookies()).toEqual([]);
   await page.goto(expired.url);
