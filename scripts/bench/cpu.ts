@@ -7,38 +7,32 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const TICK_US = 1e6 / (Number(Bun.spawnSync(['getconf', 'CLK_TCK']).stdout.toString().trim()) || 100);
 
-/** utime and stime of one process (all its threads), or zeros once it is gone. */
-function ticksOf(pid: number): [number, number] {
+/** Every process now running. */
+const processes = () => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+
+/** A file of /proc/<pid>, or null once the process is gone. */
+function procFile(pid: number, name: 'stat' | 'comm'): string | null {
   try {
-    // the fields after the command name, which may itself hold spaces or parentheses
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1)!.split(' ');
-    return [Number(f[11]), Number(f[12])];
+    return readFileSync(`/proc/${pid}/${name}`, 'utf8');
   } catch {
-    return [0, 0];
+    return null;
   }
 }
 
-/** Processes whose command name is `name` (e.g. every Postgres backend). */
-export function pidsNamed(name: string): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
-    } catch {
-      return false;
-    }
-  });
+/** The fields of /proc/<pid>/stat after the command name (which may itself hold spaces or parentheses): [0] state, [1] ppid, [11] utime, [12] stime. */
+const statFields = (pid: number) => procFile(pid, 'stat')?.split(') ').at(-1)!.split(' ') ?? null;
+
+/** utime and stime of one process (all its threads), or zeros once it is gone. */
+function ticksOf(pid: number): [number, number] {
+  const f = statFields(pid);
+  return f ? [Number(f[11]), Number(f[12])] : [0, 0];
 }
 
+/** Processes whose command name is `name` (e.g. every Postgres backend). */
+export const pidsNamed = (name: string): number[] => processes().filter((pid) => procFile(pid, 'comm')?.trim() === name);
+
 /** A process and its children (nginx's master and its worker). */
-export function withChildren(pid: number): number[] {
-  return [pid, ...readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((p) => {
-    try {
-      return Number(readFileSync(`/proc/${p}/stat`, 'utf8').split(') ').at(-1)!.split(' ')[1]) === pid;
-    } catch {
-      return false;
-    }
-  })];
-}
+export const withChildren = (pid: number): number[] => [pid, ...processes().filter((p) => Number(statFields(p)?.[1]) === pid)];
 
 export interface CpuPerRequest { user: number; system: number }
 
@@ -54,4 +48,7 @@ export function cpuMeter(pids: number[]) {
   };
 }
 
-export const formatCpu = (c: CpuPerRequest | null) => (c ? `${(c.user + c.system).toFixed(0)} (${c.user.toFixed(0)}+${c.system.toFixed(0)})` : '-');
+/** User and system time together, µs (0 for no process). */
+export const totalCpu = (c: CpuPerRequest | null) => (c ? c.user + c.system : 0);
+
+export const formatCpu = (c: CpuPerRequest | null) => (c ? `${totalCpu(c).toFixed(0)} (${c.user.toFixed(0)}+${c.system.toFixed(0)})` : '-');

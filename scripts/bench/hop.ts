@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { freePorts } from '../lib/ports';
 import { createBenchStack, waitFor } from './stack';
 import { runWrk, type WrkResult } from './wrk';
-import { cpuMeter, formatCpu, pidsNamed, withChildren, type CpuPerRequest } from './cpu';
+import { cpuMeter, formatCpu, pidsNamed, totalCpu, withChildren, type CpuPerRequest } from './cpu';
 
 /** A wrk run and the CPU per request behind it (`proxy` null when there is none). */
 type Run = WrkResult & { proxy: CpuPerRequest | null; service: CpuPerRequest; postgres: CpuPerRequest };
@@ -107,10 +107,9 @@ try {
     console.log(row(`round ${i + 1}: gateway`, r.gateway));
   });
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const cpuUs = (c: CpuPerRequest | null) => (c ? c.user + c.system : 0);
   const med = (pick: (r: Round) => Run | null) => {
     const rs = rounds.map(pick).filter((r): r is Run => r !== null);
-    return rs.length ? { rps: median(rs.map((r) => r.rps)), p99: median(rs.map((r) => r.p99)), proxy: median(rs.map((r) => cpuUs(r.proxy))), service: median(rs.map((r) => cpuUs(r.service))) } : null;
+    return rs.length ? { rps: median(rs.map((r) => r.rps)), p99: median(rs.map((r) => r.p99)), proxy: median(rs.map((r) => totalCpu(r.proxy))), service: median(rs.map((r) => totalCpu(r.service))) } : null;
   };
   const [direct, nginx, floor, gateway] = [med((r) => r.direct), med((r) => r.nginx), med((r) => r.floor), med((r) => r.gateway)];
   console.log(`\nmedians: direct ${direct!.rps.toFixed(0)} req/s p99 ${direct!.p99.toFixed(2)} ms; gateway ${gateway!.rps.toFixed(0)} req/s p99 ${gateway!.p99.toFixed(2)} ms` +
