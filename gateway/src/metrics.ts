@@ -6,6 +6,7 @@ export function gatewayMetrics(m: Metrics, activity: ActivityWriter) {
   m.gauge('studio_activity_buffered', 'Activity entries recorded and not yet written to Postgres.', () => activity.buffered);
   m.total('studio_activity_written_total', 'Activity entries written to Postgres.', () => activity.written);
   m.total('studio_activity_dropped_total', 'Activity entries dropped (the buffer is bounded while Postgres is away).', () => activity.dropped);
+  m.total('studio_activity_flush_failures_total', 'Activity flushes that failed (Postgres away); their entries wait for the next one.', () => activity.failedFlushes);
   return {
     requests: m,
     keyLookups: m.counter('studio_key_cache_lookups_total', 'Key lookups by where they were answered: memory, stale (memory, while refreshing), redis, postgres.', ['result'] as const),

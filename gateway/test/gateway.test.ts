@@ -5,8 +5,15 @@ import { createGateway } from '@studio/gateway';
 import { revokeApiKey } from '@studio/gateway/keys/store';
 import { redisNames } from '@studio/gateway/keys/channels';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { createSql } from '@studio/shared/db';
+import { ActivityWriter, FLUSH_ROWS, type ActivityEntry } from '@studio/gateway/activity/writer';
+import { freePort } from '../../scripts/lib/ports';
 
 let s: Stack;
+/** A studio's successful call, as the record step logs one. */
+const entryOf = (studioId: string, requestId: string, at = Date.now()): ActivityEntry => ({
+  studioId, keyId: 'key_entry', operationId: null, method: 'GET', path: '/v1/x', status: 200, outcome: 'success', durationMs: 0.1, requestId, at,
+});
 beforeAll(async () => (s = await startStack()));
 afterAll(() => s.close());
 
@@ -234,6 +241,38 @@ test('entries a failed flush could not write are kept and written by the next on
   await s.gateway.activity.flush();
   await s.gateway.activity.flush();
   expect((await s.sql<{ requestId: string }[]>`select request_id from activity where key_id = ${id}`).map((r) => r.requestId)).toEqual(['req_kept']);
+});
+
+test('a full batch of entries is written at once, without waiting for the interval', async () => {
+  const st = await s.studio();
+  const writer = new ActivityWriter(s.sql, 600_000);
+  writer.start();
+  try {
+    for (let i = 0; i < FLUSH_ROWS; i++) writer.record(entryOf(st.id, `req_batch_${i}`));
+    const written = async () => (await s.sql<{ n: number }[]>`select count(*)::int as n from activity where studio_id = ${st.id}`)[0]!.n;
+    const deadline = Date.now() + 5_000;
+    while ((await written()) < FLUSH_ROWS && Date.now() < deadline) await Bun.sleep(20);
+    expect(await written()).toBe(FLUSH_ROWS);
+  } finally {
+    await writer.close();
+  }
+});
+
+test('while Postgres is away a full buffer is retried on the interval, not on every entry', async () => {
+  const away = createSql(`postgres://postgres@127.0.0.1:${await freePort()}/away`, { max: 1 });
+  const writer = new ActivityWriter(away, 600_000);
+  try {
+    for (let i = 0; i < FLUSH_ROWS; i++) writer.record(entryOf('std_away', `req_away_${i}`));
+    const deadline = Date.now() + 5_000;
+    while (!writer.failedFlushes && Date.now() < deadline) await Bun.sleep(10);
+    expect(writer.failedFlushes).toBe(1);
+    for (let i = 0; i < FLUSH_ROWS; i++) writer.record(entryOf('std_away', `req_away_more_${i}`));
+    await Bun.sleep(300);
+    expect(writer.failedFlushes).toBe(1);
+    expect(writer.buffered).toBe(2 * FLUSH_ROWS);
+  } finally {
+    await away.end({ timeout: 1 });
+  }
 });
 
 test('activity_hourly counts every entry once, per studio and hour, through a failed flush too', async () => {

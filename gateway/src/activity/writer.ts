@@ -49,6 +49,15 @@ export const outcomeOf = (status: number): ActivityEntry['outcome'] =>
 const MAX_BUFFER = 200_000;
 /** Chunks (of 256 KiB, about 1,500 rows) per COPY. */
 const BATCH_CHUNKS = 8;
+/**
+ * A flush starts as soon as this many entries wait, not only on the interval: under load
+ * that is every 10-20 ms, so Postgres takes the log in slices of 2-3 ms of its CPU. One
+ * flush of half a second's entries (20,000 at full load) kept Postgres busy for 100 ms
+ * and more at a stretch, on the cores the gateway serves from, and put the cached read's
+ * p99 at 7-9 ms; 2,000-entry batches still gave 5-6 ms (docs/benchmarks.md). A batch
+ * costs Postgres a transaction, about 1 µs an entry more than the half-second ones.
+ */
+export const FLUSH_ROWS = 500;
 const RETENTION_DAYS = 90;
 const PRUNE_EVERY_MS = 3_600_000;
 
@@ -71,6 +80,9 @@ export class ActivityWriter {
   /** Running totals, for `studio_activity_written_total` and `studio_activity_dropped_total`. */
   written = 0;
   dropped = 0;
+  /** Flushes that failed (Postgres away); while the last one did, only the interval retries. */
+  failedFlushes = 0;
+  private failing = false;
 
   constructor(private sql: Sql, private intervalMs = 500) {}
 
@@ -109,6 +121,7 @@ export class ActivityWriter {
     if (!h) this.hourly.set(id, (h = { studioId: e.studioId, hour, calls: 0, errors: 0 }));
     h.calls++;
     if (e.outcome !== 'success') h.errors++;
+    if (this.rows.count >= FLUSH_ROWS && !this.flushing && !this.failing) void this.flush();
   }
 
   /** Writes every entry recorded before the call (after the flush already running, if one is). */
@@ -156,7 +169,10 @@ export class ActivityWriter {
         used = new Map();
         hourly = new Map();
         for (const c of batch) this.written += c.rows;
+        this.failing = false;
       } catch (err) {
+        this.failing = true;
+        this.failedFlushes++;
         // keep what was not written for the next flush; a newer use recorded meanwhile wins
         this.rows.restore(chunks.slice(i));
         for (const [id, ms] of used) if ((this.lastUsed.get(id) ?? 0) < ms) this.lastUsed.set(id, ms);
