@@ -107,6 +107,7 @@ describe('metrics', () => {
     expect(sample(text, 'studio_key_cache_lookups_total', { result: 'memory' })).toBeGreaterThan(0);
     expect(text).toContain('studio_activity_buffered');
     expect(text).toContain('studio_activity_written_total');
+    expect(text).toMatch(/^studio_activity_flush_failures_total \d+$/m);
     // every line is a comment, blank, or `name{labels} value`
     for (const line of text.split('\n')) expect(line === '' || line.startsWith('#') || /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.e+-]+$|^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? (NaN|\+Inf|-Inf)$/.test(line)).toBe(true);
   });
