@@ -303,12 +303,9 @@ test('activity_hourly counts every entry once, per studio and hour, through a fa
 test('retention: entries and hourly counts older than 90 days go, newer ones stay', async () => {
   const st = await s.studio();
   const day = 86_400_000;
-  const entry = (requestId: string, at: number) => ({
-    studioId: st.id, keyId: 'key_retention', operationId: null, method: 'GET', path: '/v1/x', status: 200, outcome: 'success' as const, durationMs: 0.1, requestId, at,
-  });
   const now = Date.now();
-  s.gateway.activity.record(entry('req_old', now - 91 * day));
-  s.gateway.activity.record(entry('req_recent', now - 89 * day));
+  s.gateway.activity.record(entryOf(st.id, 'req_old', now - 91 * day));
+  s.gateway.activity.record(entryOf(st.id, 'req_recent', now - 89 * day));
   await s.gateway.activity.flush();
   expect(await s.sql`select 1 from activity_hourly where studio_id = ${st.id}`).toHaveLength(2);
   await s.gateway.activity.prune();
