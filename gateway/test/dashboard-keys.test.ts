@@ -103,6 +103,10 @@ describe('activity', () => {
     const missing = await get(s, '/activity?request=req_nothing', session.cookie);
     expect(missing.status).toBe(404);
     expect(await missing.text()).toContain('No call of this studio has the request id');
+    // an id of the same millisecond that no call had (another counter) finds nothing either
+    const sibling = requestId.slice(0, -1) + (requestId.endsWith('0') ? '1' : '0');
+    expect((await get(s, `/activity?request=${sibling}`, session.cookie)).status).toBe(404);
+    expect((await get(s, `/activity/${sibling}`, session.cookie)).status).toBe(404);
   });
 
   test('a date range keeps only its days; the chart counts calls and errors per hour and per day', async () => {
@@ -117,6 +121,10 @@ describe('activity', () => {
     const day = await page('/activity?from=2026-01-10&to=2026-01-10');
     expect(day).toContain('req_old_day');
     expect(day).not.toContain('req_next_day');
+    // an id made before ids carried the time is still found (migration 00009 keeps an index for them)
+    const old = await get(s, '/activity?request=req_old_day', session.cookie);
+    expect(old.headers.get('location')).toBe('/activity/req_old_day');
+    expect(await page('/activity/req_old_day')).toContain('2026-01-10 12:00:00 UTC');
     const chart = await page('/activity');
     expect(chart).toMatch(/<svg class="chart"/);
     expect(chart).toMatch(/<desc id="chart-desc">\d+ calls, [1-9]\d* errors/);

@@ -308,10 +308,11 @@ describe('activity', () => {
 
   test('pages follow (time, id) to the microsecond: entries sharing a time are each shown once', async () => {
     const studio = await s.studio();
+    const { id } = await s.key(studio.id, 'secret', ['instructors:read'], 'tie');
     // 60 entries in two instants a microsecond apart (a JavaScript Date cannot tell them apart)
     await s.sql`
       insert into activity (studio_id, key_id, method, path, status, outcome, duration_ms, request_id, at)
-      select ${studio.id}, null, 'GET', '/v1/x', 200, 'success', 1, 'req_tie_' || g,
+      select ${studio.id}, ${id}, 'GET', '/v1/x', 200, 'success', 1, 'req_tie_' || g,
              timestamptz '2026-11-20 10:00:00.123456+00' + (g % 2) * interval '1 microsecond'
       from generate_series(0, 59) g`;
     const { cookie } = await signIn(s, studio.id);

@@ -227,6 +227,14 @@ test('a flush asked for while one is running still writes what was recorded afte
   ]);
 });
 
+test('an activity entry costs Postgres one B-tree: the log is keyed (studio_id, key_id, at, id); the request-id index is only for ids older than their time stamp', async () => {
+  const rows = await s.sql<{ indexdef: string }[]>`select indexdef from pg_indexes where tablename = 'activity' order by indexname`;
+  expect(rows.map((r) => r.indexdef.replace(/^.* USING /, ''))).toEqual([
+    'btree (studio_id, key_id, at, id)',
+    'btree (studio_id, request_id) WHERE (length(request_id) < 26)',
+  ]);
+});
+
 test('entries a failed flush could not write are kept and written by the next one, once', async () => {
   const st = await s.studio();
   const { id } = await s.key(st.id, 'publishable');
@@ -243,7 +251,7 @@ test('entries a failed flush could not write are kept and written by the next on
   expect((await s.sql<{ requestId: string }[]>`select request_id from activity where key_id = ${id}`).map((r) => r.requestId)).toEqual(['req_kept']);
 });
 
-test('a full batch of entries is written at once, without waiting for the interval', async () => {
+test('a full batch of entries is written at once, without waiting for the interval; its hourly count follows with the next flush, once', async () => {
   const st = await s.studio();
   const writer = new ActivityWriter(s.sql, 600_000);
   writer.start();
@@ -253,6 +261,12 @@ test('a full batch of entries is written at once, without waiting for the interv
     const deadline = Date.now() + 5_000;
     while ((await written()) < FLUSH_ROWS && Date.now() < deadline) await Bun.sleep(20);
     expect(await written()).toBe(FLUSH_ROWS);
+    // the batch wrote entries only; the counts go with the interval's flush, with nothing lost or counted twice
+    writer.record(entryOf(st.id, 'req_batch_last'));
+    await writer.flush();
+    const [hourly] = await s.sql<{ calls: number }[]>`select sum(calls)::int as calls from activity_hourly where studio_id = ${st.id}`;
+    expect(hourly!.calls).toBe(FLUSH_ROWS + 1);
+    expect(await written()).toBe(FLUSH_ROWS + 1);
   } finally {
     await writer.close();
   }

@@ -1,14 +1,19 @@
 #!/usr/bin/env bun
 /**
  * `bun run bench:activity-plan`: the dashboard's activity queries on a busy studio. A scratch
- * database gets 1,000,000 entries for one studio spread over the last 30 days (and 200,000
- * for another), then prints EXPLAIN (ANALYZE, BUFFERS) of the list query over a month range
- * and of the 30-day chart query, as the dashboard sends them. Both must be index range
- * scans of (studio_id, at): the script exits 1 if either plan reads the table sequentially.
+ * database gets 1,000,000 entries for one studio spread over the last 30 days, made with four
+ * busy keys and one rare one (a call in a thousand), and 200,000 for another studio; then
+ * prints EXPLAIN (ANALYZE, BUFFERS) of the dashboard's queries as it sends them: the list
+ * (all keys merged, and one rare key), a deep page, the chart, and the request-id search (an
+ * id carrying its time, and one made before ids did). Each must read indexes only (the log's
+ * key `(studio_id, key_id, at, id)`): the script exits 1 if a plan reads activity sequentially.
  */
 import postgres from 'postgres';
-import { loadConfig } from '@studio/shared';
+import { loadConfig, newRequestId } from '@studio/shared';
 import { randomBase62 } from '@studio/shared/base62';
+import { createSql } from '@studio/shared/db';
+import { entryQuery, pageQuery } from '@studio/gateway/dashboard/activity';
+import type { PendingQuery, Row } from 'postgres';
 import { migrate } from '../lib/migrate';
 
 const ROWS = Number(process.argv[2] ?? 1_000_000);
@@ -16,7 +21,7 @@ const base = loadConfig().DATABASE_URL;
 const dbName = `studio_plan_${randomBase62(8).toLowerCase()}`;
 const url = Object.assign(new URL(base), { pathname: `/${dbName}` }).href;
 await migrate(url);
-const sql = postgres(url, { max: 1, onnotice: () => {} });
+const sql = createSql(url, { max: 1 });
 let failed = false;
 try {
   await sql`insert into studios (id, name, slug, timezone) values ('std_busy', 'Busy', 'busy', 'UTC'), ('std_other', 'Other', 'other', 'UTC')`;
@@ -24,7 +29,7 @@ try {
   for (const [studio, n] of [['std_busy', ROWS], ['std_other', Math.round(ROWS / 5)]] as const) {
     await sql`
       insert into activity (studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at, trace_id)
-      select ${studio}, null, 'managementListClasses', 'GET', '/v1/classes', case when g % 20 = 0 then 422 else 200 end,
+      select ${studio}, case when g % 1000 = 0 then 'key_rare' else 'key_busy' || (g % 4) end, 'managementListClasses', 'GET', '/v1/classes', case when g % 20 = 0 then 422 else 200 end,
              case when g % 20 = 0 then 'client_error' else 'success' end, 1.5, 'req_' || ${studio} || g,
              now() - make_interval(secs => (g::float8 / ${n}) * 30 * 86400), md5(g::text)
       from generate_series(1, ${n}) g`;
@@ -36,31 +41,33 @@ try {
   await sql`insert into activity_hourly (studio_id, hour, calls, errors)
     select 'std_other' || s, date_trunc('hour', now(), 'UTC') - make_interval(hours => h), 10, 1
     from generate_series(1, 1000) s, generate_series(0, 719) h`;
+  // one call as the gateway records it now: its request id carries its time
+  const recent = Date.now() - 3_600_000;
+  const timedId = newRequestId(recent);
+  await sql`insert into activity (studio_id, key_id, method, path, status, outcome, duration_ms, request_id, at)
+    values ('std_busy', 'key_busy1', 'GET', '/v1/classes', 200, 'success', 1.5, ${timedId}, ${new Date(recent)})`;
   await sql`analyze activity`;
   await sql`analyze activity_hourly`;
   console.log(`${ROWS.toLocaleString()} entries for std_busy (+${Math.round(ROWS / 5).toLocaleString()} for another studio) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const from = new Date(Date.now() - 30 * 86_400_000);
-  const explain = async (title: string, query: string, params: unknown[]) => {
-    const plan = (await sql.unsafe(`explain (analyze, buffers) ${query}`, params as never[])).map((r) => r['QUERY PLAN'] as string);
+  const explain = async <T extends readonly object[]>(title: string, query: PendingQuery<T>) => {
+    const plan = (await sql<Row[]>`explain (analyze, buffers) ${query}`).map((r) => (r['QUERY PLAN'] ?? r.queryPlan) as string);
     console.log(`\n${title}\n${plan.map((l) => `  ${l}`).join('\n')}`);
     if (plan.some((l) => /Seq Scan on activity/.test(l))) failed = true; // on activity or activity_hourly
   };
-  await explain('List, a month range, first page (the dashboard\'s query):', `
-    select a.id::text as id, a.at, a.operation_id, a.method, a.path, a.query, a.status, a.outcome, a.duration_ms, a.request_id,
-           a.problem_code, a.trace_id, k.name as key_name, k.hint as key_hint, k.kind as key_kind
-    from activity a left join api_keys k on k.id = a.key_id and k.studio_id = a.studio_id
-    where a.studio_id = $1 and a.at >= $2 and a.at < $3
-    order by a.at desc, a.id desc limit 51`, ['std_busy', from, new Date()]);
-  await explain('Chart, 30 days per day (the dashboard\'s query, on activity_hourly):', `
+  // the dashboard's own queries (gateway/src/dashboard/activity.ts), with the filters its pages send
+  const filters = { key: '', operation: '', outcome: '', from: from.toISOString().slice(0, 10), to: new Date().toISOString().slice(0, 10), after: '' };
+  await explain('List, a month range, first page, all keys merged (the dashboard\'s query):', pageQuery(sql, 'std_busy', filters));
+  await explain('List, one key that made one call in a thousand:', pageQuery(sql, 'std_busy', { ...filters, key: 'key_rare' }));
+  await explain('Chart, 30 days per day (the dashboard\'s query, on activity_hourly):', sql`
     select date_trunc('day', hour, 'UTC') as at, sum(calls)::int as calls, sum(errors)::int as errors
-    from activity_hourly where studio_id = $1 and hour >= $2 and hour < $3 group by 1`, ['std_busy', from, new Date(Date.now() + 86_400_000)]);
+    from activity_hourly where studio_id = 'std_busy' and hour >= ${from} and hour < ${new Date(Date.now() + 86_400_000)} group by 1`);
   const [deep] = await sql<{ id: string; atUs: string }[]>`
-    select id::text, (extract(epoch from at) * 1000000)::bigint::text as "atUs" from activity where studio_id = 'std_busy' order by at desc, id desc offset ${Math.floor(ROWS / 2)} limit 1`;
-  await explain(`List, page ${(Math.floor(ROWS / 100) + 1).toLocaleString()} (keyset after (at, id), as the "Older entries" link sends it):`, `
-    select a.id, a.at from activity a where a.studio_id = $1
-      and (a.at, a.id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::bigint)
-    order by a.at desc, a.id desc limit 51`, ['std_busy', deep!.atUs, deep!.id]);
-  await explain('Request id search:', `select id from activity where studio_id = $1 and request_id = $2 order by at desc limit 1`, ['std_busy', 'req_std_busy500000']);
+    select id::text, (extract(epoch from at) * 1000000)::bigint::text as at_us from activity where studio_id = 'std_busy' order by at desc, id desc offset ${Math.floor(ROWS / 2)} limit 1`;
+  await explain(`List, page ${(Math.floor(ROWS / 100) + 1).toLocaleString()} (keyset after (at, id), as the "Older entries" link sends it):`,
+    pageQuery(sql, 'std_busy', { ...filters, from: '', to: '', after: `${deep!.atUs}.${deep!.id}` }));
+  await explain('Request id search, an id carrying its time (every key\'s entries at that millisecond):', entryQuery(sql, 'std_busy', timedId));
+  await explain('Request id search, an id made before ids carried their time (the partial index of migration 00009):', entryQuery(sql, 'std_busy', 'req_std_busy500000'));
   console.log(failed ? '\nRESULT: a sequential scan of activity' : '\nRESULT: index scans only');
 } finally {
   await sql.end();

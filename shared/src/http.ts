@@ -4,13 +4,29 @@ import { randomBase62 } from './base62';
 export const JSON_TYPE = 'application/json';
 
 /**
- * Unique, not secret: a random prefix per process and a counter (a UUID per request cost
- * more than the rest of a cached answer's bookkeeping). Sorts by time within a process.
+ * Unique, not secret: the time the request arrived (ms since the epoch, 9 base-36
+ * digits), a random prefix per process and a counter (a UUID per request cost more than
+ * the rest of a cached answer's bookkeeping). The time is the activity entry's `at`,
+ * so the dashboard finds an entry by its request id through the log's primary key
+ * (`requestTimeOf`) instead of a B-tree of request ids written on every call.
  */
-const processPrefix = `req_${randomBase62(10)}`;
+const processPrefix = randomBase62(8);
 let counter = 0;
-export function newRequestId(): string {
-  return `${processPrefix}${(counter++).toString(36).padStart(8, '0')}`;
+let lastMs = -1;
+let msPart = '';
+export function newRequestId(at: number = Date.now()): string {
+  if (at !== lastMs) {
+    lastMs = at;
+    msPart = at.toString(36).padStart(9, '0');
+  }
+  return `req_${msPart}${processPrefix}${(counter++).toString(36).padStart(6, '0')}`;
+}
+
+const REQUEST_ID_FORMAT = /^req_([0-9a-z]{9})[0-9A-Za-z]{8}[0-9a-z]{6,12}$/;
+/** When a request id made by `newRequestId` says its request arrived (ms), or null for any other string (ids made before it carried the time). */
+export function requestTimeOf(requestId: string): number | null {
+  const m = REQUEST_ID_FORMAT.exec(requestId);
+  return m ? parseInt(m[1]!, 36) : null;
 }
 
 /** Strong ETag of a body (a fast non-cryptographic 64-bit hash is enough to tell versions apart). */

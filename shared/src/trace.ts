@@ -50,12 +50,12 @@ function randomHex(bytes: number): string {
   return pool.toString('hex', used - bytes, used);
 }
 
-/** A span for this hop: the incoming trace continued, or a new one (sampled). */
-export function startTrace(traceparent: string | null): Trace {
+/** A span for this hop, starting `start` (ms): the incoming trace continued, or a new one (sampled). */
+export function startTrace(traceparent: string | null, start = Date.now()): Trace {
   const incoming = parseTraceparent(traceparent);
   const spanId = randomHex(8);
-  if (incoming) return { traceId: incoming.traceId, spanId, parentId: incoming.parentId, flags: incoming.flags, start: Date.now() };
-  return { traceId: randomHex(16), spanId, parentId: null, flags: '01', start: Date.now() };
+  if (incoming) return { traceId: incoming.traceId, spanId, parentId: incoming.parentId, flags: incoming.flags, start };
+  return { traceId: randomHex(16), spanId, parentId: null, flags: '01', start };
 }
 
 /** `traceparent` for the next hop (this span as its parent), and `traceresponse` for the answer: the same shape (built once). */

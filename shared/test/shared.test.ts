@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import {
   ConfigError, generateKey, hashKey, keyHint, loadConfig, newId, OPERATIONS, parseInstant, parseKey,
-  PROBLEM_CODES, problemBody, SCOPES, signedHeaders, statusOf, verifySignature,
+  newRequestId, PROBLEM_CODES, problemBody, requestTimeOf, SCOPES, signedHeaders, statusOf, verifySignature,
 } from '@studio/shared';
 
 describe('key text', () => {
@@ -35,6 +35,23 @@ test('ids are prefixed and sort by creation', async () => {
   expect(a).toMatch(/^cls_[0-9A-Za-z]{22}$/);
   expect(a < b).toBe(true);
   expect(newId('room')).toStartWith('room_');
+});
+
+test('request ids are unique and carry the millisecond their request arrived; other strings carry none', () => {
+  const at = Date.parse('2026-11-24T01:02:03.456Z');
+  const ids = Array.from({ length: 1000 }, () => newRequestId(at));
+  expect(new Set(ids).size).toBe(1000);
+  for (const id of ids) {
+    expect(id).toMatch(/^req_[0-9A-Za-z]{23,}$/);
+    expect(requestTimeOf(id)).toBe(at);
+  }
+  expect(requestTimeOf(newRequestId(at + 1))).toBe(at + 1);
+  const now = Date.now();
+  expect(requestTimeOf(newRequestId())! - now).toBeLessThan(1000);
+  // ids made before they carried the time, and strings that only look alike
+  for (const other of ['req_dIb7Rjmz9800000rkh', 'req_nothing', 'req_test_1', `${ids[0]}!`, ids[0]!.replace('req_', 'rq_'), '']) {
+    expect(requestTimeOf(other)).toBeNull();
+  }
 });
 
 test('time input accepts RFC 3339 with an offset only', () => {

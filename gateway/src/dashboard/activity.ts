@@ -1,4 +1,4 @@
-import { OPERATIONS, problemTypeBase, type Operation } from '@studio/shared';
+import { OPERATIONS, problemTypeBase, requestTimeOf, type Operation } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
 import { chartBuckets, chartSvg, type ChartRange } from './chart';
 import { chromeOf, html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
@@ -18,7 +18,8 @@ const OUTCOME_LABEL: Record<string, string> = { success: 'Success (2xx/3xx)', cl
 const UNKNOWN_OP = 'unknown';
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-interface Filters {
+/** The page's filters, as read from its query string (`readFilters`). */
+export interface Filters {
   key: string;
   operation: string;
   outcome: string;
@@ -65,22 +66,42 @@ function readFilters(url: URL, keyIds: Set<string>): Filters {
   };
 }
 
-const SELECT = (sql: Sql) => sql`
-  select a.id::text as id, a.at, (extract(epoch from a.at) * 1000000)::bigint::text as at_us, a.operation_id, a.method, a.path, a.query, a.status, a.outcome, a.duration_ms, a.request_id,
-         a.problem_code, a.trace_id, k.name as key_name, k.hint as key_hint, k.kind as key_kind
-  from activity a left join api_keys k on k.id = a.key_id and k.studio_id = a.studio_id`;
+/** The page's columns of an entry `a` and its key `k` (KEY_JOIN). */
+const COLUMNS = (sql: Sql) => sql`
+  a.id::text as id, a.at, (extract(epoch from a.at) * 1000000)::bigint::text as at_us, a.operation_id, a.method, a.path, a.query, a.status, a.outcome, a.duration_ms, a.request_id,
+  a.problem_code, a.trace_id, k.name as key_name, k.hint as key_hint, k.kind as key_kind`;
+const KEY_JOIN = (sql: Sql) => sql`left join api_keys k on k.id = a.key_id and k.studio_id = a.studio_id`;
 
-/** One backward range scan of the key (studio_id, at, id), whatever the filters. */
-async function queryActivity(sql: Sql, studioId: string, f: Filters): Promise<ActivityRow[]> {
+/**
+ * `keys(key_id)`: every key id in the studio's log, each found by one probe of the log's
+ * key `(studio_id, key_id, at, id)` (a loose index scan: a studio has a handful of keys,
+ * and a deleted key's entries are still found), or just `only`.
+ */
+const keysOf = (sql: Sql, studioId: string, only?: string) => sql`
+  with recursive keys(key_id) as (${only ? sql`select ${only}::text` : sql`
+    (select key_id from activity where studio_id = ${studioId} order by key_id limit 1)
+    union all
+    select (select a.key_id from activity a where a.studio_id = ${studioId} and a.key_id > keys.key_id order by a.key_id limit 1)
+    from keys where keys.key_id is not null`})`;
+
+/**
+ * A page of entries, newest first: the log's key read backwards for each key (`keysOf`), the
+ * pages merged. The query itself, so `bun run bench:activity-plan` explains what the page sends.
+ */
+export function pageQuery(sql: Sql, studioId: string, f: Filters) {
   const [afterUs, afterId] = f.after.split('.');
-  return sql<ActivityRow[]>`${SELECT(sql)}
-    where a.studio_id = ${studioId}
-      ${f.key ? sql`and a.key_id = ${f.key}` : sql``}
-      ${f.operation === UNKNOWN_OP ? sql`and a.operation_id is null` : f.operation ? sql`and a.operation_id = ${f.operation}` : sql``}
-      ${f.outcome ? sql`and a.outcome = ${f.outcome}` : sql``}
-      ${f.from ? sql`and a.at >= ${new Date(`${f.from}T00:00:00Z`)}` : sql``}
-      ${f.to ? sql`and a.at < ${new Date(Date.parse(`${f.to}T00:00:00Z`) + 86_400_000)}` : sql``}
-      ${f.after ? sql`and (a.at, a.id) < (timestamptz 'epoch' + ${afterUs!}::bigint * interval '1 microsecond', ${afterId!}::bigint)` : sql``}
+  return sql<ActivityRow[]>`${keysOf(sql, studioId, f.key || undefined)}
+    select ${COLUMNS(sql)} from keys cross join lateral (
+      select * from activity a
+      where a.studio_id = ${studioId} and a.key_id = keys.key_id
+        ${f.operation === UNKNOWN_OP ? sql`and a.operation_id is null` : f.operation ? sql`and a.operation_id = ${f.operation}` : sql``}
+        ${f.outcome ? sql`and a.outcome = ${f.outcome}` : sql``}
+        ${f.from ? sql`and a.at >= ${new Date(`${f.from}T00:00:00Z`)}` : sql``}
+        ${f.to ? sql`and a.at < ${new Date(Date.parse(`${f.to}T00:00:00Z`) + 86_400_000)}` : sql``}
+        ${f.after ? sql`and (a.at, a.id) < (timestamptz 'epoch' + ${afterUs!}::bigint * interval '1 microsecond', ${afterId!}::bigint)` : sql``}
+      order by a.at desc, a.id desc
+      limit ${PAGE_SIZE + 1}) a
+    ${KEY_JOIN(sql)}
     order by a.at desc, a.id desc
     limit ${PAGE_SIZE + 1}`;
 }
@@ -152,7 +173,7 @@ export async function activityPage(deps: DashboardDeps, s: Session, url: URL): P
     select id, name, hint, revoked_at is not null as revoked from api_keys where studio_id = ${s.studioId} order by created_at desc, id desc`;
   const f = readFilters(url, new Set(keys.map((k) => k.id)));
   const range: ChartRange = url.searchParams.get('chart') === '30d' ? '30d' : '24h';
-  const [rows, buckets] = await Promise.all([queryActivity(sql, s.studioId, f), chartBuckets(sql, s.studioId, range)]);
+  const [rows, buckets] = await Promise.all([pageQuery(sql, s.studioId, f), chartBuckets(sql, s.studioId, range)]);
   const more = rows.length > PAGE_SIZE;
   const shown = rows.slice(0, PAGE_SIZE);
   const filtered = Boolean(f.key || f.operation || f.outcome || f.from || f.to);
@@ -176,10 +197,26 @@ export async function activityPage(deps: DashboardDeps, s: Session, url: URL): P
   return page(layout({ title: 'Activity', studio: chromeOf(deps.config, s, 'activity') }, body));
 }
 
-async function entryOf(sql: Sql, studioId: string, requestId: string): Promise<ActivityRow | undefined> {
-  const [r] = await sql<ActivityRow[]>`${SELECT(sql)} where a.studio_id = ${studioId} and a.request_id = ${requestId} order by a.at desc limit 1`;
-  return r;
+/**
+ * The entry of a request id: at the millisecond its id names, for each key of the
+ * studio; an id made before ids carried the time, by the partial index kept for them
+ * (migration 00009). The query itself, as `pageQuery`.
+ */
+export function entryQuery(sql: Sql, studioId: string, requestId: string) {
+  const at = requestTimeOf(requestId);
+  return at === null
+    ? sql<ActivityRow[]>`select ${COLUMNS(sql)} from activity a ${KEY_JOIN(sql)}
+        where a.studio_id = ${studioId} and a.request_id = ${requestId} and length(a.request_id) < 26 order by a.at desc limit 1`
+    : sql<ActivityRow[]>`${keysOf(sql, studioId)}
+        select ${COLUMNS(sql)} from keys cross join lateral (
+          select * from activity a
+          where a.studio_id = ${studioId} and a.key_id = keys.key_id and a.at >= ${new Date(at)} and a.at < ${new Date(at + 1)} and a.request_id = ${requestId}
+          limit 1) a
+        ${KEY_JOIN(sql)}
+        limit 1`;
 }
+
+const entryOf = async (sql: Sql, studioId: string, requestId: string): Promise<ActivityRow | undefined> => (await entryQuery(sql, studioId, requestId))[0];
 
 /** A request id searched for: its entry, or a page that says none of this studio's calls has it. */
 async function findEntry(deps: DashboardDeps, s: Session, requestId: string): Promise<Response> {

@@ -11,6 +11,8 @@ export interface Ctx {
   readonly req: Request;
   readonly server: Server;
   readonly started: number;
+  /** When the request arrived, ms since the epoch: its activity entry's `at`, also written into its request id. */
+  readonly at: number;
   readonly requestId: string;
   readonly method: string;
   /** Path without the query, and path with it (as sent upstream). */
@@ -40,9 +42,10 @@ export function pathAndQueryOf(url: string): [string, string] {
 
 export function newCtx(req: Request, server: Server): Ctx {
   const [path, pathAndQuery] = pathAndQueryOf(req.url);
+  const at = Date.now();
   return {
-    req, server, started: performance.now(), requestId: newRequestId(), method: req.method, path, pathAndQuery,
-    trace: startTrace(req.headers.get(TRACEPARENT)), route: null, op: null,
+    req, server, started: performance.now(), at, requestId: newRequestId(at), method: req.method, path, pathAndQuery,
+    trace: startTrace(req.headers.get(TRACEPARENT), at), route: null, op: null,
   };
 }
 

@@ -48,7 +48,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans }: Reco
       const q = c.pathAndQuery.indexOf('?');
       activity.record({
         studioId: key.studioId, keyId: key.id, operationId: operation ?? null, method: c.method, path: c.path,
-        status, outcome: outcomeOf(status), durationMs, requestId: c.requestId, at: Date.now(),
+        status, outcome: outcomeOf(status), durationMs, requestId: c.requestId, at: c.at,
         problemCode: c.problem ?? null, traceId: c.trace.traceId, query: q < 0 ? null : c.pathAndQuery.slice(q + 1),
       });
     }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { recordStep } from '../../src/pipeline/record';
 import { routeStep } from '../../src/pipeline/route';
 import { refuse } from '../../src/pipeline/context';
+import { requestTimeOf } from '@studio/shared';
 import { startStack, type Stack } from '../../../test/harness';
 import { ctxOf, profiles, record as keyRecord } from './helpers';
 
@@ -40,5 +41,19 @@ describe('record step', () => {
     expect([...rows]).toEqual([{
       requestId: refused.requestId, status: 403, operationId: 'managementCreateClass', outcome: 'client_error', problemCode: 'scope_required', traceId: refused.trace.traceId,
     }]);
+  });
+
+  test("the entry's time is when the request arrived, the time its request id carries (the dashboard finds it by that)", async () => {
+    const studio = await stack.studio();
+    const p = profiles();
+    const c = ctxOf('http://gw/v1/classes');
+    routeStep(p.management)(c);
+    c.key = keyRecord({ studioId: studio.id, id: 'key_timed' });
+    await Bun.sleep(5);
+    recordStep(p.management, { activity: stack.gateway.activity }).record(c, new Response('x'));
+    await stack.gateway.activity.flush();
+    const [row] = await stack.sql<{ at: Date }[]>`select at from activity where studio_id = ${studio.id}`;
+    expect(row!.at.getTime()).toBe(c.at);
+    expect(requestTimeOf(c.requestId)).toBe(c.at);
   });
 });
