@@ -41,9 +41,11 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 let threshold = RANK.info;
-/** Set once by each process's main.ts from its config (`LOG_LEVEL`); lines below it are not written. */
-export function setLogLevel(level: LogLevel) {
+/** Set once by each process's main.ts from its config (`LOG_LEVEL`); lines below it are not written. Returns the level it replaces. */
+export function setLogLevel(level: LogLevel): LogLevel {
+  const before = (Object.keys(RANK) as LogLevel[]).find((l) => RANK[l] === threshold)!;
   threshold = RANK[level];
+  return before;
 }
 
 /** One JSON line: warnings and errors on stderr, the rest on stdout. */

@@ -1,7 +1,10 @@
-import { afterEach, expect, spyOn, test } from 'bun:test';
-import { log, setLogLevel } from '@studio/shared';
+import { afterEach, beforeEach, expect, spyOn, test } from 'bun:test';
+import { log, setLogLevel, type LogLevel } from '@studio/shared';
 
-afterEach(() => setLogLevel('info'));
+// each test starts at info and leaves the level as it found it (the suite runs at warn: test/preload.ts)
+let before: LogLevel;
+beforeEach(() => (before = setLogLevel('info')));
+afterEach(() => setLogLevel(before));
 
 test('LOG_LEVEL is honoured: lines below the level are not written; warnings and errors go to stderr', () => {
   const out = spyOn(console, 'log').mockImplementation(() => {});
@@ -14,7 +17,7 @@ test('LOG_LEVEL is honoured: lines below the level are not written; warnings and
     log('error', 'e');
     expect(out).not.toHaveBeenCalled();
     expect(err.mock.calls.map(([line]) => JSON.parse(String(line)).msg)).toEqual(['w', 'e']);
-    setLogLevel('debug');
+    expect(setLogLevel('debug')).toBe('warn'); // and says what it replaced, so a test can put it back
     log('debug', 'd2', { requestId: 'req_1' });
     expect(JSON.parse(String(out.mock.calls[0]![0]))).toMatchObject({ level: 'debug', msg: 'd2', requestId: 'req_1' });
   } finally {
