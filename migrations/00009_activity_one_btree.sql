@@ -10,6 +10,10 @@
 --   * request ids made before they carried the time (shorter than 26 characters) keep a
 --     partial index, which no new entry enters; they age out with retention (90 days).
 -- Still shardable: studio_id leads every index.
+-- The gateway has only ever recorded calls whose key resolved, so every entry it wrote
+-- has a key_id. A row without one was written by hand, no page could show it, and it
+-- would stop the key from being built.
+delete from activity where key_id is null;
 alter table activity drop constraint activity_pkey, add primary key (studio_id, key_id, at, id);
 drop index activity_studio_key_at;
 drop index activity_studio_request;
