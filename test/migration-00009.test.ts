@@ -1,53 +1,149 @@
 /**
- * Migration 00009 on a database that already has an activity log: every entry stays, on
- * the new key; older request ids stay findable through the partial index; a row without a
- * key (the gateway never wrote one) does not stop the migration.
+ * Migration 00009 on a database that already has an activity log: writes go on while it
+ * runs; every entry stays, on the new key; older request ids stay findable through the
+ * partial index; a row without a key (the gateway never wrote one) does not stop it; and a
+ * run cut off at any statement is finished by the next one.
  */
-import { afterAll, expect, test } from 'bun:test';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { randomBase62 } from '@studio/shared/base62';
-import { MIGRATIONS_DIR, migrate } from '../scripts/lib/migrate';
+import { MIGRATIONS_DIR, migrate, statementsOf } from '../scripts/lib/migrate';
 
-const name = `studio_m_${randomBase62(10).toLowerCase()}`;
-const url = Object.assign(new URL(process.env.TEST_DATABASE_URL!), { pathname: `/${name}` }).href;
-const before = await mkdtemp(join(tmpdir(), 'migrations-'));
+const FILE = '00009_activity_one_btree.sql';
+const base = process.env.TEST_DATABASE_URL!;
+const admin = postgres(base, { max: 1, onnotice: () => {} });
+const urlOf = (db: string) => Object.assign(new URL(base), { pathname: `/${db}` }).href;
+const connect = (db: string) => postgres(urlOf(db), { max: 1, onnotice: () => {} });
+const made: string[] = [];
+const newDb = () => {
+  const db = `studio_m_${randomBase62(10).toLowerCase()}`;
+  made.push(db);
+  return db;
+};
+
+/** A database at 00008 with a log: 300 entries of three keys (ids of the old format), and one row without a key. */
+const at00008 = newDb();
+beforeAll(async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'migrations-'));
+  try {
+    for (const f of (await readdir(MIGRATIONS_DIR)).filter((f) => f < FILE)) await cp(join(MIGRATIONS_DIR, f), join(dir, f));
+    await migrate(urlOf(at00008), dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  const sql = connect(at00008);
+  await sql`
+    insert into activity (studio_id, key_id, method, path, status, outcome, duration_ms, request_id, at)
+    select 'std_a', 'key_' || (g % 3), 'GET', '/v1/classes', 200, 'success', 1, 'req_' || lpad(g::text, 18, '0'), timestamptz '2026-11-01' + g * interval '1 second'
+    from generate_series(1, 300) g`;
+  await sql`insert into activity (studio_id, key_id, method, path, status, outcome, duration_ms, request_id, at)
+    values ('std_a', null, 'GET', '/v1/x', 200, 'success', 1, 'req_by_hand', now())`;
+  await sql.end();
+});
 afterAll(async () => {
-  await rm(before, { recursive: true, force: true });
-  const admin = postgres(process.env.TEST_DATABASE_URL!, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`drop database if exists ${name} with (force)`);
+  for (const db of made) await admin.unsafe(`drop database if exists ${db} with (force)`);
   await admin.end();
 });
 
-test('00009 keeps every entry of a live log on the new key, and the older request ids findable', async () => {
-  for (const f of (await readdir(MIGRATIONS_DIR)).filter((f) => f < '00009')) await cp(join(MIGRATIONS_DIR, f), join(before, f));
-  await migrate(url, before);
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+/** A copy of the 00008 database. */
+async function copy(): Promise<string> {
+  const db = newDb();
+  await admin.unsafe(`create database ${db} template ${at00008}`);
+  return db;
+}
+
+/** What 00009 leaves: the entries, the key and the indexes of the log. */
+async function stateOf(db: string) {
+  const sql = connect(db);
   try {
-    await sql`
-      insert into activity (studio_id, key_id, method, path, status, outcome, duration_ms, request_id, at)
-      select 'std_a', 'key_' || (g % 3), 'GET', '/v1/classes', 200, 'success', 1, 'req_' || lpad(g::text, 18, '0'), timestamptz '2026-11-01' + g * interval '1 second'
-      from generate_series(1, 300) g`;
-    await sql`insert into activity (studio_id, key_id, method, path, status, outcome, duration_ms, request_id, at)
-      values ('std_a', null, 'GET', '/v1/x', 200, 'success', 1, 'req_by_hand', now())`;
-
-    expect(await migrate(url)).toEqual(['00009_activity_one_btree.sql']);
-
     const [count] = await sql<{ n: number }[]>`select count(*)::int as n from activity`;
-    expect(count!.n).toBe(300);
+    const indexes = await sql<{ indexdef: string }[]>`select indexdef from pg_indexes where tablename = 'activity' order by indexname`;
     const [pk] = await sql<{ def: string }[]>`select pg_get_constraintdef(oid) as def from pg_constraint where conname = 'activity_pkey'`;
-    expect(pk!.def).toBe('PRIMARY KEY (studio_id, key_id, at, id)');
-    await sql.begin(async (tx) => {
-      await tx`set local enable_seqscan = off`;
-      const plan = (await tx.unsafe(`explain select * from activity where studio_id = 'std_a' and request_id = 'req_000000000000000150' and length(request_id) < 26`))
-        .map((r) => Object.values(r)[0]).join('\n');
-      expect(plan).toContain('activity_studio_request_before_00009');
-    });
+    const checks = await sql`select 1 from pg_constraint where conname = 'activity_key_id_present'`;
     const [old] = await sql<{ keyId: string }[]>`select key_id as "keyId" from activity where studio_id = 'std_a' and request_id = 'req_000000000000000150'`;
-    expect(old!.keyId).toBe('key_0');
+    return { entries: count!.n, key: pk!.def, indexes: indexes.map((i) => i.indexdef.replace(/^.* USING /, '')), checks: checks.length, oldIdKey: old?.keyId };
   } finally {
     await sql.end();
   }
+}
+
+const DONE = {
+  key: 'PRIMARY KEY (studio_id, key_id, at, id)',
+  indexes: ['btree (studio_id, key_id, at, id)', 'btree (studio_id, request_id) WHERE (length(request_id) < 26)'],
+  checks: 0,
+  oldIdKey: 'key_0',
+};
+
+test('00009 lets the gateways write while it runs, keeps every entry on the new key, and the older request ids findable', async () => {
+  const db = await copy();
+  const sql = connect(db);
+  // A dashboard read is under way while the migration runs (its snapshot and its lock on the
+  // log): the migration waits for it, and meanwhile the gateways' writes still go in at once.
+  const reader = connect(db);
+  const writer = connect(db);
+  let endRead!: () => void;
+  const readEnds = new Promise<void>((r) => (endRead = r));
+  let readerIn!: () => void;
+  const readerStarted = new Promise<void>((r) => (readerIn = r));
+  const reading = reader.begin('isolation level repeatable read', async (tx) => {
+    await tx`select count(*) from activity`;
+    readerIn();
+    await readEnds;
+  });
+  await readerStarted;
+  const migrating = migrate(urlOf(db));
+  try {
+    let waiting = false;
+    for (const deadline = Date.now() + 10_000; !waiting && Date.now() < deadline; await Bun.sleep(20)) {
+      const [row] = await sql<{ waiting: boolean }[]>`
+        select count(*) > 0 as waiting from pg_stat_activity where datname = ${db} and wait_event_type = 'Lock' and pid <> pg_backend_pid()`;
+      waiting = row!.waiting;
+    }
+    expect(waiting).toBe(true);
+    await writer.begin(async (tx) => {
+      await tx`set local lock_timeout = '2s'`;
+      await tx`insert into activity (studio_id, key_id, method, path, status, outcome, duration_ms, request_id, at)
+        values ('std_a', 'key_1', 'GET', '/v1/classes', 200, 'success', 1, 'req_during_migration', now())`;
+    });
+  } finally {
+    endRead();
+    await reading;
+    await Promise.all([reader.end(), writer.end(), sql.end()]);
+  }
+  expect(await migrating).toEqual([FILE]);
+  // the 300 entries and the one written during the migration; the row without a key is gone
+  expect(await stateOf(db)).toEqual({ entries: 301, ...DONE });
+
+  // the search for an older request id reads the partial index
+  const check = connect(db);
+  try {
+    await check.begin(async (tx) => {
+      await tx`set local enable_seqscan = off`;
+      const plan = await tx.unsafe(`explain select * from activity where studio_id = 'std_a' and request_id = 'req_000000000000000150' and length(request_id) < 26`);
+      expect(plan.map((r) => Object.values(r)[0]).join('\n')).toContain('activity_studio_request_before_00009');
+    });
+  } finally {
+    await check.end();
+  }
 });
+
+test('a run of 00009 cut off after any of its statements is finished by the next run', async () => {
+  const statements = statementsOf(await Bun.file(join(MIGRATIONS_DIR, FILE)).text());
+  expect(statements.length).toBeGreaterThan(10);
+  // after each statement, and after all of them (the run that wrote everything but its record)
+  for (let done = 1; done <= statements.length; done++) {
+    const db = await copy();
+    const sql = connect(db);
+    try {
+      for (const s of statements.slice(0, done)) await sql.unsafe(s);
+    } finally {
+      await sql.end();
+    }
+    expect({ done, applied: await migrate(urlOf(db)) }).toEqual({ done, applied: [FILE] });
+    expect({ done, ...(await stateOf(db)) }).toEqual({ done, entries: 300, ...DONE });
+    await admin.unsafe(`drop database ${db} with (force)`);
+  }
+}, 30_000); // a database per statement

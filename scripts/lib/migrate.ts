@@ -21,7 +21,32 @@ export async function ensureDatabase(url: string): Promise<void> {
   }
 }
 
-/** Apply forward-only numbered migrations, each in its own transaction, under an advisory lock. */
+/**
+ * A migration whose first line is this runs outside a transaction, one statement at a time,
+ * so that it can build and drop indexes `concurrently`: on a table written at request rate
+ * (the activity log) a plain index build would hold back every write until it is done. Each
+ * statement must be safe to run again (`if not exists`, `if exists`): if one fails, the
+ * next run starts the file from the top.
+ */
+export const NO_TRANSACTION = '-- migrate: no transaction';
+
+/** A file's statements: each ends with `;` at the end of a line (no dollar-quoted bodies in such files). */
+export function statementsOf(text: string): string[] {
+  const out: string[] = [];
+  let current = '';
+  for (const line of text.split('\n')) {
+    const code = line.replace(/--.*$/, '').trimEnd();
+    current += `${line}\n`;
+    if (code.endsWith(';')) {
+      out.push(current.trim());
+      current = '';
+    }
+  }
+  if (current.replace(/--.*$/gm, '').trim()) throw new Error(`a statement does not end with ";": ${current.trim().slice(0, 80)}`);
+  return out;
+}
+
+/** Apply forward-only numbered migrations, each in its own transaction (or statement by statement: NO_TRANSACTION), under an advisory lock. */
 export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<string[]> {
   await ensureDatabase(url);
   const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
@@ -34,10 +59,15 @@ export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<string
     for (const file of files) {
       if (done.has(file)) continue;
       const text = await Bun.file(join(dir, file)).text();
-      await sql.begin(async (tx) => {
-        await tx.unsafe(text);
-        await tx`insert into schema_migrations (version) values (${file})`;
-      });
+      if (text.startsWith(NO_TRANSACTION)) {
+        for (const statement of statementsOf(text)) await sql.unsafe(statement);
+        await sql`insert into schema_migrations (version) values (${file})`;
+      } else {
+        await sql.begin(async (tx) => {
+          await tx.unsafe(text);
+          await tx`insert into schema_migrations (version) values (${file})`;
+        });
+      }
       applied.push(file);
     }
     await sql`select pg_advisory_unlock(727274)`;
