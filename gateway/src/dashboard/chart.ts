@@ -12,16 +12,29 @@ interface Bucket {
 
 const RANGE = { '24h': { unit: 'hour', step: 3_600_000, n: 24 }, '30d': { unit: 'day', step: 86_400_000, n: 30 } } as const;
 
-/** At most 720 rows of activity_hourly (one index range scan): the counts of every bucket in the range, empty ones included. */
-export async function chartBuckets(sql: Sql, studioId: string, range: ChartRange, now = Date.now()): Promise<Bucket[]> {
+/** The buckets of a range that ends with the bucket of `now`. */
+function bucketsOf(range: ChartRange, now: number) {
   const { unit, step, n } = RANGE[range];
   const end = Math.floor(now / step) * step + step;
-  const start = end - n * step;
-  const rows = await sql<{ at: Date; calls: number; errors: number }[]>`
+  return { unit, step, n, start: end - n * step, end };
+}
+
+/**
+ * At most 720 rows of activity_hourly (one index range scan): the counts of the range's
+ * non-empty buckets. The query itself, so `bun run bench:activity-plan` explains what the page sends.
+ */
+export function chartQuery(sql: Sql, studioId: string, range: ChartRange, now = Date.now()) {
+  const { unit, start, end } = bucketsOf(range, now);
+  return sql<{ at: Date; calls: number; errors: number }[]>`
     select date_trunc(${unit}, hour, 'UTC') as at, sum(calls)::int as calls, sum(errors)::int as errors
     from activity_hourly where studio_id = ${studioId} and hour >= ${new Date(start)} and hour < ${new Date(end)}
     group by 1`;
-  const byTime = new Map(rows.map((r) => [r.at.getTime(), r]));
+}
+
+/** The counts of every bucket in the range, empty ones included. */
+export async function chartBuckets(sql: Sql, studioId: string, range: ChartRange, now = Date.now()): Promise<Bucket[]> {
+  const { step, n, start } = bucketsOf(range, now);
+  const byTime = new Map((await chartQuery(sql, studioId, range, now)).map((r) => [r.at.getTime(), r]));
   return Array.from({ length: n }, (_, i) => {
     const at = start + i * step;
     const r = byTime.get(at);
