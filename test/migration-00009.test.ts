@@ -113,7 +113,7 @@ test('00009 lets the gateways write while it runs, keeps every entry on the new 
     await reading;
     await Promise.all([reader.end(), writer.end(), sql.end()]);
   }
-  expect(await migrating).toEqual([FILE]);
+  expect((await migrating)[0]).toBe(FILE);
   // the 300 entries and the one written during the migration; the row without a key is gone
   expect(await stateOf(db)).toEqual({ entries: 301, ...DONE });
 
@@ -142,7 +142,7 @@ test('a run of 00009 cut off after any of its statements is finished by the next
     } finally {
       await sql.end();
     }
-    expect({ done, applied: await migrate(urlOf(db)) }).toEqual({ done, applied: [FILE] });
+    expect({ done, applied: (await migrate(urlOf(db)))[0] }).toEqual({ done, applied: FILE });
     expect({ done, ...(await stateOf(db)) }).toEqual({ done, entries: 300, ...DONE });
     await admin.unsafe(`drop database ${db} with (force)`);
   }

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
 import { get, postForm, signIn } from './dashboard-helpers';
+import { escapeHtml } from '../src/dashboard/html';
 
 let s: Stack;
 let studioId: string;
@@ -86,26 +87,38 @@ describe('activity', () => {
     key = (await s.key(studioId, 'secret', ['instructors:read'], 'reader')).key;
   });
 
-  test('an entry opens from its row and from a request-id search, with problem code, query, trace and local time', async () => {
-    const res = await s.mg('/v1/instructors?cursor=bad', key, { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
+  test('an entry opens from its row and from a request-id search, with problem code and detail, query, trace, caller and local time', async () => {
+    const userAgent = 'LotusSync/2.1 (booking bridge)';
+    const res = await s.mg('/v1/instructors?cursor=bad', key, { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'user-agent': userAgent } });
     const requestId = res.headers.get('x-request-id')!;
+    const { detail: problemDetail } = await res.json();
     await s.gateway.activity.flush();
     const list = await page('/activity');
     expect(list).toContain(`href="/activity/${requestId}"`);
-    const search = await get(s, `/activity?request=${requestId}`, session.cookie);
+    const search = await get(s, `/activity?requestId=${requestId}`, session.cookie);
     expect(search.status).toBe(303);
     expect(search.headers.get('location')).toBe(`/activity/${requestId}`);
+    // the search form's older parameter name still finds it
+    expect((await get(s, `/activity?request=${requestId}`, session.cookie)).headers.get('location')).toBe(`/activity/${requestId}`);
     const detail = await page(`/activity/${requestId}`);
-    for (const part of ['invalid_cursor', 'cursor=bad', '4bf92f3577b34da6a3ce929d0e0e4736', 'managementListInstructors', 'reader', `${s.managementUrl}/docs/problems#invalid_cursor`]) {
+    for (const part of ['invalid_cursor', escapeHtml(problemDetail), 'cursor=bad', '4bf92f3577b34da6a3ce929d0e0e4736', 'managementListInstructors', 'reader',
+      `${s.managementUrl}/docs/problems#invalid_cursor`, '<code>127.0.0.1</code>', escapeHtml(userAgent)]) {
       expect(detail).toContain(part);
     }
+    // a refusal made by the gateway keeps its detail too
+    const refused = await s.mg('/v1/classes', key);
+    const refusedId = refused.headers.get('x-request-id')!;
+    const refusal = (await refused.json()) as { code: string; detail: string };
+    expect(refusal.code).toBe('scope_required');
+    await s.gateway.activity.flush();
+    expect(await page(`/activity/${refusedId}`)).toContain(escapeHtml(refusal.detail));
     expect(detail).toMatch(/<time datetime="[^"]+" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d Europe\/Berlin">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/time>/);
-    const missing = await get(s, '/activity?request=req_nothing', session.cookie);
+    const missing = await get(s, '/activity?requestId=req_nothing', session.cookie);
     expect(missing.status).toBe(404);
     expect(await missing.text()).toContain('No call of this studio has the request id');
     // an id of the same millisecond that no call had (another counter) finds nothing either
     const sibling = requestId.slice(0, -1) + (requestId.endsWith('0') ? '1' : '0');
-    expect((await get(s, `/activity?request=${sibling}`, session.cookie)).status).toBe(404);
+    expect((await get(s, `/activity?requestId=${sibling}`, session.cookie)).status).toBe(404);
     expect((await get(s, `/activity/${sibling}`, session.cookie)).status).toBe(404);
   });
 
@@ -122,7 +135,7 @@ describe('activity', () => {
     expect(day).toContain('req_old_day');
     expect(day).not.toContain('req_next_day');
     // an id made before ids carried the time is still found (migration 00009 keeps an index for them)
-    const old = await get(s, '/activity?request=req_old_day', session.cookie);
+    const old = await get(s, '/activity?requestId=req_old_day', session.cookie);
     expect(old.headers.get('location')).toBe('/activity/req_old_day');
     expect(await page('/activity/req_old_day')).toContain('2026-01-10 12:00:00 UTC');
     const chart = await page('/activity');

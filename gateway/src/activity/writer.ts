@@ -22,6 +22,11 @@ export interface ActivityEntry {
   traceId?: string | null;
   /** The query string, without its `?`. */
   query?: string | null;
+  /** The problem's detail, when it says more than its code's title. */
+  problemDetail?: string | null;
+  /** The caller's address (the first X-Forwarded-For hop from a trusted proxy). */
+  clientAddress?: string | null;
+  userAgent?: string | null;
 }
 
 interface Hourly {

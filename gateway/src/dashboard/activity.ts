@@ -1,4 +1,4 @@
-import { OPERATIONS, problemTypeBase, requestTimeOf, type Operation } from '@studio/shared';
+import { OPERATIONS, PROBLEMS, problemTypeBase, requestTimeOf, type Operation, type ProblemCode } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
 import { chartBuckets, chartSvg, type ChartRange } from './chart';
 import { chromeOf, html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
@@ -44,7 +44,10 @@ interface ActivityRow {
   durationMs: number;
   requestId: string;
   problemCode: string | null;
+  problemDetail: string | null;
   traceId: string | null;
+  clientAddress: string | null;
+  userAgent: string | null;
   keyName: string | null;
   keyHint: string | null;
   keyKind: 'secret' | 'publishable' | null;
@@ -69,7 +72,7 @@ function readFilters(url: URL, keyIds: Set<string>): Filters {
 /** The page's columns of an entry `a` and its key `k` (KEY_JOIN). */
 const COLUMNS = (sql: Sql) => sql`
   a.id::text as id, a.at, (extract(epoch from a.at) * 1000000)::bigint::text as at_us, a.operation_id, a.method, a.path, a.query, a.status, a.outcome, a.duration_ms, a.request_id,
-  a.problem_code, a.trace_id, k.name as key_name, k.hint as key_hint, k.kind as key_kind`;
+  a.problem_code, a.problem_detail, a.trace_id, a.client_address, a.user_agent, k.name as key_name, k.hint as key_hint, k.kind as key_kind`;
 const KEY_JOIN = (sql: Sql) => sql`left join api_keys k on k.id = a.key_id and k.studio_id = a.studio_id`;
 
 /**
@@ -135,7 +138,7 @@ function filterForm(f: Filters, keys: { id: string; name: string; hint: string; 
 }
 
 const searchForm = (value = '') => html`<form method="get" action="/activity" class="search card" role="search">
-  <label class="field">Find a request by its id <input name="request" value="${value}" placeholder="req_… (from an error's requestId or X-Request-Id)" spellcheck="false" autocomplete="off"></label>
+  <label class="field">Find a request by its id <input name="requestId" value="${value}" placeholder="req_… (from an error's requestId or X-Request-Id)" spellcheck="false" autocomplete="off"></label>
   <button type="submit" class="btn btn-primary">Open</button>
 </form>`;
 
@@ -167,7 +170,8 @@ function pager(f: Filters, more: boolean, last: ActivityRow | undefined): Html {
 
 export async function activityPage(deps: DashboardDeps, s: Session, url: URL): Promise<Response> {
   const { sql } = deps;
-  const wanted = url.searchParams.get('request')?.trim();
+  // `request` is what the search form sent before contract §11 named it
+  const wanted = (url.searchParams.get('requestId') ?? url.searchParams.get('request'))?.trim();
   if (wanted) return findEntry(deps, s, wanted);
   const keys = await sql<{ id: string; name: string; hint: string; revoked: boolean }[]>`
     select id, name, hint, revoked_at is not null as revoked from api_keys where studio_id = ${s.studioId} order by created_at desc, id desc`;
@@ -233,7 +237,10 @@ export async function activityEntryPage(deps: DashboardDeps, s: Session, request
   const chrome = chromeOf(deps.config, s, 'activity');
   if (!r) return messagePage(404, 'No such entry', 'This studio has no activity entry with that request id.', chrome);
   const surface = r.operationId?.startsWith('storefront') || (!r.operationId && r.keyKind === 'publishable') ? 'storefront' : 'management';
-  const problemLink = r.problemCode ? html`<a href="${problemTypeBase(deps.config, surface)}${r.problemCode}"><code>${r.problemCode}</code></a>` : html`<span class="muted">none</span>`;
+  const problem = r.problemCode
+    ? html`<a href="${problemTypeBase(deps.config, surface)}${r.problemCode}"><code>${r.problemCode}</code></a>: ${r.problemDetail ?? PROBLEMS[r.problemCode as ProblemCode]?.[1] ?? ''}`
+    : html`<span class="muted">none</span>`;
+  const unknown = html`<span class="muted">not recorded</span>`;
   const op = OPERATIONS.find((o) => o.id === r.operationId);
   const item = (label: string, value: Html | string) => html`<dt>${label}</dt><dd>${value}</dd>`;
   const body = html`<p><a href="/activity">← Activity</a></p>
@@ -242,13 +249,15 @@ export async function activityEntryPage(deps: DashboardDeps, s: Session, request
       <dl class="facts">
         ${item('Time', timeTag(r.at, undefined, s.studioTimezone))}
         ${item('Status', html`<span class="status ${r.outcome === 'success' ? 'ok' : r.outcome === 'client_error' ? 'warn' : 'bad'}">${r.status}</span> ${OUTCOME_LABEL[r.outcome] ?? r.outcome}`)}
-        ${item('Problem', problemLink)}
+        ${item('Problem', problem)}
         ${item('Operation', op ? html`<code>${op.id}</code> (${surfaceName(op)}: ${op.summary})` : html`<span class="muted">unknown route</span>`)}
         ${item('Query string', r.query ? html`<code>${r.query}</code>` : html`<span class="muted">none</span>`)}
         ${item('Duration', `${Math.round(r.durationMs * 100) / 100} ms at the gateway`)}
         ${item('Key', r.keyName === null ? html`<span class="muted">deleted key</span>` : html`${r.keyName} <code>${r.keyHint}</code> (${r.keyKind})`)}
         ${item('Request id', html`<code>${r.requestId}</code>`)}
-        ${item('Trace id', r.traceId ? html`<code>${r.traceId}</code>` : html`<span class="muted">not recorded</span>`)}
+        ${item('Trace id', r.traceId ? html`<code>${r.traceId}</code>` : unknown)}
+        ${item('Client address', r.clientAddress ? html`<code>${r.clientAddress}</code>` : unknown)}
+        ${item('User agent', r.userAgent ? html`<code class="small">${r.userAgent}</code>` : unknown)}
       </dl>
     </section>`;
   return page(layout({ title: `Activity ${r.requestId}`, studio: chrome }, body));

@@ -37,11 +37,20 @@ export interface Call {
   traceparent?: string;
   /** The gateway's own headers of the answer, in place of the service's. */
   answerHeaders?: Record<string, string>;
-  /** Told the `code` of a problem answer (for the activity log). */
-  onProblem?: (code: string) => void;
+  /** Told the `code` and `detail` of a problem answer (for the activity log). */
+  onProblem?: (code: string, detail: string | null) => void;
 }
 
-const PROBLEM_CODE = /"code"\s*:\s*"([a-z_]{1,64})"/;
+/** A problem body's code and detail (a detail without NUL characters, which Postgres's text refuses); null for any other body. */
+export function problemOf(body: Uint8Array): { code: string; detail: string | null } | null {
+  try {
+    const p = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')) as { code?: unknown; detail?: unknown };
+    if (typeof p.code !== 'string' || !/^[a-z_]{1,64}$/.test(p.code)) return null;
+    return { code: p.code, detail: typeof p.detail === 'string' ? p.detail.replaceAll('\0', '') : null };
+  } catch {
+    return null;
+  }
+}
 
 /**
  * Forward a call to a service over the pooled hop, with a hard timeout for the whole
@@ -56,8 +65,8 @@ export async function forward(req: Request, call: Call, o: ForwardOptions): Prom
   const head = headerBlock(req, signedHeaders(o.secret, method, pathAndQuery, call.caller), call.traceparent);
   const answer = await o.pool.request(method, pathAndQuery, head, body, o.timeoutMs);
   if (call.onProblem && answer.status >= 400) {
-    const code = PROBLEM_CODE.exec(Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength).toString('latin1'))?.[1];
-    if (code) call.onProblem(code);
+    const problem = problemOf(answer.body);
+    if (problem) call.onProblem(problem.code, problem.detail);
   }
   const headers: [string, string][] = [];
   for (const h of answer.headers) if (!DROP_RESPONSE.has(h[0]) && !h[0].startsWith('x-gw-') && !(extra && h[0] in extra)) headers.push(h);

@@ -30,6 +30,21 @@ export interface Ctx {
   limitHeaders?: Record<string, string>;
   /** The code of a refusal, kept for the activity entry. */
   problem?: ProblemCode;
+  /** Its `detail`, when it says more than the code's title (a service's problem: always). */
+  problemDetail?: string;
+  /** The caller's address, once read (`clientAddressOf`). */
+  client?: string;
+}
+
+/** The addresses of TRUSTED_PROXIES (comma-separated). */
+export const trustedProxySet = (list: string): ReadonlySet<string> => new Set(list.split(',').map((s) => s.trim()).filter(Boolean));
+
+/** The caller's address: the peer's, or the first X-Forwarded-For hop when the peer is a trusted proxy. Read once per request. */
+export function clientAddressOf(c: Ctx, trusted: ReadonlySet<string>): string {
+  if (c.client !== undefined) return c.client;
+  const peer = c.server.requestIP(c.req)?.address ?? 'unknown';
+  const forwarded = trusted.has(peer) ? c.req.headers.get('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
+  return (c.client = forwarded || peer);
 }
 
 /** `http://host:port/v1/x?y` -> ['/v1/x', '/v1/x?y'], without parsing a URL object. */
@@ -52,6 +67,7 @@ export function newCtx(req: Request, server: Server): Ctx {
 /** A refusal: the problem answer of this surface, its code kept on the context for the activity log. */
 export function refuse(p: SurfaceProfile, c: Ctx, code: ProblemCode, options: ProblemOptions = {}): Response {
   c.problem = code;
+  if (options.detail) c.problemDetail = options.detail;
   return problemResponse(code, c.requestId, { typeBase: p.typeBase, ...options });
 }
 

@@ -39,7 +39,11 @@ export function forwardStep(p: SurfaceProfile, count?: UpstreamErrorCount) {
   const invalidates = p.invalidates;
   /** `headers`: the answer's own headers from the gateway (request id, CORS, rate limit), built in. */
   return function forwardCall(c: Ctx, headers: Record<string, string>): Promise<Response> {
-    const call = { pathAndQuery: c.pathAndQuery, caller: callerOf(c), traceparent: traceparentOf(c.trace), answerHeaders: headers, onProblem: (code: string) => (c.problem = code as ProblemCode) };
+    const call = { pathAndQuery: c.pathAndQuery, caller: callerOf(c), traceparent: traceparentOf(c.trace), answerHeaders: headers, onProblem };
+    function onProblem(code: string, detail: string | null) {
+      c.problem = code as ProblemCode;
+      if (detail) c.problemDetail = detail;
+    }
     return forward(c.req, call, p.forward).then(async (res) => {
       if (invalidates && c.method !== 'GET' && res.ok) await invalidates.changed(c.key!.studioId);
       return res;

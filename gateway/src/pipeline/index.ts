@@ -45,7 +45,7 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   const limit = limitStep(p, deps.limiter, deps.keys, deps.config.TRUSTED_PROXIES, m?.limitDecisions);
   const cached = p.cache ? cacheStep(p, p.cache, m?.upstreamErrors) : null;
   const forwardCall = forwardStep(p, m?.upstreamErrors);
-  const { record, answerHeaders } = recordStep(p, { activity: deps.activity, metrics: m?.requests, spans: deps.spans });
+  const { record, answerHeaders } = recordStep(p, { activity: deps.activity, metrics: m?.requests, spans: deps.spans, trustedProxies: deps.config.TRUSTED_PROXIES });
 
   function serve(c: Ctx): Response | Promise<Response> {
     const refused = bodyTooLarge(p, c);

@@ -1,7 +1,7 @@
 import type { LimitResult, RateLimiter } from '../forward/ratelimit';
 import type { KeyResolver } from '../keys/resolver';
 import { keyDetail } from './authorize';
-import { refuse, type Ctx } from './context';
+import { clientAddressOf, refuse, trustedProxySet, type Ctx } from './context';
 import type { SurfaceProfile } from './profile';
 
 /** Counts each decision (`studio_rate_limit_decisions_total`). */
@@ -14,17 +14,7 @@ export type LimitDecisionCount = (labels: { decision: 'allowed' | 'limited' | 'r
  * cannot decide (Redis down) admits, and says so in its log: `decide` gets null.
  */
 export function limitStep(p: SurfaceProfile, limiter: RateLimiter, keys: KeyResolver, trustedProxies: string, count: LimitDecisionCount = () => {}) {
-  const trusted = new Set(trustedProxies.split(',').map((s) => s.trim()).filter(Boolean));
-
-  /** The visitor's address: the peer's, or the first X-Forwarded-For hop when the peer is a trusted proxy. */
-  function clientAddress(c: Ctx): string {
-    const peer = c.server.requestIP(c.req)?.address ?? 'unknown';
-    if (trusted.has(peer)) {
-      const first = c.req.headers.get('x-forwarded-for')?.split(',')[0]?.trim();
-      if (first) return first;
-    }
-    return peer;
-  }
+  const trusted = trustedProxySet(trustedProxies);
 
   function decide(c: Ctx, l: LimitResult | null): Response | null {
     if (!l) {
@@ -44,7 +34,7 @@ export function limitStep(p: SurfaceProfile, limiter: RateLimiter, keys: KeyReso
 
   return function limit(c: Ctx): Response | null | Promise<Response | null> {
     const k = c.key!;
-    const group = limiter.groupFor(k.id, k.kind, k.kind === 'publishable' ? clientAddress(c) : '');
+    const group = limiter.groupFor(k.id, k.kind, k.kind === 'publishable' ? clientAddressOf(c, trusted) : '');
     const known = limiter.peek(group, c.hash!);
     if (known !== undefined) return decide(c, known);
     return limiter.check(c.hash!, group).then((l) => decide(c, l));

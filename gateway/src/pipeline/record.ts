@@ -3,7 +3,7 @@ import type { Metrics } from '@studio/shared/metrics';
 import type { SpanExporter } from '@studio/shared/otlp';
 import { traceparentOf, TRACERESPONSE } from '@studio/shared/trace';
 import { outcomeOf, type ActivityWriter } from '../activity/writer';
-import { setHeaders, type Ctx } from './context';
+import { clientAddressOf, setHeaders, trustedProxySet, type Ctx } from './context';
 import { CORS_HEADERS, type SurfaceProfile } from './profile';
 
 export interface RecordDeps {
@@ -11,7 +11,12 @@ export interface RecordDeps {
   metrics?: Metrics;
   /** Null unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
   spans?: SpanExporter | null;
+  /** TRUSTED_PROXIES: whose X-Forwarded-For names the caller's address. */
+  trustedProxies?: string;
 }
+
+/** What an entry keeps of a user agent or a problem's detail, at most. */
+export const ENTRY_TEXT_MAX = 512;
 
 /**
  * Step 7, last: every answer gets the surface's headers (request id, `traceresponse`,
@@ -20,7 +25,8 @@ export interface RecordDeps {
  * call whose key resolved to a studio leaves an activity entry, whatever its outcome,
  * encoded now and written in batches off the request path (ActivityWriter).
  */
-export function recordStep(p: SurfaceProfile, { activity, metrics, spans }: RecordDeps) {
+export function recordStep(p: SurfaceProfile, { activity, metrics, spans, trustedProxies = '' }: RecordDeps) {
+  const trusted = trustedProxySet(trustedProxies);
   /** The headers of this request's answer. */
   function answerHeaders(c: Ctx): Record<string, string> {
     // one object, assigned in place: this runs on every cached read
@@ -50,6 +56,8 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans }: Reco
         studioId: key.studioId, keyId: key.id, operationId: operation ?? null, method: c.method, path: c.path,
         status, outcome: outcomeOf(status), durationMs, requestId: c.requestId, at: c.at,
         problemCode: c.problem ?? null, traceId: c.trace.traceId, query: q < 0 ? null : c.pathAndQuery.slice(q + 1),
+        problemDetail: c.problemDetail?.slice(0, ENTRY_TEXT_MAX) ?? null, clientAddress: clientAddressOf(c, trusted),
+        userAgent: c.req.headers.get('user-agent')?.slice(0, ENTRY_TEXT_MAX) ?? null,
       });
     }
     metrics?.request(p.surface, operation, status, durationMs / 1000);

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { verifySignature } from '@studio/shared';
 import { StorefrontCache } from '../../src/forward/storefront-cache';
+import { problemOf as answeredProblem } from '../../src/forward/proxy';
 import { bodyTooLarge, forwardStep } from '../../src/pipeline/forward';
 import { routeStep } from '../../src/pipeline/route';
 import type { Ctx } from '../../src/pipeline/context';
@@ -72,4 +73,12 @@ describe('forward step', () => {
     expect((await problemOf(bodyTooLarge(p.management, c)!)).code).toBe('payload_too_large');
     expect(bodyTooLarge(p.management, authorized(p.management, '/v1/classes', { method: 'POST', body: '{}' }))).toBeNull();
   });
+});
+
+test("a service's problem answer gives the activity entry its code and detail (without NUL, which Postgres's text refuses); any other body gives nothing", () => {
+  const bytes = (o: unknown) => new TextEncoder().encode(typeof o === 'string' ? o : JSON.stringify(o));
+  expect(answeredProblem(bytes({ code: 'invalid_cursor', detail: 'bad\u0000 cursor' }))).toEqual({ code: 'invalid_cursor', detail: 'bad cursor' });
+  expect(answeredProblem(bytes({ code: 'not_found' }))).toEqual({ code: 'not_found', detail: null });
+  expect(answeredProblem(bytes({ code: 'Not A Code', detail: 'x' }))).toBeNull();
+  expect(answeredProblem(bytes('<html>502</html>'))).toBeNull();
 });
