@@ -190,6 +190,22 @@ describe('activity', () => {
     await s.gateway.activity.flush();
     expect(await lastUsed()).toEqual(used);
   });
+  test("a service's problem is on the entry, code and detail: forwarded, and through the Storefront cache's miss (one upstream call for concurrent callers), for each caller", async () => {
+    const st = await s.studio();
+    const { key, id } = await s.key(st.id, 'publishable');
+    const answers = await Promise.all([1, 2, 3].map(() => s.sf('/v1/site', key))); // not published: 404
+    const bodies = await Promise.all(answers.map((r) => r.json() as Promise<{ code: string; detail: string }>));
+    expect(bodies.map((b) => b.code)).toEqual(['site_not_published', 'site_not_published', 'site_not_published']);
+    const secret = await s.key(st.id, 'secret', ['instructors:read']);
+    const bad = await (await s.mg('/v1/instructors?cursor=bad', secret.key)).json() as { code: string; detail: string };
+    await s.gateway.activity.flush();
+    const rows = await s.sql<{ keyId: string; problemCode: string; problemDetail: string }[]>`
+      select key_id, problem_code, problem_detail from activity where studio_id = ${st.id} order by id`;
+    expect(rows.map((r) => [r.keyId, r.problemCode, r.problemDetail])).toEqual([
+      ...bodies.map((b) => [id, 'site_not_published', b.detail]),
+      [secret.id, 'invalid_cursor', bad.detail],
+    ]);
+  });
   test('no entry for a request without a resolvable key', async () => {
     const before = (await s.sql`select count(*)::int as n from activity`)[0]!.n;
     await s.mg('/v1/instructors', null);

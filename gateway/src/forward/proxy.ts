@@ -38,11 +38,17 @@ export interface Call {
   /** The gateway's own headers of the answer, in place of the service's. */
   answerHeaders?: Record<string, string>;
   /** Told the `code` and `detail` of a problem answer (for the activity log). */
-  onProblem?: (code: string, detail: string | null) => void;
+  onProblem?: (p: AnsweredProblem) => void;
+}
+
+/** What the activity log keeps of a service's problem answer. */
+export interface AnsweredProblem {
+  code: string;
+  detail: string | null;
 }
 
 /** A problem body's code and detail (a detail without NUL characters, which Postgres's text refuses); null for any other body. */
-export function problemOf(body: Uint8Array): { code: string; detail: string | null } | null {
+export function problemOf(body: Uint8Array): AnsweredProblem | null {
   try {
     const p = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')) as { code?: unknown; detail?: unknown };
     if (typeof p.code !== 'string' || !/^[a-z_]{1,64}$/.test(p.code)) return null;
@@ -66,7 +72,7 @@ export async function forward(req: Request, call: Call, o: ForwardOptions): Prom
   const answer = await o.pool.request(method, pathAndQuery, head, body, o.timeoutMs);
   if (call.onProblem && answer.status >= 400) {
     const problem = problemOf(answer.body);
-    if (problem) call.onProblem(problem.code, problem.detail);
+    if (problem) call.onProblem(problem);
   }
   const headers: [string, string][] = [];
   for (const h of answer.headers) if (!DROP_RESPONSE.has(h[0]) && !h[0].startsWith('x-gw-') && !(extra && h[0] in extra)) headers.push(h);

@@ -1,6 +1,7 @@
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { etagMatches } from '@studio/shared';
 import { TieredCache } from '../cache/tiered';
+import { problemOf, type AnsweredProblem } from './proxy';
 
 /** One representation of an answer: its bytes (a Blob every response shares, not a copy per hit) and headers. */
 interface Rep {
@@ -18,6 +19,8 @@ interface Snapshot {
   gzip: Rep | null;
   br: Rep | null;
   etag: string | null;
+  /** A problem answer's code and detail (never kept, only passed on), for each caller's activity entry. */
+  problem?: AnsweredProblem | null;
 }
 
 /** How long past its lifetime an entry may still be served while its refresh runs. */
@@ -170,7 +173,7 @@ export class StorefrontCache {
    * and each gets its own response from the shared answer. An entry being refreshed
    * is revalidated: unchanged data comes back as a 304, with nothing to compress again.
    */
-  async fill(studioId: string, key: string, ifNoneMatch: string | null, acceptEncoding: string | null, load: Loader, extra?: Record<string, string>): Promise<Response> {
+  async fill(studioId: string, key: string, ifNoneMatch: string | null, acceptEncoding: string | null, load: Loader, extra?: Record<string, string>, onProblem?: (p: AnsweredProblem) => void): Promise<Response> {
     const id = `${studioId}\n${key}`;
     const snap = await this.cache.fill(id, async (previous) => {
       const token = this.cache.token();
@@ -180,6 +183,7 @@ export class StorefrontCache {
       // a write landed meanwhile and the 304 may predate it: ask again, in full
       return this.cache.stillValid(id, token) ? previous : this.snapshot(await load(null));
     });
+    if (snap.problem) onProblem?.(snap.problem);
     return respondFrom(snap, ifNoneMatch, acceptEncoding, extra);
   }
 
@@ -190,7 +194,8 @@ export class StorefrontCache {
     res.headers.forEach((v, k) => (all[k] = v));
     const etag = res.headers.get('etag');
     if (res.status !== 200 || !etag || bytes.byteLength > this.maxBody) {
-      return { status: res.status, plain: { body: new Blob([bytes]), headers: all }, gzip: null, br: null, etag: null };
+      const problem = res.status >= 400 ? problemOf(new Uint8Array(bytes)) : null;
+      return { status: res.status, plain: { body: new Blob([bytes]), headers: all }, gzip: null, br: null, etag: null, problem };
     }
     const kept: Record<string, string> = { ...this.o.headers };
     for (const h of KEPT_HEADERS) if (all[h] !== undefined) kept[h] = all[h]!;

@@ -1,7 +1,7 @@
 import { JSON_TYPE, log } from '@studio/shared';
 import { forward } from '../forward/proxy';
 import { StorefrontCache } from '../forward/storefront-cache';
-import { setHeaders, type Ctx } from './context';
+import { answered, setHeaders, type Ctx } from './context';
 import { callerOf, upstreamFailure, type UpstreamErrorCount } from './forward';
 import { traceparentOf } from '@studio/shared/trace';
 import type { SurfaceProfile } from './profile';
@@ -33,6 +33,6 @@ export function cacheStep(p: SurfaceProfile, cache: StorefrontCache, count?: Ups
       cache.fill(studioId, key, null, null, load).catch((err) => log('warn', 'storefront cache refresh failed', { error: String(err) }));
       return stale;
     }
-    return cache.fill(studioId, key, conditional, acceptEncoding, load, headers).catch((err) => setHeaders(upstreamFailure(p, c, err, count), headers));
+    return cache.fill(studioId, key, conditional, acceptEncoding, load, headers, (a) => answered(c, a)).catch((err) => setHeaders(upstreamFailure(p, c, err, count), headers));
   };
 }

@@ -1,5 +1,6 @@
 import { newRequestId, problemResponse, type Operation, type ProblemCode, type ProblemOptions } from '@studio/shared';
 import { startTrace, TRACEPARENT, type Trace } from '@studio/shared/trace';
+import type { AnsweredProblem } from '../forward/proxy';
 import type { RouteMatch } from '../forward/router';
 import type { KeyRecord } from '../keys/resolver';
 import type { SurfaceProfile } from './profile';
@@ -69,6 +70,12 @@ export function refuse(p: SurfaceProfile, c: Ctx, code: ProblemCode, options: Pr
   c.problem = code;
   if (options.detail) c.problemDetail = options.detail;
   return problemResponse(code, c.requestId, { typeBase: p.typeBase, ...options });
+}
+
+/** A service's problem answer, passed on: its code and detail kept on the context for the activity log. */
+export function answered(c: Ctx, a: AnsweredProblem) {
+  c.problem = a.code as ProblemCode;
+  if (a.detail) c.problemDetail = a.detail;
 }
 
 export function setHeaders(res: Response, headers: Record<string, string>): Response {

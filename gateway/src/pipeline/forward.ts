@@ -1,8 +1,8 @@
 import { AppError, log, type Caller, type ProblemCode } from '@studio/shared';
 import { MAX_BODY_BYTES, tooLarge } from '@studio/shared/body';
-import { forward, UpstreamError } from '../forward/proxy';
+import { forward, UpstreamError, type AnsweredProblem } from '../forward/proxy';
 import { traceparentOf } from '@studio/shared/trace';
-import { refuse, setHeaders, type Ctx } from './context';
+import { answered, refuse, setHeaders, type Ctx } from './context';
 import type { SurfaceProfile } from './profile';
 
 /** Who is calling, as the service is told it (signed). */
@@ -39,11 +39,7 @@ export function forwardStep(p: SurfaceProfile, count?: UpstreamErrorCount) {
   const invalidates = p.invalidates;
   /** `headers`: the answer's own headers from the gateway (request id, CORS, rate limit), built in. */
   return function forwardCall(c: Ctx, headers: Record<string, string>): Promise<Response> {
-    const call = { pathAndQuery: c.pathAndQuery, caller: callerOf(c), traceparent: traceparentOf(c.trace), answerHeaders: headers, onProblem };
-    function onProblem(code: string, detail: string | null) {
-      c.problem = code as ProblemCode;
-      if (detail) c.problemDetail = detail;
-    }
+    const call = { pathAndQuery: c.pathAndQuery, caller: callerOf(c), traceparent: traceparentOf(c.trace), answerHeaders: headers, onProblem: (a: AnsweredProblem) => answered(c, a) };
     return forward(c.req, call, p.forward).then(async (res) => {
       if (invalidates && c.method !== 'GET' && res.ok) await invalidates.changed(c.key!.studioId);
       return res;
