@@ -15,7 +15,7 @@ export interface RecordDeps {
   trustedProxies?: string;
 }
 
-/** What an entry keeps of a user agent or a problem's detail, at most. */
+/** What an entry keeps of a caller's address (a trusted proxy's X-Forwarded-For hop is the caller's to write), user agent or problem detail, at most. */
 export const ENTRY_TEXT_MAX = 512;
 
 /**
@@ -56,7 +56,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
         studioId: key.studioId, keyId: key.id, operationId: operation ?? null, method: c.method, path: c.path,
         status, outcome: outcomeOf(status), durationMs, requestId: c.requestId, at: c.at,
         problemCode: c.problem ?? null, traceId: c.trace.traceId, query: q < 0 ? null : c.pathAndQuery.slice(q + 1),
-        problemDetail: c.problemDetail?.slice(0, ENTRY_TEXT_MAX) ?? null, clientAddress: clientAddressOf(c, trusted),
+        problemDetail: c.problemDetail?.slice(0, ENTRY_TEXT_MAX) ?? null, clientAddress: clientAddressOf(c, trusted).slice(0, ENTRY_TEXT_MAX),
         userAgent: c.req.headers.get('user-agent')?.slice(0, ENTRY_TEXT_MAX) ?? null,
       });
     }

@@ -50,7 +50,8 @@ describe('record step', () => {
     const headers = { 'x-forwarded-for': '198.51.100.4, 10.0.0.1', 'user-agent': `Agent/${'x'.repeat(600)}` };
     const viaProxy = ctxOf('http://gw/v1/classes', { headers }, '10.0.0.1');
     const direct = ctxOf('http://gw/v1/classes', { headers }, '203.0.113.9');
-    for (const [c, id] of [[viaProxy, 'key_proxy'], [direct, 'key_direct']] as const) {
+    const long = ctxOf('http://gw/v1/classes', { headers: { ...headers, 'x-forwarded-for': 'z'.repeat(600) } }, '10.0.0.1');
+    for (const [c, id] of [[viaProxy, 'key_proxy'], [direct, 'key_direct'], [long, 'key_long']] as const) {
       routeStep(p.management)(c);
       c.key = keyRecord({ studioId: studio.id, id });
       record(c, refuse(p.management, c, 'scope_required', { detail: `Needs classes:write. ${'y'.repeat(600)}` }));
@@ -58,7 +59,7 @@ describe('record step', () => {
     await stack.gateway.activity.flush();
     const rows = await stack.sql<{ keyId: string; clientAddress: string; userAgent: string; problemDetail: string }[]>`
       select key_id, client_address, user_agent, problem_detail from activity where studio_id = ${studio.id} order by key_id`;
-    expect(rows.map((r) => [r.keyId, r.clientAddress])).toEqual([['key_direct', '203.0.113.9'], ['key_proxy', '198.51.100.4']]);
+    expect(rows.map((r) => [r.keyId, r.clientAddress])).toEqual([['key_direct', '203.0.113.9'], ['key_long', 'z'.repeat(512)], ['key_proxy', '198.51.100.4']]);
     for (const r of rows) {
       expect(r.userAgent).toBe(headers['user-agent'].slice(0, 512));
       expect(r.problemDetail).toStartWith('Needs classes:write. ');
