@@ -5,7 +5,7 @@ import type { RateLimiter } from '../forward/ratelimit';
 import type { KeyResolver } from '../keys/resolver';
 import { authorizeStep } from './authorize';
 import { cacheStep } from './cache';
-import { newCtx, refuse, type Ctx, type Server } from './context';
+import { newCtx, refuse, trustedProxySet, type Ctx, type Server } from './context';
 import { bodyTooLarge, forwardStep } from './forward';
 import { frontDoor } from './front';
 import { keyStep, type KeyLookup } from './key';
@@ -42,10 +42,12 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   const key = keyStep(deps.keys);
   const authorize = authorizeStep(p);
   const m = deps.metrics;
-  const limit = limitStep(p, deps.limiter, deps.keys, deps.config.TRUSTED_PROXIES, m?.limitDecisions);
+  // who may name the caller's address (X-Forwarded-For): read once, for the limiter and the activity entry alike
+  const trusted = trustedProxySet(deps.config.TRUSTED_PROXIES);
+  const limit = limitStep(p, deps.limiter, deps.keys, trusted, m?.limitDecisions);
   const cached = p.cache ? cacheStep(p, p.cache, m?.upstreamErrors) : null;
   const forwardCall = forwardStep(p, m?.upstreamErrors);
-  const { record, answerHeaders } = recordStep(p, { activity: deps.activity, metrics: m?.requests, spans: deps.spans, trustedProxies: deps.config.TRUSTED_PROXIES });
+  const { record, answerHeaders } = recordStep(p, { activity: deps.activity, metrics: m?.requests, spans: deps.spans, trusted });
 
   function serve(c: Ctx): Response | Promise<Response> {
     const refused = bodyTooLarge(p, c);

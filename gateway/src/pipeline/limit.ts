@@ -1,7 +1,7 @@
 import type { LimitResult, RateLimiter } from '../forward/ratelimit';
 import type { KeyResolver } from '../keys/resolver';
 import { keyDetail } from './authorize';
-import { clientAddressOf, refuse, trustedProxySet, type Ctx } from './context';
+import { clientAddressOf, refuse, type Ctx } from './context';
 import type { SurfaceProfile } from './profile';
 
 /** Counts each decision (`studio_rate_limit_decisions_total`). */
@@ -13,8 +13,7 @@ export type LimitDecisionCount = (labels: { decision: 'allowed' | 'limited' | 'r
  * Redis can also tell that the key was revoked on another replica. A limiter that
  * cannot decide (Redis down) admits, and says so in its log: `decide` gets null.
  */
-export function limitStep(p: SurfaceProfile, limiter: RateLimiter, keys: KeyResolver, trustedProxies: string, count: LimitDecisionCount = () => {}) {
-  const trusted = trustedProxySet(trustedProxies);
+export function limitStep(p: SurfaceProfile, limiter: RateLimiter, keys: KeyResolver, trusted: ReadonlySet<string>, count: LimitDecisionCount = () => {}) {
 
   function decide(c: Ctx, l: LimitResult | null): Response | null {
     if (!l) {

@@ -3,7 +3,7 @@ import type { Metrics } from '@studio/shared/metrics';
 import type { SpanExporter } from '@studio/shared/otlp';
 import { traceparentOf, TRACERESPONSE } from '@studio/shared/trace';
 import { outcomeOf, type ActivityWriter } from '../activity/writer';
-import { clientAddressOf, setHeaders, trustedProxySet, type Ctx } from './context';
+import { clientAddressOf, setHeaders, type Ctx } from './context';
 import { CORS_HEADERS, type SurfaceProfile } from './profile';
 
 export interface RecordDeps {
@@ -11,8 +11,8 @@ export interface RecordDeps {
   metrics?: Metrics;
   /** Null unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
   spans?: SpanExporter | null;
-  /** TRUSTED_PROXIES: whose X-Forwarded-For names the caller's address. */
-  trustedProxies?: string;
+  /** TRUSTED_PROXIES (`trustedProxySet`): whose X-Forwarded-For names the caller's address. */
+  trusted?: ReadonlySet<string>;
 }
 
 /** What an entry keeps of a caller's address (a trusted proxy's X-Forwarded-For hop is the caller's to write), user agent or problem detail, at most. */
@@ -25,8 +25,7 @@ export const ENTRY_TEXT_MAX = 512;
  * call whose key resolved to a studio leaves an activity entry, whatever its outcome,
  * encoded now and written in batches off the request path (ActivityWriter).
  */
-export function recordStep(p: SurfaceProfile, { activity, metrics, spans, trustedProxies = '' }: RecordDeps) {
-  const trusted = trustedProxySet(trustedProxies);
+export function recordStep(p: SurfaceProfile, { activity, metrics, spans, trusted = new Set() }: RecordDeps) {
   /** The headers of this request's answer. */
   function answerHeaders(c: Ctx): Record<string, string> {
     // one object, assigned in place: this runs on every cached read

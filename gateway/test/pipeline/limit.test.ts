@@ -6,6 +6,7 @@ import { RateLimiter } from '../../src/forward/ratelimit';
 import { KeyResolver } from '../../src/keys/resolver';
 import { redisNames } from '../../src/keys/channels';
 import { limitStep } from '../../src/pipeline/limit';
+import { trustedProxySet } from '../../src/pipeline/context';
 import { ctxOf, problemOf, profiles, record } from './helpers';
 
 const p = profiles();
@@ -35,7 +36,7 @@ function authorized(keyId: string, kind: 'secret' | 'publishable', peer = '203.0
 describe('limit step', () => {
   test('admits while the bucket has tokens (RateLimit fields on the context), then 429 with Retry-After', async () => {
     const limiter = new RateLimiter(redis, names, { secret: '1:3', publishableClient: '1:3', publishable: '100:100' });
-    const limit = limitStep(p.management, limiter, new KeyResolver(sql, redis, names), '');
+    const limit = limitStep(p.management, limiter, new KeyResolver(sql, redis, names), trustedProxySet(''));
     const keyId = `k${randomBase62(6)}`;
     const outcomes: (string | null)[] = [];
     for (let i = 0; i < 5; i++) {
@@ -50,7 +51,7 @@ describe('limit step', () => {
 
   test('a publishable key is limited per visitor address; X-Forwarded-For counts only from a trusted proxy', async () => {
     const limiter = new RateLimiter(redis, names, { secret: '1:1', publishableClient: '1:1', publishable: '100:100' });
-    const limit = limitStep(p.storefront, limiter, new KeyResolver(sql, redis, names), '10.0.0.1');
+    const limit = limitStep(p.storefront, limiter, new KeyResolver(sql, redis, names), trustedProxySet('10.0.0.1'));
     const keyId = `k${randomBase62(6)}`;
     expect(await limit(authorized(keyId, 'publishable', '198.51.100.1'))).toBeNull();
     expect(await limit(authorized(keyId, 'publishable', '198.51.100.2'))).toBeNull(); // another visitor
@@ -64,10 +65,10 @@ describe('limit step', () => {
   test('a revocation marker in Redis refuses with api_key_revoked; a limiter without Redis admits (fail open)', async () => {
     await redis.set(names.revoked('h_revoked'), '1', { EX: 60 });
     const limiter = new RateLimiter(redis, names, { secret: '10:10', publishableClient: '1:1', publishable: '1:1' });
-    const limit = limitStep(p.management, limiter, new KeyResolver(sql, redis, names), '');
+    const limit = limitStep(p.management, limiter, new KeyResolver(sql, redis, names), trustedProxySet(''));
     expect((await problemOf((await limit(authorized('revoked', 'secret')))!)).code).toBe('api_key_revoked');
 
-    const blind = limitStep(p.management, new RateLimiter(null, names, { secret: '1:1', publishableClient: '1:1', publishable: '1:1' }), new KeyResolver(sql, null, names), '');
+    const blind = limitStep(p.management, new RateLimiter(null, names, { secret: '1:1', publishableClient: '1:1', publishable: '1:1' }), new KeyResolver(sql, null, names), trustedProxySet(''));
     for (let i = 0; i < 3; i++) expect(await blind(authorized('any', 'secret'))).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { recordStep } from '../../src/pipeline/record';
 import { routeStep } from '../../src/pipeline/route';
-import { refuse } from '../../src/pipeline/context';
+import { refuse, trustedProxySet } from '../../src/pipeline/context';
 import { requestTimeOf } from '@studio/shared';
 import { startStack, type Stack } from '../../../test/harness';
 import { ctxOf, profiles, record as keyRecord } from './helpers';
@@ -46,7 +46,7 @@ describe('record step', () => {
   test('an entry keeps the caller: its address (the first X-Forwarded-For hop from a trusted proxy only), its user agent, and the detail of a refusal, cut at 512 characters', async () => {
     const studio = await stack.studio();
     const p = profiles();
-    const { record } = recordStep(p.management, { activity: stack.gateway.activity, trustedProxies: '10.0.0.1' });
+    const { record } = recordStep(p.management, { activity: stack.gateway.activity, trusted: trustedProxySet('10.0.0.1') });
     const headers = { 'x-forwarded-for': '198.51.100.4, 10.0.0.1', 'user-agent': `Agent/${'x'.repeat(600)}` };
     const viaProxy = ctxOf('http://gw/v1/classes', { headers }, '10.0.0.1');
     const direct = ctxOf('http://gw/v1/classes', { headers }, '203.0.113.9');
