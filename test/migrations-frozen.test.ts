@@ -1,0 +1,35 @@
+/**
+ * A landed migration is never edited: databases that already ran it would never see the change
+ * (00009 was edited twice after it landed). A change goes in a new file, whose hash is added here
+ * in the same commit.
+ */
+import { expect, test } from 'bun:test';
+import { readdir } from 'node:fs/promises';
+import { MIGRATIONS_DIR } from '../scripts/lib/migrate';
+
+const LANDED: Record<string, string> = {
+  '00001_init.sql': 'ab3d37bf1ccb9d45e26cf898de9c33eef67ea0ade24d2a3eb11a42b7870ac22b',
+  '00002_activity_without_foreign_keys.sql': '19631997a78afe9e284b312b1413a486841254b6c02279a9ec43b4a5ac98b12b',
+  '00003_activity_indexes_ascending.sql': '1e1b05a9015a83acc1dbfb697eefeaa2e2f5d2a609b575302ab36786ad0477df',
+  '00004_shardable_keys.sql': '4ebdcae5ebc4726238e838d1ff8b8f0c54c70aebb415fbe65e4a69487cd940af',
+  '00005_key_expiry.sql': '05e121dbe903687bf29862f2e7568704d186605bac0ec7643aa54b91141992f2',
+  '00006_origins_and_activity_detail.sql': 'db2955fe330d1fcb04ea41f507ea1900c5160db6ff7611ea68365272086f2295',
+  '00007_activity_hourly.sql': 'e086e3314f886458c15f2d483d84544243fc2d303967d4597b07a7b5505031f2',
+  '00008_activity_key_in_read_order.sql': 'ab3927e1e341a9a4bc72d9929247da78d76a911c8221b4c1cc4c1ec113997e15',
+  '00009_activity_one_btree.sql': 'b3e5bd9523751a9d531790ab9a90891f15f5c3023e0b562b439248660a96525d',
+  '00010_activity_caller_and_detail.sql': 'dfeae3af2267ae8b961e569f7e62d42f13bbab289fdbd2de6fdbfd17a9bffcc0',
+};
+
+const sha256 = async (file: string) => new Bun.CryptoHasher('sha256').update(await Bun.file(file).bytes()).digest('hex');
+
+test('every landed migration is byte for byte as it landed, and every migration file is recorded here', async () => {
+  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort();
+  const changed: string[] = [];
+  for (const f of files) {
+    const want = LANDED[f];
+    if (!want) changed.push(`${f}: new, record its SHA-256 in test/migrations-frozen.test.ts`);
+    else if ((await sha256(`${MIGRATIONS_DIR}/${f}`)) !== want) changed.push(`${f}: edited after it landed; put the change in a new file`);
+  }
+  for (const f of Object.keys(LANDED)) if (!files.includes(f)) changed.push(`${f}: deleted after it landed`);
+  expect(changed).toEqual([]);
+});
