@@ -1,5 +1,8 @@
 import { AppError, newId, iso, isoOrNull } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
+import { schemaErrors } from '@studio/shared/schemas/fields';
+import { Address } from '@studio/shared/schemas/locations';
+import { SiteSocial } from '@studio/shared/schemas/storefront';
 import type { Redis } from '@studio/shared/redis';
 import { broadcastEviction } from '@studio/gateway/keys/store';
 
@@ -72,6 +75,11 @@ export async function publishSite(sql: Sql, studioId: string, doc: Record<string
   const unknown = Object.keys(doc).filter((k) => !(SITE_FIELDS as readonly string[]).includes(k));
   if (unknown.length) throw new AppError('validation_failed', { detail: `unknown site field ${unknown.join(', ')}; fields are ${SITE_FIELDS.join(', ')}` });
   if (typeof doc.title !== 'string' || !doc.title.trim()) throw new AppError('validation_failed', { detail: 'site title is required' });
+  // address and social are closed shapes (contract §18): the Storefront documents each field
+  for (const [field, schema] of [['address', Address], ['social', SiteSocial]] as const) {
+    const errors = doc[field] == null ? [] : schemaErrors(schema, doc[field], `/${field}`);
+    if (errors.length) throw new AppError('validation_failed', { detail: `site ${errors.slice(0, 5).map((e) => `${e.path} ${e.message}`).join('; ')}` });
+  }
   const row: Record<string, unknown> = { studioId };
   for (const f of SITE_FIELDS) row[f] = doc[f] ?? null;
   const [site] = await sql`

@@ -3,7 +3,8 @@ import { AppError, type ProblemCode } from './problem';
 /**
  * Postgres errors -> our problems, in one place (model: Supabase Storage `fromDBError`).
  * Named constraints map to precise codes; any other unique or foreign-key violation still
- * maps to a 409 / 422 the caller can act on; a lost or refused connection is 503, never 500.
+ * maps to a 409 / 422 the caller can act on; a data exception (class 22) is 422; a lost or refused
+ * connection is 503, never 500.
  */
 const BY_CONSTRAINT: Record<string, ProblemCode> = {
   occurrences_no_double_booking: 'instructor_double_booked',
@@ -47,6 +48,10 @@ export function translatePgError(err: unknown): AppError | null {
     case '57P03': // cannot connect now (starting up, in recovery)
       return unavailable();
     default:
-      return code.startsWith('08') ? unavailable() : null; // class 08: connection exception
+      if (code.startsWith('08')) return unavailable(); // class 08: connection exception
+      // class 22, data exception (22P05 NUL in text, 22008 date out of range, 22021 bad byte sequence, 22003 out of
+      // range): a value validation let through; the caller's data, not our fault, so 422 rather than 500
+      if (code.startsWith('22')) return new AppError('validation_failed', { detail: 'A value in the request cannot be stored (out of range or not valid text).' });
+      return null;
   }
 }

@@ -1,6 +1,7 @@
 /** The closed problem+json vocabulary of contract §4: one list, one status map, one renderer. */
 export const PROBLEMS = {
   malformed_json: [400, 'Malformed JSON'],
+  malformed_request: [400, 'Malformed request'],
   idempotency_key_required: [400, 'Idempotency-Key required'],
   idempotency_key_invalid: [400, 'Invalid Idempotency-Key'],
   invalid_cursor: [400, 'Invalid cursor'],
@@ -43,6 +44,7 @@ export const PROBLEMS = {
   invalid_price: [422, 'Invalid price'],
   unknown_reference: [422, 'Unknown reference'],
   rate_limited: [429, 'Rate limited'],
+  client_closed_request: [499, 'Client closed request'],
   internal_error: [500, 'Internal error'],
   service_unavailable: [503, 'Service unavailable'],
   upstream_timeout: [504, 'Upstream timeout'],
@@ -93,12 +95,48 @@ export class AppError extends Error {
 export const problem = (code: ProblemCode, detail?: string, rest: Omit<ProblemOptions, 'detail'> = {}) =>
   new AppError(code, { ...rest, detail });
 
+/**
+ * Contract §18: what a problem may carry of the caller's input, so that no answer (and no
+ * stored idempotent answer) grows with what was sent. A detail quotes at most 100 characters
+ * of input (`quote`); `errors` keeps 20 entries, then one saying how many more; each path
+ * segment is cut to 64 characters (an unknown key can be as long as the body).
+ */
+export const MAX_QUOTED = 100;
+export const MAX_PROBLEM_ERRORS = 20;
+const MAX_SEGMENT = 64;
+/** A safety net for details that quote input without `quote`: never more than this. */
+const MAX_DETAIL = 1000;
+
+/** At most 100 characters of a caller's value, for a detail. */
+export const quote = (value: unknown): string => {
+  const s = String(value);
+  return s.length <= MAX_QUOTED ? s : `${s.slice(0, MAX_QUOTED)}…`;
+};
+
+const cutSegments = (path: string) =>
+  path.split('/').map((seg) => (seg.length <= MAX_SEGMENT ? seg : `${seg.slice(0, MAX_SEGMENT)}…`)).join('/');
+
+/** `errors` as a problem carries them: at most 20 (then one entry naming how many more), paths cut per segment. */
+export function boundedErrors(errors: FieldError[]): FieldError[] {
+  const kept = errors.slice(0, MAX_PROBLEM_ERRORS).map((e) => ({ path: cutSegments(e.path), message: e.message }));
+  const more = errors.length - kept.length;
+  if (more > 0) {
+    // the common first segment of the rest (`/body`, `/query`) says where they are
+    const part = errors[MAX_PROBLEM_ERRORS]!.path.split('/')[1] ?? '';
+    kept.push({ path: cutSegments(`/${part}`), message: `and ${more} more error${more === 1 ? '' : 's'} not listed; fix these and send again` });
+  }
+  return kept;
+}
+
 export function problemBody(code: ProblemCode, requestId: string | undefined, o: ProblemOptions = {}): ProblemBody {
   const [status, title] = PROBLEMS[code];
   const base = o.typeBase;
-  const body: ProblemBody = { type: base ? `${base}${code}` : 'about:blank', title, status, detail: o.detail ?? title, code };
+  const detail = o.detail ?? title;
+  const body: ProblemBody = {
+    type: base ? `${base}${code}` : 'about:blank', title, status, detail: detail.length <= MAX_DETAIL ? detail : `${detail.slice(0, MAX_DETAIL)}…`, code,
+  };
   if (requestId) body.instance = `urn:request:${requestId}`;
-  if (o.errors) body.errors = o.errors;
+  if (o.errors) body.errors = boundedErrors(o.errors);
   return o.extra ? { ...body, ...o.extra } : body;
 }
 
@@ -115,10 +153,16 @@ export function problemResponse(code: ProblemCode, requestId: string | undefined
 /** Named factories of the problems services throw, so each answer is worded in one place. */
 export const problems = {
   /** 404: no such record in the caller's studio (another studio's id reads the same). */
-  notFound: (what: string, id?: string) => new AppError('not_found', { detail: id ? `No ${what} ${id} in this studio.` : `No such ${what} in this studio.` }),
-  /** 422 `validation_failed` (or another 422 code that lists its fields), with `errors` and a detail that repeats them. */
-  invalidFields: (errors: FieldError[], code: ProblemCode = 'validation_failed', lead = '') =>
-    new AppError(code, { detail: lead + errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors }),
+  notFound: (what: string, id?: string) => new AppError('not_found', { detail: id ? `No ${what} ${quote(id)} in this studio.` : `No such ${what} in this studio.` }),
+  /**
+   * 422 `validation_failed` (or another 422 code that lists its fields), with `errors`; the detail
+   * counts them and never repeats them (a long list would double the answer).
+   */
+  invalidFields: (errors: FieldError[], code: ProblemCode = 'validation_failed', lead = 'The request is not valid') =>
+    new AppError(code, {
+      detail: `${lead} (${errors.length === 1 ? '1 error' : `${errors.length} errors`}); \`errors\` names each field and why.`,
+      errors,
+    }),
   siteNotPublished: () => new AppError('site_not_published', { detail: 'This studio has not published a public site.' }),
   /** 409: the instructor already teaches `conflict` at an overlapping time. */
   doubleBooked: (conflict: { id: string; classId: string; startsAt: string; endsAt: string }) => new AppError('instructor_double_booked', {

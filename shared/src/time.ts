@@ -32,3 +32,20 @@ export function parseInstant(s: string): Date | null {
   return new Date(d.getTime() - offset * 60_000);
 }
 export const isInstant = (s: string) => parseInstant(s) !== null;
+
+/**
+ * The instants the API stores and answers (contract §18): years 1970 to 9999 in UTC. Before
+ * 1970 nothing of a studio exists, and past 9999 `toISOString` writes a six-digit year that
+ * is no RFC 3339 any more; Postgres refuses year 0.
+ */
+export const MIN_INSTANT_MS = Date.UTC(1970, 0, 1);
+export const MAX_INSTANT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+export const INSTANT_RANGE = '1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z';
+export const inInstantRange = (ms: number) => ms >= MIN_INSTANT_MS && ms <= MAX_INSTANT_MS;
+/** A body instant: RFC 3339, a real date, and inside the range (else 422). */
+export const isStorableInstant = (s: string) => {
+  const d = parseInstant(s);
+  return d !== null && inInstantRange(d.getTime());
+};
+/** A query instant moved into the range, so a filter that worked before (`from=0000-…`) still answers. */
+export const clampInstant = (d: Date): Date => new Date(Math.min(MAX_INSTANT_MS, Math.max(MIN_INSTANT_MS, d.getTime())));

@@ -7,6 +7,8 @@
 import type { TSchema } from '@sinclair/typebox';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
+import type { FieldError } from './problem';
+import { INSTANT_RANGE, parseInstant } from './time';
 
 export interface SchemaError {
   type: number;
@@ -50,11 +52,53 @@ function union(e: SchemaError): string {
   return 'does not match any of the allowed shapes';
 }
 
+function format(e: SchemaError): string {
+  const f = (e.schema as { format?: string }).format;
+  if (f === 'date-time') return typeof e.value === 'string' && parseInstant(e.value) ? `must be from ${INSTANT_RANGE}` : INSTANT;
+  if (f === 'instant-any-year') return INSTANT;
+  return `must be a valid ${f}`;
+}
+
 export function fieldMessage(e: SchemaError): string {
   const s = e.schema as Record<string, unknown>;
-  if (e.type === ValueErrorType.StringFormat) return s.format === 'date-time' ? INSTANT : `must be a valid ${s.format}`;
+  if (e.type === ValueErrorType.StringFormat) return format(e);
+  if (e.type === ValueErrorType.StringPattern && typeof e.value === 'string' && e.value.includes('\u0000')) return 'must not contain a NUL character (\\u0000)';
   if (e.type === ValueErrorType.StringPattern) return `is not in the expected format${s.description ? ` (${s.description})` : ''}`;
   if (e.type === ValueErrorType.Union) return union(e);
   if (e.type === ValueErrorType.Literal) return `must be ${JSON.stringify(s.const)}`;
   return bound(e) ?? KIND[e.type] ?? e.message;
+}
+
+/**
+ * Every way `value` fails `schema`, as problem `errors` under `pointer`: one per path (a union
+ * reports each failing branch, and the first says enough), except that a nullable object or
+ * array that is not null is looked into, so each of its bad fields is named at once.
+ */
+export function schemaErrors(schema: TSchema, value: unknown, pointer: string): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  const walk = (sch: TSchema, val: unknown, at: string) => {
+    for (const e of Value.Errors(sch, val)) {
+      const path = at + e.path;
+      if (seen.has(path)) continue;
+      const inner = e.type === ValueErrorType.Union ? nullableBranch(e.schema, e.value) : undefined;
+      if (inner) {
+        walk(inner, e.value, path);
+        continue;
+      }
+      seen.add(path);
+      out.push({ path, message: fieldMessage(e) });
+    }
+  };
+  walk(schema, value, pointer);
+  return out;
+}
+
+/** The value branch of a nullable object or array, when `value` is that kind of thing (else the union's one message says it). */
+function nullableBranch(schema: TSchema, value: unknown): TSchema | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const values = ((schema as { anyOf?: TSchema[] }).anyOf ?? []).filter((b) => (b as { type?: string }).type !== 'null');
+  const t = (values[0] as { type?: string } | undefined)?.type;
+  if (values.length !== 1) return undefined;
+  return (t === 'object' && !Array.isArray(value)) || (t === 'array' && Array.isArray(value)) ? values[0] : undefined;
 }

@@ -28,3 +28,10 @@ test('anything else is not ours to translate', () => {
   expect(translatePgError({ code: '42P01' })).toBeNull();
   expect(translatePgError(null)).toBeNull();
 });
+
+test('a data exception (SQLSTATE class 22) is 422 validation_failed, never a 500', () => {
+  for (const c of ['22P05', '22008', '22021', '22003', '22007', '22001']) {
+    expect({ c, code: code({ code: c }) }).toEqual({ c, code: 'validation_failed' });
+    expect(translatePgError({ code: c })!.status).toBe(422);
+  }
+});

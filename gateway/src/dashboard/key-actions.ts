@@ -64,7 +64,9 @@ export async function renameKey(deps: DashboardDeps, s: Session, keyId: string, 
   const key = await liveKey(deps, s, keyId);
   if (!key) return messagePage(404, 'No such key', 'This studio has no live key with that id.', chrome(deps, s));
   const name = form ? String(form.get('name') ?? '').trim() : key.name;
-  const error = form && (!name || name.length > 100) ? 'The name must be 1 to 100 characters.' : undefined;
+  // Postgres text cannot hold NUL: a form error, not a 500 (contract §18)
+  const error = form && (!name || name.length > 100) ? 'The name must be 1 to 100 characters.'
+    : form && name.includes('\u0000') ? 'The name cannot contain a NUL character.' : undefined;
   if (form && !error) {
     await deps.sql`update api_keys set name = ${name} where studio_id = ${s.studioId} and id = ${keyId}`;
     return redirect('/keys');

@@ -71,10 +71,31 @@ function actions(k: ApiKeyJson, csrf: string): Html {
     </form></div>`;
 }
 
-function keyRow(k: ApiKeyJson, s: Session): Html {
+/** Which key a roll made from which, by id: after a roll two rows share a name, and this tells them apart. */
+interface Lineage {
+  byId: Map<string, ApiKeyJson>;
+  /** The id of the key that replaced it, by replaced key id. */
+  replacedBy: Map<string, string>;
+}
+
+function lineageOf(keys: ApiKeyJson[]): Lineage {
+  const byId = new Map(keys.map((k) => [k.id, k]));
+  const replacedBy = new Map<string, string>();
+  for (const k of keys) if (k.rolledFrom) replacedBy.set(k.rolledFrom, k.id);
+  return { byId, replacedBy };
+}
+
+function lineageNote(k: ApiKeyJson, l: Lineage): Html {
+  const next = l.byId.get(l.replacedBy.get(k.id) ?? '');
+  const previous = k.rolledFrom ? l.byId.get(k.rolledFrom) : undefined;
+  return html`${next ? html`<br><span class="lineage muted small">Rolled → replaced by <code>${next.hint}</code></span>` : ''}${
+    previous ? html`<br><span class="lineage muted small">Replaces <code>${previous.hint}</code> (rolled)</span>` : ''}`;
+}
+
+function keyRow(k: ApiKeyJson, s: Session, lineage: Lineage): Html {
   const date = dateIn(s);
   return html`<tr class="${k.revokedAt || expired(k) ? 'revoked' : ''}" data-key-id="${k.id}">
-    <td data-label="Name"><strong class="name">${k.name}</strong></td>
+    <td data-label="Name"><strong class="name">${k.name}</strong>${lineageNote(k, lineage)}</td>
     <td data-label="Kind"><span class="badge badge-${k.kind}">${k.kind}</span></td>
     <td data-label="Key"><code>${k.hint}</code></td>
     <td data-label="Access" class="access">${access(k)}</td>
@@ -162,6 +183,7 @@ export async function keysPage(deps: DashboardDeps, s: Session, view: KeysView =
   const live = keys.filter((k) => !k.revokedAt && !expired(k));
   const shown = view.hideInactive ? live : keys;
   const inactive = keys.length - live.length;
+  const lineage = lineageOf(keys);
   const body = html`
     ${view.reveal ? revealPanel(view.reveal) : ''}
     ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
@@ -174,7 +196,7 @@ export async function keysPage(deps: DashboardDeps, s: Session, view: KeysView =
       ${shown.length
         ? html`<table class="list keys">
             <thead><tr><th>Name</th><th>Kind</th><th>Key</th><th>Access</th><th>Created</th><th>Last used</th><th>Status</th><th><span class="sr-only">Actions</span></th></tr></thead>
-            <tbody>${shown.map((k) => keyRow(k, s))}</tbody>
+            <tbody>${shown.map((k) => keyRow(k, s, lineage))}</tbody>
           </table>`
         : html`<p class="empty card">${keys.length ? 'Every key is revoked or expired.' : 'No keys yet. Create one below.'}</p>`}
     </section>
@@ -202,6 +224,8 @@ export async function createKey(deps: DashboardDeps, s: Session, form: FormData)
   const fail = (message: string) => keysPage(deps, s, { error: { kind: input.kind, message, form: input } }, 422);
   if (!input.name.trim()) return fail('Give the key a name, so you can tell it apart later.');
   if (input.name.trim().length > 100) return fail('The name can be at most 100 characters.');
+  // Postgres text cannot hold NUL: a form error, not a 500 (contract §18)
+  if (input.name.includes('\u0000')) return fail('The name cannot contain a NUL character.');
   if (input.kind === 'secret' && !scopes.length) return fail('Choose at least one scope: a secret key without scopes cannot call anything.');
   const origins = input.kind === 'publishable' ? parseOriginList(input.origins.split(/[\s,]+/)) : { origins: null };
   if ('error' in origins) return fail(origins.error);

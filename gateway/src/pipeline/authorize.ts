@@ -1,3 +1,4 @@
+import { quote } from '@studio/shared';
 import { originAllowed } from '@studio/shared/origins';
 import type { KeyRecord } from '../keys/resolver';
 import { refuse, type Ctx } from './context';
@@ -35,11 +36,11 @@ export function keyDetail(code: KeyProblem, p: SurfaceProfile): string {
 export function authorizeStep(p: SurfaceProfile) {
   return function authorize(c: Ctx, found: KeyLookup): Response | null {
     if ('rec' in found && found.rec) c.key = found.rec;
-    if (!c.route) return refuse(p, c, 'route_not_found', { detail: `No route ${c.path} on the ${p.surface} surface.` });
+    if (!c.route) return refuse(p, c, 'route_not_found', { detail: `No route ${quote(c.path)} on the ${p.surface} surface.` });
     const op = c.op;
     if (!op) {
       const allow = (c.route as { allow: string[] }).allow.join(', ');
-      return refuse(p, c, 'method_not_allowed', { detail: `${c.method} is not allowed on ${c.path}; allowed: ${allow}.`, headers: { allow } });
+      return refuse(p, c, 'method_not_allowed', { detail: `${quote(c.method)} is not allowed on ${quote(c.path)}; allowed: ${allow}.`, headers: { allow } });
     }
     const keyProblem = 'problem' in found ? found.problem : judgeKey(found.rec, p.keyKind);
     if (keyProblem) return refuse(p, c, keyProblem, { detail: keyDetail(keyProblem, p) });
@@ -48,7 +49,7 @@ export function authorizeStep(p: SurfaceProfile) {
     // a key restricted to its sites' pages: a browser names the page's origin; a server-side call names none and passes
     const origin = k.allowedOrigins ? c.req.headers.get('origin') : null;
     if (origin !== null && !originAllowed(k.allowedOrigins, origin)) {
-      return refuse(p, c, 'origin_not_allowed', { detail: `This key may not be used from ${origin}; it is restricted to its studio's own websites.` });
+      return refuse(p, c, 'origin_not_allowed', { detail: `This key may not be used from ${quote(origin)}; it is restricted to its studio's own websites.` });
     }
     if (op.scope && !k.scopes.includes(op.scope)) {
       return refuse(p, c, 'scope_required', { detail: `This operation needs the ${op.scope} scope.`, extra: { requiredScope: op.scope } });

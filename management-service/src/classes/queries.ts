@@ -108,6 +108,13 @@ export async function updateClass(tx: Tx, studioId: string, id: string, fields: 
   await tx`update classes set ${tx(fields)}, updated_at = now() where studio_id = ${studioId} and id = ${id}`;
 }
 
+/** The start of the class's last occurrence that has not started (those a new duration applies to). */
+export async function lastFutureStart(tx: Tx, studioId: string, classId: string): Promise<Date | null> {
+  const [row] = await tx<{ last: Date | null }[]>`
+    select max(starts_at) as last from occurrences where studio_id = ${studioId} and class_id = ${classId} and starts_at > now()`;
+  return row?.last ?? null;
+}
+
 /** Applies instructor / duration / capacity to the class's occurrences that have not started. */
 export async function updateFutureOccurrences(tx: Tx, studioId: string, classId: string, f: { instructorId?: string; durationMinutes?: number; capacity?: number | null }) {
   await tx`

@@ -1,4 +1,4 @@
-import { AppError, iso, isoOrNull, newId, parseInstant, problems } from '@studio/shared';
+import { AppError, iso, isoOrNull, MAX_INSTANT_MS, newId, parseInstant, problems, quote } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import type { Class, CreateClassBody, UpdateClassBody } from '@studio/shared/schemas/classes';
 import type { WriteResult } from '../kit/write';
@@ -32,28 +32,36 @@ export const classJson = (r: q.ClassRow): Class => ({
 /** A start time in the future (422 `occurrence_in_past` otherwise); the schema has checked that it is an instant. */
 export function futureInstant(text: string, field = 'startsAt'): Date {
   const at = parseInstant(text)!;
-  if (at.getTime() <= Date.now()) throw new AppError('occurrence_in_past', { detail: `${field} ${text} is not in the future.` });
+  if (at.getTime() <= Date.now()) throw new AppError('occurrence_in_past', { detail: `${field} ${quote(text)} is not in the future.` });
   return at;
 }
 
+/**
+ * An instant derived from the body (an occurrence's end, a recurrence's last start) must stay inside
+ * the range body instants are held to (contract §18), else 422 naming the field that pushed it out.
+ */
+export function requireStorable(ms: number, path: string, what: string) {
+  if (ms > MAX_INSTANT_MS) throw problems.invalidFields([{ path, message: `${what} would be after ${iso(MAX_INSTANT_MS)}, the last instant the API holds` }]);
+}
+
 export async function requireInstructor(tx: Tx, studioId: string, id: string) {
-  if (!(await q.liveInstructor(tx, studioId, id))) throw new AppError('unknown_instructor', { detail: `No active instructor ${id} in this studio.` });
+  if (!(await q.liveInstructor(tx, studioId, id))) throw new AppError('unknown_instructor', { detail: `No active instructor ${quote(id)} in this studio.` });
 }
 
 async function requirePlans(tx: Tx, studioId: string, ids: string[]): Promise<string[]> {
   const unique = [...new Set(ids)];
   const live = await q.livePlans(tx, studioId, unique);
   const missing = unique.filter((id) => !live.has(id));
-  if (missing.length) throw new AppError('unknown_plan', { detail: `No active plan ${missing.join(', ')} in this studio.` });
+  if (missing.length) throw new AppError('unknown_plan', { detail: `No active plan ${quote(missing.join(', '))} in this studio.` });
   return unique;
 }
 
 /** Location and room of an in-person class: both live, and the room inside the location. */
 async function placeOf(tx: Tx, studioId: string, locationId?: string, roomId?: string) {
-  if (locationId && !(await q.liveLocation(tx, studioId, locationId))) throw new AppError('unknown_location', { detail: `No location ${locationId} in this studio.` });
+  if (locationId && !(await q.liveLocation(tx, studioId, locationId))) throw new AppError('unknown_location', { detail: `No location ${quote(locationId)} in this studio.` });
   if (!roomId) return { locationId: locationId ?? null, roomId: null };
   const room = await q.liveRoom(tx, studioId, roomId);
-  if (!room || (locationId && room.locationId !== locationId)) throw new AppError('unknown_room', { detail: `No room ${roomId} in ${locationId ?? 'this studio'}.` });
+  if (!room || (locationId && room.locationId !== locationId)) throw new AppError('unknown_room', { detail: `No room ${quote(roomId)} in ${locationId ? quote(locationId) : 'this studio'}.` });
   return { locationId: room.locationId, roomId };
 }
 
@@ -70,6 +78,11 @@ async function created(tx: Tx, studioId: string, id: string, status: number): Pr
  */
 export async function createClass(tx: Tx, studioId: string, body: CreateClassBody): Promise<WriteResult> {
   const startsAt = futureInstant(body.startsAt);
+  const count = body.recurrence?.count ?? 1;
+  const step = (body.recurrence?.intervalDays ?? 1) * DAY_MS;
+  const lastStart = startsAt.getTime() + (count - 1) * step;
+  requireStorable(lastStart, body.recurrence ? '/body/recurrence' : '/body/startsAt', 'the last occurrence\'s start');
+  requireStorable(lastStart + body.durationMinutes * 60_000, body.recurrence ? '/body/recurrence' : '/body/startsAt', 'the last occurrence\'s end');
   if (!(await q.studioModes(tx, studioId)).includes(body.mode)) {
     throw new AppError('unsupported_channel', { detail: `Mode ${body.mode} is not enabled for this studio.` });
   }
@@ -84,8 +97,6 @@ export async function createClass(tx: Tx, studioId: string, body: CreateClassBod
     recurrence: body.recurrence ? tx.json(body.recurrence) : null,
   });
   await q.setPlans(tx, studioId, id, planIds);
-  const count = body.recurrence?.count ?? 1;
-  const step = (body.recurrence?.intervalDays ?? 1) * DAY_MS;
   const occurrences = Array.from({ length: count }, (_, i) => {
     const start = new Date(startsAt.getTime() + i * step);
     return {
@@ -101,6 +112,10 @@ export async function createClass(tx: Tx, studioId: string, body: CreateClassBod
 /** PATCH: instructor, duration and capacity also apply to the occurrences that have not started. */
 export async function updateClass(tx: Tx, studioId: string, id: string, body: UpdateClassBody): Promise<WriteResult> {
   if (!(await q.lockClass(tx, studioId, id))) throw problems.notFound('class', id);
+  if (body.durationMinutes !== undefined) {
+    const last = await q.lastFutureStart(tx, studioId, id);
+    if (last) requireStorable(last.getTime() + body.durationMinutes * 60_000, '/body/durationMinutes', 'the last occurrence\'s end');
+  }
   if (body.instructorId !== undefined) await requireInstructor(tx, studioId, body.instructorId);
   const fields: Record<string, unknown> = {};
   for (const k of ['title', 'discipline', 'level', 'capacity', 'visibility', 'instructorId', 'durationMinutes'] as const) {

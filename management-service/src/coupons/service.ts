@@ -12,7 +12,7 @@ export function checkCouponConfig(config: unknown): CouponConfig {
     errors = schemaErrors(COUPON_CONFIGS[kind], config, '/body/config');
     const currency = (config as { currency?: unknown }).currency;
     if (!errors.length && kind === 'amount' && !isCurrency(currency as string)) {
-      errors.push({ path: '/body/config/currency', message: `${String(currency)} is not an ISO 4217 currency` });
+      errors.push({ path: '/body/config/currency', message: 'is not an ISO 4217 currency' });
     }
   } else if (config === null || typeof config !== 'object' || Array.isArray(config)) {
     errors = [{ path: '/body/config', message: 'must be an object with a kind' }];
@@ -20,7 +20,7 @@ export function checkCouponConfig(config: unknown): CouponConfig {
     errors = [{ path: '/body/config/kind', message: 'must be "percent" or "amount"' }];
   }
   if (errors.length) {
-    throw problems.invalidFields(errors, 'invalid_coupon_config', 'Invalid coupon config: ');
+    throw problems.invalidFields(errors, 'invalid_coupon_config', 'The coupon config is not valid');
   }
   return config as CouponConfig;
 }

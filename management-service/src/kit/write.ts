@@ -1,4 +1,4 @@
-import { AppError, problemBody, problemTypeBase, PROBLEM_CONTENT_TYPE, type Caller, type Config } from '@studio/shared';
+import { AppError, JSON_TYPE, problemBody, problemTypeBase, PROBLEM_CONTENT_TYPE, type Caller, type Config } from '@studio/shared';
 import { translatePgError } from '@studio/shared/pg-errors';
 import { doubleBookedWithConflict } from './conflicts';
 import type { Sql, Tx } from '@studio/shared/db';
@@ -75,7 +75,7 @@ function replay(deps: WriteDeps, rec: StoredResponse, fingerprint: string): Resp
 }
 
 function storedSuccess(fingerprint: string, r: WriteResult): StoredResponse {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const headers: Record<string, string> = { 'content-type': JSON_TYPE };
   if (r.location) headers.location = r.location;
   return { fingerprint, status: r.status, headers, body: JSON.stringify(r.body) };
 }

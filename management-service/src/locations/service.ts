@@ -1,19 +1,16 @@
-import { AppError, problems } from '@studio/shared';
+import { AppError, problems, quote } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import { canonicalTimeZone } from '@studio/shared/schemas/fields';
 import type { CreateLocationBody, CreateRoomBody, UpdateLocationBody, UpdateRoomBody } from '@studio/shared/schemas/locations';
 import * as q from './queries';
 
 const locationNotFound = (id: string) => problems.notFound('location', id);
-const roomNotFound = (id: string) => new AppError('not_found', { detail: `No room ${id} in this location.` }); // not the studio-wide wording
+const roomNotFound = (id: string) => new AppError('not_found', { detail: `No room ${quote(id)} in this location.` }); // not the studio-wide wording
 
 function timeZone(tz: string): string {
   const canonical = canonicalTimeZone(tz);
   if (!canonical) {
-    throw new AppError('validation_failed', {
-      detail: `/body/timezone: ${tz} is not an IANA time zone`,
-      errors: [{ path: '/body/timezone', message: 'must be an IANA time zone, e.g. Europe/Berlin' }],
-    });
+    throw problems.invalidFields([{ path: '/body/timezone', message: 'must be an IANA time zone, e.g. Europe/Berlin' }]);
   }
   return canonical;
 }

@@ -1,4 +1,4 @@
-import { AppError, iso, isoOrNull, newId, problems } from '@studio/shared';
+import { AppError, iso, isoOrNull, newId, problems, quote } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import { isRole, ROLES, type InviteMemberBody, type Member, type UpdateMemberBody } from '@studio/shared/schemas/members';
 import type { WriteResult } from '../kit/write';
@@ -17,7 +17,7 @@ export const memberJson = (r: q.MemberRow): Member => ({
 });
 
 function requireRole(role: string) {
-  if (!isRole(role)) throw new AppError('invalid_role', { detail: `Role ${role} is not one of ${ROLES.join(', ')}.` });
+  if (!isRole(role)) throw new AppError('invalid_role', { detail: `Role ${quote(role)} is not one of ${ROLES.join(', ')}.` });
 }
 
 /** Invite: e-mail stored lower-case; the `members_email` unique index makes a duplicate 409 `member_exists`. */

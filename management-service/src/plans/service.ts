@@ -11,10 +11,10 @@ export function checkPlanConfig(type: PlanType, config: unknown): PlanConfig {
   const errors = schemaErrors(PLAN_CONFIGS[type], config, '/body/config');
   const currency = (config as { currency?: unknown } | null)?.currency;
   if (!errors.length && typeof currency === 'string' && !isCurrency(currency)) {
-    errors.push({ path: '/body/config/currency', message: `${currency} is not an ISO 4217 currency` });
+    errors.push({ path: '/body/config/currency', message: 'is not an ISO 4217 currency' });
   }
   if (errors.length) {
-    throw problems.invalidFields(errors, 'invalid_plan_config', `The config is not valid for a ${type} plan: `);
+    throw problems.invalidFields(errors, 'invalid_plan_config', `The config is not valid for a ${type} plan`);
   }
   if (type === 'membership') {
     const c = config as { intervalCount?: number; classesPerInterval?: number | null };

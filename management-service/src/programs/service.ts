@@ -15,7 +15,7 @@ function checkPrice(v: q.ProgramValues) {
     throw new AppError('invalid_price', { detail: 'A free program has no priceCents or currency (send null to clear them).' });
   }
   if (v.currency != null && !isCurrency(v.currency)) {
-    throw new AppError('validation_failed', { detail: `/body/currency: ${v.currency} is not an ISO 4217 currency`, errors: [{ path: '/body/currency', message: 'must be an ISO 4217 currency' }] });
+    throw problems.invalidFields([{ path: '/body/currency', message: 'must be an ISO 4217 currency' }]);
   }
 }
 
@@ -23,7 +23,8 @@ function checkPrice(v: q.ProgramValues) {
 async function checkClassIds(tx: Tx, studioId: string, ids: string[]): Promise<string[]> {
   const unique = [...new Set(ids)];
   const found = await q.existingClassIds(tx, studioId, unique);
-  const errors = ids.flatMap((id, i) => (found.has(id) ? [] : [{ path: `/body/classIds/${i}`, message: `${id} is not a class of this studio` }]));
+  // the path names the entry; repeating the id would grow the answer with what was sent
+  const errors = ids.flatMap((id, i) => (found.has(id) ? [] : [{ path: `/body/classIds/${i}`, message: 'is not a class of this studio' }]));
   if (errors.length) throw problems.invalidFields(errors);
   return unique;
 }

@@ -1,4 +1,4 @@
-import { parseInstant } from '@studio/shared';
+import { clampInstant, parseInstant } from '@studio/shared';
 import type { HandlersFor } from '@studio/shared/register';
 import type { ManagementDeps } from '../app';
 import { found, writerOf } from '../kit/handlers';
@@ -8,8 +8,11 @@ import { occurrenceJson, rescheduleOccurrence } from './service';
 
 type Ids = 'managementListSchedule' | 'managementGetOccurrence' | 'managementRescheduleOccurrence';
 
-/** A filter instant in canonical UTC ms, so a cursor compares its filters by value (the schema has checked it). */
-const canonical = (text: string | undefined) => (text === undefined ? undefined : parseInstant(text)!.toISOString());
+/**
+ * A filter instant in canonical UTC ms, so a cursor compares its filters by value (the schema has checked it),
+ * moved into 1970..9999 (contract §18): `from=0000-…` means "from the start", as it always did, not a 500.
+ */
+const canonical = (text: string | undefined) => (text === undefined ? undefined : clampInstant(parseInstant(text)!).toISOString());
 
 /** The schedule: occurrences of every class, reading one, and moving one. */
 export const scheduleHandlers = (deps: ManagementDeps) => {

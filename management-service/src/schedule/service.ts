@@ -2,7 +2,7 @@ import { AppError, iso, isoOrNull, problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import type { Occurrence, RescheduleBody } from '@studio/shared/schemas/schedule';
 import type { WriteResult } from '../kit/write';
-import { futureInstant } from '../classes/service';
+import { futureInstant, requireStorable } from '../classes/service';
 import * as q from './queries';
 
 export const occurrenceJson = (r: q.OccurrenceRow): Occurrence => ({
@@ -32,7 +32,9 @@ export async function rescheduleOccurrence(tx: Tx, studioId: string, id: string,
   if (!occ) throw problems.notFound('occurrence', id);
   if (occ.status === 'cancelled') throw new AppError('occurrence_cancelled', { detail: 'A cancelled occurrence cannot be rescheduled.' });
   const startsAt = futureInstant(body.startsAt);
-  await q.moveOccurrence(tx, studioId, id, startsAt, body.durationMinutes ?? occ.durationMinutes);
+  const duration = body.durationMinutes ?? occ.durationMinutes;
+  requireStorable(startsAt.getTime() + duration * 60_000, '/body/startsAt', 'the occurrence\'s end');
+  await q.moveOccurrence(tx, studioId, id, startsAt, duration);
   const row = await q.getOccurrence(tx, studioId, id);
   return { status: 200, body: occurrenceJson(row!) };
 }

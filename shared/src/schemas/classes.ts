@@ -1,5 +1,5 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { Instant, Nullable, Page, Timestamp } from './fields';
+import { Id as IdIn, IdOut, Instant, Nullable, Page, Text, Timestamp } from './fields';
 
 export const CLASS_MODES = ['broadcast', 'two_way', 'community', 'coaching'] as const;
 export const Mode = t.Union(CLASS_MODES.map((m) => t.Literal(m)), { description: 'Must be enabled for the studio, else 422 unsupported_channel' });
@@ -10,15 +10,17 @@ export const Recurrence = t.Object({
   count: t.Integer({ minimum: 1, maximum: 365, description: 'Total occurrences, the first included' }),
 }, { additionalProperties: false });
 
-const Id = (what: string) => t.String({ minLength: 1, maxLength: 64, description: what });
+const Id = (what: string) => IdIn(what);
+const title = Text(200, { minLength: 1 });
+const discipline = Text(60, { minLength: 1 });
 
 export const CreateClassBody = t.Object({
-  title: t.String({ minLength: 1, maxLength: 200 }),
+  title,
   mode: Mode,
   instructorId: Id('A live instructor of the studio, else 422 unknown_instructor'),
   startsAt: t.String({ ...Instant, description: 'First occurrence; in the future, else 422 occurrence_in_past' }),
   durationMinutes: t.Integer({ minimum: 5, maximum: 720 }),
-  discipline: t.Optional(t.String({ minLength: 1, maxLength: 60 })),
+  discipline: t.Optional(discipline),
   level: t.Optional(Level),
   capacity: t.Optional(t.Integer({ minimum: 1, maximum: 10000 })),
   visibility: t.Optional(Visibility),
@@ -30,8 +32,8 @@ export const CreateClassBody = t.Object({
 export type CreateClassBody = Static<typeof CreateClassBody>;
 
 export const UpdateClassBody = t.Object({
-  title: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-  discipline: t.Optional(Nullable(t.String({ minLength: 1, maxLength: 60 }))),
+  title: t.Optional(title),
+  discipline: t.Optional(Nullable(discipline)),
   level: t.Optional(Level),
   capacity: t.Optional(Nullable(t.Integer({ minimum: 1, maximum: 10000 }))),
   visibility: t.Optional(Visibility),
@@ -42,19 +44,19 @@ export const UpdateClassBody = t.Object({
 export type UpdateClassBody = Static<typeof UpdateClassBody>;
 
 export const Class = t.Object({
-  id: t.String({ description: 'cls_…' }),
-  title: t.String(),
+  id: IdOut('cls_…'),
+  title: t.String({ maxLength: 200 }),
   mode: Mode,
-  instructorId: t.String(),
-  startsAt: t.String({ description: 'Start of the first occurrence (UTC, ms)' }),
+  instructorId: IdOut(),
+  startsAt: t.String({ maxLength: 32, description: 'Start of the first occurrence (UTC, ms)' }),
   durationMinutes: t.Integer(),
-  discipline: Nullable(t.String()),
+  discipline: Nullable(t.String({ maxLength: 60 })),
   level: Level,
   capacity: Nullable(t.Integer()),
   visibility: Visibility,
-  planIds: t.Array(t.String()),
-  locationId: Nullable(t.String()),
-  roomId: Nullable(t.String()),
+  planIds: t.Array(IdOut(), { maxItems: 100 }),
+  locationId: Nullable(IdOut()),
+  roomId: Nullable(IdOut()),
   recurrence: Nullable(Recurrence),
   status: t.Union([t.Literal('scheduled'), t.Literal('cancelled')]),
   occurrenceCount: t.Integer({ description: 'Occurrences that are not cancelled' }),

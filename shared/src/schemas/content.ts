@@ -1,15 +1,15 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { Nullable, Page, Timestamp } from './fields';
+import { Id, IdOut, Nullable, Page, Text, Timestamp } from './fields';
 
 const visibility = t.Union([t.Literal('public'), t.Literal('members_only'), t.Literal('private')]);
 
 /** A video. There is no create operation: videos are uploaded elsewhere. */
 export const Video = t.Object({
-  id: t.String({ description: 'vid_…' }),
-  title: t.String(),
-  description: Nullable(t.String()),
+  id: IdOut('vid_…'),
+  title: t.String({ maxLength: 200 }),
+  description: Nullable(t.String({ maxLength: 5000 })),
   durationSeconds: Nullable(t.Integer()),
-  instructorId: Nullable(t.String()),
+  instructorId: Nullable(IdOut()),
   visibility,
   status: t.Union([t.Literal('ready'), t.Literal('processing')]),
   deletedAt: Nullable(Timestamp),
@@ -20,9 +20,9 @@ export type Video = Static<typeof Video>;
 export const VideoPage = Page(Video);
 
 export const UpdateContentBody = t.Object({
-  title: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-  description: t.Optional(Nullable(t.String({ maxLength: 5000 }))),
+  title: t.Optional(Text(200, { minLength: 1 })),
+  description: t.Optional(Nullable(Text(5000))),
   visibility: t.Optional(visibility),
-  instructorId: t.Optional(Nullable(t.String({ description: 'A live instructor of the studio, else 422 unknown_instructor; null clears it' }))),
+  instructorId: t.Optional(Nullable(Id('A live instructor of the studio, else 422 unknown_instructor; null clears it'))),
 }, { additionalProperties: false });
 export type UpdateContentBody = Static<typeof UpdateContentBody>;

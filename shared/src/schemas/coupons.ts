@@ -1,5 +1,5 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { CurrencyCode, Instant, MAX_MINOR_UNITS, Nullable, Page, Timestamp } from './fields';
+import { CurrencyCode, IdOut, Instant, MAX_MINOR_UNITS, Nullable, Page, Timestamp } from './fields';
 
 export const PercentCouponConfig = t.Object({
   kind: t.Literal('percent'),
@@ -15,8 +15,8 @@ export const CouponConfig = t.Union([PercentCouponConfig, AmountCouponConfig]);
 export type CouponConfig = Static<typeof CouponConfig>;
 
 export const Coupon = t.Object({
-  id: t.String({ description: 'cpn_…' }),
-  code: t.String({ description: 'Upper-case; unique among the studio\'s active coupons' }),
+  id: IdOut('cpn_…'),
+  code: t.String({ maxLength: 32, description: 'Upper-case; unique among the studio\'s active coupons' }),
   config: CouponConfig,
   maxRedemptions: Nullable(t.Integer()),
   expiresAt: Nullable(Timestamp),
@@ -29,9 +29,10 @@ export type Coupon = Static<typeof Coupon>;
 export const CouponPage = Page(Coupon);
 
 export const CreateCouponBody = t.Object({
-  code: t.String({ pattern: '^[A-Za-z0-9_-]{3,32}$', description: '3..32 of A-Z 0-9 _ -; stored upper-case' }),
-  // Checked by the service, so a bad config is `invalid_coupon_config`, not `validation_failed`.
-  config: t.Unknown({ description: '{ kind: "percent", percentOff: 1..100 } or { kind: "amount", amountOffCents >= 1, currency }' }),
+  code: t.String({ pattern: '^[A-Za-z0-9_-]{3,32}$', maxLength: 32, description: '3..32 of A-Z 0-9 _ -; stored upper-case' }),
+  // Checked by the service, so a bad config is `invalid_coupon_config`, not `validation_failed`; documented
+  // (`x-doc`) as the union it must be, so a generated client types it.
+  config: t.Unknown({ 'x-doc': CouponConfig }),
   maxRedemptions: t.Optional(Nullable(t.Integer({ minimum: 1, maximum: MAX_MINOR_UNITS }))),
   expiresAt: t.Optional(Nullable(t.String({ ...Instant, description: 'RFC 3339 date-time with an offset, in the future; null for never' }))),
 }, { additionalProperties: false });

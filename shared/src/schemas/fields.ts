@@ -1,25 +1,57 @@
 /** Field schemas and checks shared by several resource schemas (money, time zones, pages). */
-import { FormatRegistry, Type as t, type TSchema } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
-import type { FieldError } from '../problem';
-import { isInstant } from '../time';
-import { fieldMessage } from '../validation';
+import { FormatRegistry, Type as t, type StringOptions, type TSchema } from '@sinclair/typebox';
+import { INSTANT_RANGE, isInstant, isStorableInstant } from '../time';
 
 export const Nullable = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 
-/** A Management list page (contract §6). */
+/**
+ * Contract §18: every string has a bound, and no text holds NUL (Postgres text cannot, so it
+ * would be a 500 from the database): `NO_NUL` is a pattern, so it is documented and 422.
+ */
+export const NO_NUL = '^[^\\u0000]*$';
+/** Every id, in a body, a query or a path. */
+export const MAX_ID_LENGTH = 64;
+/** A cursor carries the list, the studio, a sort key, an id and the filters (ids ≤ 64): a few hundred characters. */
+export const MAX_CURSOR_LENGTH = 1024;
+export const MAX_URL_LENGTH = 2048;
+/** Free text of at most `maxLength` characters, without NUL. */
+export const Text = (maxLength: number, o: StringOptions = {}) => t.String({ pattern: NO_NUL, ...o, maxLength });
+/** An id sent by a caller: 1..64 characters without NUL (what it must name is the service's rule). */
+export const Id = (description?: string) =>
+  t.String({ minLength: 1, maxLength: MAX_ID_LENGTH, pattern: NO_NUL, ...(description ? { description } : {}) });
+/** An id the API answers with (`cls_…`). */
+export const IdOut = (description?: string) => t.String({ maxLength: MAX_ID_LENGTH, ...(description ? { description } : {}) });
+
+/** A Management list page (contract §6); at most 100 records (`limit` is clamped to 1..100). */
 export const Page = <T extends TSchema>(item: T) =>
-  t.Object({ data: t.Array(item), next_cursor: Nullable(t.String({ description: 'Opaque cursor of the next page; null on the last page.' })) });
+  t.Object({
+    data: t.Array(item, { maxItems: 100 }),
+    next_cursor: Nullable(t.String({ maxLength: MAX_CURSOR_LENGTH, description: 'Opaque cursor of the next page; null on the last page.' })),
+  });
 
 // Elysia registers a looser 'date-time' (it reads 2027-02-30 as 2 March) when it loads; importing it
 // first makes the registration below the one every validator uses, Elysia's and ours alike.
 import 'elysia';
-FormatRegistry.Set('date-time', isInstant);
+FormatRegistry.Set('date-time', isStorableInstant);
+/** Query instants take any year and are clamped into the range by the handler (`clampInstant`), so no filter that worked is refused. */
+export const ANY_YEAR_INSTANT = 'instant-any-year';
+FormatRegistry.Set(ANY_YEAR_INSTANT, isInstant);
+/** Longer than any RFC 3339 instant (35 characters with nine fraction digits and an offset). */
+const MAX_INSTANT_LENGTH = 64;
 
-/** Every input instant: RFC 3339 with an offset, a real calendar date (`parseInstant`), else 422 naming the field. */
+/** Every body instant: RFC 3339 with an offset, a real calendar date (`parseInstant`), in years 1970..9999, else 422 naming the field. */
 export const Instant = t.String({
   format: 'date-time',
-  description: 'RFC 3339 date-time with an offset, e.g. 2026-12-01T18:00:00Z or 2026-12-01T19:00:00+01:00',
+  maxLength: MAX_INSTANT_LENGTH,
+  description: `RFC 3339 date-time with an offset, e.g. 2026-12-01T18:00:00Z or 2026-12-01T19:00:00+01:00; from ${INSTANT_RANGE}`,
+});
+
+/** A query instant: documented as a date-time; any year is taken and moved into the range. */
+export const QueryInstant = (description: string) => t.String({
+  format: ANY_YEAR_INSTANT,
+  maxLength: MAX_INSTANT_LENGTH,
+  description,
+  'x-doc': { type: 'string', format: 'date-time', maxLength: MAX_INSTANT_LENGTH, description },
 });
 
 /**
@@ -28,10 +60,10 @@ export const Instant = t.String({
  * re-parsed, since every one is written by `iso()`: the format check cost 30 µs per list page.
  */
 const TIMESTAMP = 'ISO 8601 UTC with milliseconds, e.g. 2026-12-01T18:00:00.000Z';
-export const Timestamp = t.String({ description: TIMESTAMP, 'x-doc': { type: 'string', format: 'date-time', description: TIMESTAMP } });
+export const Timestamp = t.String({ maxLength: 32, description: TIMESTAMP, 'x-doc': { type: 'string', format: 'date-time', maxLength: 32, description: TIMESTAMP } });
 
 /** The shape of an ISO 4217 code; `isCurrency` checks that the code really exists. */
-export const CurrencyCode = t.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 currency code, e.g. USD' });
+export const CurrencyCode = t.String({ pattern: '^[A-Z]{3}$', maxLength: 3, description: 'ISO 4217 currency code, e.g. USD' });
 /** Integer minor units (cents); the upper bound keeps amounts inside a Postgres integer. */
 export const MAX_MINOR_UNITS = 2_147_483_647;
 
@@ -47,18 +79,5 @@ export function canonicalTimeZone(tz: string): string | null {
   }
 }
 
-/**
- * Every way `value` fails `schema`, as problem `errors` under `pointer` (one per path: a union
- * reports each failing branch, and the first says enough).
- */
-export function schemaErrors(schema: TSchema, value: unknown, pointer: string): FieldError[] {
-  const seen = new Set<string>();
-  const out: FieldError[] = [];
-  for (const e of Value.Errors(schema, value)) {
-    const path = pointer + e.path;
-    if (seen.has(path)) continue;
-    seen.add(path);
-    out.push({ path, message: fieldMessage(e) });
-  }
-  return out;
-}
+/** Every way `value` fails `schema`, as problem `errors` under `pointer` (validation.ts). */
+export { schemaErrors } from '../validation';

@@ -1,13 +1,13 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { Nullable, Page, Timestamp } from './fields';
+import { IdOut, MAX_URL_LENGTH, NO_NUL, Nullable, Page, Text, Timestamp } from './fields';
 
 export const Instructor = t.Object({
-  id: t.String({ description: 'ins_…' }),
-  name: t.String(),
-  email: Nullable(t.String()),
-  bio: Nullable(t.String()),
-  photoUrl: Nullable(t.String()),
-  disciplines: t.Array(t.String()),
+  id: IdOut('ins_…'),
+  name: t.String({ maxLength: 120 }),
+  email: Nullable(t.String({ maxLength: 254 })),
+  bio: Nullable(t.String({ maxLength: 2000 })),
+  photoUrl: Nullable(t.String({ maxLength: MAX_URL_LENGTH })),
+  disciplines: t.Array(t.String({ maxLength: 60 }), { maxItems: 50 }),
   active: t.Boolean(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
@@ -16,11 +16,11 @@ export type Instructor = Static<typeof Instructor>;
 export const InstructorPage = Page(Instructor);
 
 const fields = {
-  name: t.String({ minLength: 1, maxLength: 120 }),
-  email: Nullable(t.String({ format: 'email', maxLength: 254 })),
-  bio: Nullable(t.String({ maxLength: 2000 })),
-  photoUrl: Nullable(t.String({ format: 'uri', maxLength: 2048 })),
-  disciplines: t.Array(t.String({ minLength: 1, maxLength: 60 }), { maxItems: 50 }),
+  name: Text(120, { minLength: 1 }),
+  email: Nullable(t.String({ format: 'email', maxLength: 254, pattern: NO_NUL })),
+  bio: Nullable(Text(2000)),
+  photoUrl: Nullable(t.String({ format: 'uri', maxLength: MAX_URL_LENGTH, pattern: NO_NUL })),
+  disciplines: t.Array(Text(60, { minLength: 1 }), { maxItems: 50 }),
   active: t.Boolean({ description: 'Inactive instructors cannot be given new classes or videos. Default true.' }),
 };
 

@@ -1,21 +1,21 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { Nullable, Page, Timestamp } from './fields';
+import { IdOut, Nullable, Page, Text, Timestamp } from './fields';
 
-const line = Nullable(t.String({ maxLength: 200 }));
+const line = Nullable(Text(200));
 export const Address = t.Object({
   line1: t.Optional(line),
   line2: t.Optional(line),
   city: t.Optional(line),
   region: t.Optional(line),
-  postalCode: t.Optional(Nullable(t.String({ maxLength: 32 }))),
-  country: t.Optional(Nullable(t.String({ maxLength: 100 }))),
+  postalCode: t.Optional(Nullable(Text(32))),
+  country: t.Optional(Nullable(Text(100))),
 }, { additionalProperties: false });
 export type Address = Static<typeof Address>;
 
 export const Location = t.Object({
-  id: t.String({ description: 'loc_…' }),
-  name: t.String(),
-  timezone: t.String({ description: 'IANA time zone' }),
+  id: IdOut('loc_…'),
+  name: t.String({ maxLength: 200 }),
+  timezone: t.String({ maxLength: 64, description: 'IANA time zone' }),
   address: Nullable(Address),
   status: t.Union([t.Literal('live'), t.Literal('deleted')]),
   deletedAt: Nullable(Timestamp),
@@ -25,8 +25,8 @@ export const Location = t.Object({
 export type Location = Static<typeof Location>;
 export const LocationPage = Page(Location);
 
-const name = t.String({ minLength: 1, maxLength: 200 });
-const timezone = t.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Berlin; default the studio\'s' });
+const name = Text(200, { minLength: 1 });
+const timezone = Text(64, { minLength: 1, description: 'IANA time zone, e.g. Europe/Berlin; default the studio\'s' });
 
 export const CreateLocationBody = t.Object({
   name,
@@ -43,9 +43,9 @@ export const UpdateLocationBody = t.Object({
 export type UpdateLocationBody = Static<typeof UpdateLocationBody>;
 
 export const Room = t.Object({
-  id: t.String({ description: 'room_…' }),
-  locationId: t.String(),
-  name: t.String(),
+  id: IdOut('room_…'),
+  locationId: IdOut(),
+  name: t.String({ maxLength: 200 }),
   capacity: Nullable(t.Integer()),
   status: t.Union([t.Literal('live'), t.Literal('deleted')]),
   deletedAt: Nullable(Timestamp),

@@ -1,4 +1,5 @@
 import { Type as t, type Static } from '@sinclair/typebox';
+import { MAX_CURSOR_LENGTH } from './fields';
 
 /**
  * Query of every cursor-paginated Management list (contract §6). `limit` is a string at
@@ -6,8 +7,10 @@ import { Type as t, type Static } from '@sinclair/typebox';
  * integer (`x-doc`), which is what a client should send.
  */
 export const PageQuery = t.Object({
-  cursor: t.Optional(t.String({ description: 'The `next_cursor` of the previous page, exactly as received.' })),
+  // no NUL check: a cursor is checked by its signature (400 invalid_cursor), a limit is clamped, neither reaches SQL as text
+  cursor: t.Optional(t.String({ maxLength: MAX_CURSOR_LENGTH, description: 'The `next_cursor` of the previous page, exactly as received.' })),
   limit: t.Optional(t.String({
+    maxLength: 32,
     description: 'Page size, default 25, clamped to 1..100 (a non-numeric value means 25).',
     'x-doc': { type: 'integer', default: 25, description: 'Page size, default 25, clamped to 1..100 (a non-numeric value means 25).' },
   })),

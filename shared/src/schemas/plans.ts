@@ -1,5 +1,5 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { CurrencyCode, MAX_MINOR_UNITS, Nullable, Page, Timestamp } from './fields';
+import { CurrencyCode, IdOut, MAX_MINOR_UNITS, Nullable, Page, Text, Timestamp } from './fields';
 
 const priceCents = t.Integer({ minimum: 0, maximum: MAX_MINOR_UNITS, description: 'Integer minor units' });
 
@@ -28,11 +28,11 @@ export type PlanConfig = Static<typeof PlanConfig>;
 const visibility = t.Union([t.Literal('public'), t.Literal('private')]);
 
 export const Plan = t.Object({
-  id: t.String({ description: 'pln_…' }),
-  name: t.String(),
+  id: IdOut('pln_…'),
+  name: t.String({ maxLength: 200 }),
   type: PlanTypeSchema,
   config: PlanConfig,
-  description: Nullable(t.String()),
+  description: Nullable(t.String({ maxLength: 2000 })),
   visibility,
   status: t.Union([t.Literal('active'), t.Literal('archived')]),
   archivedAt: Nullable(Timestamp),
@@ -42,10 +42,11 @@ export const Plan = t.Object({
 export type Plan = Static<typeof Plan>;
 export const PlanPage = Page(Plan);
 
-const name = t.String({ minLength: 1, maxLength: 200 });
-const description = Nullable(t.String({ maxLength: 2000 }));
-// Checked against the plan's type by the service, so a bad config is `invalid_plan_config`, not `validation_failed`.
-const config = t.Unknown({ description: 'By type: membership {priceCents, currency, interval, intervalCount?, classesPerInterval?}; class_pack {priceCents, currency, classCount, validityDays}; drop_in {priceCents, currency}' });
+const name = Text(200, { minLength: 1 });
+const description = Nullable(Text(2000));
+// Checked against the plan's type by the service, so a bad config is `invalid_plan_config`, not `validation_failed`;
+// documented (`x-doc`) as the union it must be, so a generated client types it.
+const config = t.Unknown({ 'x-doc': PlanConfig });
 
 export const CreatePlanBody = t.Object({
   name,

@@ -1,5 +1,5 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { PROBLEM_CODES } from '../problem';
+import { MAX_PROBLEM_ERRORS, PROBLEM_CODES } from '../problem';
 
 /**
  * The one application/problem+json body (contract §4) every document and test uses.
@@ -14,9 +14,12 @@ export const Problem = t.Object({
   code: t.Union(PROBLEM_CODES.map((c) => t.Literal(c)), { description: 'The machine-readable reason; branch on it' }),
   instance: t.Optional(t.String({ description: 'urn:request:<X-Request-Id>' })),
   errors: t.Optional(t.Array(t.Object({
-    path: t.String({ description: 'JSON Pointer into the request: /body/startsAt, /query/limit' }),
+    path: t.String({ description: 'JSON Pointer into the request: /body/startsAt, /query/limit (each segment cut to 64 characters)' }),
     message: t.String(),
-  }, { additionalProperties: false }), { description: 'On 422: every field that failed, and why' })),
+  }, { additionalProperties: false }), {
+    maxItems: MAX_PROBLEM_ERRORS + 1,
+    description: `On 422: every field that failed, and why; past ${MAX_PROBLEM_ERRORS}, one last entry says how many more`,
+  })),
   requiredScope: t.Optional(t.String({ description: 'On 403 scope_required: the scope the key lacks' })),
   conflictingOccurrence: t.Optional(t.Object({
     id: t.String(), classId: t.String(), startsAt: t.String(), endsAt: t.String(),

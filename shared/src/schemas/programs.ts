@@ -1,16 +1,16 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { CurrencyCode, MAX_MINOR_UNITS, Nullable, Page, Timestamp } from './fields';
+import { CurrencyCode, Id, IdOut, MAX_MINOR_UNITS, Nullable, Page, Text, Timestamp } from './fields';
 
 const pricing = t.Union([t.Literal('free'), t.Literal('paid')]);
 
 export const Program = t.Object({
-  id: t.String({ description: 'prg_…' }),
-  name: t.String(),
-  description: Nullable(t.String()),
+  id: IdOut('prg_…'),
+  name: t.String({ maxLength: 200 }),
+  description: Nullable(t.String({ maxLength: 5000 })),
   pricing,
   priceCents: Nullable(t.Integer()),
-  currency: Nullable(t.String()),
-  classIds: t.Array(t.String()),
+  currency: Nullable(t.String({ maxLength: 3 })),
+  classIds: t.Array(IdOut(), { maxItems: 500 }),
   status: t.Union([t.Literal('active'), t.Literal('archived')]),
   createdAt: Timestamp,
   updatedAt: Timestamp,
@@ -19,13 +19,13 @@ export type Program = Static<typeof Program>;
 export const ProgramPage = Page(Program);
 
 const fields = {
-  name: t.String({ minLength: 1, maxLength: 200 }),
-  description: Nullable(t.String({ maxLength: 5000 })),
+  name: Text(200, { minLength: 1 }),
+  description: Nullable(Text(5000)),
   pricing,
   // No lower bound here: a paid program's non-positive price is `invalid_price`, checked by the service.
   priceCents: Nullable(t.Integer({ maximum: MAX_MINOR_UNITS, description: 'Integer minor units; > 0 when paid, absent or null when free' })),
   currency: Nullable(CurrencyCode),
-  classIds: t.Array(t.String(), { maxItems: 500, description: 'Classes of the studio' }),
+  classIds: t.Array(Id(), { maxItems: 500, description: 'Classes of the studio' }),
 };
 
 export const CreateProgramBody = t.Object({

@@ -1,19 +1,19 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { Instant, Nullable, Page, Timestamp } from './fields';
+import { Id, IdOut, Instant, Nullable, Page, QueryInstant, Timestamp } from './fields';
 import { PageQuery } from './page';
 import { Mode } from './classes';
 
 export const Occurrence = t.Object({
-  id: t.String({ description: 'occ_…' }),
-  classId: t.String(),
-  title: t.String(),
+  id: IdOut('occ_…'),
+  classId: IdOut(),
+  title: t.String({ maxLength: 200 }),
   mode: Mode,
   startsAt: Timestamp,
   endsAt: Timestamp,
   durationMinutes: t.Integer(),
-  instructorId: t.String(),
-  locationId: Nullable(t.String()),
-  roomId: Nullable(t.String()),
+  instructorId: IdOut(),
+  locationId: Nullable(IdOut()),
+  roomId: Nullable(IdOut()),
   capacity: Nullable(t.Integer()),
   status: t.Union([t.Literal('scheduled'), t.Literal('cancelled')]),
   cancelledAt: Nullable(Timestamp),
@@ -25,10 +25,10 @@ export const OccurrencePage = Page(Occurrence);
 
 export const ScheduleQuery = t.Object({
   ...PageQuery.properties,
-  from: t.Optional(t.String({ ...Instant, description: 'Occurrences starting at or after this instant' })),
-  to: t.Optional(t.String({ ...Instant, description: 'Occurrences starting before this instant' })),
-  classId: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
-  instructorId: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+  from: t.Optional(QueryInstant('Occurrences starting at or after this instant (moved into 1970..9999)')),
+  to: t.Optional(QueryInstant('Occurrences starting before this instant (moved into 1970..9999)')),
+  classId: t.Optional(Id()),
+  instructorId: t.Optional(Id()),
 }, { additionalProperties: false });
 export type ScheduleQuery = Static<typeof ScheduleQuery>;
 

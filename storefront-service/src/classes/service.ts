@@ -1,4 +1,4 @@
-import { type FieldError, iso, parseInstant, problems } from '@studio/shared';
+import { clampInstant, type FieldError, iso, parseInstant, problems } from '@studio/shared';
 import type { StorefrontClassList, StorefrontClassQuery } from '@studio/shared/schemas/storefront';
 import type { Sql } from '@studio/shared/db';
 import { upcomingOccurrences } from './queries';
@@ -15,9 +15,9 @@ export const MAX_CLASSES = 500;
  * from + 90 days). The query schema has already checked the shapes; this checks meaning.
  */
 export async function listClasses(sql: Sql, studioId: string, q: StorefrontClassQuery, now = new Date()): Promise<StorefrontClassList> {
-  // the query schema has checked that both are instants
-  const from = q.from === undefined ? now : parseInstant(q.from)!;
-  const to = q.to === undefined ? new Date(from.getTime() + DEFAULT_WINDOW_DAYS * DAY_MS) : parseInstant(q.to)!;
+  // the query schema has checked that both are instants; any year is moved into 1970..9999 (contract §18)
+  const from = q.from === undefined ? now : clampInstant(parseInstant(q.from)!);
+  const to = clampInstant(q.to === undefined ? new Date(from.getTime() + DEFAULT_WINDOW_DAYS * DAY_MS) : parseInstant(q.to)!);
   const errors: FieldError[] = [];
   if (to.getTime() <= from.getTime()) errors.push({ path: '/query/to', message: 'must be after from' });
   else if (to.getTime() > from.getTime() + MAX_WINDOW_DAYS * DAY_MS) errors.push({ path: '/query/to', message: `must be at most ${MAX_WINDOW_DAYS} days after from` });
