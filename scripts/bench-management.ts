@@ -27,12 +27,15 @@ const app = createManagementService({ config, sql, redis: null });
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function call(caller: Caller, method: string, path: string, body?: unknown) {
-  const headers: Record<string, string> = signedHeaders(config.GATEWAY_SECRET, method, path, caller);
-  if (body !== undefined) {
+  const text = body === undefined ? undefined : JSON.stringify(body);
+  const idempotencyKey = text === undefined ? undefined : crypto.randomUUID();
+  // signed as the gateway signs: the body's hash and the Idempotency-Key included
+  const headers: Record<string, string> = signedHeaders(config.GATEWAY_SECRET, method, path, caller, Date.now(), { body: text, idempotencyKey });
+  if (text !== undefined) {
     headers['content-type'] = 'application/json';
-    headers['idempotency-key'] = crypto.randomUUID();
+    headers['idempotency-key'] = idempotencyKey!;
   }
-  const res = await app.handle(new Request(`http://bench${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
+  const res = await app.handle(new Request(`http://bench${path}`, { method, headers, body: text }));
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   return res.json();
 }

@@ -69,8 +69,8 @@ try {
   // (b) plain Bun.serve hello-world and (a) the Storefront through the gateway, all on the server CPU.
   // Each is measured alone while the other idles, in alternating rounds: this VM's speed drifts
   // by tens of percent within a minute, so a ratio is only fair between neighbouring runs.
-  stack.spawn('hello', ['bun', '-e', `Bun.serve({ hostname: '127.0.0.1', port: ${helloPort}, fetch: () => new Response('Hello, world!') })`]);
-  stack.spawn('elysia', ['bun', '-e', `const { Elysia } = await import('elysia'); new Elysia().get('/', () => 'Hello, world!').listen({ hostname: '127.0.0.1', port: ${elysiaPort} })`]);
+  stack.spawn('hello', ['bun', '-e', `Bun.serve({ development: false, hostname: '127.0.0.1', port: ${helloPort}, fetch: () => new Response('Hello, world!') })`]);
+  stack.spawn('elysia', ['bun', '-e', `const { Elysia } = await import('elysia'); new Elysia().get('/', () => 'Hello, world!').listen({ development: false, hostname: '127.0.0.1', port: ${elysiaPort} })`]);
   await waitFor(`http://127.0.0.1:${helloPort}/`);
   const nginx = await startNginx({ upstream: `http://127.0.0.1:${elysiaPort}`, headers: {}, cpu: SERVER_CPU, readyPath: '/' });
   stopNginx = nginx.stop;

@@ -4,12 +4,12 @@
  * management-service), each on its own as in production; prints the URLs once all
  * are ready, restarts a child that dies, and stops them all on Ctrl-C.
  */
-import { loadConfig } from '@studio/shared';
+import { loadConfigOrExit } from '@studio/shared';
 import { join } from 'node:path';
 import { migrate } from './lib/migrate';
 
 const root = join(import.meta.dir, '..');
-const config = loadConfig();
+const config = loadConfigOrExit(); // refuses development secrets beyond loopback before any child starts
 
 try {
   const applied = await migrate(config.DATABASE_URL);

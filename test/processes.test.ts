@@ -91,9 +91,11 @@ test('SIGTERM drains: no new connections, the request in flight completes, the p
   });
   await locked;
   const caller = callerOf('managementCreateInstructor');
+  const body = JSON.stringify({ name: 'Drained' });
+  const idempotencyKey = crypto.randomUUID();
   const inFlight = fetch(`${svc.url}/v1/instructors`, {
-    method: 'POST', body: JSON.stringify({ name: 'Drained' }),
-    headers: { ...signedHeaders(s.config.GATEWAY_SECRET, 'POST', '/v1/instructors', caller), 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+    method: 'POST', body,
+    headers: { ...signedHeaders(s.config.GATEWAY_SECRET, 'POST', '/v1/instructors', caller, Date.now(), { body, idempotencyKey }), 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
   });
   await Bun.sleep(300);
   svc.proc.kill('SIGTERM');

@@ -1,10 +1,11 @@
-import { flushLogs, loadConfig, log, setLogLevel } from '@studio/shared';
-import { BUN_BODY_CAP } from '@studio/shared/body';
+import { flushLogs, loadConfigOrExit, log, setLogLevel, setLogProcess } from '@studio/shared';
 import { createSql } from '@studio/shared/db';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/redis';
+import { SERVE_DEFAULTS } from '@studio/shared/serve';
 import { createGateway } from './app';
 
-const config = loadConfig();
+setLogProcess('gateway'); // before anything logs: every line names its process
+const config = loadConfigOrExit();
 setLogLevel(config.LOG_LEVEL);
 const sql = createSql(config.DATABASE_URL, { max: 20, name: 'gateway' });
 const redis = createRedis(config.REDIS_URL, 'gateway redis', config.REDIS_CLUSTER_NODES);
@@ -14,7 +15,8 @@ await Promise.all([connectRedis(redis), connectRedis(subscriber)]);
 const gateway = createGateway({ config, sql, redis, subscriber });
 await gateway.start();
 
-const common = { hostname: config.HOST, maxRequestBodySize: BUN_BODY_CAP, idleTimeout: 30 };
+// production mode on every port (no development error pages), a problem+json 500 as the last resort
+const common = { ...SERVE_DEFAULTS, hostname: config.HOST, idleTimeout: 30 };
 const servers = [
   Bun.serve({ ...common, port: config.STOREFRONT_PORT, fetch: gateway.storefront }),
   Bun.serve({ ...common, port: config.MANAGEMENT_PORT, fetch: gateway.management }),

@@ -141,7 +141,7 @@ describe('Idempotency-Key (contract §5)', () => {
     const body = JSON.stringify(classBody(ins));
     const post = () => app.handle(new Request('http://localhost/v1/classes', {
       method: 'POST', body,
-      headers: { ...signedHeaders(s.config.GATEWAY_SECRET, 'POST', '/v1/classes', caller), 'content-type': 'application/json', 'idempotency-key': 'no-redis' },
+      headers: { ...signedHeaders(s.config.GATEWAY_SECRET, 'POST', '/v1/classes', caller, Date.now(), { body, idempotencyKey: 'no-redis' }), 'content-type': 'application/json', 'idempotency-key': 'no-redis' },
     }));
     const results = await Promise.all(Array.from({ length: 10 }, post));
     for (const r of results) expect([201, 409]).toContain(r.status);

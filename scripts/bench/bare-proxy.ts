@@ -9,7 +9,8 @@
  * Run as its own process: `bun scripts/bench/bare-proxy.ts <port> <upstream> <headers JSON>`.
  */
 import { Pool } from '@studio/gateway/forward/http1';
-import { pathAndQueryOf } from '@studio/gateway/pipeline/context';
+import { SERVE_DEFAULTS } from '@studio/shared/serve';
+import { requestTarget } from '@studio/shared/target';
 
 const [port, upstream, headersJson] = process.argv.slice(2) as [string, string, string];
 const pool = new Pool(upstream);
@@ -17,10 +18,11 @@ let head = '';
 for (const [k, v] of Object.entries(JSON.parse(headersJson) as Record<string, string>)) head += `${k}: ${v}\r\n`;
 
 Bun.serve({
+  ...SERVE_DEFAULTS,
   hostname: '127.0.0.1',
   port: Number(port),
   async fetch(req) {
-    const answer = await pool.request(req.method, pathAndQueryOf(req.url)[1], head, null, 10_000);
+    const answer = await pool.request(req.method, requestTarget(req.url).pathAndQuery, head, null, 10_000);
     return new Response(answer.body.byteLength ? (answer.body as Uint8Array<ArrayBuffer>) : null, { status: answer.status, headers: answer.headers.filter(([k]) => k !== 'content-length' && k !== 'date') });
   },
 });

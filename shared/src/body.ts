@@ -5,6 +5,7 @@
  * or a validator can spend time on it.
  */
 import { AppError } from './problem';
+import { EMPTY_SHA256, GW, sha256Hex } from './signing';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const MAX_JSON_DEPTH = 32;
@@ -61,9 +62,25 @@ export function jsonDepth(text: string, max = MAX_JSON_DEPTH): number {
   return deepest;
 }
 
-/** A request's JSON body: bounded in size and depth, then parsed; 413 or 400 `malformed_json` otherwise. */
-export async function readJson(request: Request): Promise<unknown> {
-  const text = new TextDecoder().decode(await readBody(request));
+/**
+ * A service's request body: read bounded, and refused (401 `gateway_signature_invalid`)
+ * unless it is the one whose SHA-256 the gateway signed (`x-gw-body-sha256`; none: no
+ * bytes). The service kit verified the signature over that header before any route ran.
+ */
+export async function readSignedBody(request: Request): Promise<Uint8Array<ArrayBuffer>> {
+  const body = await readBody(request);
+  if (sha256Hex(body) !== (request.headers.get(GW.bodySha256) ?? EMPTY_SHA256)) {
+    throw new AppError('gateway_signature_invalid', { detail: 'The request body is not the one the gateway signed.' });
+  }
+  return body;
+}
+
+/** A service's JSON body: signed (`readSignedBody`), bounded in size and depth, then parsed; 401, 413 or 400 `malformed_json` otherwise. */
+export const readSignedJson = async (request: Request): Promise<unknown> => parseJson(await readSignedBody(request));
+
+/** JSON text bounded in depth, then parsed; 400 `malformed_json` otherwise. */
+function parseJson(bytes: Uint8Array): unknown {
+  const text = new TextDecoder().decode(bytes);
   if (!text.trim()) throw new AppError('malformed_json', { detail: 'The request body is empty; send a JSON object.' });
   if (jsonDepth(text) > MAX_JSON_DEPTH) throw new AppError('malformed_json', { detail: `JSON may be nested at most ${MAX_JSON_DEPTH} levels deep.` });
   try {

@@ -24,9 +24,15 @@ export const ConfigSchema = T.Object({
   GATEWAY_SECRET: T.String({ minLength: 16 }),
   DASHBOARD_SECRET: T.String({ minLength: 16 }),
   CURSOR_SECRET: T.String({ minLength: 16 }),
+  /** Lets a process listening beyond loopback start with the development default secrets (compose, for local development). */
+  ALLOW_DEVELOPMENT_SECRETS: T.Boolean({ default: false }),
   RATE_LIMIT_SECRET: Bucket,
   RATE_LIMIT_PUBLISHABLE_CLIENT: Bucket,
   RATE_LIMIT_PUBLISHABLE: Bucket,
+  /** 401s for unknown keys (well formed, no such key) per client address (IPv6: per /64); over it, 429 before any lookup. */
+  RATE_LIMIT_UNKNOWN_KEY: Bucket,
+  /** Bytes the gateway's Storefront answer cache may hold, in MiB (every representation of every answer). */
+  STOREFRONT_CACHE_MB: T.Integer({ minimum: 0, default: 64 }),
   /** Comma-separated peer addresses whose X-Forwarded-For is believed. */
   TRUSTED_PROXIES: T.String({ default: '' }),
   UPSTREAM_TIMEOUT_MS: T.Integer({ minimum: 1, default: 10_000 }),
@@ -52,6 +58,7 @@ const DEFAULTS: Partial<Record<keyof Config, string>> = {
   RATE_LIMIT_SECRET: '100:200',
   RATE_LIMIT_PUBLISHABLE_CLIENT: '20:60',
   RATE_LIMIT_PUBLISHABLE: '1000:2000',
+  RATE_LIMIT_UNKNOWN_KEY: '10:50',
 };
 
 export class ConfigError extends Error {}
@@ -70,7 +77,39 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const name = err.path.replace(/^\//, '') || '(config)';
     throw new ConfigError(`invalid environment variable ${name}: ${err.message} (got ${JSON.stringify(raw[name] ?? null)})`);
   }
+  refuseDevelopmentSecrets(converted as Config);
   return converted as Config;
+}
+
+/** `loadConfig` at a process's start: a wrong or unsafe setting ends it with its message (exit 1), not a stack trace. */
+export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`error: ${err.message}`);
+    process.exit(1);
+  }
+}
+
+const DEVELOPMENT_SECRETS = ['GATEWAY_SECRET', 'DASHBOARD_SECRET', 'CURSOR_SECRET'] as const;
+
+/** An address only this machine can reach: 127.0.0.0/8, ::1 or localhost. */
+export const isLoopbackHost = (host: string): boolean => /^(?:127(?:\.\d{1,3}){3}|::1|\[::1\]|(?:0{1,4}:){7}0{0,3}1|localhost)$/i.test(host);
+
+/**
+ * The development defaults above are public (they are in this file): a process listening
+ * beyond loopback refuses to start with any of them (contract §18), unless told that this
+ * is local development (ALLOW_DEVELOPMENT_SECRETS=true, as compose sets).
+ */
+function refuseDevelopmentSecrets(c: Config) {
+  if (c.ALLOW_DEVELOPMENT_SECRETS || isLoopbackHost(c.HOST)) return;
+  const named = DEVELOPMENT_SECRETS.filter((n) => c[n] === DEFAULTS[n]);
+  if (!named.length) return;
+  throw new ConfigError(
+    `${named.join(', ')} still ${named.length > 1 ? 'hold their' : 'holds its'} development default while HOST=${c.HOST} listens beyond this machine: ` +
+      `set ${named.length > 1 ? 'each' : 'it'} to a long random value (openssl rand -hex 32), or set ALLOW_DEVELOPMENT_SECRETS=true for local development only.`,
+  );
 }
 
 /** A surface's public base URL (documents' `servers`, problem `type` URIs). */

@@ -4,7 +4,7 @@ import {
   elysiaPath, operationsOf, pathParams, type AnyOperation, type OperationId, type OperationIdOf, type OperationOf, type Surface,
 } from './operations';
 import { problems } from './problem';
-import { readBody, readJson } from './body';
+import { readSignedBody, readSignedJson } from './body';
 import { callerOf } from './service-kit';
 import type { Caller } from './signing';
 
@@ -45,9 +45,10 @@ export function registerOperations<S extends Surface>(surface: S, handlers: Surf
         params, query: ctx.query, body: op.body ? ctx.body : undefined,
       } as OperationContext<AnyOperation> as never);
     }) as never, {
-      // bodies are read bounded (1 MiB, 32 levels) before Elysia validates them; a body sent to a body-less
-      // operation is read (bounded) and dropped, so no unread bytes are left on a kept-alive connection
-      ...(op.body ? { body: op.body, parse: ({ request }: Context) => readJson(request) } : { parse: ({ request }: Context) => readBody(request).then(() => null) }),
+      // bodies are read bounded (1 MiB, 32 levels) and checked against the signed hash before Elysia validates
+      // them; a body sent to a body-less operation is read (bounded, checked) and dropped, so no unread bytes
+      // are left on a kept-alive connection
+      ...(op.body ? { body: op.body, parse: ({ request }: Context) => readSignedJson(request) } : { parse: ({ request }: Context) => readSignedBody(request).then(() => null) }),
       ...(op.query ? { query: op.query } : {}),
       response: { [op.ok.status]: op.ok.schema },
     } as never);

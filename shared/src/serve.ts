@@ -7,8 +7,10 @@
  * turns 503, no new connections, in-flight requests finish.
  */
 import { BUN_BODY_CAP } from './body';
-import type { Config } from './config';
-import { accessLogOn, logRequest } from './http';
+import { problemTypeBase, type Config } from './config';
+import { accessLogOn, jsonResponse, log, logRequest } from './http';
+import { problemResponse } from './problem';
+import { MALFORMED_DETAIL, requestTarget, type RequestTarget } from './target';
 import { OPERATIONS, type Surface } from './operations';
 import { createSpanExporter } from './otlp';
 import { GW, REQUEST_ID } from './signing';
@@ -30,28 +32,63 @@ export interface ServedApp {
   handle(request: Request): Response | Promise<Response>;
 }
 
-function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2);
-  const q = url.indexOf('?', start);
-  return start < 0 ? '/' : url.slice(start, q < 0 ? undefined : q);
+/** On every answer of every port (contract §18): a browser must not guess another type from the bytes. */
+export const NOSNIFF_HEADER = 'x-content-type-options';
+
+/**
+ * What every Bun server of ours starts with (gateway, services, test harness, scripts):
+ * never development mode, whose error page shows a caller the stack, source lines and
+ * working directory; a handler that throws gets a bare problem+json 500, the failure
+ * going to the log only.
+ */
+export const SERVE_DEFAULTS = {
+  development: false,
+  maxRequestBodySize: BUN_BODY_CAP,
+  error(error: Error): Response {
+    log('error', 'unhandled server error', { error: error?.stack ?? String(error) });
+    return problemResponse('internal_error', undefined, { detail: 'Something went wrong on our side.', headers: { [NOSNIFF_HEADER]: 'nosniff' } });
+  },
+};
+
+/** `res`, with nosniff set. */
+export const withNosniff = (res: Response): Response => (res.headers.set(NOSNIFF_HEADER, 'nosniff'), res);
+
+/** 400 `malformed_request`: the Host or target `requestTarget` refused. */
+export const malformedRequest = (typeBase?: string, requestId?: string): Response =>
+  problemResponse('malformed_request', requestId, { detail: MALFORMED_DETAIL, typeBase, headers: { [NOSNIFF_HEADER]: 'nosniff' } });
+
+/** Where the app finds paths whatever the Host: Elysia reads the path from the 12th character of the URL on. */
+const INTERNAL_ORIGIN = 'http://service.internal';
+
+/**
+ * The request as the app sees it. Elysia finds the path at `url.indexOf('/', 11)`, so a
+ * Host shorter than four characters (a service reached as `http://mg`) would hide the
+ * target's first segment: such a request is handed on under a long enough origin.
+ */
+function routable(req: Request, t: RequestTarget): Request {
+  return req.url.length - t.pathAndQuery.length < 11 ? new Request(INTERNAL_ORIGIN + t.pathAndQuery, req) : req;
 }
 
 export function serveService(app: ServedApp, o: ServeOptions) {
   const spans = createSpanExporter(o.config.OTEL_EXPORTER_OTLP_ENDPOINT, o.name);
+  const typeBase = problemTypeBase(o.config, o.surface);
   let draining = false;
 
-  async function fetch(req: Request): Promise<Response> {
+  async function fetch(received: Request): Promise<Response> {
     const started = performance.now();
-    const path = pathOf(req.url);
-    if (path === '/metrics') return o.metrics.response();
-    if (draining && path === '/readyz') {
+    const target = requestTarget(received.url);
+    const path = target.path;
+    const req = target.valid ? routable(received, target) : received;
+    if (target.valid && path === '/metrics') return withNosniff(await o.metrics.response());
+    if (target.valid && draining && path === '/readyz') {
       // the usual checks, but never ready: a load balancer must stop sending work here
       const checks = (await (await app.handle(req)).json()) as { checks: unknown };
-      return Response.json({ status: 'unavailable', checks: checks.checks }, { status: 503, headers: { 'cache-control': 'no-store' } });
+      return jsonResponse({ status: 'unavailable', checks: checks.checks }, { status: 503, headers: { 'cache-control': 'no-store', [NOSNIFF_HEADER]: 'nosniff' } });
     }
     const trace = startTrace(req.headers.get(TRACEPARENT));
-    const res = await app.handle(req);
+    const res = target.valid ? await app.handle(req) : malformedRequest(typeBase);
     res.headers.set(TRACERESPONSE, traceparentOf(trace));
+    res.headers.set(NOSNIFF_HEADER, 'nosniff');
     // the operation as the gateway signed it; anything else (health, unsigned calls) is one label
     const claimed = req.headers.get(GW.operation);
     const operation = claimed && OPERATION_IDS.has(claimed) ? claimed : 'unknown';
@@ -65,7 +102,7 @@ export function serveService(app: ServedApp, o: ServeOptions) {
     return res;
   }
 
-  const server = Bun.serve({ hostname: o.hostname, port: o.port, maxRequestBodySize: BUN_BODY_CAP, fetch });
+  const server = Bun.serve({ ...SERVE_DEFAULTS, hostname: o.hostname, port: o.port, fetch });
   return {
     server,
     url: `http://${o.hostname}:${server.port}`,

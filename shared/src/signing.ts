@@ -1,6 +1,8 @@
 /**
- * Gateway -> service request signing (contract §3 step 5). The gateway drops any
+ * Gateway -> service request signing (contract §3 step 5, §18). The gateway drops any
  * `x-gw-*` header a caller sent, then adds these, HMAC-SHA256 signed with a timestamp.
+ * The signature covers the body's SHA-256 and the Idempotency-Key too, so a request
+ * seen on the internal hop cannot be replayed with another body or key.
  */
 export const GW = {
   studio: 'x-gw-studio',
@@ -9,9 +11,24 @@ export const GW = {
   operation: 'x-gw-operation',
   timestamp: 'x-gw-timestamp',
   signature: 'x-gw-signature',
+  /** Hex SHA-256 of the body; sent only with a body (absent: the hash of no bytes). */
+  bodySha256: 'x-gw-body-sha256',
 } as const;
 export const REQUEST_ID = 'x-request-id';
+export const IDEMPOTENCY_KEY = 'idempotency-key';
 export const MAX_SIGNATURE_AGE_MS = 60_000;
+/** SHA-256 of no bytes: the signed body hash of a request without a body. */
+export const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
+/** Hex SHA-256 of a body (of no bytes when there is none). */
+export const sha256Hex = (body: Uint8Array | string | null | undefined): string =>
+  body?.length ? new Bun.CryptoHasher('sha256').update(body).digest('hex') : EMPTY_SHA256;
+
+/** What a signature covers besides the caller: the body's bytes and the Idempotency-Key header. */
+export interface SignedContent {
+  body?: Uint8Array | string | null;
+  idempotencyKey?: string | null;
+}
 
 export interface Caller {
   studioId: string;
@@ -21,8 +38,9 @@ export interface Caller {
   requestId: string;
 }
 
-const payload = (ts: string, method: string, pathAndQuery: string, c: Caller) =>
-  `${ts}\n${method}\n${pathAndQuery}\n${c.studioId}\n${c.keyId}\n${c.scopes.join(',')}\n${c.operationId}\n${c.requestId}`;
+/** The signed string of contract §18, lines joined by `\n`. */
+const payload = (ts: string, method: string, pathAndQuery: string, c: Caller, bodySha256: string, idempotencyKey: string) =>
+  `${ts}\n${method}\n${pathAndQuery}\n${c.studioId}\n${c.keyId}\n${c.scopes.join(',')}\n${c.operationId}\n${c.requestId}\n${bodySha256}\n${idempotencyKey}`;
 
 /** HMAC state keyed once per secret and copied per call: a third cheaper than keying a new hasher on every request (both ends of every hop sign or verify). */
 const keyed = new Map<string, Bun.CryptoHasher>();
@@ -32,20 +50,31 @@ function mac(secret: string, data: string): string {
   return base.copy().update(data).digest('hex');
 }
 
-export function signedHeaders(secret: string, method: string, pathAndQuery: string, c: Caller, now = Date.now()): Record<string, string> {
+/**
+ * The internal headers of a forwarded request. `content` names the body and Idempotency-Key
+ * the request is sent with; the key's header itself travels as the caller sent it.
+ */
+export function signedHeaders(secret: string, method: string, pathAndQuery: string, c: Caller, now = Date.now(), content: SignedContent = {}): Record<string, string> {
   const ts = String(now);
-  return {
+  const bodySha256 = sha256Hex(content.body);
+  const headers: Record<string, string> = {
     [GW.studio]: c.studioId,
     [GW.key]: c.keyId,
     [GW.scopes]: c.scopes.join(','),
     [GW.operation]: c.operationId,
     [GW.timestamp]: ts,
-    [GW.signature]: mac(secret, payload(ts, method, pathAndQuery, c)),
+    [GW.signature]: mac(secret, payload(ts, method, pathAndQuery, c, bodySha256, content.idempotencyKey ?? '')),
     [REQUEST_ID]: c.requestId,
   };
+  if (bodySha256 !== EMPTY_SHA256) headers[GW.bodySha256] = bodySha256;
+  return headers;
 }
 
-/** The caller a valid signature vouches for, or null when missing, wrong or older than 60 s. */
+/**
+ * The caller a valid signature vouches for, or null when missing, wrong or older than 60 s.
+ * It vouches for the body hash in `x-gw-body-sha256` (the service checks the bytes it reads
+ * against it: `readSignedBody`) and for the Idempotency-Key header as received.
+ */
 export function verifySignature(secret: string, method: string, pathAndQuery: string, h: Headers, now = Date.now()): Caller | null {
   const sig = h.get(GW.signature);
   const ts = h.get(GW.timestamp);
@@ -59,7 +88,8 @@ export function verifySignature(secret: string, method: string, pathAndQuery: st
     operationId: h.get(GW.operation) ?? '',
     requestId: h.get(REQUEST_ID) ?? '',
   };
-  const expected = Buffer.from(mac(secret, payload(ts, method, pathAndQuery, c)));
+  const bodySha256 = h.get(GW.bodySha256) ?? EMPTY_SHA256;
+  const expected = Buffer.from(mac(secret, payload(ts, method, pathAndQuery, c, bodySha256, h.get(IDEMPOTENCY_KEY) ?? '')));
   const given = Buffer.from(sig);
   if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return null;
   return c;

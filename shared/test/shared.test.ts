@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import {
   ConfigError, generateKey, hashKey, keyHint, loadConfig, newId, OPERATIONS, parseInstant, parseKey,
   newRequestId, PROBLEM_CODES, problemBody, requestTimeOf, SCOPES, signedHeaders, statusOf, verifySignature,
@@ -104,11 +104,29 @@ describe('gateway signatures', () => {
     expect(verifySignature(secret, 'GET', '/v1/classes?limit=5', h)).toBeNull();
   });
   test('the signature is HMAC-SHA256 of the signed fields, call after call (the keyed state is copied, never reused)', () => {
+    // contract §18: ... request id, hex SHA-256 of the body (of no bytes when none), Idempotency-Key (empty when none)
+    const noBody = createHash('sha256').update('').digest('hex');
     for (const path of ['/v1/a', '/v1/b', '/v1/a']) {
       const h = signedHeaders(secret, 'GET', path, caller, 1_700_000_000_000);
-      const payload = ['1700000000000', 'GET', path, 'std_1', 'key_1', 'classes:read', 'op', 'req_1'].join('\n');
+      const payload = ['1700000000000', 'GET', path, 'std_1', 'key_1', 'classes:read', 'op', 'req_1', noBody, ''].join('\n');
       expect(h['x-gw-signature']).toBe(createHmac('sha256', secret).update(payload).digest('hex'));
+      expect(h['x-gw-body-sha256']).toBeUndefined(); // no body: nothing to send, the empty hash is implied
     }
+    const body = '{"name":"Ana"}';
+    const h = signedHeaders(secret, 'POST', '/v1/instructors', caller, 1_700_000_000_000, { body: new TextEncoder().encode(body), idempotencyKey: 'k-1' });
+    const bodySha = createHash('sha256').update(body).digest('hex');
+    const payload = ['1700000000000', 'POST', '/v1/instructors', 'std_1', 'key_1', 'classes:read', 'op', 'req_1', bodySha, 'k-1'].join('\n');
+    expect(h['x-gw-signature']).toBe(createHmac('sha256', secret).update(payload).digest('hex'));
+    expect(h['x-gw-body-sha256']).toBe(bodySha);
+  });
+  test('the body hash and Idempotency-Key are signed: another key, or another hash claimed, is refused', () => {
+    const signed = signedHeaders(secret, 'POST', '/v1/instructors', caller, Date.now(), { body: '{"a":1}', idempotencyKey: 'k-1' });
+    const h = new Headers({ ...signed, 'idempotency-key': 'k-1' });
+    expect(verifySignature(secret, 'POST', '/v1/instructors', h)).toEqual(caller);
+    expect(verifySignature(secret, 'POST', '/v1/instructors', new Headers({ ...signed, 'idempotency-key': 'k-2' }))).toBeNull();
+    expect(verifySignature(secret, 'POST', '/v1/instructors', new Headers(signed))).toBeNull(); // the key dropped
+    const otherHash = createHash('sha256').update('{"a":2}').digest('hex');
+    expect(verifySignature(secret, 'POST', '/v1/instructors', new Headers({ ...signed, 'idempotency-key': 'k-1', 'x-gw-body-sha256': otherHash }))).toBeNull();
   });
   test('expire after 60 s', () => {
     const h = new Headers(signedHeaders(secret, 'GET', '/x', caller, Date.now() - 61_000));

@@ -1,4 +1,4 @@
-import { REQUEST_ID, signedHeaders, type Caller } from '@studio/shared';
+import { AppError, IDEMPOTENCY_KEY, REQUEST_ID, signedHeaders, type Caller } from '@studio/shared';
 import { readBody } from '@studio/shared/body';
 import { Pool, UpstreamError } from './http1';
 
@@ -58,6 +58,12 @@ export function problemOf(body: Uint8Array): AnsweredProblem | null {
   }
 }
 
+/** Reading the body failed other than by our own limit: the client went away mid-upload (499, not the service's fault). */
+function clientClosed(err: unknown): never {
+  if (err instanceof AppError) throw err;
+  throw new AppError('client_closed_request', { detail: 'The client closed the connection before the request body arrived.' });
+}
+
 /**
  * Forward a call to a service over the pooled hop, with a hard timeout for the whole
  * answer (a service that stalls mid-body still times out). The request body is read
@@ -67,8 +73,10 @@ export function problemOf(body: Uint8Array): AnsweredProblem | null {
 export async function forward(req: Request, call: Call, o: ForwardOptions): Promise<Response> {
   const { pathAndQuery, answerHeaders: extra } = call;
   const method = req.method;
-  const body = method !== 'GET' && method !== 'HEAD' ? await readBody(req) : null;
-  const head = headerBlock(req, signedHeaders(o.secret, method, pathAndQuery, call.caller), call.traceparent);
+  const body = method !== 'GET' && method !== 'HEAD' ? await readBody(req).catch(clientClosed) : null;
+  // the Idempotency-Key is passed on as sent (any method), so it is signed whatever the method
+  const signed = signedHeaders(o.secret, method, pathAndQuery, call.caller, Date.now(), { body, idempotencyKey: req.headers.get(IDEMPOTENCY_KEY) });
+  const head = headerBlock(req, signed, call.traceparent);
   const answer = await o.pool.request(method, pathAndQuery, head, body, o.timeoutMs);
   if (call.onProblem && answer.status >= 400) {
     const problem = problemOf(answer.body);

@@ -1,5 +1,6 @@
 import { newRequestId, problemResponse, type Operation, type ProblemCode, type ProblemOptions } from '@studio/shared';
 import { startTrace, TRACEPARENT, type Trace } from '@studio/shared/trace';
+import { requestTarget } from '@studio/shared/target';
 import type { AnsweredProblem } from '../forward/proxy';
 import type { RouteMatch } from '../forward/router';
 import type { KeyRecord } from '../keys/resolver';
@@ -19,6 +20,8 @@ export interface Ctx {
   /** Path without the query, and path with it (as sent upstream). */
   readonly path: string;
   readonly pathAndQuery: string;
+  /** The Host (or target) is malformed: the front door answers 400 `malformed_request`. */
+  readonly malformed: boolean;
   /** W3C trace: the caller's continued, or one started here; this gateway hop is its span. */
   readonly trace: Trace;
   route: RouteMatch;
@@ -48,19 +51,11 @@ export function clientAddressOf(c: Ctx, trusted: ReadonlySet<string>): string {
   return (c.client = forwarded || peer);
 }
 
-/** `http://host:port/v1/x?y` -> ['/v1/x', '/v1/x?y'], without parsing a URL object. */
-export function pathAndQueryOf(url: string): [string, string] {
-  const start = url.indexOf('/', url.indexOf('//') + 2);
-  const pq = start < 0 ? '/' : url.slice(start);
-  const q = pq.indexOf('?');
-  return [q < 0 ? pq : pq.slice(0, q), pq];
-}
-
 export function newCtx(req: Request, server: Server): Ctx {
-  const [path, pathAndQuery] = pathAndQueryOf(req.url);
+  const { path, pathAndQuery, valid } = requestTarget(req.url);
   const at = Date.now();
   return {
-    req, server, started: performance.now(), at, requestId: newRequestId(at), method: req.method, path, pathAndQuery,
+    req, server, started: performance.now(), at, requestId: newRequestId(at), method: req.method, path, pathAndQuery, malformed: !valid,
     trace: startTrace(req.headers.get(TRACEPARENT), at), route: null, op: null,
   };
 }

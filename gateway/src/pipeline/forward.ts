@@ -18,7 +18,11 @@ export function bodyTooLarge(p: SurfaceProfile, c: Ctx): Response | null {
 
 export type UpstreamErrorCount = (labels: { surface: string; kind: 'timeout' | 'unavailable' }) => void;
 
-/** The answer when the call could not be completed: the caller's own body (an AppError), a timeout, or the service away. */
+/**
+ * The answer when the call could not be completed: the caller's own body (an AppError: over
+ * the limit, or 499 `client_closed_request` when the client left mid-upload, which is no
+ * upstream error), a timeout, or the service away.
+ */
 export function upstreamFailure(p: SurfaceProfile, c: Ctx, err: unknown, count?: UpstreamErrorCount): Response {
   if (err instanceof AppError) return refuse(p, c, err.code, err.options);
   const kind = err instanceof UpstreamError ? err.kind : 'unavailable';
