@@ -14,9 +14,8 @@ import { createStorefrontService } from '@studio/storefront-service';
 import { createManagementService } from '@studio/management-service';
 import { createStudio, deleteStudio, type StudioInput } from '../scripts/lib/studios';
 import { checkedSurfaces } from './documented';
-import { BUN_BODY_CAP } from '@studio/shared/body';
 import { createMetrics, type Metrics } from '@studio/shared/metrics';
-import { serveService, type ServedApp } from '@studio/shared/serve';
+import { SERVE_DEFAULTS, serveService, type ServedApp } from '@studio/shared/serve';
 
 export interface StackOptions {
   /** Point the gateway (only) at another Redis, e.g. a dead one. */
@@ -81,6 +80,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     RATE_LIMIT_SECRET: '1000:2000',
     RATE_LIMIT_PUBLISHABLE_CLIENT: '1000:2000',
     RATE_LIMIT_PUBLISHABLE: '1000:2000',
+    // every test calls from 127.0.0.1, and several walk unknown keys across the whole table
+    RATE_LIMIT_UNKNOWN_KEY: '1000:2000',
     UPSTREAM_TIMEOUT_MS: '10000',
     ...options.env,
   };
@@ -106,7 +107,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const servers: ReturnType<typeof Bun.serve>[] = [];
   const holder: { gw?: Gateway } = {};
   const listen = (pick: (g: Gateway) => (req: Request, server: Bun.Server<unknown>) => Response | Promise<Response>) =>
-    Bun.serve({ hostname: '127.0.0.1', port: 0, maxRequestBodySize: BUN_BODY_CAP, fetch: (req, server) => pick(holder.gw!)(req, server) });
+    Bun.serve({ ...SERVE_DEFAULTS, hostname: '127.0.0.1', port: 0, fetch: (req, server) => pick(holder.gw!)(req, server) });
   servers.push(listen((g) => g.storefront), listen((g) => g.management), listen((g) => g.dashboard), listen((g) => g.ops));
   const [sfUrl, mgUrl, dbUrlPublic, opsUrl] = servers.map((s) => `http://127.0.0.1:${s.port}`) as [string, string, string, string];
   checkedSurfaces.set(sfUrl, 'storefront');

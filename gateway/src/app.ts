@@ -1,7 +1,7 @@
 import type { Config } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
-import { KeyResolver } from './keys/resolver';
+import { KeyResolver, type KeyCacheOptions } from './keys/resolver';
 import { redisNames } from './keys/channels';
 import { RateLimiter } from './forward/ratelimit';
 import { ActivityWriter } from './activity/writer';
@@ -24,6 +24,8 @@ export interface GatewayDeps {
   redis: Redis | null;
   /** A second connection in subscriber mode (revocation and invalidation broadcasts). */
   subscriber: Redis | null;
+  /** The in-memory key cache's caps (tests make them small). */
+  keyCache?: KeyCacheOptions;
 }
 
 /** Builds the gateway's handlers (three public surfaces and the operations port); never listens (main.ts and the tests do). */
@@ -33,23 +35,27 @@ export function createGateway(deps: GatewayDeps) {
   const metrics = createMetrics();
   const activity = new ActivityWriter(sql, config.ACTIVITY_FLUSH_MS);
   const observed = gatewayMetrics(metrics, activity);
-  const keys = new KeyResolver(sql, redis, names, (tier) => observed.keyLookups({ result: LOOKUP_RESULT[tier] }));
+  const keys = new KeyResolver(sql, redis, names, (tier) => observed.keyLookups({ result: LOOKUP_RESULT[tier] }), deps.keyCache);
   const limiter = new RateLimiter(redis, names, {
     secret: config.RATE_LIMIT_SECRET,
     publishableClient: config.RATE_LIMIT_PUBLISHABLE_CLIENT,
     publishable: config.RATE_LIMIT_PUBLISHABLE,
+    unknownKey: config.RATE_LIMIT_UNKNOWN_KEY,
   });
   const state = { draining: false };
   const docs = createDocsHandler(config, sql, redis, state);
   const spans = createSpanExporter(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'gateway');
-  const storefrontCache = new StorefrontCache({ headers: CORS_HEADERS, publish: (studioId) => publishStorefrontChange(redis, config.REDIS_PREFIX, studioId) });
+  const storefrontCache = new StorefrontCache({
+    headers: CORS_HEADERS, maxBytes: config.STOREFRONT_CACHE_MB * 1024 * 1024,
+    publish: (studioId) => publishStorefrontChange(redis, config.REDIS_PREFIX, studioId),
+  });
   const pipelineDeps = { config, keys, limiter, activity, docs, metrics: observed, spans };
   const profiles = surfaceProfiles(config, storefrontCache);
 
   return {
     storefront: createSurface(profiles.storefront, pipelineDeps),
     management: createSurface(profiles.management, pipelineDeps),
-    dashboard: createDashboard({ config, sql, redis, activity }),
+    dashboard: createDashboard({ config, sql, redis, activity, metrics }),
     ops: createOpsHandler(metrics, sql, redis, state),
     keys,
     activity,

@@ -113,6 +113,43 @@ describe('tiered cache', () => {
     expect(await broken.c.get('x', async () => 'from origin')).toBe('from origin');
   });
 
+  test('bounded in bytes: the oldest entries go until a new one fits; one larger than the bound is not kept', async () => {
+    const { c } = cache({ sizeOf: (v) => v?.length ?? 0, maxBytes: 10 });
+    for (const k of ['a', 'b', 'c']) await c.get(k, async () => k.repeat(4));
+    expect([c.peek('a'), c.peek('b'), c.peek('c')]).toEqual([undefined, 'bbbb', 'cccc']);
+    expect(c.bytes).toBe(8);
+    await c.get('big', async () => 'x'.repeat(11));
+    expect(c.peek('big')).toBeUndefined();
+    expect(c.bytes).toBe(8);
+    c.drop('b');
+    expect(c.bytes).toBe(4);
+  });
+
+  test('values of a kind apart (negative entries) have their own cap: a flood of them evicts none of the others', async () => {
+    const { c } = cache({ maxEntries: 3, apart: { is: (v) => v === null, maxEntries: 5 } });
+    for (const k of ['live1', 'live2']) await c.get(k, async () => k);
+    for (let i = 0; i < 100; i++) await c.get(`unknown${i}`, async () => null);
+    expect([c.peek('live1'), c.peek('live2'), c.peek('unknown99'), c.peek('unknown0')]).toEqual(['live1', 'live2', null, undefined]);
+    expect(c.size).toBe(7);
+  });
+
+  test('expired entries are swept out without a read, and changes older than a sweep are forgotten', async () => {
+    const { c } = cache({ freshMs: () => 10, staleMs: 10, sweepMs: 15, sizeOf: () => 100, groupOf: (k) => k.split('/')[0]! });
+    for (let i = 0; i < 50; i++) await c.get(`s${i}/a`, async () => 'v');
+    for (let i = 0; i < 50; i++) c.drop(`gone${i}`);
+    expect([c.size, c.bytes, c.changes]).toEqual([50, 5_000, 50]);
+    await Bun.sleep(80);
+    expect([c.size, c.bytes, c.changes]).toEqual([0, 0, 0]);
+    // a fill that started before the forgotten changes is not kept (it cannot be told apart from one that raced a write)
+    const old = c.token();
+    c.drop('s1');
+    await Bun.sleep(80);
+    c.put('s1/a', 'stale read', old);
+    expect(c.peek('s1/a')).toBeUndefined();
+    c.put('s1/a', 'fresh read', c.token());
+    expect(c.peek('s1/a')).toBe('fresh read');
+  });
+
   test('bounded: the oldest entry goes first, overall and per group', async () => {
     const { c } = cache({ maxEntries: 3, maxPerGroup: 2, groupOf: (k) => k[0]! });
     for (const k of ['a1', 'a2', 'a3']) await c.get(k, async () => k);

@@ -18,6 +18,24 @@ describe('StorefrontCache', () => {
     expect(StorefrontCache.keyOf('/v1/classes?a=1')).not.toBe(StorefrontCache.keyOf('/v1/classes?a=2'));
   });
 
+  test("with the operation's declared parameters, any other is left out of the key (sorted, so equal queries share an entry)", () => {
+    const declared = new Set(['from', 'to', 'level']);
+    expect(StorefrontCache.keyOf('/v1/classes?bust=1&to=b&from=a', declared)).toBe('/v1/classes?from=a&to=b');
+    expect(StorefrontCache.keyOf('/v1/classes?from=a&to=b&bust=2', declared)).toBe('/v1/classes?from=a&to=b');
+    expect(StorefrontCache.keyOf('/v1/classes?bust=1', declared)).toBe('/v1/classes');
+    expect(StorefrontCache.keyOf('/v1/plans?bust=1', new Set())).toBe('/v1/plans');
+    expect(StorefrontCache.keyOf('/v1/classes?from=a', declared)).not.toBe(StorefrontCache.keyOf('/v1/classes?from=b', declared));
+  });
+
+  test('bounded in bytes, every representation counted', async () => {
+    const c = live({ maxBytes: 64 * 1024 });
+    for (let i = 0; i < 20; i++) await c.store('std_a', `/v1/plans?i=${i}`, c.token(), answer(JSON.stringify({ plans: Array.from({ length: 500 }, (_, j) => `${i}-${j}-${Math.random()}`) })));
+    expect(c.bytes).toBeLessThanOrEqual(64 * 1024);
+    expect(c.bytes).toBeGreaterThan(32 * 1024);
+    expect(c.lookup('std_a', '/v1/plans?i=19', null)).not.toBeNull();
+    expect(c.lookup('std_a', '/v1/plans?i=0', null)).toBeNull();
+  });
+
   test('a stored answer is served per studio, with 304 on its ETag', async () => {
     const c = live();
     const sent = await c.store('std_a', '/v1/plans', c.token(), answer('{"plans":[]}'));

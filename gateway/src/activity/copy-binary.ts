@@ -13,8 +13,8 @@ export const COPY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a
 export const COPY_TRAILER = Buffer.from([0xff, 0xff]);
 
 /** The column list these rows fill, in order. */
-export const COPY_COLUMNS = 'studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at, problem_code, trace_id, query, problem_detail, client_address, user_agent';
-const FIELDS = 16;
+export const COPY_COLUMNS = 'studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at, problem_code, trace_id, query, problem_detail, client_address, user_agent, refused_count';
+const FIELDS = 17;
 /** Postgres timestamps count microseconds from 2000-01-01T00:00:00Z. */
 const PG_EPOCH_MS = 946_684_800_000;
 const CHUNK_BYTES = 256 * 1024;
@@ -38,7 +38,7 @@ export class BinaryRows {
     const texts = e.studioId.length + e.keyId.length + (e.operationId?.length ?? 0) + e.method.length + e.path.length + e.outcome.length + e.requestId.length
       + (e.problemCode?.length ?? 0) + (e.traceId?.length ?? 0) + (e.query?.length ?? 0)
       + (e.problemDetail?.length ?? 0) + (e.clientAddress?.length ?? 0) + (e.userAgent?.length ?? 0);
-    const need = 2 + FIELDS * 4 + 2 + 4 + 8 + texts * 3;
+    const need = 2 + FIELDS * 4 + 2 + 4 + 8 + 4 + texts * 3;
     if (this.pos + need > this.buf.length) this.seal(need);
     const b = this.buf;
     let p = this.pos;
@@ -66,6 +66,11 @@ export class BinaryRows {
     p = this.nullableText(e.problemDetail ?? null, p);
     p = this.nullableText(e.clientAddress ?? null, p);
     p = this.nullableText(e.userAgent ?? null, p);
+    if (e.refusedCount == null) p = b.writeInt32BE(-1, p);
+    else {
+      p = b.writeInt32BE(4, p);
+      p = b.writeInt32BE(e.refusedCount, p);
+    }
     this.pos = p;
     this.rows++;
     this.count++;

@@ -27,6 +27,8 @@ export interface ActivityEntry {
   /** The caller's address (the first X-Forwarded-For hop from a trusted proxy). */
   clientAddress?: string | null;
   userAgent?: string | null;
+  /** A folded 429 (`status` 429): how many calls of this key and address were refused in its second. */
+  refusedCount?: number | null;
 }
 
 interface Hourly {
@@ -66,6 +68,14 @@ const BATCH_CHUNKS = 8;
  */
 export const FLUSH_ROWS = 500;
 const RETENTION_DAYS = 90;
+/**
+ * 429s waiting for their second to end (one per key, address and second). Past this, they are
+ * written at once: a second may then get two entries, but memory stays bounded under a flood
+ * from many addresses.
+ */
+const MAX_FOLDS = 10_000;
+/** A second's folds wait this long past its end, for 429s that arrived in it and are answered a little later. */
+const FOLD_GRACE_MS = 250;
 const PRUNE_EVERY_MS = 3_600_000;
 
 /**
@@ -80,6 +90,8 @@ export class ActivityWriter {
   private lastUsed = new Map<string, number>();
   /** Calls and errors per studio and hour since the last flush (the dashboard's chart). */
   private hourly = new Map<string, Hourly>();
+  /** 429s folded per key, client address and second, written once their second is over. */
+  private folds = new Map<string, ActivityEntry>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
@@ -90,6 +102,8 @@ export class ActivityWriter {
   /** Flushes that failed (Postgres away); while the last one did, only the interval retries. */
   failedFlushes = 0;
   private failing = false;
+  /** Set by `close`: the last flush writes the folds of the second still running too. */
+  private closing = false;
 
   constructor(private sql: Sql, private intervalMs = 500) {}
 
@@ -112,14 +126,14 @@ export class ActivityWriter {
     }
   }
 
-  /** Rows waiting to be written. */
+  /** Rows waiting to be written (folded 429s included). */
   get buffered(): number {
-    return this.rows.count;
+    return this.rows.count + this.folds.size;
   }
 
   record(e: ActivityEntry) {
-    if (this.rows.count >= MAX_BUFFER) this.dropped += this.rows.dropOldest();
-    this.rows.add(e);
+    if (e.status === 429) this.fold(e);
+    else this.add(e);
     // "last used" counts only calls the key was allowed to make: a refusal (revoked, wrong kind, scope, rate) is not a use
     if (e.status !== 401 && e.status !== 403 && e.status !== 429) this.lastUsed.set(e.keyId, e.at);
     const hour = e.at - (e.at % 3_600_000);
@@ -129,6 +143,37 @@ export class ActivityWriter {
     h.calls++;
     if (e.outcome !== 'success') h.errors++;
     if (this.rows.count >= FLUSH_ROWS && !this.flushing && !this.failing) void this.flush(false);
+  }
+
+  private add(e: ActivityEntry) {
+    if (this.rows.count >= MAX_BUFFER) this.dropped += this.rows.dropOldest();
+    this.rows.add(e);
+  }
+
+  /**
+   * A 429 joins the entry of its key, client address and second (contract §18): a flood adds
+   * about one row a second, which says how many were refused. The first call's entry stands
+   * for them all; it is written once its second is over (`release`), so no second gets two.
+   */
+  private fold(e: ActivityEntry) {
+    const id = `${e.keyId} ${Math.floor(e.at / 1000)} ${e.clientAddress ?? ''}`;
+    const folded = this.folds.get(id);
+    if (folded) {
+      folded.refusedCount = (folded.refusedCount ?? 1) + 1;
+      return;
+    }
+    if (this.folds.size >= MAX_FOLDS) this.release(Infinity);
+    e.refusedCount = 1;
+    this.folds.set(id, e);
+  }
+
+  /** Moves the folded 429s of seconds before `second` to the rows to write. */
+  private release(second: number) {
+    for (const [id, e] of this.folds) {
+      if (Math.floor(e.at / 1000) >= second) continue;
+      this.folds.delete(id);
+      this.add(e);
+    }
   }
 
   /**
@@ -149,6 +194,7 @@ export class ActivityWriter {
    * tiny transactions.
    */
   private async drain(stamps: boolean) {
+    this.release(this.closing ? Infinity : Math.floor((Date.now() - FOLD_GRACE_MS) / 1000));
     const chunks = this.rows.take();
     let used = new Map<string, number>();
     let hourly = new Map<string, Hourly>();
@@ -203,6 +249,7 @@ export class ActivityWriter {
   }
 
   async close() {
+    this.closing = true;
     if (this.timer) clearInterval(this.timer);
     if (this.pruner) clearInterval(this.pruner);
     this.timer = this.pruner = null;

@@ -28,6 +28,16 @@ export interface TieredOptions<V> {
   /** Past fresh, how long a value is still served while one refresh runs (0: never). */
   staleMs: number;
   maxEntries: number;
+  /**
+   * Values of a second kind (negative entries: unknown keys) kept apart under their own cap, so a
+   * flood of them cannot evict the others (live keys).
+   */
+  apart?: { is(value: V): boolean; maxEntries: number };
+  /** What a value holds in memory, in bytes; with `maxBytes`, the oldest entries go until the total fits. */
+  sizeOf?(value: V): number;
+  maxBytes?: number;
+  /** How often expired entries are swept out (default 5 s); nothing is swept while nothing is kept. */
+  sweepMs?: number;
   /** Keys belong to groups (a studio) that can be dropped at once; by default each key is its own. */
   groupOf?(key: string): string;
   maxPerGroup?: number;
@@ -42,18 +52,43 @@ interface Kept<V> {
   value: V;
   fresh: number;
   stale: number;
+  /** `sizeOf(value)`, counted in `bytes` while kept. */
+  size: number;
 }
 
 export class TieredCache<V> {
   private trusted = false;
+  /** Map order is eviction order (oldest first); `apartKept` holds the values of `o.apart`. */
   private kept = new Map<string, Kept<V>>();
+  private apartKept = new Map<string, Kept<V>>();
   private groups = new Map<string, Set<string>>();
   private flights = new Map<string, Promise<V>>();
   private clock = 0;
+  /** Group -> the clock of its last change, oldest first (re-inserted on each change). */
   private changedAt = new Map<string, number>();
   private flushedAt = 0;
+  /** Changes at or before this clock were forgotten (`sweep`): a fill whose token is older is not kept. */
+  private forgottenBefore = 0;
+  private clockAtSweep = 0;
+  private sweeper: ReturnType<typeof setTimeout> | null = null;
+  private held = 0;
 
   constructor(private o: TieredOptions<V>) {}
+
+  /** Sum of the kept values' `sizeOf` (at most `maxBytes`). */
+  get bytes(): number {
+    return this.held;
+  }
+
+  /** Entries kept (both kinds). */
+  get size(): number {
+    return this.kept.size + this.apartKept.size;
+  }
+
+  /** Changes remembered for fills in flight (bounded by `sweep`). */
+  get changes(): number {
+    return this.changedAt.size;
+  }
 
   get enabled(): boolean {
     return this.trusted;
@@ -68,7 +103,7 @@ export class TieredCache<V> {
   /** The fresh value in memory, synchronously, or undefined. */
   peek(key: string): V | undefined {
     if (!this.trusted) return undefined;
-    const k = this.kept.get(key);
+    const k = this.kept.get(key) ?? (this.o.apart ? this.apartKept.get(key) : undefined);
     if (!k) return undefined;
     if (k.fresh > Date.now()) return k.value;
     if (k.stale <= Date.now()) this.remove(key);
@@ -78,7 +113,7 @@ export class TieredCache<V> {
   /** A value past fresh but within its stale window (serve it, and `refresh`), or undefined. */
   peekStale(key: string): V | undefined {
     if (!this.trusted) return undefined;
-    const k = this.kept.get(key);
+    const k = this.kept.get(key) ?? (this.o.apart ? this.apartKept.get(key) : undefined);
     return k && k.stale > Date.now() ? k.value : undefined;
   }
 
@@ -121,7 +156,7 @@ export class TieredCache<V> {
     let value = shared ? await shared.get(key).catch(() => undefined) : undefined;
     if (value !== undefined) this.o.onRead?.('shared');
     else {
-      value = await origin(this.kept.get(key)?.value);
+      value = await origin((this.kept.get(key) ?? this.apartKept.get(key))?.value);
       this.o.onRead?.('origin');
       // offered in the background: the caller does not wait on the shared tier's write
       if (shared && this.stillValid(key, token)) shared.set(key, value).catch(() => {});
@@ -136,22 +171,34 @@ export class TieredCache<V> {
   }
 
   stillValid(key: string, token: number): boolean {
-    return this.trusted && this.flushedAt <= token && (this.changedAt.get(this.groupOf(key)) ?? 0) <= token;
+    return this.trusted && this.flushedAt <= token && this.forgottenBefore <= token && (this.changedAt.get(this.groupOf(key)) ?? 0) <= token;
   }
 
   /** Keeps `value` read under `token`, unless it changed since or `freshMs` says not to. */
   put(key: string, value: V, token: number): void {
     const freshMs = this.o.freshMs(value);
     if (freshMs <= 0 || !this.stillValid(key, token)) return;
-    if (!this.kept.has(key) && this.kept.size >= this.o.maxEntries) this.remove(this.kept.keys().next().value!);
+    this.remove(key); // re-inserted last: the Map's order is the eviction order
+    const size = this.o.sizeOf?.(value) ?? 0;
+    const maxBytes = this.o.maxBytes ?? Infinity;
+    if (size > maxBytes) return;
+    const apart = this.o.apart?.is(value) ?? false;
+    const pool = apart ? this.apartKept : this.kept;
+    if (pool.size >= (apart ? this.o.apart!.maxEntries : this.o.maxEntries)) this.remove(pool.keys().next().value!);
+    while (this.held + size > maxBytes) {
+      const oldest = pool.keys().next().value ?? (apart ? this.kept : this.apartKept).keys().next().value;
+      if (oldest === undefined) break;
+      this.remove(oldest);
+    }
     const group = this.groupOf(key);
     let members = this.groups.get(group);
     if (!members) this.groups.set(group, (members = new Set()));
-    if (!members.has(key) && this.o.maxPerGroup && members.size >= this.o.maxPerGroup) this.remove(members.values().next().value!);
+    if (this.o.maxPerGroup && members.size >= this.o.maxPerGroup) this.remove(members.values().next().value!);
     members.add(key);
     const now = Date.now();
-    this.kept.delete(key); // re-inserted last: the Map's order is the eviction order
-    this.kept.set(key, { value, fresh: now + freshMs, stale: now + freshMs + this.o.staleMs });
+    pool.set(key, { value, fresh: now + freshMs, stale: now + freshMs + this.o.staleMs, size });
+    this.held += size;
+    this.sweepLater();
   }
 
   /** This key changed: forget it, refuse fills that started before now, let no later caller join them. */
@@ -162,18 +209,52 @@ export class TieredCache<V> {
   /** Every key of the group changed (e.g. a studio's Storefront data). */
   drop(group: string): void {
     if (this.changedAt.size >= 100_000) return this.flush();
+    this.changedAt.delete(group); // re-inserted last: oldest change first, for `sweep`
     this.changedAt.set(group, ++this.clock);
-    for (const key of this.groups.get(group) ?? []) this.kept.delete(key);
-    this.groups.delete(group);
+    for (const key of this.groups.get(group) ?? []) this.remove(key);
     for (const key of this.flights.keys()) if (this.groupOf(key) === group) this.flights.delete(key);
+    this.sweepLater();
   }
 
   flush(): void {
     this.flushedAt = ++this.clock;
     this.changedAt.clear();
     this.kept.clear();
+    this.apartKept.clear();
+    this.held = 0;
     this.groups.clear();
     this.flights.clear();
+  }
+
+  /**
+   * Drops what expired, so memory is given back without waiting for a read or an eviction,
+   * and forgets changes older than the previous sweep (a fill that started before then is
+   * not kept instead). Each kind of entry has one lifetime (every put re-inserts at the
+   * end), so the expired ones are at the front of its Map: a sweep costs what it drops.
+   */
+  sweep(now = Date.now()): void {
+    this.sweeper = null;
+    for (const pool of [this.kept, this.apartKept]) {
+      for (const [key, k] of pool) {
+        if (k.stale > now) break;
+        this.remove(key);
+      }
+    }
+    const forget = this.clockAtSweep;
+    for (const [group, at] of this.changedAt) {
+      if (at > forget) break;
+      this.changedAt.delete(group);
+    }
+    this.forgottenBefore = Math.max(this.forgottenBefore, forget);
+    this.clockAtSweep = this.clock;
+    this.sweepLater();
+  }
+
+  /** A timer only while something is kept or remembered, and one that never holds the process open. */
+  private sweepLater(): void {
+    if (this.sweeper || !(this.kept.size || this.apartKept.size || this.changedAt.size)) return;
+    this.sweeper = setTimeout(() => this.sweep(), this.o.sweepMs ?? 5_000);
+    this.sweeper.unref?.();
   }
 
   private groupOf(key: string): string {
@@ -181,7 +262,10 @@ export class TieredCache<V> {
   }
 
   private remove(key: string): void {
-    this.kept.delete(key);
+    const k = this.kept.get(key) ?? this.apartKept.get(key);
+    if (!k) return;
+    if (!this.kept.delete(key)) this.apartKept.delete(key);
+    this.held -= k.size;
     const group = this.groupOf(key);
     const members = this.groups.get(group);
     if (members?.delete(key) && !members.size) this.groups.delete(group);

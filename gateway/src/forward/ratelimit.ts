@@ -8,20 +8,21 @@ import type { redisNames } from '../keys/channels';
  * rate, 1 when the rate is small) and spends them locally, so Redis round trips grow
  * with the limit, not with the traffic. A refusal is remembered until the next token
  * is due, so a flood costs one round trip. The script also refuses any key carrying
- * a revoked marker.
+ * a revoked marker (unless ARGV[2] is 0: the caller already knows it is revoked, and
+ * the call, refused anyway, still spends a token).
  *
  * Returns [granted (or -1 revoked), then per bucket: remaining, s until full, ms until the next token].
  */
 const SCRIPT = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return {-1} end
+if ARGV[2] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then return {-1} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local want = tonumber(ARGV[1])
 local tokens = {}
 local grant = want
 for i = 2, #KEYS do
-  local rate = tonumber(ARGV[(i - 2) * 2 + 2])
-  local burst = tonumber(ARGV[(i - 2) * 2 + 3])
+  local rate = tonumber(ARGV[(i - 2) * 2 + 3])
+  local burst = tonumber(ARGV[(i - 2) * 2 + 4])
   local s = redis.call('HMGET', KEYS[i], 'tk', 'ts')
   local tk = tonumber(s[1]) or burst
   local ts = tonumber(s[2]) or now
@@ -32,8 +33,8 @@ end
 if grant < 1 then grant = 0 end
 local out = {grant}
 for i = 2, #KEYS do
-  local rate = tonumber(ARGV[(i - 2) * 2 + 2])
-  local burst = tonumber(ARGV[(i - 2) * 2 + 3])
+  local rate = tonumber(ARGV[(i - 2) * 2 + 3])
+  local burst = tonumber(ARGV[(i - 2) * 2 + 4])
   local tk = tokens[i] - grant
   redis.call('HSET', KEYS[i], 'tk', tostring(tk), 'ts', tostring(now))
   redis.call('PEXPIRE', KEYS[i], math.ceil(burst / rate * 1000) + 1000)
@@ -78,8 +79,31 @@ export interface Group {
 const LEASE_MS = 1_000;
 const MAX_LEASE = 1_000;
 const GROUPS_MAX = 100_000;
+/** Addresses whose unknown-key count is held here, apart from the keys' groups (a flood from many addresses cannot clear those). */
+const UNKNOWN_GROUPS_MAX = 20_000;
+/** What an address is counted by: itself (IPv4), or its /64 (IPv6: one subscriber's network). */
+const BLOCK_MAX = 100;
 /** Leases a waiting request may see go to others before it is refused. */
 const MAX_ROUNDS = 20;
+
+/**
+ * The block a client address is counted in: an IPv4 address as it is (an IPv4-mapped IPv6 one
+ * too), an IPv6 address by its first 64 bits (`2001:db8:1:2::/64`), since one subscriber is
+ * given a whole /64 and can pick any address in it.
+ */
+export function clientBlock(address: string): string {
+  if (!address.includes(':')) return address.slice(0, BLOCK_MAX);
+  const a = address.toLowerCase().split('%')[0]!;
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(a);
+  if (mapped) return mapped[1]!;
+  const [head = '', tail] = a.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  // `::` stands for as many zero groups as are missing (an embedded IPv4 tail is past the /64 anyway)
+  const groups = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
+  const first4 = Array.from({ length: 4 }, (_, i) => (Number.parseInt(groups[i] ?? '0', 16) || 0).toString(16));
+  return `${first4.join(':')}::/64`;
+}
 
 /** Tokens to lease for a set of buckets: about 50 ms of the smallest rate, never over a tenth of a burst. */
 export const leaseSize = (buckets: Bucket[]) =>
@@ -88,14 +112,64 @@ export const leaseSize = (buckets: Bucket[]) =>
 export class RateLimiter {
   private failOpenLogged = 0;
   private groups = new Map<string, Group>();
+  private unknownGroups = new Map<string, Group>();
   readonly secret;
   readonly publishableClient;
   readonly publishable;
+  readonly unknownKey;
 
-  constructor(private redis: Redis | null, private names: ReturnType<typeof redisNames>, cfg: { secret: string; publishableClient: string; publishable: string }) {
+  constructor(private redis: Redis | null, private names: ReturnType<typeof redisNames>, cfg: { secret: string; publishableClient: string; publishable: string; unknownKey?: string }) {
     this.secret = parseBucket(cfg.secret);
     this.publishableClient = parseBucket(cfg.publishableClient);
     this.publishable = parseBucket(cfg.publishable);
+    this.unknownKey = parseBucket(cfg.unknownKey ?? '10:50');
+  }
+
+  /** The unknown-key bucket of this client address's block (`clientBlock`). */
+  unknownKeyGroup(client: string): Group {
+    const block = clientBlock(client);
+    let g = this.unknownGroups.get(block);
+    if (!g) {
+      const buckets: Bucket[] = [{ policy: 'unknown_key', name: 'unknown', ...this.unknownKey }];
+      if (this.unknownGroups.size >= UNKNOWN_GROUPS_MAX) this.unknownGroups.clear();
+      g = this.newGroup(`unknown:${block}`, buckets);
+      this.unknownGroups.set(block, g);
+    }
+    return g;
+  }
+
+  /**
+   * An address over its unknown-key limit, known without a round trip (a refusal in force), or null.
+   * Checked before a key is looked up, so a flood of random keys costs no lookup once refused.
+   */
+  unknownKeyDenied(client: string): LimitResult | null {
+    const g = this.unknownKeyGroup(client);
+    const now = Date.now();
+    if (g.deniedUntil <= now || (g.left > 0 && g.expires > now)) return null;
+    return { revoked: false, allowed: false, retryAfter: Math.max(1, Math.ceil((g.deniedUntil - now) / 1000)), headers: this.headersOf(g) };
+  }
+
+  /** Spends one of the address's unknown-key tokens: synchronously when the lease or a refusal in force answers. */
+  chargeUnknownKey(client: string): LimitResult | null | Promise<LimitResult | null> {
+    const g = this.unknownKeyGroup(client);
+    const known = this.peek(g, g.id, true);
+    return known !== undefined ? known : this.check(g.id, g, true);
+  }
+
+  /**
+   * Gives back the token a lookup spent when the key turned out to exist: the limit is for
+   * unknown keys. It goes into the local lease (the token was taken from Redis), usable for
+   * a lease's lifetime.
+   */
+  refundUnknownKey(client: string): void {
+    const g = this.unknownKeyGroup(client);
+    const now = Date.now();
+    g.left = (g.expires > now ? g.left : 0) + 1;
+    g.expires = Math.max(g.expires, now + LEASE_MS);
+  }
+
+  private newGroup(id: string, buckets: Bucket[]): Group {
+    return { id, buckets, policy: buckets.map((b) => `"${b.policy}";q=${b.rate};w=1`).join(', '), lease: leaseSize(buckets), left: 0, expires: 0, deniedUntil: 0, remaining: [], full: [], pending: null };
   }
 
   /** `client` matters for publishable keys only (one key is shared by every visitor of a site). */
@@ -107,7 +181,7 @@ export class RateLimiter {
         ? [{ policy: 'key', name: keyId, ...this.secret }]
         : [{ policy: 'client', name: `${keyId}:${client}`, ...this.publishableClient }, { policy: 'key', name: keyId, ...this.publishable }];
       if (this.groups.size >= GROUPS_MAX) this.groups.clear();
-      g = { id, buckets, policy: buckets.map((b) => `"${b.policy}";q=${b.rate};w=1`).join(', '), lease: leaseSize(buckets), left: 0, expires: 0, deniedUntil: 0, remaining: [], full: [], pending: null };
+      g = this.newGroup(id, buckets);
       this.groups.set(id, g);
     }
     return g;
@@ -121,12 +195,15 @@ export class RateLimiter {
    * A lease half spent is renewed in the background, so a steady stream of requests
    * never waits on Redis (a request that waits is also answered uncorked by Bun:
    * one send() per header line).
+   *
+   * `revokedKnown`: the call is refused as revoked already; it spends a token all the same,
+   * and Redis's revoked marker is not asked (it would answer "revoked", and spend nothing).
    */
-  peek(g: Group, keyHash: string): LimitResult | null | undefined {
+  peek(g: Group, keyHash: string, revokedKnown = false): LimitResult | null | undefined {
     const now = Date.now();
     if (g.left > 0 && g.expires > now) {
       g.left--;
-      if (g.left * 2 < g.lease && !g.pending && this.redis?.isReady) this.renew(keyHash, g);
+      if (g.left * 2 < g.lease && !g.pending && this.redis?.isReady) this.renew(keyHash, g, revokedKnown);
       return { revoked: false, allowed: true, retryAfter: 0, headers: this.headersOf(g) };
     }
     if (g.deniedUntil > now) {
@@ -137,15 +214,15 @@ export class RateLimiter {
   }
 
   /** Background renewal: a revoked key's lease is dropped, so the next request asks `check` and learns it. */
-  private renew(keyHash: string, g: Group) {
-    this.refillOnce(keyHash, g).then((revoked) => {
+  private renew(keyHash: string, g: Group, revokedKnown: boolean) {
+    this.refillOnce(keyHash, g, revokedKnown).then((revoked) => {
       if (revoked) g.left = g.expires = 0;
     });
   }
 
   /** One Redis round trip per group at a time, shared by everyone who needs its answer. */
-  private refillOnce(keyHash: string, g: Group): Promise<boolean | null> {
-    return (g.pending ??= this.refill(keyHash, g).finally(() => (g.pending = null)));
+  private refillOnce(keyHash: string, g: Group, revokedKnown: boolean): Promise<boolean | null> {
+    return (g.pending ??= this.refill(keyHash, g, revokedKnown).finally(() => (g.pending = null)));
   }
 
   /**
@@ -154,11 +231,11 @@ export class RateLimiter {
    * to others, the request is refused (429), never let through. Only a limiter that cannot
    * decide (Redis unreachable: null) fails open, and says so in the log.
    */
-  async check(keyHash: string, g: Group): Promise<LimitResult | null> {
+  async check(keyHash: string, g: Group, revokedKnown = false): Promise<LimitResult | null> {
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const known = this.peek(g, keyHash);
+      const known = this.peek(g, keyHash, revokedKnown);
       if (known !== undefined) return known ?? this.failOpen();
-      const revoked = await this.refillOnce(keyHash, g);
+      const revoked = await this.refillOnce(keyHash, g, revokedKnown);
       if (revoked === null) return this.failOpen();
       if (revoked) return { revoked: true, allowed: false, headers: {}, retryAfter: 0 };
     }
@@ -176,9 +253,9 @@ export class RateLimiter {
   }
 
   /** Asks Redis for a lease; null on a Redis failure, true when the key is revoked. */
-  private async refill(keyHash: string, g: Group): Promise<boolean | null> {
+  private async refill(keyHash: string, g: Group, revokedKnown: boolean): Promise<boolean | null> {
     const keys = [this.names.revoked(keyHash), ...g.buckets.map((b) => this.names.bucket(keyHash, b.name))];
-    const args = [String(g.lease), ...g.buckets.flatMap((b) => [String(b.rate), String(b.burst)])];
+    const args = [String(g.lease), revokedKnown ? '0' : '1', ...g.buckets.flatMap((b) => [String(b.rate), String(b.burst)])];
     let out: number[];
     try {
       out = (await this.run(keys, args)) as number[];

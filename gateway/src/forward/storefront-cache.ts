@@ -95,6 +95,10 @@ function variants(bytes: ArrayBuffer, headers: Record<string, string>): Pick<Sna
 
 const KEPT_HEADERS = ['content-type', 'etag', 'cache-control', 'vary'] as const;
 
+/** What an entry holds besides its bodies (key, headers, objects), counted against the byte bound: an estimate. */
+const ENTRY_OVERHEAD_BYTES = 2048;
+const sizeOf = (s: Snapshot) => s.plain.body.size + (s.gzip?.body.size ?? 0) + (s.br?.body.size ?? 0) + ENTRY_OVERHEAD_BYTES;
+
 /** Asks upstream for the answer, conditionally when `etag` is given (a 304 then means the kept one still holds). */
 export type Loader = (etag: string | null) => Promise<Response>;
 
@@ -104,6 +108,8 @@ export interface StorefrontCacheOptions {
   maxEntries?: number;
   maxEntriesPerStudio?: number;
   maxBodyBytes?: number;
+  /** Bytes held in all, every representation counted (STOREFRONT_CACHE_MB); the oldest entries go first. */
+  maxBytes?: number;
   /** Fixed headers of every cached answer (the surface's CORS headers), merged in once at fill time. */
   headers?: Record<string, string>;
   /** Tells the other gateway replicas (Redis pub/sub) that a studio's Storefront data changed. */
@@ -112,8 +118,8 @@ export interface StorefrontCacheOptions {
 
 /**
  * Storefront 200 answers, a namespace of the gateway's tiered cache (memory only:
- * the service is the origin), keyed by studio + path + normalized query and grouped
- * by studio. Consulted only after the key, rate limit and activity bookkeeping of the
+ * the service is the origin), keyed by studio + path + the operation's declared query
+ * parameters (sorted), grouped by studio, bounded in bytes; expired entries are swept out. Consulted only after the key, rate limit and activity bookkeeping of the
  * request. Invalidation is immediate: a Management write through this gateway drops
  * the studio here and is broadcast to every replica; a replica whose subscription is
  * down (`enabled` false) neither serves nor stores, since it may be missing broadcasts.
@@ -132,7 +138,19 @@ export class StorefrontCache {
       maxEntries: o.maxEntries ?? 20_000,
       maxPerGroup: o.maxEntriesPerStudio ?? 1_000,
       groupOf: (id) => id.slice(0, id.indexOf('\n')),
+      sizeOf,
+      maxBytes: o.maxBytes ?? 64 * 1024 * 1024,
     });
+  }
+
+  /** Bytes held now (never above `maxBytes`). */
+  get bytes(): number {
+    return this.cache.bytes;
+  }
+
+  /** Entries held now. */
+  get size(): number {
+    return this.cache.size;
   }
 
   get enabled(): boolean {
@@ -143,13 +161,23 @@ export class StorefrontCache {
     this.cache.enabled = live;
   }
 
-  /** `/v1/classes?level=x&from=y` and `?from=y&level=x` are one entry. */
-  static keyOf(pathAndQuery: string): string {
+  /**
+   * `/v1/classes?level=x&from=y` and `?from=y&level=x` are one entry. With `declared` (the
+   * operation's query parameters), any other parameter is left out: the service ignores it,
+   * so `&bust=N` cannot make one answer into many entries.
+   */
+  static keyOf(pathAndQuery: string, declared?: ReadonlySet<string>): string {
     const q = pathAndQuery.indexOf('?');
-    if (q < 0 || q === pathAndQuery.length - 1) return q < 0 ? pathAndQuery : pathAndQuery.slice(0, q);
+    if (q < 0 || q === pathAndQuery.length - 1 || declared?.size === 0) return q < 0 ? pathAndQuery : pathAndQuery.slice(0, q);
     const params = new URLSearchParams(pathAndQuery.slice(q + 1));
+    if (declared) {
+      let unknown: string[] | null = null;
+      for (const name of params.keys()) if (!declared.has(name)) (unknown ??= []).push(name);
+      if (unknown) for (const name of unknown) params.delete(name);
+    }
     params.sort();
-    return `${pathAndQuery.slice(0, q)}?${params}`;
+    const query = params.toString();
+    return query ? `${pathAndQuery.slice(0, q)}?${query}` : pathAndQuery.slice(0, q);
   }
 
   /** A ready answer (200, or 304 on a matching If-None-Match), or null to go upstream. */

@@ -27,6 +27,22 @@ const NEGATIVE_TTL_MS = 5_000;
 /** A record past its minute is still used for this long while one lookup refreshes it (revocations evict at once). */
 const STALE_MS = 30_000;
 const LOCAL_MAX = 100_000;
+/** Unknown keys remembered (a negative entry saves a lookup for 5 s), kept apart from the live ones: a flood of random keys cannot evict those. */
+const NEGATIVE_MAX = 10_000;
+
+export interface KeyCacheOptions {
+  /** Records of real keys kept in memory. */
+  maxEntries?: number;
+  /** Unknown keys kept in memory, apart from those. */
+  maxNegative?: number;
+}
+
+/** Thrown by a lookup that a gate refused before it reached Postgres (the caller's address is over its unknown-key limit). */
+export class LookupRefused extends Error {
+  constructor(readonly answer: unknown) {
+    super('key lookup refused');
+  }
+}
 
 const SET_UNLESS_STALE = `if redis.call('EXISTS', KEYS[2]) == 0 then return redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end return 0`;
 
@@ -42,15 +58,21 @@ export class KeyResolver {
   /** Redis records cached earlier than this (the last flush: start, or a broken or restored subscription) are not trusted. */
   private trustSince = Date.now();
 
-  constructor(private sql: Sql, private redis: Redis | null, private names: ReturnType<typeof redisNames>, private onRead?: (tier: CacheTier) => void) {
+  constructor(private sql: Sql, private redis: Redis | null, private names: ReturnType<typeof redisNames>, private onRead?: (tier: CacheTier) => void, o: KeyCacheOptions = {}) {
     this.shared = redis ? this.redisTier(redis) : undefined;
     this.cache = new TieredCache<KeyRecord | null>({
       freshMs: (rec) => (rec ? LOCAL_TTL_MS : NEGATIVE_TTL_MS),
       staleMs: STALE_MS,
-      maxEntries: LOCAL_MAX,
+      maxEntries: o.maxEntries ?? LOCAL_MAX,
+      apart: { is: (rec) => rec === null, maxEntries: o.maxNegative ?? NEGATIVE_MAX },
       shared: this.shared,
       onRead,
     });
+  }
+
+  /** Records and negative entries held in memory. */
+  get cached(): number {
+    return this.cache.size;
   }
 
   get useLocal(): boolean {
@@ -69,8 +91,12 @@ export class KeyResolver {
     return rec;
   }
 
-  resolve(hash: string): Promise<KeyRecord | null> {
-    return this.cache.get(hash, () => this.fromPostgres(hash));
+  /**
+   * From memory, Redis or Postgres. `beforePostgres` runs only when the lookup must ask
+   * Postgres, and may refuse it (throw `LookupRefused`): the per-address limit of unknown keys.
+   */
+  resolve(hash: string, beforePostgres?: () => void | Promise<void>): Promise<KeyRecord | null> {
+    return this.cache.get(hash, beforePostgres ? async () => (await beforePostgres(), this.fromPostgres(hash)) : () => this.fromPostgres(hash));
   }
 
   /** Offers a record read from Postgres to Redis (refused there if the key was evicted since). */

@@ -1,4 +1,4 @@
-import { JSON_TYPE, log } from '@studio/shared';
+import { JSON_TYPE, log, operationsOf } from '@studio/shared';
 import { forward } from '../forward/proxy';
 import { StorefrontCache } from '../forward/storefront-cache';
 import { answered, setHeaders, type Ctx } from './context';
@@ -16,10 +16,14 @@ import type { SurfaceProfile } from './profile';
  * cheaper than setting them on each Response afterwards.
  */
 export function cacheStep(p: SurfaceProfile, cache: StorefrontCache, count?: UpstreamErrorCount) {
+  /** Each operation's declared query parameters (its registry row's query schema), the only ones an entry is keyed on. */
+  const declared = new Map<string, ReadonlySet<string>>();
+  for (const op of operationsOf(p.surface)) declared.set(op.id, new Set(op.query ? Object.keys(op.query.properties) : []));
+
   return function cached(c: Ctx, headers: Record<string, string>): Response | Promise<Response> | null {
     if (!cache.enabled) return null;
     const studioId = c.key!.studioId;
-    const key = StorefrontCache.keyOf(c.pathAndQuery);
+    const key = StorefrontCache.keyOf(c.pathAndQuery, declared.get(c.op!.id));
     const conditional = c.req.headers.get('if-none-match');
     const acceptEncoding = c.req.headers.get('accept-encoding');
     const hit = cache.lookup(studioId, key, conditional, acceptEncoding, headers);

@@ -8,7 +8,7 @@ import { cacheStep } from './cache';
 import { newCtx, refuse, trustedProxySet, type Ctx, type Server } from './context';
 import { bodyTooLarge, forwardStep } from './forward';
 import { frontDoor } from './front';
-import { keyStep, type KeyLookup } from './key';
+import { keyStep, type KeyStepResult } from './key';
 import { limitStep } from './limit';
 import { recordStep } from './record';
 import { routeStep } from './route';
@@ -39,11 +39,11 @@ const then = <T, R>(v: T | Promise<T>, next: (v: T) => R | Promise<R>): R | Prom
 export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   const front = frontDoor(p, deps.docs);
   const route = routeStep(p);
-  const key = keyStep(deps.keys);
   const authorize = authorizeStep(p);
   const m = deps.metrics;
   // who may name the caller's address (X-Forwarded-For): read once, for the limiter and the activity entry alike
   const trusted = trustedProxySet(deps.config.TRUSTED_PROXIES);
+  const key = keyStep(deps.keys, deps.limiter, trusted);
   const limit = limitStep(p, deps.limiter, deps.keys, trusted, m?.limitDecisions);
   const cached = p.cache ? cacheStep(p, p.cache, m?.upstreamErrors) : null;
   const forwardCall = forwardStep(p, m?.upstreamErrors);
@@ -57,9 +57,11 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
     return then(hit ?? forwardCall(c, headers), (r) => record(c, r, true));
   }
 
-  function afterKey(c: Ctx, found: KeyLookup): Response | Promise<Response> {
+  function afterKey(c: Ctx, found: KeyStepResult): Response | Promise<Response> {
+    if ('limited' in found) return record(c, limit.unknownKeys(c, found.limited));
     const refused = authorize(c, found);
-    if (refused) return record(c, refused);
+    // a refusal with a known key spends a token too: a flood of them turns into 429s, folded in the activity log
+    if (refused) return c.key ? then(limit(c), (limited) => record(c, limited ?? refused)) : record(c, refused);
     return then(limit(c), (limited) => (limited ? record(c, limited) : serve(c)));
   }
 

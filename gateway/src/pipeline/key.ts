@@ -1,12 +1,18 @@
 import { hashKey, parseKey } from '@studio/shared';
-import type { KeyRecord, KeyResolver } from '../keys/resolver';
-import type { Ctx } from './context';
+import type { LimitResult, RateLimiter } from '../forward/ratelimit';
+import { LookupRefused, type KeyRecord, type KeyResolver } from '../keys/resolver';
+import { clientAddressOf, type Ctx } from './context';
 
 /** What the Authorization header led to: a record (null: no such key), or why it could not be looked up. */
 export type KeyLookup = { rec: KeyRecord | null } | { problem: 'api_key_missing' | 'api_key_invalid' };
+/** A lookup, or the caller's address over its limit of unknown keys (429, nothing looked up). */
+export type KeyStepResult = KeyLookup | { limited: LimitResult };
 
 const MISSING: KeyLookup = { problem: 'api_key_missing' };
 const INVALID: KeyLookup = { problem: 'api_key_invalid' };
+const UNKNOWN: KeyLookup = { rec: null };
+
+const then = <T, R>(v: T | Promise<T>, next: (v: T) => R): R | Promise<R> => (v instanceof Promise ? v.then(next) : next(v));
 const HEADERS_MAX = 10_000;
 const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
 
@@ -15,8 +21,12 @@ const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
  * before any lookup; the record comes from the resolver's memory when it can be
  * trusted (synchronously), else from Redis or Postgres. A lookup that fails (the
  * database is down) rejects: the pipeline answers 503.
+ *
+ * With a limiter, unknown keys are limited per client address (RATE_LIMIT_UNKNOWN_KEY):
+ * each one known unknown from memory, and each lookup that must ask Postgres, spends one
+ * of the address's tokens; an address over its limit is refused before any lookup.
  */
-export function keyStep(keys: KeyResolver) {
+export function keyStep(keys: KeyResolver, limiter?: RateLimiter, trusted: ReadonlySet<string> = new Set()) {
   /** Header -> key hash: a site's visitors all send the same header, so it is parsed and hashed once. */
   const hashes = new Map<string, string>();
 
@@ -31,14 +41,40 @@ export function keyStep(keys: KeyResolver) {
     return hash;
   }
 
-  return function key(c: Ctx): KeyLookup | Promise<KeyLookup> {
+  const refusedOr = (l: LimitResult | null, otherwise: KeyStepResult): KeyStepResult => (l && !l.allowed ? { limited: l } : otherwise);
+
+  /** Spends a token before Postgres is asked (refusing the lookup when the address has none left); a key found gives it back. */
+  function lookup(hash: string, client: string): Promise<KeyStepResult> {
+    let charged = false;
+    const gate = () =>
+      then(limiter!.chargeUnknownKey(client), (l) => {
+        if (l && !l.allowed) throw new LookupRefused(l);
+        charged = true;
+      });
+    return keys.resolve(hash, gate).then((rec) => {
+      if (rec && charged) limiter!.refundUnknownKey(client);
+      return { rec };
+    }, refused);
+  }
+
+  const refused = (err: unknown): KeyStepResult => {
+    if (err instanceof LookupRefused) return { limited: err.answer as LimitResult };
+    throw err;
+  };
+
+  return function key(c: Ctx): KeyStepResult | Promise<KeyStepResult> {
     const header = c.req.headers.get('authorization');
     if (!header) return MISSING;
     const hash = hashOf(header);
     if (!hash) return INVALID;
     c.hash = hash;
     const known = keys.peek(hash);
-    if (known !== undefined) return { rec: known };
-    return keys.resolve(hash).then((rec) => ({ rec }));
+    if (known) return { rec: known };
+    if (!limiter) return known === null ? UNKNOWN : keys.resolve(hash).then((rec) => ({ rec }));
+    const client = clientAddressOf(c, trusted);
+    if (known === null) return then(limiter.chargeUnknownKey(client), (l) => refusedOr(l, UNKNOWN));
+    const denied = limiter.unknownKeyDenied(client);
+    if (denied) return { limited: denied };
+    return lookup(hash, client);
   };
 }

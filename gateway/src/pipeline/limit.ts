@@ -31,11 +31,25 @@ export function limitStep(p: SurfaceProfile, limiter: RateLimiter, keys: KeyReso
     return null;
   }
 
-  return function limit(c: Ctx): Response | null | Promise<Response | null> {
+  /**
+   * Admitted and refused calls alike (contract §18): a call refused with a known key (401 wrong
+   * kind, revoked or expired; 403; 404; 405) spends a token too, and over the limit is a 429
+   * (one activity entry per key, address and second) instead of its own refusal.
+   */
+  function limit(c: Ctx): Response | null | Promise<Response | null> {
     const k = c.key!;
     const group = limiter.groupFor(k.id, k.kind, k.kind === 'publishable' ? clientAddressOf(c, trusted) : '');
-    const known = limiter.peek(group, c.hash!);
+    const known = limiter.peek(group, c.hash!, k.revoked);
     if (known !== undefined) return decide(c, known);
-    return limiter.check(c.hash!, group).then((l) => decide(c, l));
-  };
+    return limiter.check(c.hash!, group, k.revoked).then((l) => decide(c, l));
+  }
+
+  /** The caller's address is over its limit of unknown keys (`keyStep`): 429, nothing looked up. */
+  function unknownKeys(c: Ctx, l: LimitResult): Response {
+    count({ decision: 'limited' });
+    c.limitHeaders = l.headers;
+    return refuse(p, c, 'rate_limited', { detail: 'Too many unknown keys from this address; slow down.', headers: { 'retry-after': String(l.retryAfter) } });
+  }
+
+  return Object.assign(limit, { unknownKeys });
 }

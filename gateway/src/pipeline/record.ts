@@ -15,7 +15,7 @@ export interface RecordDeps {
   trusted?: ReadonlySet<string>;
 }
 
-/** What an entry keeps of a caller's address (a trusted proxy's X-Forwarded-For hop is the caller's to write), user agent or problem detail, at most. */
+/** What an entry keeps of a path, a query, a caller's address (a trusted proxy's X-Forwarded-For hop is the caller's to write), user agent or problem detail, at most. */
 export const ENTRY_TEXT_MAX = 512;
 
 /**
@@ -29,7 +29,8 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
   /** The headers of this request's answer. */
   function answerHeaders(c: Ctx): Record<string, string> {
     // one object, assigned in place: this runs on every cached read
-    const h: Record<string, string> = { [REQUEST_ID]: c.requestId, [TRACERESPONSE]: traceparentOf(c.trace) };
+    // nosniff on every answer, cached ones included (contract §18)
+    const h: Record<string, string> = { [REQUEST_ID]: c.requestId, [TRACERESPONSE]: traceparentOf(c.trace), 'x-content-type-options': 'nosniff' };
     if (p.cors) {
       h['access-control-allow-origin'] = CORS_HEADERS['access-control-allow-origin'];
       h['access-control-expose-headers'] = CORS_HEADERS['access-control-expose-headers'];
@@ -52,9 +53,9 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
     if (key) {
       const q = c.pathAndQuery.indexOf('?');
       activity.record({
-        studioId: key.studioId, keyId: key.id, operationId: operation ?? null, method: c.method, path: c.path,
+        studioId: key.studioId, keyId: key.id, operationId: operation ?? null, method: c.method, path: c.path.slice(0, ENTRY_TEXT_MAX),
         status, outcome: outcomeOf(status), durationMs, requestId: c.requestId, at: c.at,
-        problemCode: c.problem ?? null, traceId: c.trace.traceId, query: q < 0 ? null : c.pathAndQuery.slice(q + 1),
+        problemCode: c.problem ?? null, traceId: c.trace.traceId, query: q < 0 ? null : c.pathAndQuery.slice(q + 1, q + 1 + ENTRY_TEXT_MAX),
         problemDetail: c.problemDetail?.slice(0, ENTRY_TEXT_MAX) ?? null, clientAddress: clientAddressOf(c, trusted).slice(0, ENTRY_TEXT_MAX),
         userAgent: c.req.headers.get('user-agent')?.slice(0, ENTRY_TEXT_MAX) ?? null,
       });
