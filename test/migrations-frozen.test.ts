@@ -18,6 +18,8 @@ const LANDED: Record<string, string> = {
   '00008_activity_key_in_read_order.sql': 'ab3927e1e341a9a4bc72d9929247da78d76a911c8221b4c1cc4c1ec113997e15',
   '00009_activity_one_btree.sql': 'b3e5bd9523751a9d531790ab9a90891f15f5c3023e0b562b439248660a96525d',
   '00010_activity_caller_and_detail.sql': 'dfeae3af2267ae8b961e569f7e62d42f13bbab289fdbd2de6fdbfd17a9bffcc0',
+  '00011_activity_refused_count.sql': 'e36723d382168359664849a10582ba60b1d384e9018f8f3bb85a718eb8cbfa03',
+  '00012_key_rolled_from.sql': 'a988b4163345cc996cf860a64857d6110ab9afbdf8093ea2d87fa4f00fc8c068',
 };
 
 const sha256 = async (file: string) => new Bun.CryptoHasher('sha256').update(await Bun.file(file).bytes()).digest('hex');

@@ -22,6 +22,10 @@ let s: Stack;
 beforeAll(async () => (s = await startStack()));
 afterAll(() => s.close());
 
+/** The operations of the registry in a document: every path item's methods but the Storefront's CORS preflight (`options`, the gateway's own answer). */
+const apiOperations = (doc: Json): [string, string, Json][] =>
+  Object.entries<Json>(doc.paths).flatMap(([path, item]) => Object.entries<Json>(item).filter(([m]) => m !== 'options').map(([m, o]): [string, string, Json] => [path, m, o]));
+
 /** Every schema object under a node, with where it is. */
 function* schemasIn(node: unknown, where: string): Generator<[string, Json]> {
   if (!node || typeof node !== 'object') return;
@@ -45,7 +49,7 @@ describe.each(SURFACES)('%s document', (surface) => {
 
   test('one operation per registry row, with its scope, summary and tag', () => {
     const ops = operationsOf(surface);
-    const documented = Object.entries<Json>(doc.paths).flatMap(([path, item]) => Object.entries<Json>(item).map(([m, o]) => `${m.toUpperCase()} ${path} ${o.operationId}`));
+    const documented = apiOperations(doc).map(([path, m, o]) => `${m.toUpperCase()} ${path} ${o.operationId}`);
     expect(documented.sort()).toEqual(ops.map((o) => `${o.method} ${o.path} ${o.id}`).sort());
     for (const o of ops) {
       const d = doc.paths[o.path][o.method.toLowerCase()];
@@ -77,40 +81,84 @@ describe.each(SURFACES)('%s document', (surface) => {
 
   test('errors are application/problem+json with the one Problem schema and its closed code list', () => {
     expect(doc.components.schemas.Problem.properties.code.enum).toEqual(PROBLEM_CODES);
-    for (const [path, item] of Object.entries<Json>(doc.paths)) {
-      for (const [method, op] of Object.entries<Json>(item)) {
-        for (const [status, ref] of Object.entries<Json>(op.responses)) {
-          if (Number(status) < 400) continue;
-          const r = response(ref);
-          expect(`${method} ${path} ${status}: ${Object.keys(r.content)}`).toBe(`${method} ${path} ${status}: application/problem+json`);
-          expect(r.content['application/problem+json'].schema.allOf[0]).toEqual({ $ref: '#/components/schemas/Problem' });
-          expect(r.headers['X-Request-Id']).toBeDefined();
-        }
-        for (const status of ['401', '429', '503', '504']) expect(op.responses[status]).toBeDefined();
-        expect(response(op.responses['429']).headers['Retry-After']).toBeDefined();
+    for (const [path, method, op] of apiOperations(doc)) {
+      for (const [status, ref] of Object.entries<Json>(op.responses)) {
+        if (Number(status) < 400) continue;
+        const r = response(ref);
+        expect(`${method} ${path} ${status}: ${Object.keys(r.content)}`).toBe(`${method} ${path} ${status}: application/problem+json`);
+        expect(r.content['application/problem+json'].schema.allOf[0]).toEqual({ $ref: '#/components/schemas/Problem' });
+        expect(r.headers['X-Request-Id']).toBeDefined();
       }
+      for (const status of ['401', '429', '503', '504']) expect(op.responses[status]).toBeDefined();
+      expect(response(op.responses['429']).headers['Retry-After']).toBeDefined();
     }
   });
 
   test('request bodies are JSON only; every body and success answer has an example that matches its schema', () => {
-    for (const [path, item] of Object.entries<Json>(doc.paths)) {
-      for (const [method, op] of Object.entries<Json>(item)) {
-        const media: [string, Json][] = [];
-        if (op.requestBody) {
-          expect(Object.keys(op.requestBody.content)).toEqual(['application/json']);
-          media.push([`${method} ${path} body`, op.requestBody.content['application/json']]);
-        }
-        const [status, ok] = Object.entries<Json>(op.responses).find(([st]) => st.startsWith('2'))!;
-        expect(ok.headers['X-Request-Id']).toBeDefined();
-        if (status === '201') expect(ok.headers.Location).toBeDefined();
-        media.push([`${method} ${path} ${status}`, ok.content['application/json']]);
-        for (const [where, m] of media) {
-          if (m.example === undefined) throw new Error(`${where}: no example`);
-          const validate = compile(m.schema);
-          if (!validate(m.example)) throw new Error(`${where}: example does not match: ${JSON.stringify(validate.errors)}`);
-        }
+    for (const [path, method, op] of apiOperations(doc)) {
+      const media: [string, Json][] = [];
+      if (op.requestBody) {
+        expect(Object.keys(op.requestBody.content)).toEqual(['application/json']);
+        media.push([`${method} ${path} body`, op.requestBody.content['application/json']]);
+      }
+      const [status, ok] = Object.entries<Json>(op.responses).find(([st]) => st.startsWith('2'))!;
+      expect(ok.headers['X-Request-Id']).toBeDefined();
+      if (status === '201') expect(ok.headers.Location).toBeDefined();
+      media.push([`${method} ${path} ${status}`, ok.content['application/json']]);
+      for (const [where, m] of media) {
+        if (m.example === undefined) throw new Error(`${where}: no example`);
+        const validate = compile(m.schema);
+        if (!validate(m.example)) throw new Error(`${where}: example does not match: ${JSON.stringify(validate.errors)}`);
       }
     }
+  });
+
+  test('a write\'s Idempotency-Key carries no example (a reference\'s "Test Request" would send that one value with every write)', () => {
+    for (const [path, method, op] of apiOperations(doc)) {
+      const p = (op.parameters ?? []).find((x: Json) => x.name === 'Idempotency-Key');
+      if (method === 'get') {
+        expect(p).toBeUndefined();
+        continue;
+      }
+      if (!p) throw new Error(`${method} ${path}: no Idempotency-Key`);
+      const fixed = { example: p.example, examples: p.examples, ...Object.fromEntries(['example', 'examples', 'default', 'const', 'enum'].map((k) => [`schema.${k}`, p.schema[k]])) };
+      expect(`${method} ${path} ${JSON.stringify(fixed)}`).toBe(`${method} ${path} {}`);
+      expect(p.description).toContain('fresh');
+    }
+  });
+
+  test('every operation documents the 405 `method_not_allowed` (with Allow) its path answers to a method it has not', () => {
+    for (const [path, method, op] of apiOperations(doc)) {
+      if (!op.responses['405']) throw new Error(`${method} ${path}: no 405`);
+      const r = response(op.responses['405']);
+      expect(r.headers.Allow).toEqual({ $ref: '#/components/headers/Allow' });
+      expect(r.content['application/problem+json'].schema.allOf[1].properties.code.enum).toEqual(['method_not_allowed']);
+    }
+  });
+
+  test(surface === 'storefront' ? 'every answer documents the CORS headers, and every path its preflight' : 'no CORS headers or preflights', () => {
+    const CORS = ['Access-Control-Allow-Origin', 'Access-Control-Expose-Headers'];
+    for (const [path, method, op] of apiOperations(doc)) {
+      for (const [status, r] of Object.entries<Json>(op.responses)) {
+        const names = Object.keys(response(r).headers ?? {});
+        const where = `${method} ${path} ${status}`;
+        expect(`${where}: ${CORS.filter((h) => names.includes(h))}`).toBe(`${where}: ${surface === 'storefront' ? CORS : ''}`);
+      }
+    }
+    for (const [path, item] of Object.entries<Json>(doc.paths)) {
+      if (surface === 'management') {
+        expect(item.options).toBeUndefined();
+        continue;
+      }
+      const preflight = item.options;
+      if (!preflight) throw new Error(`${path}: no preflight`);
+      expect(preflight.security).toEqual([]);
+      expect(preflight.tags).toEqual(['CORS']);
+      expect(Object.keys(preflight.responses)).toEqual(['204']);
+      expect(Object.keys(preflight.responses['204'].headers).sort()).toEqual(
+        ['X-Request-Id', ...CORS, 'Access-Control-Allow-Methods', 'Access-Control-Allow-Headers', 'Access-Control-Max-Age'].sort());
+    }
+    if (surface === 'storefront') expect(doc.tags.map((t: Json) => t.name)).toContain('CORS');
   });
 
   test('the service registers exactly the routes of the registry, in both directions', () => {

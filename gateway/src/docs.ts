@@ -1,5 +1,5 @@
 import { brotliCompressSync, constants } from 'node:zlib';
-import { PROBLEM_CODES, PROBLEMS, problemResponse, problemTypeBase, publicUrlOf, type Config, type Surface } from '@studio/shared';
+import { JSON_TYPE, jsonResponse, PROBLEM_CODES, PROBLEMS, problemResponse, problemTypeBase, publicUrlOf, type Config, type Surface } from '@studio/shared';
 import { escapeHtml } from './dashboard/html';
 import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
 import { openApiDocument } from '@studio/shared/openapi';
@@ -54,13 +54,24 @@ function serveAsset(asset: Asset, req: Request): Response {
   return new Response(asset.identity, { headers });
 }
 
+/**
+ * What the reference's code samples and "Test Request" put in `Authorization` until a visitor
+ * enters a key: the kind of key the surface takes (Scalar's own placeholder, `YOUR_SECRET_TOKEN`,
+ * told Storefront readers to send a secret).
+ */
+const KEY_PLACEHOLDER = { storefront: ['PublishableKeyAuth', 'svc_pk_YOUR_PUBLISHABLE_KEY'], management: ['SecretKeyAuth', 'svc_sk_YOUR_SECRET_KEY'] } as const;
+
 /** The API reference page: Scalar from this origin, reading this surface's document, no fonts or services from elsewhere. */
 function referencePage(surface: Surface): string {
   const title = surface === 'storefront' ? 'Studio API: Storefront reference' : 'Studio API: Management reference';
-  // no hosted services (AI agent, MCP generator, proxy, fonts): everything the page needs comes from here
+  const [scheme, token] = KEY_PLACEHOLDER[surface];
+  // no hosted services (AI agent, MCP generator, proxy, fonts): everything the page needs comes from here.
+  // No download button: the page shows a copy of the document adapted for Test Request (REFERENCE_JS);
+  // the document itself is linked from its description.
   const configuration = {
     url: '/openapi.json', withDefaultFonts: false, hideClientButton: true, showDeveloperTools: 'never', telemetry: false,
-    agent: { disabled: true }, mcp: { disabled: true }, defaultOpenAllTags: true,
+    agent: { disabled: true }, mcp: { disabled: true }, defaultOpenAllTags: true, documentDownloadType: 'none',
+    authentication: { preferredSecurityScheme: scheme, securitySchemes: { [scheme]: { token } } },
   };
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${title}</title></head><body>
@@ -69,8 +80,34 @@ function referencePage(surface: Surface): string {
 <noscript><p>The interactive reference needs JavaScript. The OpenAPI document is at <a href="/openapi.json">/openapi.json</a>; problem codes at <a href="/docs/problems">/docs/problems</a>.</p></noscript>
 </body></html>`;
 }
-/** Mounts Scalar with the page's configuration (a file, not inline, so the CSP allows scripts from this origin only). */
-const REFERENCE_JS = "const app = document.getElementById('app');\nScalar.createApiReference(app, JSON.parse(app.dataset.configuration));\n";
+/**
+ * Mounts Scalar with the page's configuration (a file, not inline, so the CSP allows scripts
+ * from this origin only). Each write's Idempotency-Key shows as Scalar's `{{$randomUUID}}`
+ * and is replaced on every send by a fresh random UUID (Scalar's own variable picks one of 15
+ * fixed UUIDs), so a visitor's second write is not 409; a value the visitor types is sent as
+ * typed. `getRandomValues`, not `randomUUID`: a studio's closed network may serve plain http.
+ */
+const REFERENCE_JS = `const app = document.getElementById('app');
+const { url, ...config } = JSON.parse(app.dataset.configuration);
+const FRESH = '{{$randomUUID}}';
+function uuid() {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 15) | 64;
+  b[8] = (b[8] & 63) | 128;
+  const h = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return h.slice(0, 8) + '-' + h.slice(8, 12) + '-' + h.slice(12, 16) + '-' + h.slice(16, 20) + '-' + h.slice(20);
+}
+function onBeforeRequest({ requestBuilder }) {
+  const headers = requestBuilder && requestBuilder.headers;
+  if (headers && typeof headers.get === 'function' && headers.get('idempotency-key') === FRESH) headers.set('idempotency-key', uuid());
+}
+fetch(url).then((r) => r.json()).then((doc) => {
+  for (const item of Object.values(doc.paths)) {
+    for (const op of Object.values(item)) for (const p of op.parameters || []) if (p.in === 'header' && p.name === 'Idempotency-Key') p.example = FRESH;
+  }
+  Scalar.createApiReference(app, { ...config, content: doc, onBeforeRequest });
+}, () => Scalar.createApiReference(app, { ...config, url }));
+`;
 /** The browser may load nothing from another host, whatever the bundle tries (studios run this on closed networks). */
 const REFERENCE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; base-uri 'none'; frame-ancestors 'none'";
 
@@ -93,9 +130,9 @@ export function createDocsHandler(config: Config, sql: Sql, redis: Redis | null,
   };
   let scalar: Promise<Asset> | undefined;
   return async (surface, path, requestId, req) => {
-    if (path === '/healthz') return Response.json({ status: 'ok' });
+    if (path === '/healthz') return jsonResponse({ status: 'ok' });
     if (path === '/readyz') return readiness(sql, redis, state.draining);
-    if (path === '/openapi.json') return new Response(documentOf(surface), { headers: { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' } });
+    if (path === '/openapi.json') return new Response(documentOf(surface), { headers: { 'content-type': JSON_TYPE, 'cache-control': 'public, max-age=300' } });
     if (path === '/docs') return new Response(referencePage(surface), { headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': REFERENCE_CSP } });
     if (path === '/docs/reference.js') return new Response(REFERENCE_JS, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' } });
     if (path === '/docs/scalar.js') return serveAsset(await (scalar ??= loadAsset(SCALAR_PATH, 'text/javascript; charset=utf-8')), req);

@@ -102,7 +102,9 @@ test('sign in, create a secret key, use it, find the call in the activity log, r
   latency = performance.now() - calledAt;
   console.log(`activity latency: the call was on the activity page ${Math.round(latency)} ms after its response`);
   expect(latency).toBeLessThan(2000);
-  await expect(entry.locator('td[data-label="Operation"]').textContent()).resolves.toBe('managementListInstructors');
+  // the operation's summary, then its id (issue 19: the id alone broke mid-word on a phone)
+  await expect(entry.locator('td[data-label="Operation"] code.op-id').textContent()).resolves.toBe('managementListInstructors');
+  await expect(entry.locator('td[data-label="Operation"] .op-name').textContent()).resolves.toBe('List instructors');
   await expect(entry.locator('td[data-label="Status"]').textContent()).resolves.toBe('200');
   await expect(entry.locator('td[data-label="Key"]').textContent()).resolves.toContain('booking-sync');
   await expect(entry.locator('td[data-label="Request"]').textContent()).resolves.toBe('GET /v1/instructors');

@@ -47,3 +47,46 @@ test.each(['storefront', 'management'] as Surface[])('%s /docs renders every ope
   expect(elsewhere).toEqual([]);
   expect(problems).toEqual([]);
 }, 60_000);
+
+test('Test Request sends each write with a fresh Idempotency-Key (two in a row: two 201s), and samples name the surface\'s kind of key', async () => {
+  const studio = await s.studio();
+  const { key } = await s.key(studio.id, 'secret', ['instructors:write'], 'reference');
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const sent: { idempotencyKey: string | undefined; status: number }[] = [];
+  page.on('response', (r) => {
+    if (r.request().method() === 'POST' && new URL(r.url()).pathname === '/v1/instructors') sent.push({ idempotencyKey: r.request().headers()['idempotency-key'], status: r.status() });
+  });
+  await page.goto(`${s.managementUrl}/docs#tag/instructors/POST/v1/instructors`);
+  const section = page.locator('section', { hasText: 'Create an instructor' }).filter({ has: page.getByRole('button', { name: /Test Request/ }) }).first();
+  await section.waitFor({ timeout: 15_000 });
+  // the code samples show a secret key's form, not Scalar's YOUR_SECRET_TOKEN
+  expect(await section.innerText()).toContain('Bearer svc_sk_YOUR_SECRET_KEY');
+  await section.getByRole('button', { name: /Test Request/ }).first().click();
+  const client = page.getByRole('dialog', { name: 'API Client' });
+  await client.getByRole('textbox', { name: 'Bearer Token' }).fill(key);
+  const send = client.locator('[data-addressbar-action=send]:visible');
+  for (let i = 1; i <= 2; i++) {
+    await send.click();
+    for (let t = 0; t < 100 && sent.length < i; t++) await page.waitForTimeout(50);
+  }
+  await page.screenshot({ path: `${SHOTS}docs-test-request.png` });
+  expect(sent.map((x) => x.status)).toEqual([201, 201]);
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  expect(sent.every((x) => uuid.test(x.idempotencyKey ?? ''))).toBe(true);
+  expect(sent[0]!.idempotencyKey).not.toBe(sent[1]!.idempotencyKey);
+  // none of the fixed UUIDs Scalar's own {{$randomUUID}} picks from (any UUID written in its bundle)
+  const bundle = await Bun.file(Bun.fileURLToPath(new URL('./browser/standalone.js', import.meta.resolve('@scalar/api-reference')))).text();
+  const fixed = new Set(bundle.match(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g));
+  expect(fixed.size).toBeGreaterThan(10);
+  expect(sent.filter((x) => fixed.has(x.idempotencyKey!))).toEqual([]);
+
+  const storefront = await context.newPage();
+  await storefront.goto(`${s.storefrontUrl}/docs#tag/classes/GET/v1/classes`);
+  const list = storefront.locator('section', { hasText: 'List upcoming classes' }).filter({ has: storefront.getByRole('button', { name: /Test Request/ }) }).first();
+  await list.waitFor({ timeout: 15_000 });
+  const sample = await list.innerText();
+  expect(sample).toContain('Bearer svc_pk_YOUR_PUBLISHABLE_KEY');
+  expect(sample).not.toContain('YOUR_SECRET_TOKEN');
+  await context.close();
+}, 60_000);

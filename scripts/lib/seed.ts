@@ -6,6 +6,14 @@ import { createStudio, publishSite } from './studios';
 
 const DAY = 86_400_000;
 
+/** The first `weekday` (0 = Sunday) after today (UTC), at `hour`:`minute` UTC. */
+function nextWeekdayAt(weekday: number, hour: number, minute = 0): string {
+  const d = new Date(Date.now() + DAY);
+  d.setUTCDate(d.getUTCDate() + ((weekday - d.getUTCDay() + 7) % 7));
+  d.setUTCHours(hour, minute, 0, 0);
+  return d.toISOString();
+}
+
 /** Tomorrow (UTC) at `hour`:`minute`. */
 function tomorrowAt(hour: number, minute = 0): string {
   const d = new Date(Date.now() + DAY);
@@ -63,7 +71,8 @@ export async function seedDemo(sql: Sql, _config: Config) {
       { title: 'Power Hour', mode: 'two_way', instructorId: tomas, startsAt: tomorrowAt(17), durationMinutes: 60, discipline: 'power yoga', level: 'advanced', capacity: 30, locationId: locations[1]!.id, roomId: rooms[2]!.id, recurrence: { intervalDays: 2, count: 15 } },
       { title: 'Mat Pilates', mode: 'community', instructorId: aiko, startsAt: tomorrowAt(9), durationMinutes: 50, discipline: 'pilates', level: 'intermediate', capacity: 12, locationId: locations[0]!.id, roomId: rooms[1]!.id, recurrence: { intervalDays: 7, count: 5 } },
       { title: 'Private coaching', mode: 'coaching', instructorId: aiko, startsAt: tomorrowAt(14), durationMinutes: 45, discipline: 'pilates', visibility: 'private', capacity: 1, recurrence: { intervalDays: 7, count: 5 } },
-      { title: 'Sunday Meditation', mode: 'broadcast', instructorId: jonas, startsAt: tomorrowAt(8, 30), durationMinutes: 30, discipline: 'meditation', recurrence: { intervalDays: 7, count: 5 } },
+      // on Sundays, as its title says (08:30 UTC is Sunday morning in Berlin too)
+      { title: 'Sunday Meditation', mode: 'broadcast', instructorId: jonas, startsAt: nextWeekdayAt(0, 8, 30), durationMinutes: 30, discipline: 'meditation', recurrence: { intervalDays: 7, count: 5 } },
     ] as const;
     const classIds: string[] = [];
     for (const c of series) {

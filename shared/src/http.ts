@@ -1,7 +1,13 @@
 /** Small HTTP helpers shared by the gateway and the services. */
 import { randomBase62 } from './base62';
 
+/** The one spelling of the JSON media type on every answer we build (RFC 8259 defines no charset parameter). */
 export const JSON_TYPE = 'application/json';
+
+/** A JSON answer with that spelling (`Response.json` would say `application/json;charset=utf-8`). */
+export function jsonResponse(body: unknown, init: { status?: number; headers?: Record<string, string> } = {}): Response {
+  return new Response(JSON.stringify(body), { status: init.status ?? 200, headers: { ...init.headers, 'content-type': JSON_TYPE } });
+}
 
 /**
  * Unique, not secret: the time the request arrived (ms since the epoch, 9 base-36
@@ -48,10 +54,21 @@ export function setLogLevel(level: LogLevel): LogLevel {
   return before;
 }
 
+/**
+ * The name every line of this process carries as `service` (gateway, storefront-service,
+ * management-service), so the gateway's and a service's line of one request can be told
+ * apart. Process-wide by nature: set once by each main.ts; apps built together in one
+ * process (the tests) pass `service` on their own lines instead.
+ */
+let processName = 'unnamed';
+export function setLogProcess(name: string) {
+  processName = name;
+}
+
 /** One JSON line: warnings and errors on stderr, the rest on stdout. */
 export function log(level: LogLevel, msg: string, fields: Record<string, unknown> = {}) {
   if (RANK[level] < threshold) return;
-  const line = JSON.stringify({ level, time: new Date().toISOString(), msg, ...fields });
+  const line = JSON.stringify({ level, time: new Date().toISOString(), service: processName, msg, ...fields });
   if (RANK[level] >= RANK.warn) console.error(line);
   else console.log(line);
 }
@@ -65,11 +82,11 @@ export const accessLogOn = () => RANK.info >= threshold;
 
 /** One JSON line per request (contract §13): request id, trace id, surface, operation, status, duration, key id; never a key. */
 export function logRequest(fields: {
-  requestId: string | null; traceId: string; surface: string; operation: string; method: string; status: number; durationMs: number; keyId: string | null;
+  requestId: string | null; traceId: string | null; surface: string; operation: string; method: string; status: number; durationMs: number; keyId: string | null;
   [more: string]: unknown;
 }) {
   if (RANK.info < threshold) return;
-  accessOut.write(`${JSON.stringify({ level: 'info', time: new Date().toISOString(), msg: 'request', ...fields })}\n`);
+  accessOut.write(`${JSON.stringify({ level: 'info', time: new Date().toISOString(), service: processName, msg: 'request', ...fields })}\n`);
   flushTimer ??= setTimeout(flushLogs, 100);
   (flushTimer as { unref?(): void }).unref?.();
 }

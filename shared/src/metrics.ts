@@ -14,8 +14,13 @@
 import client from 'prom-client';
 import type { Surface } from './operations';
 
-/** prom-client's event-loop-lag gauges read garbage on Bun (NaN, min 9.2e9 s): left out. */
-const BROKEN_ON_BUN = /^nodejs_eventloop_lag/;
+/**
+ * Left out, as untrue on Bun: prom-client's event-loop-lag gauges read garbage (NaN, min
+ * 9.2e9 s), and its active handles / requests / resources gauges read 0 whatever runs (Bun
+ * reports none). Their `nodejs_active_*_total` gauges also failed `promtool check metrics`
+ * (a gauge may not end in `_total`), and the names without it are taken by the per-type ones.
+ */
+const BROKEN_ON_BUN = /^nodejs_(eventloop_lag|active_)/;
 export const UNKNOWN_OPERATION = 'unknown';
 
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
@@ -95,10 +100,13 @@ export function createMetrics() {
 
   return {
     registry,
-    /** One answered request (`operation`: an operations-table id, or undefined for anything else). */
-    request(surface: Surface, operation: string | undefined, status: number, seconds: number) {
+    /**
+     * One answered request (`operation`: an operations-table id, or undefined for anything else;
+     * on the dashboard, the name of one of its routes).
+     */
+    request(surface: Surface | 'dashboard', operation: string | undefined, status: number, seconds: number) {
       const op = operation ?? UNKNOWN_OPERATION;
-      const id = surface === 'storefront' ? op : `m ${op}`;
+      const id = surface === 'storefront' ? op : `${surface} ${op}`;
       let of = children.get(id);
       if (!of) children.set(id, (of = { timed: duration.child([surface, op]), byStatus: new Map() }));
       let c = of.byStatus.get(status);

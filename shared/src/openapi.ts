@@ -6,6 +6,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { isWrite, operationsOf, pathParams, problemsOf, type Operation, type Surface } from './operations';
 import { PROBLEMS, PROBLEM_CONTENT_TYPE, type ProblemCode } from './problem';
+import { JSON_TYPE } from './http';
 import * as classes from './schemas/classes';
 import * as content from './schemas/content';
 import * as coupons from './schemas/coupons';
@@ -17,6 +18,7 @@ import * as programs from './schemas/programs';
 import * as schedule from './schemas/schedule';
 import * as storefront from './schemas/storefront';
 import { Problem } from './schemas/problem';
+import { MAX_ID_LENGTH } from './schemas/fields';
 import { EXAMPLES } from './schemas/examples';
 
 type Json = Record<string, unknown>;
@@ -51,7 +53,8 @@ function toDoc(schema: unknown, refs: Set<string>, top = true): unknown {
     return { $ref: `#/components/schemas/${name}` };
   }
   const s = schema as Json;
-  if (s['x-doc']) return s['x-doc'];
+  // converted in turn: an `x-doc` may be a named schema (a request's plan or coupon config documented as its union)
+  if (s['x-doc']) return toDoc(s['x-doc'], refs, top);
   const anyOf = s.anyOf as Json[] | undefined;
   if (anyOf?.length && anyOf.every((b) => typeof b.const === 'string')) {
     const out: Json = { type: 'string', enum: anyOf.map((b) => b.const) };
@@ -79,11 +82,25 @@ const HEADERS: Record<string, Json> = {
   'RateLimit-Policy': { description: 'The key\'s limit, e.g. `"key";q=100;w=1`.', schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
   Location: { description: 'Path of the created resource; GET it to read the record.', schema: { type: 'string' } },
-  ETag: { description: 'Strong tag of this answer; send it back in If-None-Match to get 304.', schema: { type: 'string' } },
+  ETag: { description: 'Tag of this answer\'s content (weak, `W/"…"`, on a compressed one); send it back in If-None-Match to get 304.', schema: { type: 'string' } },
   'Cache-Control': { description: '`public, max-age=30`.', schema: { type: 'string' } },
   'Idempotent-Replayed': { description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
   Allow: { description: 'The methods this path accepts.', schema: { type: 'string' } },
+  // CORS (Storefront only): the values the gateway sends, so a test can hold them to it
+  'Access-Control-Allow-Origin': {
+    description: '`*`: any website may call. A successful answer to a key restricted to websites names the calling page\'s origin instead.',
+    schema: { type: 'string' }, example: '*',
+  },
+  'Access-Control-Expose-Headers': {
+    description: 'The headers browser code may read.', schema: { type: 'string' },
+    example: 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Location, Idempotent-Replayed',
+  },
+  'Access-Control-Allow-Methods': { description: 'The methods a page may use.', schema: { type: 'string' }, example: 'GET, OPTIONS' },
+  'Access-Control-Allow-Headers': { description: 'The request headers a page may send.', schema: { type: 'string' }, example: 'Authorization, Content-Type, If-None-Match' },
+  'Access-Control-Max-Age': { description: 'Seconds a browser may keep this preflight\'s answer.', schema: { type: 'integer' }, example: 600 },
 };
+/** On every Storefront answer, whatever its status (contract §3). */
+const CORS = ['Access-Control-Allow-Origin', 'Access-Control-Expose-Headers'];
 const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const headers = (...names: string[]) => Object.fromEntries(names.map((n) => [n, header(n)]));
 
@@ -93,7 +110,7 @@ const tagOf = (path: string) => {
 };
 
 const STATUS_NAMES: Record<number, string> = {
-  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict', 413: 'PayloadTooLarge',
+  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 409: 'Conflict', 413: 'PayloadTooLarge',
   415: 'UnsupportedMediaType', 422: 'UnprocessableContent', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'GatewayTimeout',
 };
 
@@ -115,18 +132,25 @@ class SharedResponses {
   }
 }
 
+/**
+ * The problems an operation can answer, by status. With them `method_not_allowed`: what the
+ * gateway answers (with `Allow`) when the operation's path is called with a method none of its
+ * operations has; every path has such methods, so every operation documents the 405.
+ */
 function problemResponses(o: Operation, shared: SharedResponses): Record<string, Json> {
   const byStatus = new Map<number, ProblemCode[]>();
-  for (const code of problemsOf(o)) {
+  for (const code of [...problemsOf(o), 'method_not_allowed' as const]) {
     const status = PROBLEMS[code][0];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const out: Record<string, Json> = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const extra = status === 429 || codes.includes('idempotency_request_in_progress') ? ['Retry-After'] : [];
+    const extra = status === 429 || codes.includes('idempotency_request_in_progress') ? ['Retry-After'] : status === 405 ? ['Allow'] : [];
     out[status] = shared.ref(status, {
-      description: codes.map((c) => `\`${c}\`: ${PROBLEMS[c][1]}`).join('; '),
-      headers: headers('X-Request-Id', ...(status >= 500 ? [] : ['RateLimit', 'RateLimit-Policy']), ...extra),
+      description: status === 405
+        ? '`method_not_allowed`: the path was called with a method none of its operations has; `Allow` names the ones it has.'
+        : codes.map((c) => `\`${c}\`: ${PROBLEMS[c][1]}`).join('; '),
+      headers: headers('X-Request-Id', ...(status >= 500 ? [] : ['RateLimit', 'RateLimit-Policy']), ...extra, ...(o.surface === 'storefront' ? CORS : [])),
       content: {
         [PROBLEM_CONTENT_TYPE]: {
           schema: { allOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'object', properties: { code: { type: 'string', enum: codes } } }] },
@@ -141,7 +165,7 @@ function parameters(o: Operation, refs: Set<string>): Json[] {
   const out: Json[] = pathParams(o).map((p) => ({
     name: p.name, in: 'path', required: true,
     description: `A ${p.kind} id; one that cannot be a ${p.kind} id is 404 \`not_found\`.`,
-    schema: { type: 'string', pattern: p.pattern },
+    schema: { type: 'string', pattern: p.pattern, maxLength: MAX_ID_LENGTH },
   }));
   if (o.query) {
     const required = new Set((o.query.required as string[] | undefined) ?? []);
@@ -157,16 +181,16 @@ function operationDoc(o: Operation, refs: Set<string>, shared: SharedResponses):
   const okName = NAMES.get(o.ok.schema) ?? '';
   const okHeaders = ['X-Request-Id', 'RateLimit', 'RateLimit-Policy',
     ...(o.ok.status === 201 ? ['Location'] : []), ...(isWrite(o) ? ['Idempotent-Replayed'] : []),
-    ...(o.surface === 'storefront' ? ['ETag', 'Cache-Control'] : [])];
+    ...(o.surface === 'storefront' ? ['ETag', 'Cache-Control', ...CORS] : [])];
   const responses: Record<string, Json> = {
     [o.ok.status]: {
       description: o.ok.status === 201 ? 'Created' : 'OK',
       headers: headers(...okHeaders),
-      content: { 'application/json': { schema: ref(o.ok.schema, refs), example: exampleOf(okName) } },
+      content: { [JSON_TYPE]: { schema: ref(o.ok.schema, refs), example: exampleOf(okName) } },
     },
   };
   if (o.surface === 'storefront') {
-    responses[304] = { description: 'Not modified: `If-None-Match` named the current ETag.', headers: headers('X-Request-Id', 'ETag', 'Cache-Control') };
+    responses[304] = { description: 'Not modified: `If-None-Match` named the current ETag.', headers: headers('X-Request-Id', 'ETag', 'Cache-Control', ...CORS) };
   }
   Object.assign(responses, problemResponses(o, shared));
   const notes = [
@@ -188,22 +212,52 @@ function operationDoc(o: Operation, refs: Set<string>, shared: SharedResponses):
   if (isWrite(o)) {
     (doc.parameters as Json[]).unshift({
       name: 'Idempotency-Key', in: 'header', required: true,
-      description: 'A fresh value per action (a UUID); reuse it only to retry that exact action.',
-      schema: { type: 'string', minLength: 1, maxLength: 255 }, example: '5f0c6a1e-3b9d-4c1a-9a57-2f7e8d4b6c10',
+      // no example: a reference's "Test Request" would send that one value with every write (the second one 409)
+      description: 'A fresh value per action, such as a new UUID (`crypto.randomUUID()`); reuse it only to retry that exact action. '
+        + 'The same key with another request is 409 `idempotency_key_reused`.',
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
     });
   }
   if (o.body) {
     const name = NAMES.get(o.body) ?? '';
-    doc.requestBody = { required: true, content: { 'application/json': { schema: ref(o.body, refs), example: exampleOf(name) } } };
+    doc.requestBody = { required: true, content: { [JSON_TYPE]: { schema: ref(o.body, refs), example: exampleOf(name) } } };
   }
   return doc;
+}
+
+/**
+ * A Storefront path's CORS preflight: answered by the gateway itself (no key, no operation of
+ * the registry), documented so a browser developer finds what it answers.
+ */
+function preflightDoc(path: string): Json {
+  const asked = (name: string, description: string) => ({ name, in: 'header', required: false, description, schema: { type: 'string' } });
+  return {
+    summary: `Preflight ${path}`,
+    description: 'What a browser sends before a cross-origin call that carries `Authorization`. The gateway answers it without a key: 204 with the CORS headers. '
+      + 'A key restricted to websites is checked on the call itself (403 `origin_not_allowed`).',
+    tags: ['CORS'],
+    security: [],
+    parameters: [
+      asked('Origin', 'The calling page\'s origin.'),
+      asked('Access-Control-Request-Method', 'The method of the call to come (`GET`).'),
+      asked('Access-Control-Request-Headers', 'The headers it will send, e.g. `authorization`.'),
+    ],
+    responses: {
+      204: {
+        description: 'The browser may make the call.',
+        headers: headers('X-Request-Id', ...CORS, 'Access-Control-Allow-Methods', 'Access-Control-Allow-Headers', 'Access-Control-Max-Age'),
+      },
+    },
+  };
 }
 
 const SURFACES = {
   storefront: {
     title: 'Studio API: Storefront',
     description: 'Read-only public data of one studio, for its website. Authenticate with a publishable key: `Authorization: Bearer svc_pk_…`. '
-      + 'Every answer carries `ETag` and `Cache-Control: public, max-age=30`; CORS is open to any origin.',
+      + 'A successful read (200) carries `ETag` and `Cache-Control: public, max-age=30`: send the tag back in `If-None-Match` and an unchanged answer is 304 without a body. '
+      + 'Problem answers carry neither. Every answer carries the CORS headers, and a browser\'s preflight (`OPTIONS`) is answered without a key: any website may call, '
+      + 'unless the key is restricted to its studio\'s websites.',
     scheme: ['PublishableKeyAuth', 'A publishable key (`svc_pk_…`): read-only, one studio, safe in browser code.', 'svc_pk_<32 base62>'],
   },
   management: {
@@ -228,6 +282,7 @@ export function openApiDocument(surface: Surface, o: OpenApiOptions): Json {
   for (const op of operationsOf(surface)) {
     (paths[op.path] ??= {})[op.method.toLowerCase()] = operationDoc(op, refs, shared);
   }
+  if (surface === 'storefront') for (const path of Object.keys(paths)) paths[path]!.options = preflightDoc(path);
   const schemas: Record<string, unknown> = {};
   // components may refer to further components: resolve until nothing new appears
   for (let pending = [...refs]; pending.length; pending = [...refs].filter((n) => !(n in schemas))) {
@@ -246,10 +301,14 @@ export function openApiDocument(surface: Surface, o: OpenApiOptions): Json {
       version: '1.0.0',
       description: `${meta.description}\n\nErrors are \`application/problem+json\` (the \`Problem\` schema); branch on \`code\`, and see \`${o.publicUrl}/docs/problems\` for what causes each code and how to fix it. `
         + 'A known path with a method it does not accept answers 405 `method_not_allowed` with `Allow`; an unknown path answers 404 `route_not_found`. '
-        + 'Every answer carries `X-Request-Id`; every keyed answer carries the `RateLimit` and `RateLimit-Policy` fields.',
+        + 'Every answer carries `X-Request-Id`; every keyed answer carries the `RateLimit` and `RateLimit-Policy` fields.'
+        + `\n\nThis document, for client generators: [${o.publicUrl}/openapi.json](${o.publicUrl}/openapi.json).`,
     },
     servers: [{ url: o.publicUrl }],
-    tags: [...new Set(operationsOf(surface).map((op) => tagOf(op.path)))].map((name) => ({ name })),
+    tags: [
+      ...[...new Set(operationsOf(surface).map((op) => tagOf(op.path)))].map((name) => ({ name })),
+      ...(surface === 'storefront' ? [{ name: 'CORS', description: 'Browser preflights, answered by the gateway without a key.' }] : []),
+    ],
     security: [{ [schemeName]: [] }],
     paths,
     components: {

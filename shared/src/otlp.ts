@@ -8,7 +8,7 @@
  * the SDK's span objects, context manager and processors cost a measurable part of
  * that; a server span per request needs only these few fields.
  */
-import { log } from './http';
+import { JSON_TYPE, log } from './http';
 import type { Trace } from './trace';
 
 export interface SpanEnd {
@@ -40,7 +40,7 @@ export function createSpanExporter(endpoint: string, serviceName: string) {
         scopeSpans: [{ scope: { name: '@studio/shared/otlp' }, spans }],
       }],
     };
-    sending = fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(5_000) })
+    sending = fetch(url, { method: 'POST', headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(body), signal: AbortSignal.timeout(5_000) })
       .then((res) => void res.arrayBuffer())
       .catch((err) => log('warn', 'span export failed', { error: String(err), dropped: spans.length }))
       .finally(() => (sending = null));

@@ -10,6 +10,10 @@ export const PROBLEM_DOCS = {
     cause: 'The request body is not valid JSON, is empty where a body is required, or nests arrays and objects more than 32 levels deep.',
     fix: 'Send a JSON object built with a JSON serializer (JSON.stringify, json.dumps); keep nesting shallow.',
   },
+  malformed_request: {
+    cause: 'The Host header is not a host name or address with an optional port (it is empty, or holds a space, a slash, a stray bracket or colon), or the request target is not a path.',
+    fix: 'Send the request with an HTTP client or library, which writes Host as the name (and port) of the server you call and the target as a path starting with /.',
+  },
   idempotency_key_required: {
     cause: 'A Management write (POST, PATCH, DELETE) was sent without an Idempotency-Key header.',
     fix: 'Generate a fresh value (a UUID) per action and send it as Idempotency-Key; reuse it only to retry that same action.',
@@ -52,7 +56,7 @@ export const PROBLEM_DOCS = {
   },
   scope_required: {
     cause: 'The secret key does not hold the scope this operation needs; requiredScope in the body names it.',
-    fix: 'Create a key with that scope in the dashboard (or roll one with more scopes) and use it for this operation.',
+    fix: 'Create a secret key with that scope in the dashboard (Keys, Create a key) and use it for this operation. Rolling a key does not help: the new key keeps the old one\'s scopes.',
   },
   studio_required: {
     cause: 'The key belongs to a studio that has been deleted.',
@@ -60,7 +64,7 @@ export const PROBLEM_DOCS = {
   },
   origin_not_allowed: {
     cause: 'The publishable key is restricted to some websites, and this request\'s Origin header (the page that made it) is not one of them.',
-    fix: 'Call from one of the key\'s allowed origins, or add this origin to the key in the dashboard (Keys, Origins). Requests without an Origin header (server-side) are not restricted.',
+    fix: 'Call from one of the key\'s allowed origins, or add this origin to the key in the dashboard (Keys, then the key\'s Websites button). Requests without an Origin header (server-side) are not restricted.',
   },
   csrf_failed: {
     cause: 'A dashboard form was out of date, came from another site, or its page was open across a sign-out.',
@@ -176,7 +180,11 @@ export const PROBLEM_DOCS = {
   },
   rate_limited: {
     cause: 'The key (and, for a publishable key, the visitor\'s address) sent more requests than its limit; the RateLimit headers show it.',
-    fix: 'Wait Retry-After seconds, then slow down: spread requests, cache Storefront answers (they carry ETag), or ask for a higher limit.',
+    fix: 'Wait Retry-After seconds, then slow down: spread requests, cache Storefront answers (a 200 carries an ETag: send it back in If-None-Match for a bodiless 304), or ask for a higher limit.',
+  },
+  client_closed_request: {
+    cause: 'The client closed the connection before the request body arrived in full (an aborted upload or a dropped connection); nothing was sent to the service. No client ever reads this answer: it is what the activity log records.',
+    fix: 'Nothing to fix on the API side. If your client aborts uploads (a timeout shorter than the upload takes, a page closed mid-request), retry the call; a Management write with the same Idempotency-Key is safe to repeat.',
   },
   internal_error: {
     cause: 'Something failed on our side.',

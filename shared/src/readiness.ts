@@ -1,4 +1,5 @@
 import { pingSql, type Sql } from './db';
+import { jsonResponse } from './http';
 import { pingRedis, type Redis } from './redis';
 
 /** Contract §1, the same on every process: ready while Postgres answers; Redis down is degraded but serving. */
@@ -16,5 +17,5 @@ export async function readiness(sql: Sql, redis: Redis | null, draining = false)
   const [postgres, redisUp] = await Promise.all([within(pingSql(sql)), redis ? within(pingRedis(redis)) : false]);
   const ready = postgres && !draining;
   const body: Readiness = { status: ready ? 'ready' : 'unavailable', checks: { postgres: postgres ? 'up' : 'down', redis: redisUp ? 'up' : 'down' } };
-  return Response.json(body, { status: ready ? 200 : 503, headers: { 'cache-control': 'no-store' } });
+  return jsonResponse(body, { status: ready ? 200 : 503, headers: { 'cache-control': 'no-store' } });
 }

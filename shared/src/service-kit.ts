@@ -2,13 +2,15 @@ import { Elysia, ValidationError } from 'elysia';
 import { AppError, problems, problemResponse as renderProblem, type FieldError, type ProblemCode, type ProblemOptions } from './problem';
 import { translatePgError } from './pg-errors';
 import { verifySignature, type Caller } from './signing';
-import { log } from './http';
-import { fieldMessage, type SchemaError } from './validation';
+import { jsonResponse, log } from './http';
+import { Kind, type TSchema } from '@sinclair/typebox';
+import { fieldMessage, schemaErrors, type SchemaError } from './validation';
 import { problemTypeBase, type Config } from './config';
 import type { Surface } from './operations';
 import type { Sql } from './db';
 import type { Redis } from './redis';
 import { readiness } from './readiness';
+import { requestTarget } from './target';
 
 export interface ServiceKitOptions {
   name: string;
@@ -24,13 +26,12 @@ const callers = new WeakMap<Request, Caller>();
 /** The verified caller of a request (set by the kit before any route runs). */
 export const callerOf = (request: Request): Caller => callers.get(request)!;
 
-function pathAndQuery(url: string): string {
-  const i = url.indexOf('/', url.indexOf('//') + 2);
-  return i < 0 ? '/' : url.slice(i);
-}
-
 function validationErrors(error: ValidationError): FieldError[] {
   const part = error.type === 'body' ? '/body' : error.type === 'query' ? '/query' : error.type === 'params' ? '/params' : `/${error.type}`;
+  // every error of the value at once, looking into nullable objects (Elysia's `all` stops at a union)
+  const v = error.validator as { schema?: unknown };
+  const schema = (v && typeof v === 'object' && 'schema' in v ? v.schema : v) as TSchema | undefined;
+  if (schema && typeof schema === 'object' && Kind in schema) return schemaErrors(schema, error.value, part);
   const seen = new Set<string>();
   const out: FieldError[] = [];
   for (const e of error.all) {
@@ -63,8 +64,16 @@ export function serviceKit(o: ServiceKitOptions) {
   const problemResponse = (code: ProblemCode, requestId: string | undefined, options: ProblemOptions = {}) =>
     renderProblem(code, requestId, { typeBase, ...options });
   return new Elysia({ name: `service-kit:${o.name}` })
+    // a returned record or list is written with the one JSON media type spelling (Elysia's would add `;charset=utf-8`);
+    // the success schema has been checked by then, and Responses (problems, stored writes) pass untouched
+    .mapResponse({ as: 'global' }, ({ responseValue, set }) => {
+      const v = responseValue as { constructor?: unknown } | null;
+      if (v && (v.constructor === Object || Array.isArray(v))) {
+        return jsonResponse(v, { status: typeof set.status === 'number' ? set.status : 200, headers: set.headers as Record<string, string> });
+      }
+    })
     .onRequest(({ request }) => {
-      const path = pathAndQuery(request.url);
+      const path = requestTarget(request.url).pathAndQuery;
       if (UNSIGNED.has(path)) return;
       const caller = verifySignature(o.config.GATEWAY_SECRET, request.method, path, request.headers);
       if (!caller) return problemResponse('gateway_signature_invalid', undefined, { detail: 'This service is reachable only through the gateway.' });

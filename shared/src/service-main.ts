@@ -3,9 +3,9 @@
  * its metrics, traces and access log, and a graceful stop on SIGTERM / SIGINT.
  */
 import type { Elysia } from 'elysia';
-import { loadConfig, type Config } from './config';
+import { loadConfigOrExit, type Config } from './config';
 import { createSql, type Sql } from './db';
-import { flushLogs, log, setLogLevel } from './http';
+import { flushLogs, log, setLogLevel, setLogProcess } from './http';
 import { createMetrics, type Metrics } from './metrics';
 import type { Surface } from './operations';
 import { connectRedis, createRedis, quitRedis, type Redis } from './redis';
@@ -19,7 +19,8 @@ export async function runService(o: {
   port: (config: Config) => number;
   build: (deps: { config: Config; sql: Sql; redis: Redis; metrics: Metrics }) => Elysia<any, any, any, any, any, any, any>;
 }) {
-  const config = loadConfig();
+  setLogProcess(o.name); // before anything logs: every line names its process
+  const config = loadConfigOrExit();
   setLogLevel(config.LOG_LEVEL);
   const sql = createSql(config.DATABASE_URL, { max: POOL_MAX, name: o.name });
   const redis = createRedis(config.REDIS_URL, `${o.name} redis`, config.REDIS_CLUSTER_NODES);

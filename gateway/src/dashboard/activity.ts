@@ -48,6 +48,8 @@ interface ActivityRow {
   traceId: string | null;
   clientAddress: string | null;
   userAgent: string | null;
+  /** A folded 429: the calls of this key and address refused in that second. */
+  refusedCount: number | null;
   keyName: string | null;
   keyHint: string | null;
   keyKind: 'secret' | 'publishable' | null;
@@ -72,7 +74,7 @@ function readFilters(url: URL, keyIds: Set<string>): Filters {
 /** The page's columns of an entry `a` and its key `k` (KEY_JOIN). */
 const COLUMNS = (sql: Sql) => sql`
   a.id::text as id, a.at, (extract(epoch from a.at) * 1000000)::bigint::text as at_us, a.operation_id, a.method, a.path, a.query, a.status, a.outcome, a.duration_ms, a.request_id,
-  a.problem_code, a.problem_detail, a.trace_id, a.client_address, a.user_agent, k.name as key_name, k.hint as key_hint, k.kind as key_kind`;
+  a.problem_code, a.problem_detail, a.trace_id, a.client_address, a.user_agent, a.refused_count, k.name as key_name, k.hint as key_hint, k.kind as key_kind`;
 const KEY_JOIN = (sql: Sql) => sql`left join api_keys k on k.id = a.key_id and k.studio_id = a.studio_id`;
 
 /**
@@ -138,16 +140,27 @@ function filterForm(f: Filters, keys: { id: string; name: string; hint: string; 
 }
 
 const searchForm = (value = '') => html`<form method="get" action="/activity" class="search card" role="search">
-  <label class="field">Find a request by its id <input name="requestId" value="${value}" placeholder="req_… (from an error's requestId or X-Request-Id)" spellcheck="false" autocomplete="off"></label>
+  <label class="field">Find a request by its id <input name="requestId" value="${value}" placeholder="req_… or urn:request:req_… (an error's instance, or X-Request-Id)" spellcheck="false" autocomplete="off"></label>
   <button type="submit" class="btn btn-primary">Open</button>
 </form>`;
+
+const OPERATION_BY_ID = new Map(OPERATIONS.map((o) => [o.id as string, o]));
+/** `managementListInstructors` with a break opportunity before each capital: a narrow cell wraps it between words, never inside one. */
+const camelBreaks = (id: string): Html => html`${id.split(/(?=[A-Z])/).map((part, i) => (i ? html`<wbr>${part}` : part))}`;
+
+/** The operation of an entry as people read it: its summary, then its id (the filter and the API's word for it). */
+function operationCell(operationId: string | null): Html {
+  const op = operationId ? OPERATION_BY_ID.get(operationId) : undefined;
+  if (!operationId) return html`<td data-label="Operation"><span class="muted">unknown route</span></td>`;
+  return html`<td data-label="Operation" class="op" data-operation="${operationId}">${op ? html`<span class="op-name">${op.summary}</span><br>` : ''}<code class="op-id small">${camelBreaks(operationId)}</code></td>`;
+}
 
 function row(r: ActivityRow, s: Session): Html {
   const cls = r.outcome === 'success' ? 'ok' : r.outcome === 'client_error' ? 'warn' : 'bad';
   return html`<tr data-request-id="${r.requestId}">
     <td data-label="Time">${timeTag(r.at, undefined, s.studioTimezone)}</td>
     <td data-label="Key">${r.keyName === null ? html`<span class="muted">deleted key</span>` : html`${r.keyName} <code>${r.keyHint}</code>`}</td>
-    <td data-label="Operation">${r.operationId ? html`<code class="op">${r.operationId}</code>` : html`<span class="muted">unknown route</span>`}</td>
+    ${operationCell(r.operationId)}
     <td data-label="Request" class="req"><span class="method">${r.method}</span> <code class="path">${r.path}${r.query ? `?${r.query}` : ''}</code></td>
     <td data-label="Status"><span class="status ${cls}">${r.status}</span>${r.problemCode ? html` <code class="small">${r.problemCode}</code>` : ''}</td>
     <td data-label="Duration" class="num">${Math.round(r.durationMs * 10) / 10} ms</td>
@@ -168,11 +181,21 @@ function pager(f: Filters, more: boolean, last: ActivityRow | undefined): Html {
   </nav>`;
 }
 
+/**
+ * The request id in what a developer pasted: the id itself, or a problem's `instance`
+ * (`urn:request:req_…`), which is what they copy from an error; spaces and quotes around it
+ * (copied from a JSON body) are dropped.
+ */
+export function searchedRequestId(text: string): string {
+  const bare = text.trim().replace(/^["']|["'],?$/g, '').trim();
+  return bare.replace(/^urn:request:/i, '');
+}
+
 export async function activityPage(deps: DashboardDeps, s: Session, url: URL): Promise<Response> {
   const { sql } = deps;
   // `request` is what the search form sent before contract §11 named it
-  const wanted = (url.searchParams.get('requestId') ?? url.searchParams.get('request'))?.trim();
-  if (wanted) return findEntry(deps, s, wanted);
+  const searched = url.searchParams.get('requestId') ?? url.searchParams.get('request');
+  if (searched?.trim()) return findEntry(deps, s, searchedRequestId(searched), searched.trim());
   const keys = await sql<{ id: string; name: string; hint: string; revoked: boolean }[]>`
     select id, name, hint, revoked_at is not null as revoked from api_keys where studio_id = ${s.studioId} order by created_at desc, id desc`;
   const f = readFilters(url, new Set(keys.map((k) => k.id)));
@@ -222,10 +245,10 @@ export function entryQuery(sql: Sql, studioId: string, requestId: string) {
 
 const entryOf = async (sql: Sql, studioId: string, requestId: string): Promise<ActivityRow | undefined> => (await entryQuery(sql, studioId, requestId))[0];
 
-/** A request id searched for: its entry, or a page that says none of this studio's calls has it. */
-async function findEntry(deps: DashboardDeps, s: Session, requestId: string): Promise<Response> {
+/** A request id searched for (`typed`: as sent): its entry, or a page that says none of this studio's calls has it. */
+async function findEntry(deps: DashboardDeps, s: Session, requestId: string, typed: string): Promise<Response> {
   if (/^[0-9A-Za-z_-]{1,100}$/.test(requestId) && (await entryOf(deps.sql, s.studioId, requestId))) return redirect(`/activity/${requestId}`);
-  const body = html`<h1>Activity</h1>${searchForm(requestId)}
+  const body = html`<h1>Activity</h1>${searchForm(typed)}
     <p class="empty card" role="status">No call of this studio has the request id <code>${requestId}</code>. Entries appear a second or two after the call and are kept 90 days.</p>
     <p><a href="/activity">All activity</a></p>`;
   return page(layout({ title: 'Activity', studio: chromeOf(deps.config, s, 'activity') }, body), 404);
@@ -250,6 +273,7 @@ export async function activityEntryPage(deps: DashboardDeps, s: Session, request
         ${item('Time', timeTag(r.at, undefined, s.studioTimezone))}
         ${item('Status', html`<span class="status ${r.outcome === 'success' ? 'ok' : r.outcome === 'client_error' ? 'warn' : 'bad'}">${r.status}</span> ${OUTCOME_LABEL[r.outcome] ?? r.outcome}`)}
         ${item('Problem', problem)}
+        ${r.refusedCount ? item('Refused calls', `${r.refusedCount} in this second from this key and address (one entry stands for them all)`) : ''}
         ${item('Operation', op ? html`<code>${op.id}</code> (${surfaceName(op)}: ${op.summary})` : html`<span class="muted">unknown route</span>`)}
         ${item('Query string', r.query ? html`<code>${r.query}</code>` : html`<span class="muted">none</span>`)}
         ${item('Duration', `${Math.round(r.durationMs * 100) / 100} ms at the gateway`)}

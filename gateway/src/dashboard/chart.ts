@@ -43,35 +43,42 @@ export async function chartBuckets(sql: Sql, studioId: string, range: ChartRange
 }
 
 const W = 720;
-const H = 160;
-const PAD = { left: 36, right: 8, top: 10, bottom: 22 };
+const H = 140;
+const TOP = 6;
 
-/** A server-rendered bar chart (no script): calls in blue, errors in red over them, a title per bar for hover. */
+/**
+ * A server-rendered bar chart (no script): calls in blue, errors in red over them, a title
+ * per bar for hover. The bars are an SVG stretched to the card's width; the axis labels are
+ * HTML text beside and under it, so they keep the page's font size on a phone (text inside a
+ * scaled SVG shrank to 6 px at 390 px wide). The stylesheet lays the labels out (the CSP
+ * allows no inline style): six to a row, each under the bucket it names.
+ */
 export function chartSvg(buckets: Bucket[], range: ChartRange): Html {
   const max = Math.max(1, ...buckets.map((b) => b.calls));
-  const innerW = W - PAD.left - PAD.right;
-  const innerH = H - PAD.top - PAD.bottom;
-  const slot = innerW / buckets.length;
-  const y = (v: number) => PAD.top + innerH - (v / max) * innerH;
+  const slot = W / buckets.length;
+  const y = (v: number) => TOP + (H - TOP) - (v / max) * (H - TOP);
   const label = (at: number) => (range === '24h' ? `${new Date(at).toISOString().slice(11, 13)}:00` : new Date(at).toISOString().slice(5, 10));
   const totals = buckets.reduce((t, b) => ({ calls: t.calls + b.calls, errors: t.errors + b.errors }), { calls: 0, errors: 0 });
   const bars = buckets.map((b, i) => {
-    const x = PAD.left + i * slot + 1;
+    const x = i * slot + 1;
     const w = Math.max(1, slot - 2);
     const when = range === '24h' ? `${new Date(b.at).toISOString().slice(0, 13).replace('T', ' ')}:00 UTC` : `${new Date(b.at).toISOString().slice(0, 10)} UTC`;
     return html`<g><title>${when}: ${b.calls} calls, ${b.errors} errors</title>
-      <rect x="${x.toFixed(1)}" y="${y(b.calls).toFixed(1)}" width="${w.toFixed(1)}" height="${(PAD.top + innerH - y(b.calls)).toFixed(1)}" fill="#3b82f6"/>
-      ${b.errors ? html`<rect x="${x.toFixed(1)}" y="${y(b.errors).toFixed(1)}" width="${w.toFixed(1)}" height="${(PAD.top + innerH - y(b.errors)).toFixed(1)}" fill="#dc2626"/>` : ''}
+      <rect x="${x.toFixed(1)}" y="${y(b.calls).toFixed(1)}" width="${w.toFixed(1)}" height="${(H - y(b.calls)).toFixed(1)}" fill="#3b82f6"/>
+      ${b.errors ? html`<rect x="${x.toFixed(1)}" y="${y(b.errors).toFixed(1)}" width="${w.toFixed(1)}" height="${(H - y(b.errors)).toFixed(1)}" fill="#dc2626"/>` : ''}
     </g>`;
   });
-  const every = range === '24h' ? 4 : 5;
-  const ticks = buckets.map((b, i) => (i % every === 0 ? html`<text x="${(PAD.left + i * slot + slot / 2).toFixed(1)}" y="${H - 6}" text-anchor="middle" font-size="10" fill="#6b7280">${label(b.at)}</text>` : ''));
-  return html`<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title chart-desc">
-    <title id="chart-title">Calls and errors ${range === '24h' ? 'per hour, last 24 hours' : 'per day, last 30 days'} (UTC)</title>
-    <desc id="chart-desc">${totals.calls} calls, ${totals.errors} errors; busiest ${range === '24h' ? 'hour' : 'day'}: ${max === 1 && !totals.calls ? 0 : max} calls.</desc>
-    <line x1="${PAD.left}" y1="${PAD.top + innerH}" x2="${W - PAD.right}" y2="${PAD.top + innerH}" stroke="#9ca3af"/>
-    <text x="${PAD.left - 4}" y="${PAD.top + 8}" text-anchor="end" font-size="10" fill="#6b7280">${max}</text>
-    <text x="${PAD.left - 4}" y="${PAD.top + innerH}" text-anchor="end" font-size="10" fill="#6b7280">0</text>
-    ${bars}${ticks}
-  </svg>`;
+  // one label per six buckets of the 24 hours (every 4th) or of the 30 days (every 5th)
+  const every = buckets.length / 6;
+  const ticks = buckets.filter((_, i) => i % every === 0).map((b) => html`<span>${label(b.at)}</span>`);
+  return html`<div class="chart-frame">
+    <div class="chart-y" aria-hidden="true"><span>${max}</span><span>0</span></div>
+    <svg class="chart" viewBox="0 0 ${W} ${H}" preserveAspectRatio="none" role="img" aria-labelledby="chart-title chart-desc">
+      <title id="chart-title">Calls and errors ${range === '24h' ? 'per hour, last 24 hours' : 'per day, last 30 days'} (UTC)</title>
+      <desc id="chart-desc">${totals.calls} calls, ${totals.errors} errors; busiest ${range === '24h' ? 'hour' : 'day'}: ${max === 1 && !totals.calls ? 0 : max} calls.</desc>
+      ${bars}
+      <line x1="0" y1="${H - 0.5}" x2="${W}" y2="${H - 0.5}" stroke="#9ca3af" vector-effect="non-scaling-stroke"/>
+    </svg>
+    <div class="chart-x" aria-hidden="true">${ticks}</div>
+  </div>`;
 }

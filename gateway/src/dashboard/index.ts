@@ -1,6 +1,9 @@
 import { readiness } from '@studio/shared/readiness';
-import { etagMatches, etagOf, log, newRequestId, type Config } from '@studio/shared';
+import { malformedRequest } from '@studio/shared/serve';
+import { requestTarget } from '@studio/shared/target';
+import { accessLogOn, etagMatches, etagOf, log, logRequest, newRequestId, type Config } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
+import type { Metrics } from '@studio/shared/metrics';
 import type { Redis } from '@studio/shared/redis';
 import type { ActivityWriter } from '../activity/writer';
 import { activityEntryPage, activityPage } from './activity';
@@ -15,6 +18,8 @@ export interface DashboardDeps {
   sql: Sql;
   redis: Redis | null;
   activity: ActivityWriter;
+  /** The gateway's metrics: dashboard requests are counted with `surface="dashboard"` (contract §13). */
+  metrics?: Metrics;
 }
 
 const MAX_FORM_BYTES = 64 * 1024;
@@ -33,6 +38,15 @@ const KEY_ACTIONS: Record<string, (deps: DashboardDeps, s: Session, keyId: strin
   origins: keyOrigins,
 };
 const KEY_PATH = /^\/keys\/(key_[0-9A-Za-z]{1,64})\/(revoke|roll|rename|origins)$/;
+const ENTRY_PATH = /^\/activity\/([0-9A-Za-z_-]{1,100})$/;
+
+/** The route a path belongs to, for metrics and the access line: a route's name, never the raw path (bounded labels). */
+function routeName(path: string, fixed: Record<string, unknown>): string {
+  const key = KEY_PATH.exec(path);
+  if (key) return `/keys/{keyId}/${key[2]}`;
+  if (ENTRY_PATH.test(path)) return '/activity/{requestId}';
+  return Object.hasOwn(fixed, path) ? path : 'unknown';
+}
 
 async function readForm(req: Request): Promise<FormData | Response> {
   const type = req.headers.get('content-type') ?? '';
@@ -115,7 +129,7 @@ export function createDashboard(deps: DashboardDeps) {
 
   function methodsOf(path: string): Partial<Record<'GET' | 'POST', Handler>> | undefined {
     const key = KEY_PATH.exec(path);
-    const entry = /^\/activity\/([0-9A-Za-z_-]{1,100})$/.exec(path);
+    const entry = ENTRY_PATH.exec(path);
     if (entry) return { GET: signedIn((_req, _url, s) => activityEntryPage(deps, s, entry[1]!)) };
     if (!key) return routes[path];
     const [, keyId, action] = key as unknown as [string, string, string];
@@ -135,16 +149,27 @@ export function createDashboard(deps: DashboardDeps) {
   }
 
   return async (req: Request): Promise<Response> => {
+    const started = performance.now();
     const requestId = newRequestId();
+    const target = requestTarget(req.url);
     let res: Response;
     try {
-      res = await route(req, new URL(req.url));
+      // a Host no URL parser accepts is refused before anything builds a URL of it (contract §18)
+      res = target.valid ? await route(req, new URL(req.url)) : malformedRequest(undefined, requestId);
     } catch (err) {
       log('error', 'dashboard request failed', { requestId, path: new URL(req.url).pathname, error: String(err) });
       res = messagePage(500, 'Something went wrong', `Please try again. If it keeps happening, quote request id ${requestId}.`);
     }
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.headers.set(k, v);
     res.headers.set('x-request-id', requestId);
+    // logged and counted like the API's calls (contract §13); the path only, never the query (a login link's token)
+    const operation = target.valid ? routeName(target.path, routes) : 'unknown';
+    const seconds = (performance.now() - started) / 1000;
+    deps.metrics?.request('dashboard', operation, res.status, seconds);
+    if (accessLogOn()) logRequest({
+      requestId, traceId: null, surface: 'dashboard', operation, method: req.method, path: target.path,
+      status: res.status, durationMs: Math.round(seconds * 100_000) / 100, keyId: null,
+    });
     return res;
   };
 }

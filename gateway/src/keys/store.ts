@@ -19,6 +19,8 @@ export interface ApiKeyRow {
   revokedAt: Date | null;
   expiresAt: Date | null;
   allowedOrigins: string[] | null;
+  /** The key this one replaced, when a roll made it. */
+  rolledFrom: string | null;
 }
 
 export const keyRecordJson = (r: ApiKeyRow) => ({
@@ -33,6 +35,7 @@ export const keyRecordJson = (r: ApiKeyRow) => ({
   revokedAt: isoOrNull(r.revokedAt),
   expiresAt: isoOrNull(r.expiresAt),
   allowedOrigins: r.kind === 'publishable' ? r.allowedOrigins : null,
+  rolledFrom: r.rolledFrom ?? null,
 });
 export type ApiKeyJson = ReturnType<typeof keyRecordJson>;
 
@@ -46,7 +49,8 @@ function checkedOrigins(kind: KeyKind, origins: string[] | null | undefined): st
 }
 
 export async function createApiKey(
-  sql: Sql | Tx, input: { studioId: string; kind: KeyKind; name: string; scopes?: string[]; expiresAt?: Date | null; allowedOrigins?: string[] | null },
+  sql: Sql | Tx,
+  input: { studioId: string; kind: KeyKind; name: string; scopes?: string[]; expiresAt?: Date | null; allowedOrigins?: string[] | null; rolledFrom?: string },
 ) {
   const scopes = [...new Set(input.scopes ?? [])];
   const bad = scopes.filter((s) => !isScope(s));
@@ -59,7 +63,7 @@ export async function createApiKey(
   if (!studio) throw new AppError('not_found', { detail: `no studio ${input.studioId}` });
   const key = generateKey(input.kind);
   const [row] = await sql<ApiKeyRow[]>`
-    insert into api_keys ${sql({ id: newId('key'), studioId: input.studioId, kind: input.kind, name, scopes: scopes.sort(), hash: hashKey(key), hint: keyHint(key), expiresAt: input.expiresAt ?? null, allowedOrigins })}
+    insert into api_keys ${sql({ id: newId('key'), studioId: input.studioId, kind: input.kind, name, scopes: scopes.sort(), hash: hashKey(key), hint: keyHint(key), expiresAt: input.expiresAt ?? null, allowedOrigins, rolledFrom: input.rolledFrom ?? null })}
     returning *`;
   return { key, record: keyRecordJson(row!) };
 }
@@ -90,7 +94,7 @@ export async function rollApiKey(sql: Sql, redis: Redis | null, prefix: string, 
     const [old] = await tx<ApiKeyRow[]>`
       select * from api_keys where id = ${keyId} ${studioId ? tx`and studio_id = ${studioId}` : tx``} and revoked_at is null for update`;
     if (!old) throw new AppError('not_found', { detail: `no live key ${keyId}` });
-    const next = await createApiKey(tx, { studioId: old.studioId, kind: old.kind, name: old.name, scopes: old.scopes, allowedOrigins: old.allowedOrigins });
+    const next = await createApiKey(tx, { studioId: old.studioId, kind: old.kind, name: old.name, scopes: old.scopes, allowedOrigins: old.allowedOrigins, rolledFrom: old.id });
     const [previous] = await tx<ApiKeyRow[]>`
       update api_keys set expires_at = least(coalesce(expires_at, 'infinity'), now() + make_interval(secs => ${expiresInMs / 1000}))
       where id = ${keyId} returning *`;

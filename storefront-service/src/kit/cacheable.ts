@@ -14,5 +14,5 @@ export function cacheable(request: Request, body: unknown): Response {
   const etag = etagOf(text);
   const headers = { etag, 'cache-control': CACHE_CONTROL, vary: 'Authorization, Origin' };
   if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers });
-  return new Response(text, { status: 200, headers: { ...headers, 'content-type': `${JSON_TYPE}; charset=utf-8` } });
+  return new Response(text, { status: 200, headers: { ...headers, 'content-type': JSON_TYPE } });
 }
