@@ -93,7 +93,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const metrics = { storefront: createMetrics(), management: createMetrics() };
   const serve = (app: ServedApp, surface: 'storefront' | 'management') =>
     serveService(app, { name: `${surface}-service`, surface, config, metrics: metrics[surface], hostname: '127.0.0.1', port: 0 });
-  const storefrontApp = serve(createStorefrontService({ config, sql, redis, metrics: metrics.storefront }), 'storefront');
+  const storefrontApp = serve(createStorefrontService({ config, sql, redis }), 'storefront');
   const managementApp = serve(createManagementService({ config, sql, redis, metrics: metrics.management }), 'management');
   const storefrontServiceUrl = storefrontApp.url;
   const managementServiceUrl = managementApp.url;

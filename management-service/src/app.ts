@@ -1,10 +1,7 @@
 import { Elysia } from 'elysia';
-import type { Config } from '@studio/shared';
 import { serviceKit } from '@studio/shared/service-kit';
 import { registerOperations } from '@studio/shared/register';
-import type { Sql } from '@studio/shared/db';
-import type { Redis } from '@studio/shared/redis';
-import type { Metrics } from '@studio/shared/metrics';
+import type { ManagementDeps } from './kit/deps';
 import { writeGuard } from './kit/guard';
 import { classHandlers } from './classes/routes';
 import { scheduleHandlers } from './schedule/routes';
@@ -15,14 +12,6 @@ import { planHandlers } from './plans/routes';
 import { couponHandlers } from './coupons/routes';
 import { programHandlers } from './programs/routes';
 import { contentHandlers } from './content/routes';
-
-export interface ManagementDeps {
-  config: Config;
-  sql: Sql;
-  redis: Redis | null;
-  /** Where the service counts what contract §13 asks (its idempotency outcomes). */
-  metrics?: Metrics;
-}
 
 /** The Management service: scoped back-office reads and writes, one handler per registry row. Never listens itself. */
 export function createManagementService(deps: ManagementDeps) {

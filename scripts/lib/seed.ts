@@ -77,7 +77,7 @@ export async function seedDemo(sql: Sql, _config: Config) {
     const classIds: string[] = [];
     for (const c of series) {
       const r = await createClass(tx, studioId, { ...c, recurrence: { ...c.recurrence }, planIds } as Parameters<typeof createClass>[2]);
-      classIds.push((r.body as { id: string }).id);
+      classIds.push(r.id);
     }
 
     const coupons = [

@@ -2,6 +2,8 @@ import postgres from 'postgres';
 
 export type Sql = postgres.Sql<{}>;
 export type Tx = postgres.TransactionSql<{}>;
+/** The plain client or a transaction: what a query function takes. */
+export type Db = Sql | Tx;
 
 /** One client per process. Columns map snake_case <-> camelCase both ways. */
 /** `name` is the connection's application_name, so `pg_stat_activity` shows which process holds it. */

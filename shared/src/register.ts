@@ -5,13 +5,15 @@ import {
 } from './operations';
 import { problems } from './problem';
 import { readSignedBody, readSignedJson } from './body';
-import { callerOf } from './service-kit';
+import { verifiedCaller } from './service-kit';
 import type { Caller } from './signing';
 
 type ParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}` ? N | ParamNames<Rest> : never;
 
 /** What a handler gets: the verified caller and the request's parts, typed from its registry row. */
 export interface OperationContext<O extends AnyOperation> {
+  /** The registry row the handler serves (its success status, paths). */
+  operation: O;
   caller: Caller;
   request: Request;
   set: Context['set'];
@@ -34,14 +36,14 @@ export type SurfaceHandlers<S extends Surface> = HandlersFor<OperationIdOf<S>>;
 export function registerOperations<S extends Surface>(surface: S, handlers: SurfaceHandlers<S>) {
   const app = new Elysia({ name: `operations:${surface}` });
   for (const op of operationsOf(surface)) {
-    const handler = (handlers as Record<string, Handler<OperationId>>)[op.id];
+    const handler = (handlers as unknown as Record<string, Handler<OperationId>>)[op.id];
     if (!handler) throw new Error(`registerOperations: no handler for ${op.id}`);
     const ids = pathParams(op).map((p) => ({ name: p.name, kind: p.kind, re: new RegExp(p.pattern) }));
     app.route(op.method, elysiaPath(op.path), ((ctx: Context) => {
       const params = ctx.params as Record<string, string>;
       for (const p of ids) if (!p.re.test(params[p.name] ?? '')) throw problems.notFound(p.kind);
       return handler({
-        caller: callerOf(ctx.request), request: ctx.request, set: ctx.set,
+        operation: op, caller: verifiedCaller(ctx.request), request: ctx.request, set: ctx.set,
         params, query: ctx.query, body: op.body ? ctx.body : undefined,
       } as OperationContext<AnyOperation> as never);
     }) as never, {

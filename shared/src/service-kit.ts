@@ -23,8 +23,8 @@ export interface ServiceKitOptions {
 const UNSIGNED = new Set(['/healthz', '/readyz']);
 const callers = new WeakMap<Request, Caller>();
 
-/** The verified caller of a request (set by the kit before any route runs). */
-export const callerOf = (request: Request): Caller => callers.get(request)!;
+/** The caller the gateway signed for a request (set by the kit before any route runs). */
+export const verifiedCaller = (request: Request): Caller => callers.get(request)!;
 
 function validationErrors(error: ValidationError): FieldError[] {
   const part = error.type === 'body' ? '/body' : error.type === 'query' ? '/query' : error.type === 'params' ? '/params' : `/${error.type}`;

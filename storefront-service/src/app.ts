@@ -1,24 +1,13 @@
 import { Elysia } from 'elysia';
-import type { Config } from '@studio/shared';
 import { serviceKit } from '@studio/shared/service-kit';
 import { registerOperations } from '@studio/shared/register';
-import type { Sql } from '@studio/shared/db';
-import type { Redis } from '@studio/shared/redis';
-import type { Metrics } from '@studio/shared/metrics';
+import type { StorefrontDeps } from './kit/deps';
 import { configHandlers } from './config/routes';
 import { siteHandlers } from './site/routes';
 import { classHandlers } from './classes/routes';
 import { instructorHandlers } from './instructors/routes';
 import { planHandlers } from './plans/routes';
 import { policyHandlers } from './policies/routes';
-
-export interface StorefrontDeps {
-  config: Config;
-  sql: Sql;
-  redis: Redis | null;
-  /** Where the service counts what contract §13 asks (its idempotency outcomes). */
-  metrics?: Metrics;
-}
 
 /** The Storefront service: public, read-only data of the caller's studio, one handler per registry row. Never listens itself. */
 export function createStorefrontService(deps: StorefrontDeps) {

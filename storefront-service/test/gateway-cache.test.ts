@@ -1,6 +1,6 @@
 /** The gateway's Storefront cache on its own: keys, 304s, and no stale fill after a change. */
 import { describe, expect, test } from 'bun:test';
-import { StorefrontCache } from '@studio/gateway/forward/storefront-cache';
+import { StorefrontCache } from '@studio/gateway/cache/storefront';
 
 const answer = (body: string, etag = '"v1"') =>
   new Response(body, { status: 200, headers: { etag, 'content-type': 'application/json', 'cache-control': 'public, max-age=30', vary: 'Authorization' } });

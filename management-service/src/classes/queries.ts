@@ -1,24 +1,24 @@
-import type { Sql, Tx } from '@studio/shared/db';
-import { afterSql, sortKeySql, type PageParams } from '../kit/pagination';
+import { iso, isoOrNull } from '@studio/shared';
+import type { Db, Tx } from '@studio/shared/db';
+import type { Class } from '@studio/shared/schemas/classes';
+import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
 
-type Db = Sql | Tx;
-
-export interface ClassRow {
+interface Row {
   id: string;
   title: string;
-  mode: string;
+  mode: Class['mode'];
   instructorId: string;
   startsAt: Date;
   durationMinutes: number;
   discipline: string | null;
-  level: string;
+  level: Class['level'];
   capacity: number | null;
-  visibility: string;
+  visibility: Class['visibility'];
   planIds: string[];
   locationId: string | null;
   roomId: string | null;
-  recurrence: { intervalDays: number; count: number } | null;
-  status: string;
+  recurrence: Class['recurrence'];
+  status: Class['status'];
   occurrenceCount: number;
   nextOccurrenceAt: Date | null;
   cancelledAt: Date | null;
@@ -26,6 +26,29 @@ export interface ClassRow {
   updatedAt: Date;
   sortKey: string;
 }
+
+const toClass = (r: Row): Class => ({
+  id: r.id,
+  title: r.title,
+  mode: r.mode,
+  instructorId: r.instructorId,
+  startsAt: iso(r.startsAt),
+  durationMinutes: r.durationMinutes,
+  discipline: r.discipline,
+  level: r.level,
+  capacity: r.capacity,
+  visibility: r.visibility,
+  planIds: r.planIds,
+  locationId: r.locationId,
+  roomId: r.roomId,
+  recurrence: r.recurrence,
+  status: r.status,
+  occurrenceCount: r.occurrenceCount,
+  nextOccurrenceAt: isoOrNull(r.nextOccurrenceAt),
+  cancelledAt: isoOrNull(r.cancelledAt),
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
+});
 
 /** A class with its plans and occurrence summary (one index range per class, so a page stays cheap). */
 const selectClass = (db: Db) => db`
@@ -41,17 +64,20 @@ const selectClass = (db: Db) => db`
     from occurrences where class_id = c.id
   ) o`;
 
-export async function listClasses(db: Db, studioId: string, p: PageParams): Promise<ClassRow[]> {
-  return db<ClassRow[]>`
+/** One page of the studio's classes, cancelled ones included, keyset on (created_at, id). */
+export async function listClassesPage(db: Db, studioId: string, p: PageParams): Promise<Page<Class>> {
+  const rows = await db<Row[]>`
     ${selectClass(db)}
     where c.studio_id = ${studioId} ${afterSql(db, p, 'created_at', 'c')}
     order by c.created_at, c.id
     limit ${p.limit + 1}`;
+  return pageOf(p, rows, toClass);
 }
 
-export async function getClass(db: Db, studioId: string, id: string): Promise<ClassRow | undefined> {
-  const [row] = await db<ClassRow[]>`${selectClass(db)} where c.studio_id = ${studioId} and c.id = ${id}`;
-  return row;
+/** A class of the studio, cancelled or not; null for another studio's id. */
+export async function getClass(db: Db, studioId: string, id: string): Promise<Class | null> {
+  const [row] = await db<Row[]>`${selectClass(db)} where c.studio_id = ${studioId} and c.id = ${id}`;
+  return row ? toClass(row) : null;
 }
 
 /** Locks the class row for the rest of the transaction (PATCH / DELETE). */

@@ -1,9 +1,9 @@
 import type { HandlersFor } from '@studio/shared/register';
-import type { ManagementDeps } from '../app';
+import type { ManagementDeps } from '../kit/deps';
 import { found, writerOf } from '../kit/handlers';
-import { pageOf, readPage } from '../kit/pagination';
-import { getClass, listClasses } from './queries';
-import { cancelClass, classJson, createClass, updateClass } from './service';
+import { readPage } from '../kit/pagination';
+import { getClass, listClassesPage } from './queries';
+import * as svc from './service';
 
 type Ids = 'managementListClasses' | 'managementCreateClass' | 'managementGetClass' | 'managementUpdateClass' | 'managementCancelClass';
 
@@ -11,13 +11,10 @@ type Ids = 'managementListClasses' | 'managementCreateClass' | 'managementGetCla
 export const classHandlers = (deps: ManagementDeps) => {
   const write = writerOf(deps);
   return {
-    managementListClasses: async ({ caller, query }) => {
-      const p = readPage(deps.config.CURSOR_SECRET, caller, 'classes', query);
-      return pageOf(p, await listClasses(deps.sql, caller.studioId, p), classJson);
-    },
-    managementCreateClass: (c) => write(c, (tx) => createClass(tx, c.caller.studioId, c.body)),
-    managementGetClass: async ({ caller, params }) => classJson(found(await getClass(deps.sql, caller.studioId, params.classId), 'class')),
-    managementUpdateClass: (c) => write(c, (tx) => updateClass(tx, c.caller.studioId, c.params.classId, c.body)),
-    managementCancelClass: (c) => write(c, (tx) => cancelClass(tx, c.caller.studioId, c.params.classId)),
+    managementListClasses: ({ caller, query }) => listClassesPage(deps.sql, caller.studioId, readPage(deps.config.CURSOR_SECRET, caller, 'classes', query)),
+    managementCreateClass: (c) => write(c, (tx) => svc.createClass(tx, c.caller.studioId, c.body)),
+    managementGetClass: async ({ caller, params }) => found(await getClass(deps.sql, caller.studioId, params.classId), 'class'),
+    managementUpdateClass: (c) => write(c, (tx) => svc.updateClass(tx, c.caller.studioId, c.params.classId, c.body)),
+    managementCancelClass: (c) => write(c, (tx) => svc.cancelClass(tx, c.caller.studioId, c.params.classId)),
   } satisfies HandlersFor<Ids>;
 };

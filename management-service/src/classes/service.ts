@@ -1,50 +1,12 @@
-import { AppError, iso, isoOrNull, MAX_INSTANT_MS, newId, parseInstant, problems, quote } from '@studio/shared';
+import { AppError, newId, problems, quote } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import type { Class, CreateClassBody, UpdateClassBody } from '@studio/shared/schemas/classes';
-import type { WriteResult } from '../kit/write';
+import { futureInstant, requireStorable } from '../kit/instants';
 import * as q from './queries';
 
 const DAY_MS = 86_400_000;
 
-export const classJson = (r: q.ClassRow): Class => ({
-  id: r.id,
-  title: r.title,
-  mode: r.mode as Class['mode'],
-  instructorId: r.instructorId,
-  startsAt: iso(r.startsAt),
-  durationMinutes: r.durationMinutes,
-  discipline: r.discipline,
-  level: r.level as Class['level'],
-  capacity: r.capacity,
-  visibility: r.visibility as Class['visibility'],
-  planIds: r.planIds,
-  locationId: r.locationId,
-  roomId: r.roomId,
-  recurrence: r.recurrence,
-  status: r.status as Class['status'],
-  occurrenceCount: r.occurrenceCount,
-  nextOccurrenceAt: isoOrNull(r.nextOccurrenceAt),
-  cancelledAt: isoOrNull(r.cancelledAt),
-  createdAt: iso(r.createdAt),
-  updatedAt: iso(r.updatedAt),
-});
-
-/** A start time in the future (422 `occurrence_in_past` otherwise); the schema has checked that it is an instant. */
-export function futureInstant(text: string, field = 'startsAt'): Date {
-  const at = parseInstant(text)!;
-  if (at.getTime() <= Date.now()) throw new AppError('occurrence_in_past', { detail: `${field} ${quote(text)} is not in the future.` });
-  return at;
-}
-
-/**
- * An instant derived from the body (an occurrence's end, a recurrence's last start) must stay inside
- * the range body instants are held to (contract §18), else 422 naming the field that pushed it out.
- */
-export function requireStorable(ms: number, path: string, what: string) {
-  if (ms > MAX_INSTANT_MS) throw problems.invalidFields([{ path, message: `${what} would be after ${iso(MAX_INSTANT_MS)}, the last instant the API holds` }]);
-}
-
-export async function requireInstructor(tx: Tx, studioId: string, id: string) {
+async function requireInstructor(tx: Tx, studioId: string, id: string) {
   if (!(await q.liveInstructor(tx, studioId, id))) throw new AppError('unknown_instructor', { detail: `No active instructor ${quote(id)} in this studio.` });
 }
 
@@ -65,10 +27,11 @@ async function placeOf(tx: Tx, studioId: string, locationId?: string, roomId?: s
   return { locationId: room.locationId, roomId };
 }
 
-async function created(tx: Tx, studioId: string, id: string, status: number): Promise<WriteResult> {
-  const row = await q.getClass(tx, studioId, id);
-  if (!row) throw problems.notFound('class');
-  return { status, body: classJson(row), ...(status === 201 ? { location: `/v1/classes/${id}` } : {}) };
+/** The class as a write leaves it (its plans and occurrence summary read back in the write's transaction). */
+async function readClass(tx: Tx, studioId: string, id: string): Promise<Class> {
+  const klass = await q.getClass(tx, studioId, id);
+  if (!klass) throw problems.notFound('class');
+  return klass;
 }
 
 /**
@@ -76,8 +39,8 @@ async function created(tx: Tx, studioId: string, id: string, status: number): Pr
  * `occurrences_no_double_booking` turns any overlap (with other classes, or between
  * concurrent requests) into 409 and rolls back the whole class.
  */
-export async function createClass(tx: Tx, studioId: string, body: CreateClassBody): Promise<WriteResult> {
-  const startsAt = futureInstant(body.startsAt);
+export async function createClass(tx: Tx, studioId: string, body: CreateClassBody): Promise<Class> {
+  const startsAt = futureInstant(body.startsAt, '/body/startsAt', 'occurrence_in_past');
   const count = body.recurrence?.count ?? 1;
   const step = (body.recurrence?.intervalDays ?? 1) * DAY_MS;
   const lastStart = startsAt.getTime() + (count - 1) * step;
@@ -106,11 +69,11 @@ export async function createClass(tx: Tx, studioId: string, body: CreateClassBod
     };
   });
   await q.insertOccurrences(tx, occurrences);
-  return created(tx, studioId, id, 201);
+  return readClass(tx, studioId, id);
 }
 
 /** PATCH: instructor, duration and capacity also apply to the occurrences that have not started. */
-export async function updateClass(tx: Tx, studioId: string, id: string, body: UpdateClassBody): Promise<WriteResult> {
+export async function updateClass(tx: Tx, studioId: string, id: string, body: UpdateClassBody): Promise<Class> {
   if (!(await q.lockClass(tx, studioId, id))) throw problems.notFound('class', id);
   if (body.durationMinutes !== undefined) {
     const last = await q.lastFutureStart(tx, studioId, id);
@@ -126,12 +89,12 @@ export async function updateClass(tx: Tx, studioId: string, id: string, body: Up
   if (body.instructorId !== undefined || body.durationMinutes !== undefined || body.capacity !== undefined) {
     await q.updateFutureOccurrences(tx, studioId, id, { instructorId: body.instructorId, durationMinutes: body.durationMinutes, capacity: body.capacity });
   }
-  return created(tx, studioId, id, 200);
+  return readClass(tx, studioId, id);
 }
 
 /** DELETE: the class and its future occurrences become cancelled (past ones stay as history). */
-export async function cancelClass(tx: Tx, studioId: string, id: string): Promise<WriteResult> {
+export async function cancelClass(tx: Tx, studioId: string, id: string): Promise<Class> {
   if (!(await q.lockClass(tx, studioId, id))) throw problems.notFound('class', id);
   await q.cancelClass(tx, studioId, id);
-  return created(tx, studioId, id, 200);
+  return readClass(tx, studioId, id);
 }

@@ -1,9 +1,7 @@
 import { iso, isoOrNull } from '@studio/shared';
-import type { Sql, Tx } from '@studio/shared/db';
+import type { Db } from '@studio/shared/db';
 import type { UpdateContentBody, Video } from '@studio/shared/schemas/content';
 import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
-
-type Db = Sql | Tx;
 
 interface Row {
   id: string; title: string; description: string | null; durationSeconds: number | null; instructorId: string | null;

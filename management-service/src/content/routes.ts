@@ -1,6 +1,6 @@
 import type { HandlersFor } from '@studio/shared/register';
-import type { ManagementDeps } from '../app';
-import { found, ok, writerOf } from '../kit/handlers';
+import type { ManagementDeps } from '../kit/deps';
+import { found, writerOf } from '../kit/handlers';
 import { readPage } from '../kit/pagination';
 import { getContent, listContentPage } from './queries';
 import * as svc from './service';
@@ -13,7 +13,7 @@ export const contentHandlers = (deps: ManagementDeps) => {
   return {
     managementListContent: ({ caller, query }) => listContentPage(deps.sql, caller.studioId, readPage(deps.config.CURSOR_SECRET, caller, 'content', query)),
     managementGetContent: async ({ caller, params }) => found(await getContent(deps.sql, caller.studioId, params.contentId), 'content'),
-    managementUpdateContent: (c) => write(c, async (tx) => ok(await svc.updateVideo(tx, c.caller.studioId, c.params.contentId, c.body))),
-    managementDeleteContent: (c) => write(c, async (tx) => ok(await svc.deleteVideo(tx, c.caller.studioId, c.params.contentId))),
+    managementUpdateContent: (c) => write(c, (tx) => svc.updateVideo(tx, c.caller.studioId, c.params.contentId, c.body)),
+    managementDeleteContent: (c) => write(c, (tx) => svc.deleteVideo(tx, c.caller.studioId, c.params.contentId)),
   } satisfies HandlersFor<Ids>;
 };

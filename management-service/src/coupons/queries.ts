@@ -1,9 +1,7 @@
 import { iso, isoOrNull, newId } from '@studio/shared';
-import type { Sql, Tx } from '@studio/shared/db';
+import type { Db } from '@studio/shared/db';
 import type { Coupon, CouponConfig } from '@studio/shared/schemas/coupons';
 import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
-
-type Db = Sql | Tx;
 
 interface Row {
   id: string; code: string; config: CouponConfig; maxRedemptions: number | null; expiresAt: Date | null;

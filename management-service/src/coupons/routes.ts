@@ -1,6 +1,6 @@
 import type { HandlersFor } from '@studio/shared/register';
-import type { ManagementDeps } from '../app';
-import { created, found, ok, writerOf } from '../kit/handlers';
+import type { ManagementDeps } from '../kit/deps';
+import { found, writerOf } from '../kit/handlers';
 import { readPage } from '../kit/pagination';
 import { getCoupon, listCouponsPage } from './queries';
 import * as svc from './service';
@@ -12,11 +12,8 @@ export const couponHandlers = (deps: ManagementDeps) => {
   const write = writerOf(deps);
   return {
     managementListCoupons: ({ caller, query }) => listCouponsPage(deps.sql, caller.studioId, readPage(deps.config.CURSOR_SECRET, caller, 'coupons', query)),
-    managementCreateCoupon: (c) => write(c, async (tx) => {
-      const coupon = await svc.createCoupon(tx, c.caller.studioId, c.body);
-      return created(coupon, `/v1/coupons/${coupon.id}`);
-    }),
+    managementCreateCoupon: (c) => write(c, (tx) => svc.createCoupon(tx, c.caller.studioId, c.body)),
     managementGetCoupon: async ({ caller, params }) => found(await getCoupon(deps.sql, caller.studioId, params.couponId), 'coupon'),
-    managementArchiveCoupon: (c) => write(c, async (tx) => ok(await svc.archiveCoupon(tx, c.caller.studioId, c.params.couponId))),
+    managementArchiveCoupon: (c) => write(c, (tx) => svc.archiveCoupon(tx, c.caller.studioId, c.params.couponId)),
   } satisfies HandlersFor<Ids>;
 };

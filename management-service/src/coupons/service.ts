@@ -1,7 +1,8 @@
-import { type FieldError, parseInstant, problems } from '@studio/shared';
+import { type FieldError, problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import { isCurrency, schemaErrors } from '@studio/shared/schemas/fields';
 import { COUPON_CONFIGS, type CouponConfig, type CreateCouponBody } from '@studio/shared/schemas/coupons';
+import { futureInstant } from '../kit/instants';
 import * as q from './queries';
 
 /** `{ kind: "percent", percentOff }` or `{ kind: "amount", amountOffCents, currency }`; else 422 `invalid_coupon_config`. */
@@ -25,17 +26,9 @@ export function checkCouponConfig(config: unknown): CouponConfig {
   return config as CouponConfig;
 }
 
-/** An expiry in the future (422 otherwise); the schema has checked that it is an instant. */
-function futureInstant(s: string): Date {
-  const at = parseInstant(s)!;
-  if (at.getTime() > Date.now()) return at;
-  const message = 'must be in the future';
-  throw problems.invalidFields([{ path: '/body/expiresAt', message }]);
-}
-
 export function createCoupon(tx: Tx, studioId: string, body: CreateCouponBody) {
   const config = checkCouponConfig(body.config);
-  const expiresAt = body.expiresAt == null ? null : futureInstant(body.expiresAt);
+  const expiresAt = body.expiresAt == null ? null : futureInstant(body.expiresAt, '/body/expiresAt', 'validation_failed');
   return q.insertCoupon(tx, studioId, { code: body.code.toUpperCase(), config, maxRedemptions: body.maxRedemptions ?? null, expiresAt });
 }
 

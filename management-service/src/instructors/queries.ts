@@ -1,10 +1,7 @@
 import { iso, newId } from '@studio/shared';
-import type { Sql, Tx } from '@studio/shared/db';
+import type { Db } from '@studio/shared/db';
 import type { Instructor, CreateInstructorBody, UpdateInstructorBody } from '@studio/shared/schemas/instructors';
 import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
-
-/** The plain client or a transaction: every query takes the studio first. */
-type Db = Sql | Tx;
 
 interface Row { id: string; name: string; email: string | null; bio: string | null; photoUrl: string | null; disciplines: string[]; active: boolean; createdAt: Date; updatedAt: Date }
 const COLUMNS = 'id, name, email, bio, photo_url, disciplines, active, created_at, updated_at';

@@ -1,4 +1,4 @@
-import type { Sql, Tx } from '@studio/shared/db';
+import type { Db, Sql, Tx } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
 
 /** Idempotency records (contract §5): Postgres is the truth, Redis the lock and the hot copy. */
@@ -7,12 +7,15 @@ export const RETENTION_S = 24 * 60 * 60;
 export const LOCK_TTL_MS = 30_000;
 export const MAX_KEY_LENGTH = 255;
 
+/** A key's record: the request's fingerprint and the answer it got. */
 export interface StoredResponse {
   fingerprint: string;
   status: number;
   headers: Record<string, string>;
   body: string;
 }
+/** A record read back from Postgres, with the seconds it has left. */
+export type LiveRecord = StoredResponse & { ttlS: number };
 
 /** JSON with object keys sorted at every depth, so key order and whitespace never matter. */
 export function canonicalJson(value: unknown): string {
@@ -77,20 +80,12 @@ export async function releaseLock(redis: RedisOrNull, prefix: string, studioId: 
   }
 }
 
-interface RecordRow {
-  fingerprint: string;
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-  ttlS: number;
-}
-
 /** The live (unexpired) record of a key, with its remaining lifetime. */
-export async function findRecord(sql: Sql | Tx, studioId: string, key: string): Promise<(StoredResponse & { ttlS: number }) | null> {
-  const [row] = await sql<RecordRow[]>`
+export async function findRecord(sql: Db, studioId: string, key: string): Promise<LiveRecord | null> {
+  const [row] = await sql<LiveRecord[]>`
     select fingerprint, status, headers, body, extract(epoch from expires_at - now())::float8 as ttl_s
     from idempotency_records where studio_id = ${studioId} and key = ${key} and expires_at > now()`;
-  return row ? { fingerprint: row.fingerprint, status: row.status, headers: row.headers, body: row.body, ttlS: row.ttlS } : null;
+  return row ?? null;
 }
 
 /**
@@ -103,7 +98,7 @@ export async function tryKeyLock(tx: Tx, studioId: string, key: string): Promise
 }
 
 /** Stores a response; an expired record of the same key is replaced. */
-export async function insertRecord(tx: Sql | Tx, studioId: string, key: string, rec: StoredResponse) {
+export async function insertRecord(tx: Db, studioId: string, key: string, rec: StoredResponse) {
   await tx`
     insert into idempotency_records (studio_id, key, fingerprint, status, headers, body, expires_at)
     values (${studioId}, ${key}, ${rec.fingerprint}, ${rec.status}, ${tx.json(rec.headers)}, ${rec.body}, now() + make_interval(secs => ${RETENTION_S}))

@@ -1,5 +1,5 @@
 import { AppError, type Caller } from '@studio/shared';
-import type { Tx, Sql } from '@studio/shared/db';
+import type { Db } from '@studio/shared/db';
 
 /**
  * Keyset pagination of contract §6, shared by every Management list (the query schema is
@@ -103,14 +103,12 @@ export function readPage(secret: string, caller: Caller, list: string, query: { 
   return { ...base, after: { key: c.k, id: c.i }, filters: c.f };
 }
 
-type AnySql = Sql | Tx;
-
 /** The exact (microsecond) text of a timestamp column, so the keyset never rounds to ms. */
-export const sortKeySql = (sql: AnySql, column: string) =>
+export const sortKeySql = (sql: Db, column: string) =>
   sql`to_char(${sql(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /** `and (column, id) > (cursor)` or nothing on the first page. `table` qualifies the columns in joins. */
-export function afterSql(sql: AnySql, p: PageParams, column: string, table?: string) {
+export function afterSql(sql: Db, p: PageParams, column: string, table?: string) {
   if (!p.after) return sql``;
   const col = table ? sql`${sql(table)}.${sql(column)}` : sql(column);
   const id = table ? sql`${sql(table)}.id` : sql`id`;

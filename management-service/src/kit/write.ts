@@ -1,33 +1,25 @@
-import { AppError, JSON_TYPE, problemBody, problemTypeBase, PROBLEM_CONTENT_TYPE, type Caller, type Config } from '@studio/shared';
+import type { Static } from '@sinclair/typebox';
+import { AppError, JSON_TYPE, problemBody, problemTypeBase, PROBLEM_CONTENT_TYPE, type AnyOperation, type Caller } from '@studio/shared';
 import { translatePgError } from '@studio/shared/pg-errors';
-import { doubleBookedWithConflict } from './conflicts';
-import type { Sql, Tx } from '@studio/shared/db';
-import type { Redis } from '@studio/shared/redis';
+import type { Tx } from '@studio/shared/db';
 import type { Metrics } from '@studio/shared/metrics';
+import type { OperationContext } from '@studio/shared/register';
+import { doubleBookedWithConflict } from './conflicts';
+import type { ManagementDeps } from './deps';
+import { idempotencyKeyOf } from './guard';
 import {
-  cachedRecord, cacheRecord, findRecord, fingerprintOf, insertRecord, MAX_KEY_LENGTH, releaseLock, RETENTION_S,
-  sweepExpired, takeLock, tryKeyLock, type StoredResponse,
+  cachedRecord, cacheRecord, findRecord, fingerprintOf, insertRecord, releaseLock, RETENTION_S,
+  sweepExpired, takeLock, tryKeyLock, type LiveRecord, type StoredResponse,
 } from './idempotency';
+import { locationOf } from './location';
 
-/** What a write action returns; the kit turns it into the HTTP response (and stores it for replay). */
-export interface WriteResult {
-  status: number;
-  body: unknown;
-  /** Sent as the `Location` header (successful creates). */
-  location?: string;
-}
-
-export interface WriteDeps {
-  config: Config;
-  sql: Sql;
-  redis: Redis | null;
-  metrics?: Metrics;
-}
+/** What a write's action returns: the record its registry row answers with. */
+export type WriteAnswer<O extends AnyOperation> = Static<O['ok']['schema']>;
 
 type IdempotencyOutcome = 'new' | 'replayed' | 'reused_key' | 'in_progress' | 'refused';
 /** `studio_idempotency_outcomes_total{outcome}`, defined once per registry. */
 const outcomeCounters = new WeakMap<Metrics, (labels: { outcome: IdempotencyOutcome }) => void>();
-function counted(deps: WriteDeps, outcome: IdempotencyOutcome) {
+function counted(deps: ManagementDeps, outcome: IdempotencyOutcome) {
   if (!deps.metrics) return;
   let inc = outcomeCounters.get(deps.metrics);
   if (!inc) {
@@ -44,16 +36,6 @@ function counted(deps: WriteDeps, outcome: IdempotencyOutcome) {
  */
 export const writeHooks: { afterCommit?: (info: { studioId: string; key: string }) => void } = {};
 
-export const IDEMPOTENCY_HEADER = 'idempotency-key';
-
-/** The request's Idempotency-Key, or the 400 of contract §4. */
-export function idempotencyKeyOf(request: Request): string {
-  const key = request.headers.get(IDEMPOTENCY_HEADER);
-  if (key === null) throw new AppError('idempotency_key_required', { detail: 'Send an Idempotency-Key header (a fresh value per action) on every Management write.' });
-  if (key.length === 0 || key.length > MAX_KEY_LENGTH) throw new AppError('idempotency_key_invalid', { detail: `Idempotency-Key must be 1..${MAX_KEY_LENGTH} characters.` });
-  return key;
-}
-
 const inProgress = () => new AppError('idempotency_request_in_progress', {
   detail: 'A request with this Idempotency-Key is still running; retry shortly.',
   headers: { 'retry-after': '1' },
@@ -65,7 +47,7 @@ function respond(rec: StoredResponse, replayed: boolean): Response {
   return new Response(rec.body, { status: rec.status, headers });
 }
 
-function replay(deps: WriteDeps, rec: StoredResponse, fingerprint: string): Response {
+function replay(deps: ManagementDeps, rec: StoredResponse, fingerprint: string): Response {
   if (rec.fingerprint !== fingerprint) {
     counted(deps, 'reused_key');
     throw new AppError('idempotency_key_reused', { detail: 'This Idempotency-Key was already used for a different request (method, path or body).' });
@@ -74,10 +56,12 @@ function replay(deps: WriteDeps, rec: StoredResponse, fingerprint: string): Resp
   return respond(rec, true);
 }
 
-function storedSuccess(fingerprint: string, r: WriteResult): StoredResponse {
+/** The registry row's success status, and for a create (201) the `Location` of the new record. */
+function storedSuccess<O extends AnyOperation>(fingerprint: string, c: OperationContext<O>, record: WriteAnswer<O>): StoredResponse {
+  const status = c.operation.ok.status;
   const headers: Record<string, string> = { 'content-type': JSON_TYPE };
-  if (r.location) headers.location = r.location;
-  return { fingerprint, status: r.status, headers, body: JSON.stringify(r.body) };
+  if (status === 201) headers.location = locationOf(c.operation, c.params, (record as { id: string }).id);
+  return { fingerprint, status, headers, body: JSON.stringify(record) };
 }
 
 function storedProblem(fingerprint: string, err: AppError, requestId: string, typeBase: string): StoredResponse {
@@ -85,10 +69,10 @@ function storedProblem(fingerprint: string, err: AppError, requestId: string, ty
   return { fingerprint, status: err.status, headers, body: JSON.stringify(problemBody(err.code, requestId, { typeBase, ...err.options })) };
 }
 
-type Outcome = { kind: 'busy' } | { kind: 'existing'; rec: StoredResponse & { ttlS: number } } | { kind: 'done'; rec: StoredResponse };
+type Outcome = { kind: 'busy' } | { kind: 'existing'; rec: LiveRecord } | { kind: 'done'; rec: StoredResponse };
 
 /** Another request holds the key's lock. It may have committed and died before releasing: the record is the truth. */
-async function answerWhileLocked(deps: WriteDeps, studioId: string, key: string, fingerprint: string): Promise<Response> {
+async function answerWhileLocked(deps: ManagementDeps, studioId: string, key: string, fingerprint: string): Promise<Response> {
   const rec = await findRecord(deps.sql, studioId, key);
   if (!rec) {
     counted(deps, 'in_progress');
@@ -103,7 +87,7 @@ async function answerWhileLocked(deps: WriteDeps, studioId: string, key: string,
  * its own transaction, so a retry replays it; anything else (5xx, 429, a crash) is not
  * stored (null), so a retry really retries.
  */
-async function storeFailure(deps: WriteDeps, caller: Caller, key: string, fingerprint: string, err: unknown): Promise<StoredResponse | null> {
+async function storeFailure(deps: ManagementDeps, caller: Caller, key: string, fingerprint: string, err: unknown): Promise<StoredResponse | null> {
   const { sql, redis, config } = deps;
   const studioId = caller.studioId;
   let failure = err instanceof AppError ? err : translatePgError(err);
@@ -123,29 +107,29 @@ async function storeFailure(deps: WriteDeps, caller: Caller, key: string, finger
 
 /**
  * Runs a Management write (POST/PATCH/DELETE) under the idempotency rules of contract §5.
- * `action` runs inside one Postgres transaction, and the stored response commits in that
- * same transaction; throw AppError (or let a constraint violation escape) to fail it.
- * Business errors (4xx) are stored too, in their own transaction; 5xx and 429 are not,
- * so a retry really retries. Redis holds the in-flight lock and a hot copy; without
- * Redis a transaction-scoped advisory lock keeps the same guarantees. Usage in a route:
+ * `action` runs inside one Postgres transaction and returns the record the operation
+ * answers with; the answer (the registry row's status, and a create's `Location`) is
+ * stored in that same transaction. Throw AppError (or let a constraint violation escape)
+ * to fail it. Business errors (4xx) are stored too, in their own transaction; 5xx and 429
+ * are not, so a retry really retries. Redis holds the in-flight lock and a hot copy;
+ * without Redis a transaction-scoped advisory lock keeps the same guarantees. Usage in a
+ * resource's handlers (`write = writerOf(deps)`):
  *
- *   .post('/v1/plans', ({ caller, request, body }) =>
- *     runWrite(deps, caller, request, body, (tx) => createPlan(tx, caller.studioId, body)),
- *     { body: CreatePlanBody })
+ *   managementCreatePlan: (c) => write(c, (tx) => svc.createPlan(tx, c.caller.studioId, c.body)),
  *
- * The fingerprint is method + path + `body` as canonical JSON (keys sorted): pass the
- * validated body as received (or undefined for a body-less DELETE / POST). Cached
- * Storefront answers need no call here: the gateway drops them on every successful write.
+ * The fingerprint is method + path + the validated body as canonical JSON (keys sorted;
+ * undefined for a body-less DELETE / POST). Cached Storefront answers need no call here:
+ * the gateway drops them after a successful write that changes what they show.
  */
-export async function runWrite(
-  deps: WriteDeps, caller: Caller, request: Request, body: unknown,
-  action: (tx: Tx) => Promise<WriteResult>,
+export async function runWrite<O extends AnyOperation>(
+  deps: ManagementDeps, c: OperationContext<O>, action: (tx: Tx) => Promise<WriteAnswer<O>>,
 ): Promise<Response> {
   const { sql, redis, config } = deps;
+  const { caller, request } = c;
   const prefix = config.REDIS_PREFIX;
   const studioId = caller.studioId;
   const key = idempotencyKeyOf(request);
-  const fingerprint = fingerprintOf(request.method, new URL(request.url).pathname, body);
+  const fingerprint = fingerprintOf(request.method, new URL(request.url).pathname, c.body);
 
   const hot = await cachedRecord(redis, prefix, studioId, key);
   if (hot) return replay(deps, hot, fingerprint);
@@ -161,7 +145,7 @@ export async function runWrite(
       if (!(await tryKeyLock(tx, studioId, key))) return { kind: 'busy' };
       const existing = await findRecord(tx, studioId, key);
       if (existing) return { kind: 'existing', rec: existing };
-      const rec = storedSuccess(fingerprint, await action(tx));
+      const rec = storedSuccess(fingerprint, c, await action(tx));
       await insertRecord(tx, studioId, key, rec);
       return { kind: 'done', rec };
     });

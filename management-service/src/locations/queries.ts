@@ -1,9 +1,7 @@
 import { iso, isoOrNull, newId } from '@studio/shared';
-import type { Sql, Tx } from '@studio/shared/db';
+import type { Db } from '@studio/shared/db';
 import type { Address, Location, Room } from '@studio/shared/schemas/locations';
 import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
-
-type Db = Sql | Tx;
 
 interface LocationRow { id: string; name: string; timezone: string; address: Address | null; status: 'live' | 'deleted'; deletedAt: Date | null; createdAt: Date; updatedAt: Date }
 interface RoomRow { id: string; locationId: string; name: string; capacity: number | null; status: 'live' | 'deleted'; deletedAt: Date | null; createdAt: Date; updatedAt: Date }

@@ -1,6 +1,6 @@
 import type { HandlersFor } from '@studio/shared/register';
-import type { ManagementDeps } from '../app';
-import { created, found, ok, writerOf } from '../kit/handlers';
+import type { ManagementDeps } from '../kit/deps';
+import { found, writerOf } from '../kit/handlers';
 import { readPage } from '../kit/pagination';
 import { getLiveLocation, getLiveRoom, listLocationsPage, listRoomsPage } from './queries';
 import * as svc from './service';
@@ -15,25 +15,19 @@ export const locationHandlers = (deps: ManagementDeps) => {
   const cursorSecret = deps.config.CURSOR_SECRET;
   return {
     managementListLocations: ({ caller, query }) => listLocationsPage(deps.sql, caller.studioId, readPage(cursorSecret, caller, 'locations', query)),
-    managementCreateLocation: (c) => write(c, async (tx) => {
-      const location = await svc.createLocation(tx, c.caller.studioId, c.body);
-      return created(location, `/v1/locations/${location.id}`);
-    }),
+    managementCreateLocation: (c) => write(c, (tx) => svc.createLocation(tx, c.caller.studioId, c.body)),
     managementGetLocation: async ({ caller, params }) => found(await getLiveLocation(deps.sql, caller.studioId, params.locationId), 'location'),
-    managementUpdateLocation: (c) => write(c, async (tx) => ok(await svc.updateLocation(tx, c.caller.studioId, c.params.locationId, c.body))),
-    managementDeleteLocation: (c) => write(c, async (tx) => ok(await svc.deleteLocation(tx, c.caller.studioId, c.params.locationId))),
+    managementUpdateLocation: (c) => write(c, (tx) => svc.updateLocation(tx, c.caller.studioId, c.params.locationId, c.body)),
+    managementDeleteLocation: (c) => write(c, (tx) => svc.deleteLocation(tx, c.caller.studioId, c.params.locationId)),
 
     managementListRooms: async ({ caller, query, params: { locationId } }) => {
       found(await getLiveLocation(deps.sql, caller.studioId, locationId), 'location');
       // the location is a filter of the cursor, so one location's cursor is refused on another's rooms
       return listRoomsPage(deps.sql, caller.studioId, readPage(cursorSecret, caller, 'rooms', query, { locationId }), locationId);
     },
-    managementCreateRoom: (c) => write(c, async (tx) => {
-      const room = await svc.createRoom(tx, c.caller.studioId, c.params.locationId, c.body);
-      return created(room, `/v1/locations/${c.params.locationId}/rooms/${room.id}`);
-    }),
+    managementCreateRoom: (c) => write(c, (tx) => svc.createRoom(tx, c.caller.studioId, c.params.locationId, c.body)),
     managementGetRoom: async ({ caller, params }) => found(await getLiveRoom(deps.sql, caller.studioId, params.locationId, params.roomId), 'room'),
-    managementUpdateRoom: (c) => write(c, async (tx) => ok(await svc.updateRoom(tx, c.caller.studioId, c.params.locationId, c.params.roomId, c.body))),
-    managementDeleteRoom: (c) => write(c, async (tx) => ok(await svc.deleteRoom(tx, c.caller.studioId, c.params.locationId, c.params.roomId))),
+    managementUpdateRoom: (c) => write(c, (tx) => svc.updateRoom(tx, c.caller.studioId, c.params.locationId, c.params.roomId, c.body)),
+    managementDeleteRoom: (c) => write(c, (tx) => svc.deleteRoom(tx, c.caller.studioId, c.params.locationId, c.params.roomId)),
   } satisfies HandlersFor<Ids>;
 };

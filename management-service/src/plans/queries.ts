@@ -1,9 +1,7 @@
 import { iso, isoOrNull, newId } from '@studio/shared';
-import type { Sql, Tx } from '@studio/shared/db';
+import type { Db } from '@studio/shared/db';
 import type { Plan, PlanConfig, PlanType } from '@studio/shared/schemas/plans';
 import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
-
-type Db = Sql | Tx;
 
 interface Row {
   id: string; name: string; type: PlanType; config: PlanConfig; description: string | null; visibility: 'public' | 'private';

@@ -1,6 +1,6 @@
 import type { HandlersFor } from '@studio/shared/register';
-import type { ManagementDeps } from '../app';
-import { created, found, ok, writerOf } from '../kit/handlers';
+import type { ManagementDeps } from '../kit/deps';
+import { found, writerOf } from '../kit/handlers';
 import { readPage } from '../kit/pagination';
 import { getPlan, listPlansPage } from './queries';
 import * as svc from './service';
@@ -12,12 +12,9 @@ export const planHandlers = (deps: ManagementDeps) => {
   const write = writerOf(deps);
   return {
     managementListPlans: ({ caller, query }) => listPlansPage(deps.sql, caller.studioId, readPage(deps.config.CURSOR_SECRET, caller, 'plans', query)),
-    managementCreatePlan: (c) => write(c, async (tx) => {
-      const plan = await svc.createPlan(tx, c.caller.studioId, c.body);
-      return created(plan, `/v1/plans/${plan.id}`);
-    }),
+    managementCreatePlan: (c) => write(c, (tx) => svc.createPlan(tx, c.caller.studioId, c.body)),
     managementGetPlan: async ({ caller, params }) => found(await getPlan(deps.sql, caller.studioId, params.planId), 'plan'),
-    managementUpdatePlan: (c) => write(c, async (tx) => ok(await svc.updatePlan(tx, c.caller.studioId, c.params.planId, c.body))),
-    managementArchivePlan: (c) => write(c, async (tx) => ok(await svc.archivePlan(tx, c.caller.studioId, c.params.planId))),
+    managementUpdatePlan: (c) => write(c, (tx) => svc.updatePlan(tx, c.caller.studioId, c.params.planId, c.body)),
+    managementArchivePlan: (c) => write(c, (tx) => svc.archivePlan(tx, c.caller.studioId, c.params.planId)),
   } satisfies HandlersFor<Ids>;
 };

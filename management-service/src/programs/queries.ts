@@ -1,9 +1,7 @@
 import { iso, newId } from '@studio/shared';
-import type { Sql, Tx } from '@studio/shared/db';
+import type { Db } from '@studio/shared/db';
 import type { Program } from '@studio/shared/schemas/programs';
 import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
-
-type Db = Sql | Tx;
 
 interface Row {
   id: string; name: string; description: string | null; pricing: 'free' | 'paid'; priceCents: number | null; currency: string | null;

@@ -1,6 +1,6 @@
 import type { HandlersFor } from '@studio/shared/register';
-import type { ManagementDeps } from '../app';
-import { created, found, ok, writerOf } from '../kit/handlers';
+import type { ManagementDeps } from '../kit/deps';
+import { found, writerOf } from '../kit/handlers';
 import { readPage } from '../kit/pagination';
 import { getProgram, listProgramsPage } from './queries';
 import * as svc from './service';
@@ -12,11 +12,8 @@ export const programHandlers = (deps: ManagementDeps) => {
   const write = writerOf(deps);
   return {
     managementListPrograms: ({ caller, query }) => listProgramsPage(deps.sql, caller.studioId, readPage(deps.config.CURSOR_SECRET, caller, 'programs', query)),
-    managementCreateProgram: (c) => write(c, async (tx) => {
-      const program = await svc.createProgram(tx, c.caller.studioId, c.body);
-      return created(program, `/v1/programs/${program.id}`);
-    }),
+    managementCreateProgram: (c) => write(c, (tx) => svc.createProgram(tx, c.caller.studioId, c.body)),
     managementGetProgram: async ({ caller, params }) => found(await getProgram(deps.sql, caller.studioId, params.programId), 'program'),
-    managementUpdateProgram: (c) => write(c, async (tx) => ok(await svc.updateProgram(tx, c.caller.studioId, c.params.programId, c.body))),
+    managementUpdateProgram: (c) => write(c, (tx) => svc.updateProgram(tx, c.caller.studioId, c.params.programId, c.body)),
   } satisfies HandlersFor<Ids>;
 };

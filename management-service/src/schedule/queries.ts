@@ -1,13 +1,13 @@
-import type { Sql, Tx } from '@studio/shared/db';
-import { afterSql, sortKeySql, type PageParams } from '../kit/pagination';
+import { iso, isoOrNull } from '@studio/shared';
+import type { Db, Tx } from '@studio/shared/db';
+import type { Occurrence } from '@studio/shared/schemas/schedule';
+import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
 
-type Db = Sql | Tx;
-
-export interface OccurrenceRow {
+interface Row {
   id: string;
   classId: string;
   title: string;
-  mode: string;
+  mode: Occurrence['mode'];
   startsAt: Date;
   endsAt: Date;
   durationMinutes: number;
@@ -15,12 +15,30 @@ export interface OccurrenceRow {
   locationId: string | null;
   roomId: string | null;
   capacity: number | null;
-  status: string;
+  status: Occurrence['status'];
   cancelledAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
   sortKey: string;
 }
+
+const toOccurrence = (r: Row): Occurrence => ({
+  id: r.id,
+  classId: r.classId,
+  title: r.title,
+  mode: r.mode,
+  startsAt: iso(r.startsAt),
+  endsAt: iso(r.endsAt),
+  durationMinutes: r.durationMinutes,
+  instructorId: r.instructorId,
+  locationId: r.locationId,
+  roomId: r.roomId,
+  capacity: r.capacity,
+  status: r.status,
+  cancelledAt: isoOrNull(r.cancelledAt),
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
+});
 
 const selectOccurrence = (db: Db) => db`
   select o.id, o.class_id, c.title, c.mode, o.starts_at, o.ends_at, o.duration_minutes, o.instructor_id,
@@ -29,9 +47,9 @@ const selectOccurrence = (db: Db) => db`
   from occurrences o join classes c on c.id = o.class_id`;
 
 /** Keyset on (starts_at, id) over the `occurrences_schedule` index, with the cursor's filters. */
-export async function listOccurrences(db: Db, studioId: string, p: PageParams): Promise<OccurrenceRow[]> {
+export async function listSchedulePage(db: Db, studioId: string, p: PageParams): Promise<Page<Occurrence>> {
   const f = p.filters;
-  return db<OccurrenceRow[]>`
+  const rows = await db<Row[]>`
     ${selectOccurrence(db)}
     where o.studio_id = ${studioId}
       ${f.from ? db`and o.starts_at >= ${f.from}::timestamptz` : db``}
@@ -41,11 +59,13 @@ export async function listOccurrences(db: Db, studioId: string, p: PageParams): 
       ${afterSql(db, p, 'starts_at', 'o')}
     order by o.starts_at, o.id
     limit ${p.limit + 1}`;
+  return pageOf(p, rows, toOccurrence);
 }
 
-export async function getOccurrence(db: Db, studioId: string, id: string): Promise<OccurrenceRow | undefined> {
-  const [row] = await db<OccurrenceRow[]>`${selectOccurrence(db)} where o.studio_id = ${studioId} and o.id = ${id}`;
-  return row;
+/** An occurrence of the studio, cancelled or not; null for another studio's id. */
+export async function getOccurrence(db: Db, studioId: string, id: string): Promise<Occurrence | null> {
+  const [row] = await db<Row[]>`${selectOccurrence(db)} where o.studio_id = ${studioId} and o.id = ${id}`;
+  return row ? toOccurrence(row) : null;
 }
 
 export async function lockOccurrence(tx: Tx, studioId: string, id: string) {

@@ -1,4 +1,6 @@
+import { iso } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
+import type { StorefrontClass } from '@studio/shared/schemas/storefront';
 
 export interface ClassFilter {
   from: Date;
@@ -9,18 +11,23 @@ export interface ClassFilter {
   limit: number;
 }
 
-export interface ClassRow {
+interface Row {
   id: string;
   classId: string;
   classTitle: string;
   discipline: string | null;
-  level: string;
-  mode: string;
+  level: StorefrontClass['level'];
+  mode: StorefrontClass['mode'];
   startsAt: Date;
   durationMinutes: number;
   instructorId: string;
   instructorName: string;
 }
+
+const toClass = (r: Row): StorefrontClass => ({
+  id: r.id, classId: r.classId, classTitle: r.classTitle, discipline: r.discipline, level: r.level, mode: r.mode,
+  startsAt: iso(r.startsAt), durationMinutes: r.durationMinutes, instructorId: r.instructorId, instructorName: r.instructorName,
+});
 
 /**
  * Upcoming live occurrences of the studio's public, live classes. The occurrence range
@@ -28,8 +35,8 @@ export interface ClassRow {
  * start order, so the limit stops it early; classes and instructors join by primary key.
  * The occurrence's own instructor is shown (a reschedule or instructor change may differ from the class's).
  */
-export function upcomingOccurrences(sql: Sql, studioId: string, f: ClassFilter) {
-  return sql<ClassRow[]>`
+export async function upcomingOccurrences(sql: Sql, studioId: string, f: ClassFilter): Promise<StorefrontClass[]> {
+  const rows = await sql<Row[]>`
     select o.id, o.class_id, c.title as class_title, c.discipline, c.level, c.mode,
            o.starts_at, o.duration_minutes, o.instructor_id, i.name as instructor_name
     from occurrences o
@@ -44,4 +51,5 @@ export function upcomingOccurrences(sql: Sql, studioId: string, f: ClassFilter) 
       ${f.instructorId !== undefined ? sql`and o.instructor_id = ${f.instructorId}` : sql``}
     order by o.starts_at, o.id
     limit ${f.limit}`;
+  return rows.map(toClass);
 }

@@ -1,6 +1,6 @@
 import type { HandlersFor } from '@studio/shared/register';
-import type { StorefrontDeps } from '../app';
 import { cacheable } from '../kit/cacheable';
+import type { StorefrontDeps } from '../kit/deps';
 import { listClasses } from './service';
 
 /** storefrontListClasses. */

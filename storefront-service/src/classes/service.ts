@@ -1,6 +1,6 @@
-import { clampInstant, type FieldError, iso, parseInstant, problems } from '@studio/shared';
-import type { StorefrontClassList, StorefrontClassQuery } from '@studio/shared/schemas/storefront';
+import { clampInstant, type FieldError, parseInstant, problems } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
+import type { StorefrontClassList, StorefrontClassQuery } from '@studio/shared/schemas/storefront';
 import { upcomingOccurrences } from './queries';
 
 const DAY_MS = 86_400_000;
@@ -10,12 +10,12 @@ export const MAX_WINDOW_DAYS = 90;
 export const MAX_CLASSES = 500;
 
 /**
- * storefrontListClasses rules (contract §9): the window starts at `from` (never before
- * now: past occurrences are not public), ends at `to` (default from + 14 days, at most
+ * storefrontListClasses rules (docs/design/storefront.md): the window starts at `from` (never
+ * before now: past occurrences are not public), ends at `to` (default from + 14 days, at most
  * from + 90 days). The query schema has already checked the shapes; this checks meaning.
  */
 export async function listClasses(sql: Sql, studioId: string, q: StorefrontClassQuery, now = new Date()): Promise<StorefrontClassList> {
-  // the query schema has checked that both are instants; any year is moved into 1970..9999 (contract §18)
+  // the query schema has checked that both are instants; any year is moved into 1970..9999 (docs/design/hostile-callers.md)
   const from = q.from === undefined ? now : clampInstant(parseInstant(q.from)!);
   const to = clampInstant(q.to === undefined ? new Date(from.getTime() + DEFAULT_WINDOW_DAYS * DAY_MS) : parseInstant(q.to)!);
   const errors: FieldError[] = [];
@@ -25,15 +25,8 @@ export async function listClasses(sql: Sql, studioId: string, q: StorefrontClass
 
   const start = from.getTime() < now.getTime() ? now : from;
   if (to.getTime() <= start.getTime()) return { classes: [] };
-  const rows = await upcomingOccurrences(sql, studioId, {
+  const classes = await upcomingOccurrences(sql, studioId, {
     from: start, to, discipline: q.discipline, level: q.level, instructorId: q.instructorId, limit: MAX_CLASSES,
   });
-  return {
-    classes: rows.map((r) => ({
-      id: r.id, classId: r.classId, classTitle: r.classTitle, discipline: r.discipline,
-      level: r.level as StorefrontClassList['classes'][number]['level'],
-      mode: r.mode as StorefrontClassList['classes'][number]['mode'],
-      startsAt: iso(r.startsAt), durationMinutes: r.durationMinutes, instructorId: r.instructorId, instructorName: r.instructorName,
-    })),
-  };
+  return { classes };
 }

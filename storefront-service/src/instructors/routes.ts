@@ -1,12 +1,9 @@
 import type { HandlersFor } from '@studio/shared/register';
-import type { StorefrontDeps } from '../app';
 import { cacheable } from '../kit/cacheable';
+import type { StorefrontDeps } from '../kit/deps';
 import { activeInstructors } from './queries';
 
 /** storefrontListInstructors. */
 export const instructorHandlers = ({ sql }: StorefrontDeps) => ({
-  storefrontListInstructors: async ({ caller, request }) => {
-    const rows = await activeInstructors(sql, caller.studioId);
-    return cacheable(request, { instructors: rows.map((r) => ({ id: r.id, name: r.name, bio: r.bio, photoUrl: r.photoUrl, disciplines: r.disciplines })) });
-  },
+  storefrontListInstructors: async ({ caller, request }) => cacheable(request, { instructors: await activeInstructors(sql, caller.studioId) }),
 }) satisfies HandlersFor<'storefrontListInstructors'>;

@@ -1,0 +1,13 @@
+import type { Config } from '@studio/shared';
+import type { Sql } from '@studio/shared/db';
+import type { Metrics } from '@studio/shared/metrics';
+import type { Redis } from '@studio/shared/redis';
+
+/** What the Management service is built from: every resource's handlers and the write runner take these. */
+export interface ManagementDeps {
+  config: Config;
+  sql: Sql;
+  redis: Redis | null;
+  /** Where the service counts what contract §13 asks (its idempotency outcomes). */
+  metrics?: Metrics;
+}

@@ -1,0 +1,10 @@
+import type { Config } from '@studio/shared';
+import type { Sql } from '@studio/shared/db';
+import type { Redis } from '@studio/shared/redis';
+
+/** What the Storefront service is built from (`main.ts` or a test makes them); the service kit's readiness reads `redis`. */
+export interface StorefrontDeps {
+  config: Config;
+  sql: Sql;
+  redis: Redis | null;
+}

@@ -1,0 +1,238 @@
+/**
+ * The import graph of every workspace's `src/` (shared, gateway, both services), read from the files:
+ * no import circles, and in a service no resource folder reaching into another
+ * (`<service>/src/<resource>/` may import its own folder, `kit/` and packages only).
+ *
+ * Every import counts, `import type` included: a circle of types is still a circle a reader has to
+ * untangle, and it becomes a runtime one the day a type import turns into a value import.
+ * Relative specifiers and `@studio/*` workspace packages (through their `exports`) are resolved;
+ * other packages are leaves.
+ */
+import { describe, expect, test } from 'bun:test';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
+
+const ROOT = resolve(import.meta.dir, '..');
+
+type Graph = Map<string, string[]>;
+interface Workspace { name: string; dir: string; exports: Record<string, string> }
+
+function workspacesOf(root: string): Workspace[] {
+  const dirs = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).workspaces ?? []) as string[];
+  return dirs.map((d) => {
+    const pkg = JSON.parse(readFileSync(join(root, d, 'package.json'), 'utf8'));
+    const exports = typeof pkg.exports === 'string' ? { '.': pkg.exports } : (pkg.exports ?? {});
+    return { name: pkg.name as string, dir: join(root, d), exports };
+  });
+}
+
+const SOURCE = /\.(?:ts|tsx|mts|js|mjs)$/;
+const sourcesUnder = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : sourcesUnder(path);
+    return SOURCE.test(e.name) && !e.name.endsWith('.d.ts') ? [path] : [];
+  });
+
+const isFile = (p: string) => existsSync(p) && statSync(p).isFile();
+function resolveFile(base: string): string | null {
+  for (const p of [base, `${base}.ts`, `${base}.tsx`, join(base, 'index.ts'), join(base, 'index.tsx')]) if (isFile(p)) return p;
+  return null;
+}
+
+/** `@studio/x` or `@studio/x/sub` through the package's `exports` (`.` and `./*` patterns); null for anything else. */
+function resolvePackage(spec: string, workspaces: Workspace[]): string | null {
+  const ws = workspaces.find((w) => spec === w.name || spec.startsWith(`${w.name}/`));
+  if (!ws) return null;
+  const sub = `.${spec.slice(ws.name.length)}`;
+  for (const [pattern, target] of Object.entries(ws.exports)) {
+    if (pattern === sub) return resolveFile(join(ws.dir, target));
+    const star = pattern.indexOf('*');
+    if (star >= 0 && sub.startsWith(pattern.slice(0, star)) && sub.endsWith(pattern.slice(star + 1))) {
+      const matched = sub.slice(star, sub.length - (pattern.length - star - 1));
+      return resolveFile(join(ws.dir, target.replace('*', matched)));
+    }
+  }
+  return null;
+}
+
+/**
+ * The import graph reachable from every source file under `roots`: file -> the files it imports
+ * (a file outside the roots is followed too, so a circle through it is still seen). `unresolved`
+ * lists relative or workspace imports that name no file.
+ */
+function importGraph(roots: string[], workspaces: Workspace[] = []): { graph: Graph; unresolved: string[] } {
+  const graph: Graph = new Map();
+  const unresolved: string[] = [];
+  const todo = roots.flatMap(sourcesUnder);
+  while (todo.length) {
+    const file = todo.pop()!;
+    if (graph.has(file)) continue;
+    const edges: string[] = [];
+    graph.set(file, edges);
+    if (!SOURCE.test(file)) continue;
+    // the TypeScript scanner: sees `import type`, `export … from`, `import('…')`, and skips comments and strings
+    for (const { fileName: spec } of ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles) {
+      const relativeSpec = spec.startsWith('./') || spec.startsWith('../');
+      const target = relativeSpec ? resolveFile(resolve(dirname(file), spec)) : resolvePackage(spec, workspaces);
+      if (target) {
+        if (!edges.includes(target)) edges.push(target);
+        if (!target.includes(`${sep}node_modules${sep}`)) todo.push(target);
+      } else if (relativeSpec || spec.startsWith('@studio/')) unresolved.push(`${relative(ROOT, file)} imports '${spec}'`);
+    }
+  }
+  return { graph, unresolved };
+}
+
+/** Strongly connected components with a circle in them (Tarjan), each with one shortest circle as an example. */
+function importCycles(graph: Graph): { files: string[]; example: string[] }[] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || graph.get(v)?.includes(v)) components.push(component.sort());
+  };
+  for (const v of [...graph.keys()].sort()) if (!index.has(v)) visit(v);
+  return components.map((files) => ({ files, example: shortestCircle(graph, files[0]!, new Set(files)) }));
+}
+
+/** Breadth-first from `start` back to itself, inside its component. */
+function shortestCircle(graph: Graph, start: string, within: Set<string>): string[] {
+  const from = new Map<string, string>();
+  const queue = [start];
+  while (queue.length) {
+    const v = queue.shift()!;
+    for (const w of graph.get(v) ?? []) {
+      if (w === start) {
+        const path = [start];
+        for (let u = v; u !== start; u = from.get(u)!) path.splice(1, 0, u);
+        return [...path, start];
+      }
+      if (within.has(w) && !from.has(w)) {
+        from.set(w, v);
+        queue.push(w);
+      }
+    }
+  }
+  return [start];
+}
+
+/**
+ * In one service's `src/`: a file in a folder importing another folder (a resource may import only
+ * itself, `kit/` and packages; `kit/` no resource), or a file in a folder importing a top-level file
+ * (`app.ts`, `main.ts` compose the folders; nothing inside them imports back).
+ */
+function folderCrossings(graph: Graph, src: string): string[] {
+  const folderOf = (file: string) => {
+    const rel = relative(src, file);
+    if (rel.startsWith('..')) return null; // outside this service: a package
+    const parts = rel.split(sep);
+    return parts.length > 1 ? parts[0]! : '';
+  };
+  const crossings: string[] = [];
+  for (const [file, targets] of graph) {
+    const from = folderOf(file);
+    if (!from) continue; // outside, or a top-level file
+    for (const target of targets) {
+      const to = folderOf(target);
+      if (to === null || to === from || (to === 'kit' && from !== 'kit')) continue;
+      crossings.push(`${relative(src, file)} imports ${relative(src, target)}`);
+    }
+  }
+  return crossings.sort();
+}
+
+const workspaces = workspacesOf(ROOT);
+const trees = workspaces.map((w) => join(w.dir, 'src')).filter((d) => existsSync(d));
+const { graph, unresolved } = importGraph(trees, workspaces);
+const show = (files: string[]) => files.map((f) => relative(ROOT, f)).join(' → ');
+
+describe('imports', () => {
+  test('the checks see every tree, and every relative or workspace import names a file', () => {
+    expect(trees.map((t) => relative(ROOT, t))).toEqual(expect.arrayContaining(['shared/src', 'gateway/src', 'storefront-service/src', 'management-service/src']));
+    expect(unresolved).toEqual([]);
+  });
+
+  for (const tree of trees) {
+    test(`no import circle in ${relative(ROOT, tree)}`, () => {
+      const circles = importCycles(graph)
+        .filter((c) => c.files.some((f) => f.startsWith(tree + sep)))
+        .map((c) => `${c.files.length} files in one circle, e.g. ${show(c.example)} (all: ${c.files.map((f) => relative(ROOT, f)).join(', ')})`);
+      expect(circles).toEqual([]);
+    });
+  }
+
+  for (const ws of workspaces.filter((w) => w.name.endsWith('-service'))) {
+    test(`${relative(ROOT, ws.dir)}: a resource folder imports only itself, kit/ and packages`, () => {
+      expect(folderCrossings(graph, join(ws.dir, 'src'))).toEqual([]);
+    });
+  }
+});
+
+describe('the checks themselves', () => {
+  const write = (dir: string, files: Record<string, string>) => {
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, path)), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    }
+  };
+
+  test('a circle (of type imports, through an index.ts) is found and shown; a chain is not', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'imports-'));
+    try {
+      write(dir, {
+        'src/app.ts': `import { handlers } from './things/routes';\nexport const app = handlers;\n`,
+        'src/things/routes.ts': `import type { Deps } from '../app';\nimport { q } from './queries';\nexport const handlers = (d: Deps) => q;\n`,
+        'src/things/queries.ts': `import { x } from '../kit';\nexport const q = x;\n`,
+        'src/kit/index.ts': `/* import { app } from '../app' */\nexport const x = 1;\n`,
+      });
+      const { graph: g, unresolved: u } = importGraph([join(dir, 'src')]);
+      expect(u).toEqual([]);
+      const found = importCycles(g);
+      expect(found.map((c) => c.example.map((f) => relative(dir, f)))).toEqual([['src/app.ts', 'src/things/routes.ts', 'src/app.ts']]);
+      expect(found[0]!.files.length).toBe(2); // kit/index.ts is imported, but in no circle (the comment is no import)
+      expect(folderCrossings(g, join(dir, 'src'))).toEqual(['things/routes.ts imports app.ts']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('one resource folder importing another is a crossing, even without a circle', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'imports-'));
+    try {
+      write(dir, {
+        'src/a/service.ts': `export { y } from '../b/service.ts';\n`,
+        'src/b/service.ts': `import { k } from '../kit/deps';\nexport const y = k;\n`,
+        'src/kit/deps.ts': `export const k = 1;\n`,
+      });
+      const { graph: g } = importGraph([join(dir, 'src')]);
+      expect(importCycles(g)).toEqual([]);
+      expect(folderCrossings(g, join(dir, 'src'))).toEqual(['a/service.ts imports b/service.ts']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
