@@ -1,17 +1,18 @@
 import type { Config } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
+import { channels } from '@studio/shared/broadcasts';
 import { KeyResolver, type KeyCacheOptions } from './keys/resolver';
-import { redisNames } from './keys/channels';
-import { RateLimiter } from './forward/ratelimit';
+import { redisNames } from './keys/redis-names';
+import { RateLimiter } from './limits/rate-limiter';
 import { ActivityWriter } from './activity/writer';
 import { createSurface } from './pipeline';
-import { CORS_HEADERS, surfaceProfiles } from './pipeline/profile';
+import { surfaceProfiles } from './pipeline/profile';
 import { createDocsHandler } from './docs';
 import { createDashboard } from './dashboard';
-import { StorefrontCache } from './forward/storefront-cache';
+import { StorefrontCache } from './cache/storefront';
 import { publishStorefrontChange } from '@studio/shared/invalidation';
-import { subscribeBroadcasts } from './broadcasts';
+import { subscribeBroadcasts } from './broadcasts/subscribe';
 import { createMetrics } from '@studio/shared/metrics';
 import { createSpanExporter } from '@studio/shared/otlp';
 import { gatewayMetrics } from './metrics';
@@ -46,7 +47,7 @@ export function createGateway(deps: GatewayDeps) {
   const docs = createDocsHandler(config, sql, redis, state);
   const spans = createSpanExporter(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'gateway');
   const storefrontCache = new StorefrontCache({
-    headers: CORS_HEADERS, maxBytes: config.STOREFRONT_CACHE_MB * 1024 * 1024,
+    maxBytes: config.STOREFRONT_CACHE_MB * 1024 * 1024,
     publish: (studioId) => publishStorefrontChange(redis, config.REDIS_PREFIX, studioId),
   });
   const pipelineDeps = { config, keys, limiter, activity, docs, metrics: observed, spans };
@@ -63,7 +64,7 @@ export function createGateway(deps: GatewayDeps) {
     metrics,
     async start() {
       activity.start();
-      await subscribeBroadcasts({ subscriber, redis, names, keys, storefrontCache });
+      await subscribeBroadcasts({ subscriber, redis, channels: channels(config.REDIS_PREFIX), keys, storefrontCache });
     },
     /** Stopping (SIGTERM): readiness answers 503 from now on, so load balancers send no more work. */
     drain() {

@@ -10,7 +10,7 @@ import { generateKey, hashKey } from '@studio/shared';
 import { quitRedis } from '@studio/shared/redis';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
-import { clientBlock } from '../src/forward/ratelimit';
+import { clientBlock } from '../src/limits/rate-limiter';
 import { createApiKey } from '../src/keys/store';
 import { get, signIn } from './dashboard-helpers';
 

@@ -3,10 +3,11 @@ import { GW, signedHeaders } from '@studio/shared';
 import { quitRedis } from '@studio/shared/redis';
 import { createGateway } from '@studio/gateway';
 import { revokeApiKey } from '@studio/gateway/keys/store';
-import { redisNames } from '@studio/gateway/keys/channels';
+import { redisNames } from '@studio/gateway/keys/redis-names';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
 import { createSql } from '@studio/shared/db';
-import { ActivityWriter, FLUSH_ROWS, type ActivityEntry } from '@studio/gateway/activity/writer';
+import type { ActivityEntry } from '@studio/gateway/activity/entry';
+import { ActivityWriter, FLUSH_ROWS } from '@studio/gateway/activity/writer';
 import { freePort } from '../../scripts/lib/ports';
 
 let s: Stack;

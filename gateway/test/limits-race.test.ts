@@ -7,8 +7,8 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { quitRedis } from '@studio/shared/redis';
 import { createGateway, type Gateway } from '../src/app';
 import { startStack, type Stack } from '../../test/harness';
-import { RateLimiter } from '../src/forward/ratelimit';
-import { redisNames } from '../src/keys/channels';
+import { RateLimiter } from '../src/limits/rate-limiter';
+import { redisNames } from '../src/keys/redis-names';
 
 let s: Stack;
 let replica: Gateway;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
-import { RateLimiter } from '../src/forward/ratelimit';
-import { redisNames } from '../src/keys/channels';
+import { RateLimiter } from '../src/limits/rate-limiter';
+import { redisNames } from '../src/keys/redis-names';
 
 let s: Stack;
 beforeAll(async () => (s = await startStack({ env: { RATE_LIMIT_SECRET: '1:3', RATE_LIMIT_PUBLISHABLE_CLIENT: '1:2', RATE_LIMIT_PUBLISHABLE: '1:100' } })));

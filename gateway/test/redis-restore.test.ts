@@ -5,7 +5,7 @@
  * back, whatever Redis restored: a record cached before a replica's last reconnect is
  * judged by Postgres again.
  */
-import { redisNames } from '../src/keys/channels';
+import { redisNames } from '../src/keys/redis-names';
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -4,7 +4,7 @@ import { schemaErrors } from '@studio/shared/schemas/fields';
 import { Address } from '@studio/shared/schemas/locations';
 import { SiteSocial } from '@studio/shared/schemas/storefront';
 import type { Redis } from '@studio/shared/redis';
-import { broadcastEviction } from '@studio/gateway/keys/store';
+import { broadcastEviction } from '@studio/gateway/broadcasts/eviction';
 
 export const MODES = ['broadcast', 'two_way', 'community', 'coaching'] as const;
 

@@ -55,6 +55,11 @@ export interface Operation {
   readonly problems?: readonly ProblemCode[];
   /** Cursor-paginated (contract §6). */
   readonly paginated?: true;
+  /**
+   * A write to what the Storefront shows (classes, their occurrences, instructors, plans): once it
+   * succeeds, the gateway drops the studio's cached Storefront answers on every replica.
+   */
+  readonly changesStorefront?: true;
 }
 
 /** Keeps each row's literal types (schemas included), so handlers are typed from the row. */
@@ -84,16 +89,16 @@ export const OPERATIONS = [
 
   mg({ id: 'managementListClasses', method: 'GET', path: '/v1/classes', scope: 'classes:read', summary: 'List classes', paginated: true,
     query: PageQuery, ok: { status: 200, schema: ClassPage }, description: 'Ordered by createdAt, then id.' }),
-  mg({ id: 'managementCreateClass', method: 'POST', path: '/v1/classes', scope: 'classes:write', summary: 'Create a class',
+  mg({ id: 'managementCreateClass', changesStorefront: true, method: 'POST', path: '/v1/classes', scope: 'classes:write', summary: 'Create a class',
     body: CreateClassBody, ok: { status: 201, schema: Class },
     problems: ['instructor_double_booked', 'unknown_instructor', 'unknown_plan', 'unknown_location', 'unknown_room', 'unsupported_channel', 'occurrence_in_past'],
     description: 'Creates the class and all its occurrences (`recurrence`) in one transaction: if any occurrence double-books the instructor, nothing is created (409, naming the `conflictingOccurrence`).' }),
   mg({ id: 'managementGetClass', method: 'GET', path: '/v1/classes/{classId}', scope: 'classes:read', summary: 'Get a class',
     ok: { status: 200, schema: Class } }),
-  mg({ id: 'managementUpdateClass', method: 'PATCH', path: '/v1/classes/{classId}', scope: 'classes:write', summary: 'Update a class',
+  mg({ id: 'managementUpdateClass', changesStorefront: true, method: 'PATCH', path: '/v1/classes/{classId}', scope: 'classes:write', summary: 'Update a class',
     body: UpdateClassBody, ok: { status: 200, schema: Class }, problems: ['instructor_double_booked', 'unknown_instructor', 'unknown_plan'],
     description: '`instructorId`, `durationMinutes` and `capacity` also apply to the occurrences that have not started.' }),
-  mg({ id: 'managementCancelClass', method: 'DELETE', path: '/v1/classes/{classId}', scope: 'classes:write', summary: 'Cancel a class',
+  mg({ id: 'managementCancelClass', changesStorefront: true, method: 'DELETE', path: '/v1/classes/{classId}', scope: 'classes:write', summary: 'Cancel a class',
     ok: { status: 200, schema: Class }, description: `The class and its future occurrences become \`cancelled\`; ${FINAL('class')}` }),
 
   mg({ id: 'managementListMembers', method: 'GET', path: '/v1/members', scope: 'members:read', summary: 'List members', paginated: true,
@@ -115,7 +120,7 @@ export const OPERATIONS = [
     description: 'Occurrences ordered by startsAt, then id. Filters: `from` (inclusive), `to` (exclusive), `classId`, `instructorId`; a cursor keeps the filters it was made with.' }),
   mg({ id: 'managementGetOccurrence', method: 'GET', path: '/v1/schedule/{occurrenceId}', scope: 'schedule:read', summary: 'Get an occurrence',
     ok: { status: 200, schema: Occurrence } }),
-  mg({ id: 'managementRescheduleOccurrence', method: 'PATCH', path: '/v1/schedule/{occurrenceId}', scope: 'schedule:write', summary: 'Reschedule an occurrence',
+  mg({ id: 'managementRescheduleOccurrence', changesStorefront: true, method: 'PATCH', path: '/v1/schedule/{occurrenceId}', scope: 'schedule:write', summary: 'Reschedule an occurrence',
     body: RescheduleBody, ok: { status: 200, schema: Occurrence }, problems: ['instructor_double_booked', 'occurrence_cancelled', 'occurrence_in_past'] }),
 
   mg({ id: 'managementListContent', method: 'GET', path: '/v1/content', scope: 'content:read', summary: 'List videos', paginated: true,
@@ -130,23 +135,23 @@ export const OPERATIONS = [
 
   mg({ id: 'managementListPlans', method: 'GET', path: '/v1/plans', scope: 'plans:read', summary: 'List plans', paginated: true,
     query: PageQuery, ok: { status: 200, schema: PlanPage }, description: 'Active and archived plans, ordered by createdAt, then id.' }),
-  mg({ id: 'managementCreatePlan', method: 'POST', path: '/v1/plans', scope: 'plans:write', summary: 'Create a plan',
+  mg({ id: 'managementCreatePlan', changesStorefront: true, method: 'POST', path: '/v1/plans', scope: 'plans:write', summary: 'Create a plan',
     body: CreatePlanBody, ok: { status: 201, schema: Plan }, problems: ['invalid_plan_config'], description: PLAN_CONFIGS }),
   mg({ id: 'managementGetPlan', method: 'GET', path: '/v1/plans/{planId}', scope: 'plans:read', summary: 'Get a plan',
     ok: { status: 200, schema: Plan } }),
-  mg({ id: 'managementUpdatePlan', method: 'PATCH', path: '/v1/plans/{planId}', scope: 'plans:write', summary: 'Update a plan',
+  mg({ id: 'managementUpdatePlan', changesStorefront: true, method: 'PATCH', path: '/v1/plans/{planId}', scope: 'plans:write', summary: 'Update a plan',
     body: UpdatePlanBody, ok: { status: 200, schema: Plan }, problems: ['invalid_plan_config'],
     description: `\`type\` cannot change; a new \`config\` is checked against the stored type. ${PLAN_CONFIGS}` }),
-  mg({ id: 'managementArchivePlan', method: 'DELETE', path: '/v1/plans/{planId}', scope: 'plans:write', summary: 'Archive a plan',
+  mg({ id: 'managementArchivePlan', changesStorefront: true, method: 'DELETE', path: '/v1/plans/{planId}', scope: 'plans:write', summary: 'Archive a plan',
     ok: { status: 200, schema: Plan }, description: `The plan becomes \`archived\` (it stays listed); ${FINAL('plan')}` }),
 
   mg({ id: 'managementListInstructors', method: 'GET', path: '/v1/instructors', scope: 'instructors:read', summary: 'List instructors', paginated: true,
     query: PageQuery, ok: { status: 200, schema: InstructorPage }, description: 'Every instructor of the studio, active or not, ordered by createdAt, then id.' }),
-  mg({ id: 'managementCreateInstructor', method: 'POST', path: '/v1/instructors', scope: 'instructors:write', summary: 'Create an instructor',
+  mg({ id: 'managementCreateInstructor', changesStorefront: true, method: 'POST', path: '/v1/instructors', scope: 'instructors:write', summary: 'Create an instructor',
     body: CreateInstructorBody, ok: { status: 201, schema: Instructor } }),
   mg({ id: 'managementGetInstructor', method: 'GET', path: '/v1/instructors/{instructorId}', scope: 'instructors:read', summary: 'Get an instructor',
     ok: { status: 200, schema: Instructor } }),
-  mg({ id: 'managementUpdateInstructor', method: 'PATCH', path: '/v1/instructors/{instructorId}', scope: 'instructors:write', summary: 'Update an instructor',
+  mg({ id: 'managementUpdateInstructor', changesStorefront: true, method: 'PATCH', path: '/v1/instructors/{instructorId}', scope: 'instructors:write', summary: 'Update an instructor',
     body: UpdateInstructorBody, ok: { status: 200, schema: Instructor }, description: 'Only the fields sent change.' }),
 
   mg({ id: 'managementListLocations', method: 'GET', path: '/v1/locations', scope: 'locations:read', summary: 'List locations', paginated: true,
@@ -220,8 +225,10 @@ export function pathParams(o: Operation): { name: string; kind: IdKind; pattern:
   });
 }
 
-const WRITES = new Set<Method>(['POST', 'PATCH', 'PUT', 'DELETE']);
-export const isWrite = (o: Operation) => WRITES.has(o.method);
+const WRITES: ReadonlySet<string> = new Set<Method>(['POST', 'PATCH', 'PUT', 'DELETE']);
+/** Whether a request's method writes (a service's write guard asks before any route is matched). */
+export const isWriteMethod = (method: string) => WRITES.has(method);
+export const isWrite = (o: Operation) => isWriteMethod(o.method);
 
 /**
  * Every problem code an operation can answer, by who answers it: the gateway (key,

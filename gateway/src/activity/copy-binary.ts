@@ -6,7 +6,7 @@
  * Rows go into fixed-size chunks as they are recorded; a chunk is sent as it is.
  * https://www.postgresql.org/docs/current/sql-copy.html#id-1.9.3.55.9.4
  */
-import type { ActivityEntry } from './writer';
+import type { ActivityEntry } from './entry';
 
 /** `PGCOPY\n\377\r\n\0`, flags 0, no header extension. */
 export const COPY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);

@@ -2,7 +2,7 @@ import { OPERATIONS, PROBLEMS, problemTypeBase, requestTimeOf, type Operation, t
 import type { Sql } from '@studio/shared/db';
 import { chartBuckets, chartSvg, type ChartRange } from './chart';
 import { chromeOf, html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
-import type { DashboardDeps } from './index';
+import type { DashboardDeps } from './deps';
 import type { Session } from './session';
 
 /**

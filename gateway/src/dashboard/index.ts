@@ -1,26 +1,14 @@
 import { readiness } from '@studio/shared/readiness';
 import { malformedRequest } from '@studio/shared/serve';
 import { requestTarget } from '@studio/shared/target';
-import { accessLogOn, etagMatches, etagOf, log, logRequest, newRequestId, type Config } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
-import type { Metrics } from '@studio/shared/metrics';
-import type { Redis } from '@studio/shared/redis';
-import type { ActivityWriter } from '../activity/writer';
+import { accessLogOn, etagMatches, etagOf, log, logRequest, newRequestId, } from '@studio/shared';
 import { activityEntryPage, activityPage } from './activity';
+import type { DashboardDeps } from './deps';
 import { keyOrigins, renameKey, rollKey } from './key-actions';
 import { SECURITY_HEADERS, chromeOf, messagePage, redirect } from './html';
 import { createKey, keysPage, revokeKey, revokedNotice } from './keys';
 import { csrfMatches, loadSession, sameOrigin, type Session } from './session';
 import { loginLinkPage, signInPage, signOut, useLoginLink } from './signin';
-
-export interface DashboardDeps {
-  config: Config;
-  sql: Sql;
-  redis: Redis | null;
-  activity: ActivityWriter;
-  /** The gateway's metrics: dashboard requests are counted with `surface="dashboard"` (contract §13). */
-  metrics?: Metrics;
-}
 
 const MAX_FORM_BYTES = 64 * 1024;
 const ASSETS: Record<string, string> = {

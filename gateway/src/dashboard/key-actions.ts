@@ -3,7 +3,7 @@ import { parseOriginList } from '@studio/shared/origins';
 import { rollApiKey, setKeyOrigins } from '../keys/store';
 import { html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
 import { chrome, keysPage } from './keys';
-import type { DashboardDeps } from './index';
+import type { DashboardDeps } from './deps';
 import type { Session } from './session';
 
 /** Roll, rename and websites of one key: a page each (they work without JavaScript), POST-redirect-GET. */

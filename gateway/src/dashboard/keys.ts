@@ -3,7 +3,7 @@ import { parseOriginList } from '@studio/shared/origins';
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyJson } from '../keys/store';
 import { chromeOf, html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
 import { scopeSummary } from './scopes';
-import type { DashboardDeps } from './index';
+import type { DashboardDeps } from './deps';
 import type { Session } from './session';
 
 /** The Keys page: list, create (the full key shown once, on the POST's own response), revoke with confirmation. */

@@ -2,7 +2,7 @@ import type { Sql } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
 import type { KeyKind } from '@studio/shared';
 import { TieredCache, type CacheTier, type SharedTier } from '../cache/tiered';
-import { RECORD_TTL_S, redisNames } from './channels';
+import { RECORD_TTL_S, redisNames } from './redis-names';
 
 export interface KeyRecord {
   id: string;

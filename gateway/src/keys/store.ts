@@ -1,9 +1,8 @@
 import type { Sql, Tx } from '@studio/shared/db';
 import { parseOriginList } from '@studio/shared/origins';
-import { subscribers, type Redis } from '@studio/shared/redis';
+import type { Redis } from '@studio/shared/redis';
 import { AppError, generateKey, hashKey, isScope, keyHint, newId, isoOrNull, iso, type KeyKind } from '@studio/shared';
-import { ACK_TIMEOUT_MS, REVOKED_MARKER_TTL_S, STALE_MARKER_TTL_S, redisNames } from './channels';
-import { randomBase62 } from '@studio/shared/base62';
+import { broadcastEviction } from '../broadcasts/eviction';
 
 /** Key management used by the operator CLI and the dashboard. Never stores or logs the full key. */
 export interface ApiKeyRow {
@@ -102,43 +101,6 @@ export async function rollApiKey(sql: Sql, redis: Redis | null, prefix: string, 
   });
   const propagated = await broadcastEviction(redis, prefix, [old.hash], { revoked: false });
   return { ...next, previous: { id: previous!.id, expiresAt: iso(previous!.expiresAt!) }, propagated };
-}
-
-/**
- * Tell every gateway replica to drop the cached records of these keys, and wait until
- * each one that received the broadcast confirms it applied it: after this returns
- * true, no replica answers from a stale record. `revoked` also sets the revoked
- * marker that the rate limiter's script refuses. False when Redis is unreachable or a
- * replica did not confirm in time (a replica without Redis verifies every key in
- * Postgres, so it needs no broadcast).
- */
-export async function broadcastEviction(redis: Redis | null, prefix: string, hashes: string[], o: { revoked: boolean }): Promise<boolean> {
-  const n = redisNames(prefix);
-  if (!redis?.isReady) return false;
-  if (!hashes.length) return true;
-  const nonce = randomBase62(16);
-  try {
-    // per key, its markers and its record in one MULTI (one hash slot on a cluster: the `{hash}` tag);
-    // all of them are in place before the broadcast goes out
-    await Promise.all(hashes.map((h) => {
-      const m = redis.multi();
-      if (o.revoked) m.set(n.revoked(h), '1', { EX: REVOKED_MARKER_TTL_S });
-      return m.set(n.stale(h), '1', { EX: STALE_MARKER_TTL_S }).del(n.record(h)).exec();
-    }));
-    const published = await redis.publish(n.revokedChannel, `${nonce} ${hashes.join(',')}`);
-    const receivers = await subscribers(redis, n.revokedChannel, published);
-    const deadline = Date.now() + ACK_TIMEOUT_MS;
-    for (;;) {
-      const acks = receivers > 0 ? await redis.lLen(n.ack(nonce)) : 0;
-      if (acks >= receivers) break;
-      if (Date.now() > deadline) return false;
-      await Bun.sleep(1);
-    }
-    if (receivers > 0) await redis.del(n.ack(nonce));
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -1,11 +1,8 @@
 import { quote } from '@studio/shared';
 import { originAllowed } from '@studio/shared/origins';
 import type { KeyRecord } from '../keys/resolver';
-import { refuse, type Ctx } from './context';
-import type { KeyLookup } from './key';
+import { keyDetail, refuse, type Ctx, type KeyLookup, type KeyProblem } from './context';
 import type { SurfaceProfile } from './profile';
-
-type KeyProblem = 'api_key_missing' | 'api_key_invalid' | 'api_key_revoked' | 'api_key_expired' | 'api_key_wrong_kind';
 
 /** Why this record may not call this surface now, or null. Expiry is checked against its own instant on every call, so no cache can stretch it. */
 export function judgeKey(rec: KeyRecord | null, kind: KeyRecord['kind'], now = Date.now()): KeyProblem | null {
@@ -14,16 +11,6 @@ export function judgeKey(rec: KeyRecord | null, kind: KeyRecord['kind'], now = D
   if (rec.expiresAt !== null && now >= rec.expiresAt) return 'api_key_expired';
   if (rec.kind !== kind) return 'api_key_wrong_kind';
   return null;
-}
-
-export function keyDetail(code: KeyProblem, p: SurfaceProfile): string {
-  switch (code) {
-    case 'api_key_missing': return `Send Authorization: Bearer <key> with ${p.expectedKey}.`;
-    case 'api_key_invalid': return 'The key is malformed or unknown.';
-    case 'api_key_revoked': return 'The key has been revoked.';
-    case 'api_key_expired': return 'The key has expired (a rolled key\'s old text stops at its expiresAt); use its replacement.';
-    case 'api_key_wrong_kind': return `This surface needs ${p.expectedKey}.`;
-  }
 }
 
 /**

@@ -1,8 +1,7 @@
 import { JSON_TYPE, log, operationsOf } from '@studio/shared';
+import { StorefrontCache } from '../cache/storefront';
 import { forward } from '../forward/proxy';
-import { StorefrontCache } from '../forward/storefront-cache';
-import { answered, setHeaders, type Ctx } from './context';
-import { callerOf, upstreamFailure, type UpstreamErrorCount } from './forward';
+import { answered, setHeaders, signedCallerOf, upstreamFailure, type Ctx, type UpstreamErrorCount } from './context';
 import { traceparentOf } from '@studio/shared/trace';
 import type { SurfaceProfile } from './profile';
 
@@ -29,7 +28,7 @@ export function cacheStep(p: SurfaceProfile, cache: StorefrontCache, count?: Ups
     const hit = cache.lookup(studioId, key, conditional, acceptEncoding, headers);
     if (hit) return hit;
     // the client's own validators stay here: upstream is asked for the full answer, or to confirm the kept one
-    const caller = callerOf(c);
+    const caller = signedCallerOf(c);
     const load = (etag: string | null) =>
       forward(new Request(c.req.url, { headers: etag ? { accept: JSON_TYPE, 'if-none-match': etag } : { accept: JSON_TYPE } }), { pathAndQuery: c.pathAndQuery, caller, traceparent: traceparentOf(c.trace) }, p.forward);
     const stale = cache.stale(studioId, key, conditional, acceptEncoding, headers);

@@ -1,12 +1,26 @@
-import { newRequestId, problemResponse, type Operation, type ProblemCode, type ProblemOptions } from '@studio/shared';
+import { AppError, log, newRequestId, problemResponse, type Caller, type Operation, type ProblemCode, type ProblemOptions } from '@studio/shared';
 import { startTrace, TRACEPARENT, type Trace } from '@studio/shared/trace';
 import { requestTarget } from '@studio/shared/target';
-import type { AnsweredProblem } from '../forward/proxy';
-import type { RouteMatch } from '../forward/router';
+import { UpstreamError, type AnsweredProblem } from '../forward/proxy';
 import type { KeyRecord } from '../keys/resolver';
+import type { LimitResult } from '../limits/rate-limiter';
 import type { SurfaceProfile } from './profile';
 
+/**
+ * What the steps share: the request context they fill in, the types one step hands the next,
+ * and the answers several of them give. No step imports another; they meet here.
+ */
+
 export type Server = { requestIP(req: Request): { address: string } | null };
+
+/** The route step's finding: an operation, the methods a known path allows, or no such path. */
+export type RouteMatch = { op: Operation } | { allow: string[] } | null;
+
+export type KeyProblem = 'api_key_missing' | 'api_key_invalid' | 'api_key_revoked' | 'api_key_expired' | 'api_key_wrong_kind';
+/** What the Authorization header led to: a record (null: no such key), or why it could not be looked up. */
+export type KeyLookup = { rec: KeyRecord | null } | { problem: 'api_key_missing' | 'api_key_invalid' };
+/** A lookup, or the caller's address over its limit of unknown keys (429, nothing looked up). */
+export type KeyStepResult = KeyLookup | { limited: LimitResult };
 
 /** One request's facts, filled in by the steps as it goes through the pipeline. */
 export interface Ctx {
@@ -76,4 +90,38 @@ export function answered(c: Ctx, a: AnsweredProblem) {
 export function setHeaders(res: Response, headers: Record<string, string>): Response {
   for (const k in headers) res.headers.set(k, headers[k]!);
   return res;
+}
+
+/** What a refusal of the key says (the authorize step; the limit step when Redis knows the key was revoked). */
+export function keyDetail(code: KeyProblem, p: SurfaceProfile): string {
+  switch (code) {
+    case 'api_key_missing': return `Send Authorization: Bearer <key> with ${p.expectedKey}.`;
+    case 'api_key_invalid': return 'The key is malformed or unknown.';
+    case 'api_key_revoked': return 'The key has been revoked.';
+    case 'api_key_expired': return 'The key has expired (a rolled key\'s old text stops at its expiresAt); use its replacement.';
+    case 'api_key_wrong_kind': return `This surface needs ${p.expectedKey}.`;
+  }
+}
+
+/** Who is calling, as the service is told it (signed); the service reads it back with `callerOf`. */
+export const signedCallerOf = (c: Ctx): Caller => ({
+  studioId: c.key!.studioId, keyId: c.key!.id, scopes: c.key!.scopes, operationId: c.op!.id, requestId: c.requestId,
+});
+
+export type UpstreamErrorCount = (labels: { surface: string; kind: 'timeout' | 'unavailable' }) => void;
+
+/**
+ * The answer when the call could not be completed (the cache and forward steps): the caller's
+ * own body (an AppError: over the limit, or 499 `client_closed_request` when the client left
+ * mid-upload, which is no upstream error), a timeout, or the service away.
+ */
+export function upstreamFailure(p: SurfaceProfile, c: Ctx, err: unknown, count?: UpstreamErrorCount): Response {
+  if (err instanceof AppError) return refuse(p, c, err.code, err.options);
+  const kind = err instanceof UpstreamError ? err.kind : 'unavailable';
+  count?.({ surface: p.surface, kind });
+  if (kind === 'timeout') {
+    return refuse(p, c, 'upstream_timeout', { detail: `The ${p.surface} service did not answer in time.` });
+  }
+  log('warn', 'upstream unavailable', { requestId: c.requestId, surface: p.surface, error: String(err) });
+  return refuse(p, c, 'service_unavailable', { detail: `The ${p.surface} service is unavailable; retry shortly.` });
 }

@@ -1,14 +1,14 @@
 import { log, type Config } from '@studio/shared';
 import type { ActivityWriter } from '../activity/writer';
 import type { DocsHandler } from '../docs';
-import type { RateLimiter } from '../forward/ratelimit';
+import type { RateLimiter } from '../limits/rate-limiter';
 import type { KeyResolver } from '../keys/resolver';
 import { authorizeStep } from './authorize';
 import { cacheStep } from './cache';
-import { newCtx, refuse, trustedProxySet, type Ctx, type Server } from './context';
+import { newCtx, refuse, trustedProxySet, type Ctx, type KeyStepResult, type Server } from './context';
 import { bodyTooLarge, forwardStep } from './forward';
 import { frontDoor } from './front';
-import { keyStep, type KeyStepResult } from './key';
+import { keyStep } from './key';
 import { limitStep } from './limit';
 import { recordStep } from './record';
 import { routeStep } from './route';

@@ -1,12 +1,7 @@
 import { hashKey, parseKey } from '@studio/shared';
-import type { LimitResult, RateLimiter } from '../forward/ratelimit';
-import { LookupRefused, type KeyRecord, type KeyResolver } from '../keys/resolver';
-import { clientAddressOf, type Ctx } from './context';
-
-/** What the Authorization header led to: a record (null: no such key), or why it could not be looked up. */
-export type KeyLookup = { rec: KeyRecord | null } | { problem: 'api_key_missing' | 'api_key_invalid' };
-/** A lookup, or the caller's address over its limit of unknown keys (429, nothing looked up). */
-export type KeyStepResult = KeyLookup | { limited: LimitResult };
+import { LookupRefused, type KeyResolver } from '../keys/resolver';
+import type { LimitResult, RateLimiter } from '../limits/rate-limiter';
+import { clientAddressOf, type Ctx, type KeyLookup, type KeyStepResult } from './context';
 
 const MISSING: KeyLookup = { problem: 'api_key_missing' };
 const INVALID: KeyLookup = { problem: 'api_key_invalid' };

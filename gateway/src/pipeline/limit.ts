@@ -1,7 +1,6 @@
-import type { LimitResult, RateLimiter } from '../forward/ratelimit';
 import type { KeyResolver } from '../keys/resolver';
-import { keyDetail } from './authorize';
-import { clientAddressOf, refuse, type Ctx } from './context';
+import type { LimitResult, RateLimiter } from '../limits/rate-limiter';
+import { clientAddressOf, keyDetail, refuse, type Ctx } from './context';
 import type { SurfaceProfile } from './profile';
 
 /** Counts each decision (`studio_rate_limit_decisions_total`). */

@@ -1,13 +1,7 @@
 import { problemTypeBase, type Config, type KeyKind, type Surface } from '@studio/shared';
 import { Pool } from '../forward/http1';
 import type { ForwardOptions } from '../forward/proxy';
-import type { StorefrontCache } from '../forward/storefront-cache';
-
-/** Headers that let a browser page read a Storefront answer (contract §3). */
-export const CORS_HEADERS = {
-  'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Location, Idempotent-Replayed',
-};
+import type { StorefrontCache } from '../cache/storefront';
 
 /** Everything that differs between the two surfaces, so no step asks which surface it serves. */
 export interface SurfaceProfile {
@@ -17,7 +11,7 @@ export interface SurfaceProfile {
   expectedKey: string;
   forward: ForwardOptions;
   typeBase: string;
-  /** Browser calls: CORS on every answer and preflights answered (Storefront). */
+  /** Browser calls: CORS on every answer (the record step's `answerHeaders`) and preflights answered (Storefront). */
   cors: boolean;
   /** Answers kept at the gateway (Storefront reads). */
   cache: StorefrontCache | null;

@@ -4,7 +4,13 @@ import type { SpanExporter } from '@studio/shared/otlp';
 import { traceparentOf, TRACERESPONSE } from '@studio/shared/trace';
 import { outcomeOf, type ActivityWriter } from '../activity/writer';
 import { clientAddressOf, setHeaders, type Ctx } from './context';
-import { CORS_HEADERS, type SurfaceProfile } from './profile';
+import type { SurfaceProfile } from './profile';
+
+/** Headers that let a browser page read a Storefront answer (contract §3). */
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Location, Idempotent-Replayed',
+};
 
 export interface RecordDeps {
   activity: ActivityWriter;
@@ -26,7 +32,7 @@ export const ENTRY_TEXT_MAX = 512;
  * encoded now and written in batches off the request path (ActivityWriter).
  */
 export function recordStep(p: SurfaceProfile, { activity, metrics, spans, trusted = new Set() }: RecordDeps) {
-  /** The headers of this request's answer. */
+  /** The headers of this request's answer: the only place they are added, to forwarded and cached answers alike. */
   function answerHeaders(c: Ctx): Record<string, string> {
     // one object, assigned in place: this runs on every cached read
     // nosniff on every answer, cached ones included (contract §18)

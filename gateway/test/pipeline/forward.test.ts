@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { verifySignature } from '@studio/shared';
-import { StorefrontCache } from '../../src/forward/storefront-cache';
+import { StorefrontCache } from '../../src/cache/storefront';
 import { problemOf as answeredProblem } from '../../src/forward/proxy';
 import { bodyTooLarge, forwardStep } from '../../src/pipeline/forward';
 import { routeStep } from '../../src/pipeline/route';
@@ -45,13 +45,15 @@ describe('forward step', () => {
     expect(last.headers.get('authorization')).toBeNull();
   });
 
-  test('a successful write drops the studio\'s cached Storefront answers; a read does not', async () => {
+  test('a successful write to what the Storefront shows drops the studio\'s cached Storefront answers; a read or another write does not', async () => {
     const p = profiles(env);
     const dropped: string[] = [];
     p.management.invalidates = Object.assign(new StorefrontCache(), { changed: async (s: string) => void dropped.push(s) });
     await forwardStep(p.management)(authorized(p.management, '/v1/classes'), {});
     expect(dropped).toEqual([]);
     await forwardStep(p.management)(authorized(p.management, '/v1/classes', { method: 'POST', body: '{}' }), {});
+    expect(dropped).toEqual(['std_unit']);
+    await forwardStep(p.management)(authorized(p.management, '/v1/members/invites', { method: 'POST', body: '{}' }), {});
     expect(dropped).toEqual(['std_unit']);
   });
 

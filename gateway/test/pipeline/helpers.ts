@@ -1,6 +1,6 @@
 import { expect } from 'bun:test';
 import { loadConfig, type Config } from '@studio/shared';
-import { StorefrontCache } from '../../src/forward/storefront-cache';
+import { StorefrontCache } from '../../src/cache/storefront';
 import { newCtx, type Ctx } from '../../src/pipeline/context';
 import { surfaceProfiles } from '../../src/pipeline/profile';
 import type { KeyRecord } from '../../src/keys/resolver';

@@ -1,4 +1,4 @@
-/** Redis names shared by the gateway, the CLI and the dashboard (all under REDIS_PREFIX). */
+/** Redis keys of an API key, shared by the gateway, the CLI and the dashboard (all under REDIS_PREFIX; channels: `@studio/shared/broadcasts`). */
 export const redisNames = (prefix: string) => ({
   // Every key of one API key shares the hash tag `{hash}`: on a Redis Cluster the scripts that read
   // several of them at once (rate limits with the revoked marker; a record with its stale marker)
@@ -11,17 +11,9 @@ export const redisNames = (prefix: string) => ({
   stale: (hash: string) => `${prefix}stale:{${hash}}`,
   /** A token bucket of the key (one of a publishable key's per client, or its overall one). */
   bucket: (hash: string, name: string) => `${prefix}rl:{${hash}}:${name}`,
-  /** List each gateway pushes to once it has applied an eviction broadcast. */
-  ack: (nonce: string) => `${prefix}ack:${nonce}`,
-  /** Pub/sub: `<nonce> <hash>,<hash>…`, keys whose cached records every gateway must drop (then ack). */
-  revokedChannel: `${prefix}keys:revoked`,
-  /** Pub/sub: a studio whose Storefront data changed. */
-  invalidateChannel: `${prefix}storefront:invalidate`,
 });
 export const RECORD_TTL_S = 300;
 /** Longer than any key lookup can be in flight. */
 export const STALE_MARKER_TTL_S = 60;
-/** How long a revoke waits for every gateway to confirm. */
-export const ACK_TIMEOUT_MS = 2_000;
 /** Longer than every cache of a key record (local 60 s, Redis 300 s). */
 export const REVOKED_MARKER_TTL_S = 3_600;

@@ -1,6 +1,6 @@
 import type { Redis } from '@studio/shared/redis';
 import { log, parseBucket } from '@studio/shared';
-import type { redisNames } from '../keys/channels';
+import type { redisNames } from '../keys/redis-names';
 
 /**
  * Token buckets live in Redis, shared by every gateway replica. A replica does not

@@ -1,7 +1,7 @@
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { etagMatches } from '@studio/shared';
-import { TieredCache } from '../cache/tiered';
-import { problemOf, type AnsweredProblem } from './proxy';
+import { TieredCache } from './tiered';
+import { problemOf, type AnsweredProblem } from '../forward/proxy';
 
 /** One representation of an answer: its bytes (a Blob every response shares, not a copy per hit) and headers. */
 interface Rep {
@@ -110,8 +110,6 @@ export interface StorefrontCacheOptions {
   maxBodyBytes?: number;
   /** Bytes held in all, every representation counted (STOREFRONT_CACHE_MB); the oldest entries go first. */
   maxBytes?: number;
-  /** Fixed headers of every cached answer (the surface's CORS headers), merged in once at fill time. */
-  headers?: Record<string, string>;
   /** Tells the other gateway replicas (Redis pub/sub) that a studio's Storefront data changed. */
   publish?: (studioId: string) => Promise<void>;
 }
@@ -218,14 +216,14 @@ export class StorefrontCache {
   /** An upstream answer as kept (a 200 with an ETag, within the size bound) or as passed on once. */
   private async snapshot(res: Response): Promise<Snapshot> {
     const bytes = await res.arrayBuffer();
-    const all: Record<string, string> = { ...this.o.headers };
+    const all: Record<string, string> = {};
     res.headers.forEach((v, k) => (all[k] = v));
     const etag = res.headers.get('etag');
     if (res.status !== 200 || !etag || bytes.byteLength > this.maxBody) {
       const problem = res.status >= 400 ? problemOf(new Uint8Array(bytes)) : null;
       return { status: res.status, plain: { body: new Blob([bytes]), headers: all }, gzip: null, br: null, etag: null, problem };
     }
-    const kept: Record<string, string> = { ...this.o.headers };
+    const kept: Record<string, string> = {};
     for (const h of KEPT_HEADERS) if (all[h] !== undefined) kept[h] = all[h]!;
     return { status: 200, ...variants(bytes, kept), etag };
   }

@@ -1,15 +1,15 @@
 import { log } from '@studio/shared';
+import type { Channels } from '@studio/shared/broadcasts';
 import type { Redis } from '@studio/shared/redis';
-import type { StorefrontCache } from './forward/storefront-cache';
-import type { redisNames } from './keys/channels';
-import type { KeyResolver } from './keys/resolver';
+import type { StorefrontCache } from '../cache/storefront';
+import type { KeyResolver } from '../keys/resolver';
 
 export interface BroadcastDeps {
   /** A connection in subscriber mode; null: no Redis, so nothing in memory is ever trusted. */
   subscriber: Redis | null;
   /** Commands (revocation acks). */
   redis: Redis | null;
-  names: ReturnType<typeof redisNames>;
+  channels: Channels;
   keys: KeyResolver;
   storefrontCache: StorefrontCache;
 }
@@ -20,7 +20,7 @@ export interface BroadcastDeps {
  * subscription is live; every (re)connect starts from empty caches, since
  * broadcasts may have been missed while it was down.
  */
-export async function subscribeBroadcasts({ subscriber, redis, names, keys, storefrontCache }: BroadcastDeps): Promise<void> {
+export async function subscribeBroadcasts({ subscriber, redis, channels, keys, storefrontCache }: BroadcastDeps): Promise<void> {
   if (!subscriber) return;
   const trustMemory = (live: boolean) => {
     keys.flush();
@@ -34,14 +34,14 @@ export async function subscribeBroadcasts({ subscriber, redis, names, keys, stor
   subscriber.on('end', down);
   subscriber.on('ready', () => trustMemory(true));
   try {
-    await subscriber.subscribe(names.revokedChannel, (message) => {
+    await subscriber.subscribe(channels.keysRevoked, (message) => {
       const [nonce, hashes = ''] = message.split(' ');
       for (const hash of hashes.split(',')) keys.evict(hash);
       // confirm to the revoker, which waits for every replica before it returns
-      if (nonce) redis?.multi().rPush(names.ack(nonce), '1').expire(names.ack(nonce), 60).exec().catch(() => {});
+      if (nonce) redis?.multi().rPush(channels.ack(nonce), '1').expire(channels.ack(nonce), 60).exec().catch(() => {});
     });
     // Storefront answers cached here are dropped the moment any writer announces a change
-    await subscriber.subscribe(names.invalidateChannel, (studioId) => storefrontCache.drop(studioId));
+    await subscriber.subscribe(channels.storefrontChanged, (studioId) => storefrontCache.drop(studioId));
     trustMemory(subscriber.isReady);
   } catch (err) {
     log('warn', 'revocation subscription unavailable; verifying keys against Postgres', { error: String(err) });
