@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 /** Operator command line (contract §10): one JSON object on stdout; a one-line error and exit 1 on failure. */
 import { parseArgs } from 'node:util';
-import { AppError, isScope, loadConfig, SCOPES, type KeyKind } from '@studio/shared';
+import { AppError, isScope, loadConfigOrExit, resolveDatabase, SCOPES, type KeyKind } from '@studio/shared';
 import { createSql } from '@studio/shared/db';
 import { createRedis, connectRedis, quitRedis } from '@studio/shared/redis';
 import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/gateway/keys/store';
@@ -62,7 +62,9 @@ function originsOption(text: string | undefined): string[] | null {
   return parsed.origins;
 }
 
-const config = loadConfig();
+// the database as every entry point resolves it (§17): DATABASE_URL, else 127.0.0.1:5432, else the embedded one's state file
+const database = resolveDatabase();
+const config = loadConfigOrExit({ ...process.env, ...(database.url ? { DATABASE_URL: database.url } : {}) });
 let sql = null as ReturnType<typeof createSql> | null;
 const db = () => (sql ??= createSql(config.DATABASE_URL, { max: 2 }));
 
@@ -171,6 +173,9 @@ try {
 } catch (err) {
   const msg = err instanceof UsageError || err instanceof AppError ? err.message : (err as Error)?.message ?? String(err);
   console.error(`error: ${msg.split('\n')[0]}`);
+  if (database.source === 'embedded' && /ECONNREFUSED|CONNECT_TIMEOUT/i.test(msg)) {
+    console.error(`The embedded Postgres (data in ${database.dataDir}) is not running: start the stack with \`bun run start\`.`);
+  }
   if (!command || msg.includes('unknown command')) console.error(USAGE);
   await sql?.end({ timeout: 2 }).catch(() => {});
   process.exit(1);

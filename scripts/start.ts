@@ -1,22 +1,53 @@
 #!/usr/bin/env bun
 /**
- * `bun run start`: migrations, then the three processes (gateway, storefront-service,
- * management-service), each on its own as in production; prints the URLs once all
- * are ready, restarts a child that dies, and stops them all on Ctrl-C.
+ * `bun run start`: the database (§17: DATABASE_URL, else Postgres on 127.0.0.1:5432, else an
+ * embedded Postgres it starts), migrations, then the three processes (gateway,
+ * storefront-service, management-service), each on its own as in production, all given the
+ * same DATABASE_URL; prints the URLs once all are ready, restarts a child that dies, and on
+ * Ctrl-C stops them all, then the embedded Postgres.
  */
-import { loadConfigOrExit } from '@studio/shared';
-import { join } from 'node:path';
+import { LOCAL_DATABASE_URL, loadConfigOrExit, resolveDatabase } from '@studio/shared';
+import { join, relative } from 'node:path';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './lib/embedded-pg';
 import { migrate } from './lib/migrate';
 
+const began = performance.now();
 const root = join(import.meta.dir, '..');
-const config = loadConfigOrExit(); // refuses development secrets beyond loopback before any child starts
+const database = resolveDatabase();
+// refuses development secrets beyond loopback before anything starts (the embedded Postgres included)
+loadConfigOrExit({ ...process.env, DATABASE_URL: database.url ?? LOCAL_DATABASE_URL });
+
+const shown = (path: string) => (relative(process.cwd(), path).startsWith('..') ? path : relative(process.cwd(), path));
+const masked = (url: string) => url.replace(/\/\/([^@/:]*):[^@/]*@/, '//$1:…@');
+let embedded: EmbeddedPostgres | null = null;
+if (database.source === 'embedded') {
+  try {
+    embedded = await startEmbeddedPostgres({
+      dataDir: database.dataDir,
+      stateFile: database.stateFile,
+      log: (msg) => console.log(JSON.stringify({ level: 'info', msg })),
+    });
+  } catch (err) {
+    console.error(`error: cannot start the embedded Postgres (data in ${shown(database.dataDir)}): ${(err as Error).message}`);
+    console.error('Or use a Postgres of your own: set DATABASE_URL (README "Quickstart").');
+    process.exit(1);
+  }
+  console.log(JSON.stringify({
+    level: 'info', msg: 'embedded Postgres started', dataDir: embedded.dataDir, port: embedded.port, runsAs: embedded.user, initialised: embedded.initialised,
+  }));
+  process.env.DATABASE_URL = embedded.url;
+} else {
+  process.env.DATABASE_URL = database.url; // every child uses what was resolved here, without resolving again
+}
+const config = loadConfigOrExit();
 
 try {
   const applied = await migrate(config.DATABASE_URL);
   console.log(applied.length ? `migrations applied: ${applied.join(', ')}` : 'migrations: up to date');
 } catch (err) {
-  console.error(`error: cannot migrate ${config.DATABASE_URL.replace(/\/\/[^@/]*@/, '//…@')}: ${(err as Error).message}`);
-  console.error('Is Postgres running? See README "Requirements".');
+  console.error(`error: cannot migrate ${masked(config.DATABASE_URL)}: ${(err as Error).message}`);
+  if (!embedded) console.error('Is Postgres running? See README "Quickstart".');
+  await embedded?.stop();
   process.exit(1);
 }
 
@@ -52,7 +83,10 @@ function stopAll(code: number) {
   if (stopping) return;
   stopping = true;
   for (const c of children.values()) c.kill('SIGTERM');
-  Promise.all([...children.values()].map((c) => c.exited)).then(() => process.exit(code));
+  // the database goes last: the children's last writes (the gateway's activity flush) need it
+  Promise.all([...children.values()].map((c) => c.exited))
+    .then(() => embedded?.stop())
+    .then(() => process.exit(code));
 }
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
@@ -71,11 +105,15 @@ if (!ok.every(Boolean)) {
   console.error(`not ready: ${processes.filter((_, i) => !ok[i]).map((p) => p.name).join(', ')} (is Redis running?)`);
   stopAll(1);
 } else {
+  const db = embedded
+    ? `embedded PostgreSQL, started by this command; data in ${shown(embedded.dataDir)} (its URL in ${shown(embedded.stateFile)})`
+    : masked(config.DATABASE_URL);
   console.log(`
-Studio API is running:
+Studio API is running (ready in ${((performance.now() - began) / 1000).toFixed(1)} s):
   Storefront  ${config.STOREFRONT_PUBLIC_URL}/v1   (publishable keys; docs at ${config.STOREFRONT_PUBLIC_URL}/docs)
   Management  ${config.MANAGEMENT_PUBLIC_URL}/v1   (secret keys; docs at ${config.MANAGEMENT_PUBLIC_URL}/docs)
   Dashboard   ${config.DASHBOARD_PUBLIC_URL}      (sign in with: bun run admin login-link --studio <id>)
   Operations  http://${config.HOST}:${config.OPS_PORT}/metrics   (gateway metrics; each service's at its own port /metrics)
+  Database    ${db}
 Press Ctrl-C to stop.`);
 }

@@ -253,7 +253,7 @@ describe('processes as started', () => {
       const exited = await Promise.race([proc.exited, Bun.sleep(10_000).then(() => (proc.kill('SIGKILL'), 'still running'))]);
       expect(exited).toBe(1);
       const stderr = await new Response(proc.stderr as ReadableStream).text();
-      expect(stderr).toContain('DASHBOARD_SECRET, CURSOR_SECRET still hold their development default while HOST=0.0.0.0');
+      expect(stderr).toContain('DASHBOARD_SECRET, CURSOR_SECRET, WEBHOOK_SECRET_KEY still hold their development default while HOST=0.0.0.0');
       expect(stderr).toContain('ALLOW_DEVELOPMENT_SECRETS=true');
       expect(stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
     }

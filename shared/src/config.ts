@@ -1,5 +1,6 @@
 import { Type as T, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { LOCAL_DATABASE_URL, resolveDatabase, type DatabaseResolution } from './database';
 import type { Surface } from './operations';
 
 /** Token bucket `rate:burst`, e.g. `100:200`. */
@@ -15,7 +16,8 @@ export const ConfigSchema = T.Object({
   STOREFRONT_PUBLIC_URL: T.String({ default: 'http://127.0.0.1:48004' }),
   MANAGEMENT_PUBLIC_URL: T.String({ default: 'http://127.0.0.1:48005' }),
   DASHBOARD_PUBLIC_URL: T.String({ default: 'http://127.0.0.1:48006' }),
-  DATABASE_URL: T.String({ default: 'postgres://postgres@127.0.0.1:5432/studio' }),
+  /** Unset: resolved as contract §17 says (`resolveDatabase`): Postgres on 127.0.0.1:5432 when it answers, else the embedded one. */
+  DATABASE_URL: T.String({ default: LOCAL_DATABASE_URL }),
   REDIS_URL: T.String({ default: 'redis://127.0.0.1:6379' }),
   /** Comma-separated `redis://host:port` seeds of a Redis Cluster; when set, REDIS_URL is not used. */
   REDIS_CLUSTER_NODES: T.String({ default: '' }),
@@ -45,6 +47,17 @@ export const ConfigSchema = T.Object({
   /** OTLP/HTTP collector base URL (e.g. http://127.0.0.1:4318); empty: no spans are exported. */
   OTEL_EXPORTER_OTLP_ENDPOINT: T.String({ default: '' }),
   LOG_LEVEL: T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error')], { default: 'info' }),
+  /**
+   * Encrypts webhook signing secrets at rest (AES-256-GCM): 32 random bytes as base64 (`openssl rand -base64 32`).
+   * To rotate, put the new key first and keep the old one after a comma: the first encrypts, every one decrypts.
+   */
+  WEBHOOK_SECRET_KEY: T.String({ pattern: '^[A-Za-z0-9+/]{43}=(,[A-Za-z0-9+/]{43}=)*$' }),
+  /** Delays between webhook attempts after the first (`ms`, `s`, `m`, `h`, `d`), each with jitter; after the last, the delivery has failed. */
+  WEBHOOK_RETRY_SCHEDULE: T.String({ pattern: '^\\d+(ms|s|m|h|d)(,\\d+(ms|s|m|h|d))*$', default: '5s,5m,30m,2h,5h,10h,10h' }),
+  /** Attempts in flight to one endpoint at once, per dispatcher. */
+  WEBHOOK_ENDPOINT_CONCURRENCY: T.Integer({ minimum: 1, maximum: 1000, default: 16 }),
+  /** Allows http:// and private or reserved addresses as webhook endpoints: local development and tests only. */
+  WEBHOOK_ALLOW_PRIVATE_URLS: T.Boolean({ default: false }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -59,15 +72,22 @@ const DEFAULTS: Partial<Record<keyof Config, string>> = {
   RATE_LIMIT_PUBLISHABLE_CLIENT: '20:60',
   RATE_LIMIT_PUBLISHABLE: '1000:2000',
   RATE_LIMIT_UNKNOWN_KEY: '10:50',
+  WEBHOOK_SECRET_KEY: 'ZGV2LXdlYmhvb2stc2VjcmV0LWtleS1jaGFuZ2UtbWU=', // base64 of "dev-webhook-secret-key-change-me"
 };
 
 export class ConfigError extends Error {}
 
-/** One typed object from the environment; a clear error naming the variable when one is wrong. */
+/**
+ * One typed object from the environment; a clear error naming the variable when one is wrong.
+ * Without DATABASE_URL the database is resolved (§17); while no embedded Postgres has been
+ * started yet, DATABASE_URL falls back to 127.0.0.1:5432 (`loadConfigOrExit` refuses that case).
+ */
 export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
   const raw: Record<string, unknown> = {};
   for (const name of Object.keys(ConfigSchema.properties)) {
-    const v = env[name] ?? DEFAULTS[name as keyof Config];
+    const v = name === 'DATABASE_URL' && !env.DATABASE_URL && !overrides.DATABASE_URL
+      ? (resolveDatabase(env).url ?? undefined)
+      : env[name] ?? DEFAULTS[name as keyof Config];
     if (v !== undefined && v !== '') raw[name] = v;
   }
   const converted = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Record<string, unknown>;
@@ -81,10 +101,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return converted as Config;
 }
 
-/** `loadConfig` at a process's start: a wrong or unsafe setting ends it with its message (exit 1), not a stack trace. */
+/** Where no database can be found: nothing set, nothing on 5432, no embedded Postgres started here yet. */
+export function noDatabaseMessage(db: Extract<DatabaseResolution, { source: 'embedded' }>): string {
+  return `no database: DATABASE_URL is not set, nothing answers on 127.0.0.1:5432, and no embedded Postgres has been started here yet (no usable ${db.stateFile}): ` +
+    'run `bun run start` (it starts one), or set DATABASE_URL';
+}
+
+/** `loadConfig` at a process's start: a wrong or unsafe setting, or no database at all, ends it with its message (exit 1), not a stack trace. */
 export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
   try {
-    return loadConfig(env);
+    const db = resolveDatabase(env);
+    if (db.url === null) throw new ConfigError(noDatabaseMessage(db as Extract<DatabaseResolution, { source: 'embedded' }>));
+    return loadConfig({ ...env, DATABASE_URL: db.url });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     console.error(`error: ${err.message}`);
@@ -92,7 +120,7 @@ export function loadConfigOrExit(env: Record<string, string | undefined> = proce
   }
 }
 
-const DEVELOPMENT_SECRETS = ['GATEWAY_SECRET', 'DASHBOARD_SECRET', 'CURSOR_SECRET'] as const;
+const DEVELOPMENT_SECRETS = ['GATEWAY_SECRET', 'DASHBOARD_SECRET', 'CURSOR_SECRET', 'WEBHOOK_SECRET_KEY'] as const;
 
 /** An address only this machine can reach: 127.0.0.0/8, ::1 or localhost. */
 export const isLoopbackHost = (host: string): boolean => /^(?:127(?:\.\d{1,3}){3}|::1|\[::1\]|(?:0{1,4}:){7}0{0,3}1|localhost)$/i.test(host);

@@ -5,4 +5,5 @@ export * from './time';
 export * from './apikey';
 export * from './signing';
 export * from './config';
+export * from './database';
 export * from './http';

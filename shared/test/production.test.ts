@@ -49,6 +49,7 @@ describe('requestTarget', () => {
 });
 
 describe('development secrets', () => {
+  const WEBHOOK_KEY = Buffer.alloc(32, 7).toString('base64');
   test('beyond loopback they refuse to load, naming the variables and the way out', () => {
     let error: unknown;
     try {
@@ -60,7 +61,9 @@ describe('development secrets', () => {
     expect(String(error)).toContain('GATEWAY_SECRET, DASHBOARD_SECRET, CURSOR_SECRET');
     expect(String(error)).toContain('ALLOW_DEVELOPMENT_SECRETS=true');
     // one default left is one too many
-    expect(() => loadConfig({ HOST: '10.0.0.5', GATEWAY_SECRET: 'a'.repeat(32), DASHBOARD_SECRET: 'b'.repeat(32) })).toThrow(/^CURSOR_SECRET still holds/);
+    expect(() => loadConfig({ HOST: '10.0.0.5', GATEWAY_SECRET: 'a'.repeat(32), DASHBOARD_SECRET: 'b'.repeat(32), WEBHOOK_SECRET_KEY: WEBHOOK_KEY })).toThrow(/^CURSOR_SECRET still holds/);
+    // the key that encrypts webhook signing secrets is one of them (issue 21)
+    expect(() => loadConfig({ HOST: '10.0.0.5', GATEWAY_SECRET: 'a'.repeat(32), DASHBOARD_SECRET: 'b'.repeat(32), CURSOR_SECRET: 'c'.repeat(32) })).toThrow(/^WEBHOOK_SECRET_KEY still holds/);
     // compose's way of setting them explicitly to the same values is the same secret
     expect(() => loadConfig({ HOST: '::', GATEWAY_SECRET: 'dev-gateway-secret-change-me' })).toThrow(ConfigError);
   });
@@ -68,7 +71,7 @@ describe('development secrets', () => {
   test('loopback, real secrets, or ALLOW_DEVELOPMENT_SECRETS=true start', () => {
     for (const HOST of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) expect(loadConfig({ HOST }).HOST).toBe(HOST);
     expect(loadConfig({ HOST: '0.0.0.0', ALLOW_DEVELOPMENT_SECRETS: 'true' }).ALLOW_DEVELOPMENT_SECRETS).toBe(true);
-    expect(loadConfig({ HOST: '0.0.0.0', GATEWAY_SECRET: 'a'.repeat(32), DASHBOARD_SECRET: 'b'.repeat(32), CURSOR_SECRET: 'c'.repeat(32) }).HOST).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '0.0.0.0', GATEWAY_SECRET: 'a'.repeat(32), DASHBOARD_SECRET: 'b'.repeat(32), CURSOR_SECRET: 'c'.repeat(32), WEBHOOK_SECRET_KEY: WEBHOOK_KEY }).HOST).toBe('0.0.0.0');
     expect(() => loadConfig({ HOST: '0.0.0.0', ALLOW_DEVELOPMENT_SECRETS: 'false' })).toThrow(ConfigError);
   });
 });
