@@ -6,14 +6,16 @@
  * same DATABASE_URL; prints the URLs once all are ready, restarts a child that dies, and on
  * Ctrl-C stops them all, then the embedded Postgres.
  */
-import { LOCAL_DATABASE_URL, loadConfigOrExit, resolveDatabase } from '@studio/shared';
+import { answers, LOCAL_DATABASE_URL, loadConfigOrExit, redisMode, resolveDatabase, SINGLE_NODE } from '@studio/shared';
 import { join, relative } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './lib/embedded-pg';
 import { migrate } from './lib/migrate';
 
 const began = performance.now();
 const root = join(import.meta.dir, '..');
-const database = resolveDatabase();
+const database = resolveDatabase(process.env);
+// the mode, decided once for every child (§17): no Redis named and none on 127.0.0.1:6379 is single-node mode
+if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES && !answers('127.0.0.1', 6379)) process.env.REDIS_URL = SINGLE_NODE;
 // refuses development secrets beyond loopback before anything starts (the embedded Postgres included)
 loadConfigOrExit({ ...process.env, DATABASE_URL: database.url ?? LOCAL_DATABASE_URL });
 
@@ -102,7 +104,8 @@ async function ready(url: string) {
 }
 const ok = await Promise.all(processes.map((p) => ready(p.health)));
 if (!ok.every(Boolean)) {
-  console.error(`not ready: ${processes.filter((_, i) => !ok[i]).map((p) => p.name).join(', ')} (is Redis running?)`);
+  const hint = redisMode(config) === 'single-node' ? 'single-node mode: does another gateway run against this database?' : 'is Redis running?';
+  console.error(`not ready: ${processes.filter((_, i) => !ok[i]).map((p) => p.name).join(', ')} (${hint})`);
   stopAll(1);
 } else {
   const db = embedded
@@ -115,5 +118,8 @@ Studio API is running (ready in ${((performance.now() - began) / 1000).toFixed(1
   Dashboard   ${config.DASHBOARD_PUBLIC_URL}      (sign in with: bun run admin login-link --studio <id>)
   Operations  http://${config.HOST}:${config.OPS_PORT}/metrics   (gateway metrics; each service's at its own port /metrics)
   Database    ${db}
+  Mode        ${redisMode(config) === 'single-node'
+    ? 'single-node mode: no Redis (one gateway; set REDIS_URL on every process to run more than one)'
+    : `Redis ${config.REDIS_CLUSTER_NODES ? `Cluster ${config.REDIS_CLUSTER_NODES}` : masked(config.REDIS_URL)} (gateway replicas may be added)`}
 Press Ctrl-C to stop.`);
 }

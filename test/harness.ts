@@ -10,6 +10,7 @@ import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from
 import { randomBase62 } from '@studio/shared/base62';
 import { createGateway, type Gateway } from '@studio/gateway';
 import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
+import { broadcastsFor, type Broadcasts } from '@studio/gateway/broadcasts/bus';
 import { createStorefrontService } from '@studio/storefront-service';
 import { createManagementService } from '@studio/management-service';
 import { createStudio, deleteStudio, type StudioInput } from '../scripts/lib/studios';
@@ -17,7 +18,27 @@ import { checkedSurfaces } from './documented';
 import { createMetrics, type Metrics } from '@studio/shared/metrics';
 import { SERVE_DEFAULTS, serveService, type ServedApp } from '@studio/shared/serve';
 
+/**
+ * The two ways replicas agree (docs/design/single-node.md), for tests that run against both: with Redis
+ * (`bun run test:cluster` runs those on a Redis Cluster, so single-node is not repeated there),
+ * and single-node mode (`REDIS_URL=none`).
+ */
+export const MODES: readonly Mode[] = process.env.TEST_REDIS_CLUSTER_NODES ? ['redis'] : ['redis', 'single-node'];
+export type Mode = 'redis' | 'single-node';
+/** A stack's options for a mode. */
+export const inMode = (mode: Mode, options: StackOptions = {}): StackOptions => (mode === 'single-node' ? { ...options, redis: 'none' } : options);
+
+/** What a single-node stack has instead of Redis: any use fails the test and says why. */
+const NO_REDIS = new Proxy({}, {
+  get: (_, prop) => {
+    if (prop === 'isReady' || prop === 'isOpen') return false;
+    throw new Error(`a single-node stack has no Redis (s.redis.${String(prop)})`);
+  },
+}) as Redis;
+
 export interface StackOptions {
+  /** `none`: single-node mode (REDIS_URL=none): no Redis anywhere, every role in memory or Postgres. */
+  redis?: 'none';
   /** Point the gateway (only) at another Redis, e.g. a dead one. */
   gatewayRedisUrl?: string;
   env?: Record<string, string>;
@@ -26,9 +47,13 @@ export interface StackOptions {
 }
 
 export interface Stack {
+  mode: Mode;
   config: Config;
   sql: Sql;
+  /** The stack's Redis (single-node: none, and any use throws). */
   redis: Redis;
+  /** How key changes and Storefront changes reach the gateway: Redis, or Postgres in single-node mode. */
+  bus: Broadcasts;
   gateway: Gateway;
   /** Gateway surfaces. */
   storefrontUrl: string;
@@ -68,11 +93,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   dbUrl.pathname = `/${databaseName}`;
 
   const prefix = `t_${randomBase62(8)}:`;
+  const single = options.redis === 'none';
   const env: Record<string, string> = {
     DATABASE_URL: dbUrl.href,
-    REDIS_URL: process.env.TEST_REDIS_URL!,
+    REDIS_URL: single ? 'none' : process.env.TEST_REDIS_URL!,
     // set by test/preload.ts when the suite runs on a Redis Cluster (`bun run test:cluster`)
-    REDIS_CLUSTER_NODES: process.env.TEST_REDIS_CLUSTER_NODES ?? '',
+    REDIS_CLUSTER_NODES: single ? '' : (process.env.TEST_REDIS_CLUSTER_NODES ?? ''),
     REDIS_PREFIX: prefix,
     GATEWAY_SECRET: `test-gateway-${randomBase62(16)}`,
     DASHBOARD_SECRET: `test-dashboard-${randomBase62(16)}`,
@@ -87,23 +113,24 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
   let config = loadConfig(env);
   const sql = createSql(config.DATABASE_URL, { max: 10 });
-  const redis = createRedis(config.REDIS_URL, 'test redis', config.REDIS_CLUSTER_NODES);
-  await connectRedis(redis);
+  const redis = single ? NO_REDIS : createRedis(config.REDIS_URL, 'test redis', config.REDIS_CLUSTER_NODES);
+  if (!single) await connectRedis(redis);
+  const appRedis = single ? null : redis;
 
   const metrics = { storefront: createMetrics(), management: createMetrics() };
   const serve = (app: ServedApp, surface: 'storefront' | 'management') =>
     serveService(app, { name: `${surface}-service`, surface, config, metrics: metrics[surface], hostname: '127.0.0.1', port: 0 });
-  const storefrontApp = serve(createStorefrontService({ config, sql, redis }), 'storefront');
-  const managementApp = serve(createManagementService({ config, sql, redis, metrics: metrics.management }), 'management');
+  const storefrontApp = serve(createStorefrontService({ config, sql, redis: appRedis }), 'storefront');
+  const managementApp = serve(createManagementService({ config, sql, redis: appRedis, metrics: metrics.management }), 'management');
   const storefrontServiceUrl = storefrontApp.url;
   const managementServiceUrl = managementApp.url;
 
   // The gateway needs the services' addresses and its own public ones, known only after listening.
   const gwRedisUrl = options.gatewayRedisUrl ?? config.REDIS_URL;
-  const gwRedis = gwRedisUrl === config.REDIS_URL ? redis : createRedis(gwRedisUrl, 'test gateway redis');
-  const subscriber = gwRedis.duplicate();
-  subscriber.on('error', () => {});
-  await Promise.all([gwRedis === redis ? Promise.resolve() : connectRedis(gwRedis), connectRedis(subscriber)]);
+  const gwRedis = single ? null : gwRedisUrl === config.REDIS_URL ? redis : createRedis(gwRedisUrl, 'test gateway redis');
+  const subscriber = gwRedis?.duplicate() ?? null;
+  subscriber?.on('error', () => {});
+  await Promise.all([!gwRedis || gwRedis === redis ? Promise.resolve() : connectRedis(gwRedis), subscriber ? connectRedis(subscriber) : null]);
   const servers: ReturnType<typeof Bun.serve>[] = [];
   const holder: { gw?: Gateway } = {};
   const listen = (pick: (g: Gateway) => (req: Request, server: Bun.Server<unknown>) => Response | Promise<Response>) =>
@@ -124,9 +151,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const gateway = createGateway({ config, sql, redis: gwRedis, subscriber });
   holder.gw = gateway;
   await gateway.start();
+  const bus = broadcastsFor(config, sql, appRedis);
 
   return {
-    config, sql, redis, gateway, databaseName, metrics,
+    mode: single ? 'single-node' : 'redis', config, sql, redis, bus, gateway, databaseName, metrics,
     storefrontUrl: sfUrl, managementUrl: mgUrl, dashboardUrl: dbUrlPublic, opsUrl,
     storefrontServiceUrl, managementServiceUrl,
     async studio(input = {}) {
@@ -138,20 +166,23 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       return { key: r.key, id: r.record.id };
     },
     async revoke(keyId) {
-      await revokeApiKey(sql, redis.isReady ? redis : null, config.REDIS_PREFIX, keyId);
+      await revokeApiKey(sql, bus, keyId);
     },
     async deleteStudio(studioId) {
-      await deleteStudio(sql, redis.isReady ? redis : null, config.REDIS_PREFIX, studioId);
+      await deleteStudio(sql, bus, studioId);
     },
     sf: (path, key, init) => fetch(sfUrl + path, bearer(key, init)),
     mg: (path, key, init) => fetch(mgUrl + path, bearer(key, init)),
     async close() {
+      // a later stack may get these ports for another surface (all test files share one process)
+      checkedSurfaces.delete(sfUrl);
+      checkedSurfaces.delete(mgUrl);
       for (const s of servers) s.stop(true);
       await gateway.stop();
       await storefrontApp.stop();
       await managementApp.stop();
       if (redis.isReady) await deleteByPrefix(redis, prefix);
-      await Promise.all([quitRedis(subscriber), gwRedis === redis ? null : quitRedis(gwRedis), quitRedis(redis), sql.end({ timeout: 2 })]);
+      await Promise.all([quitRedis(subscriber), gwRedis === redis ? null : quitRedis(gwRedis), quitRedis(appRedis), sql.end({ timeout: 2 })]);
       const a = postgres(baseUrl, { max: 1, onnotice: () => {} });
       await a.unsafe(`drop database if exists ${databaseName} with (force)`);
       await a.end();

@@ -1,18 +1,23 @@
-import type { Config } from '@studio/shared';
+import { redisMode, type Config, type RedisMode } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
 import { channels } from '@studio/shared/broadcasts';
 import { KeyResolver, type KeyCacheOptions } from './keys/resolver';
 import { redisNames } from './keys/redis-names';
 import { RateLimiter } from './limits/rate-limiter';
+import type { BucketStore } from './limits/buckets';
+import { MemoryBuckets } from './limits/memory-buckets';
+import { RedisBuckets } from './limits/redis-buckets';
 import { ActivityWriter } from './activity/writer';
 import { createSurface } from './pipeline';
 import { surfaceProfiles } from './pipeline/profile';
 import { createDocsHandler } from './docs';
 import { createDashboard } from './dashboard';
 import { StorefrontCache } from './cache/storefront';
-import { publishStorefrontChange } from '@studio/shared/invalidation';
-import { subscribeBroadcasts } from './broadcasts/subscribe';
+import { subscribeBroadcasts, trustMemory } from './broadcasts/subscribe';
+import { broadcastsFor } from './broadcasts/bus';
+import { pgBroadcastHandlers } from './broadcasts/listen';
+import { GatewayLock } from './lock';
 import { createMetrics } from '@studio/shared/metrics';
 import { createSpanExporter } from '@studio/shared/otlp';
 import { gatewayMetrics } from './metrics';
@@ -21,50 +26,67 @@ import { createOpsHandler } from './ops';
 export interface GatewayDeps {
   config: Config;
   sql: Sql;
-  /** Commands: key records, rate limits, revocation markers. */
+  /**
+   * Commands: key records, rate limits, revocation markers. Not used in single-node mode
+   * (`REDIS_URL=none`, docs/design/single-node.md); in Redis mode null means a Redis that cannot be used (§3).
+   */
   redis: Redis | null;
-  /** A second connection in subscriber mode (revocation and invalidation broadcasts). */
+  /** A second connection in subscriber mode (revocation and invalidation broadcasts; Redis mode). */
   subscriber: Redis | null;
   /** The in-memory key cache's caps (tests make them small). */
   keyCache?: KeyCacheOptions;
+  /** Another gateway took the gateway lock while this one's session was down: main.ts exits (a test's gateway stays paused). */
+  onLockRefused?(message: string): void;
 }
 
-/** Builds the gateway's handlers (three public surfaces and the operations port); never listens (main.ts and the tests do). */
+/**
+ * Builds the gateway's handlers (three public surfaces and the operations port); never listens
+ * (main.ts and the tests do). Each Redis role has its single-node equivalent (docs/design/single-node.md):
+ * buckets in memory, the key cache memory -> Postgres, broadcasts over LISTEN/NOTIFY on the
+ * gateway lock's session; `start` takes that lock (exclusive in single-node mode, shared with Redis).
+ */
 export function createGateway(deps: GatewayDeps) {
-  const { config, sql, redis, subscriber } = deps;
+  const { config, sql, subscriber } = deps;
+  const mode = redisMode(config);
+  const single = mode === 'single-node';
+  const redis = single ? null : deps.redis;
   const names = redisNames(config.REDIS_PREFIX);
   const metrics = createMetrics();
   const activity = new ActivityWriter(sql, config.ACTIVITY_FLUSH_MS);
   const observed = gatewayMetrics(metrics, activity);
   const keys = new KeyResolver(sql, redis, names, (tier) => observed.keyLookups({ result: LOOKUP_RESULT[tier] }), deps.keyCache);
-  const limiter = new RateLimiter(redis, names, {
-    secret: config.RATE_LIMIT_SECRET,
-    publishableClient: config.RATE_LIMIT_PUBLISHABLE_CLIENT,
-    publishable: config.RATE_LIMIT_PUBLISHABLE,
-    unknownKey: config.RATE_LIMIT_UNKNOWN_KEY,
-  });
-  const state = { draining: false };
-  const docs = createDocsHandler(config, sql, redis, state);
+  const limiter = rateLimiter(config, single ? new MemoryBuckets() : new RedisBuckets(redis, names));
+  // single-node: nothing is served until the lock is held (`start`), and again after the lock's session drops
+  const state = { draining: false, paused: single };
+  const redisCheck = single ? 'none' : redis;
+  const docs = createDocsHandler(config, sql, redisCheck, state);
+  const bus = broadcastsFor(config, sql, redis);
   const spans = createSpanExporter(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'gateway');
   const storefrontCache = new StorefrontCache({
     maxBytes: config.STOREFRONT_CACHE_MB * 1024 * 1024,
-    publish: (studioId) => publishStorefrontChange(redis, config.REDIS_PREFIX, studioId),
+    publish: (studioId) => bus.storefrontChanged(studioId),
   });
-  const pipelineDeps = { config, keys, limiter, activity, docs, metrics: observed, spans };
+  const pipelineDeps = { config, keys, limiter, activity, docs, metrics: observed, spans, state };
+  const lock = gatewayLock(deps, mode, { keys, storefrontCache, state });
   const profiles = surfaceProfiles(config, storefrontCache);
 
   return {
     storefront: createSurface(profiles.storefront, pipelineDeps),
     management: createSurface(profiles.management, pipelineDeps),
-    dashboard: createDashboard({ config, sql, redis, activity, metrics }),
-    ops: createOpsHandler(metrics, sql, redis, state),
+    dashboard: createDashboard({ config, sql, redis: redisCheck, bus, activity, metrics }),
+    ops: createOpsHandler(metrics, sql, redisCheck, state),
+    mode,
+    bus,
+    lock,
     keys,
     activity,
     storefrontCache,
     metrics,
+    /** Takes the gateway lock first: GatewayLockRefused (nothing started) when another gateway's excludes this one. */
     async start() {
+      await lock.start();
       activity.start();
-      await subscribeBroadcasts({ subscriber, redis, channels: channels(config.REDIS_PREFIX), keys, storefrontCache });
+      if (!single) await subscribeBroadcasts({ subscriber, redis, channels: channels(config.REDIS_PREFIX), keys, storefrontCache });
     },
     /** Stopping (SIGTERM): readiness answers 503 from now on, so load balancers send no more work. */
     drain() {
@@ -75,9 +97,41 @@ export function createGateway(deps: GatewayDeps) {
       await activity.close();
       await spans?.flush();
       spans?.close();
+      await lock.stop();
     },
   };
 }
 export type Gateway = ReturnType<typeof createGateway>;
+
+const rateLimiter = (config: Config, store: BucketStore) => new RateLimiter(store, {
+  secret: config.RATE_LIMIT_SECRET,
+  publishableClient: config.RATE_LIMIT_PUBLISHABLE_CLIENT,
+  publishable: config.RATE_LIMIT_PUBLISHABLE,
+  unknownKey: config.RATE_LIMIT_UNKNOWN_KEY,
+});
+
+/**
+ * The gateway lock (`lock.ts`). In single-node mode its session also hears the broadcasts,
+ * memory is trusted only while it holds the lock, and nothing is served while it does not.
+ */
+function gatewayLock(deps: GatewayDeps, mode: RedisMode, o: { keys: KeyResolver; storefrontCache: StorefrontCache; state: { paused: boolean } }) {
+  const { keys, storefrontCache, state } = o;
+  return new GatewayLock({
+    url: deps.config.DATABASE_URL,
+    mode,
+    onRefused: deps.onLockRefused, // logged by the lock either way
+    ...(mode === 'single-node' && {
+      listen: pgBroadcastHandlers({ sql: deps.sql, keys, storefrontCache }),
+      onHeld: () => {
+        trustMemory(keys, storefrontCache, true);
+        state.paused = false;
+      },
+      onLost: () => {
+        state.paused = true;
+        trustMemory(keys, storefrontCache, false);
+      },
+    }),
+  });
+}
 
 const LOOKUP_RESULT = { memory: 'memory', stale: 'stale', shared: 'redis', origin: 'postgres' } as const;

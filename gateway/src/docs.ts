@@ -4,8 +4,7 @@ import { escapeHtml } from './dashboard/html';
 import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
 import { openApiDocument } from '@studio/shared/openapi';
 import type { Sql } from '@studio/shared/db';
-import type { Redis } from '@studio/shared/redis';
-import { readiness } from '@studio/shared/readiness';
+import { readiness, type RedisCheck } from '@studio/shared/readiness';
 
 export type DocsHandler = (surface: Surface, path: string, requestId: string, req: Request) => Promise<Response>;
 
@@ -116,8 +115,8 @@ const REFERENCE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' '
  * from the operations registry, as the services' routes are), the reference page and the
  * problems page. Nothing is fetched from a service or another host.
  */
-/** `state.draining`: the gateway is stopping, so `/readyz` answers 503. */
-export function createDocsHandler(config: Config, sql: Sql, redis: Redis | null, state: { draining: boolean } = { draining: false }): DocsHandler {
+/** `state.draining`: the gateway is stopping; `state.paused`: it is retaking its lock (single-node mode). Either way `/readyz` answers 503. */
+export function createDocsHandler(config: Config, sql: Sql, redis: RedisCheck, state: { draining: boolean; paused?: boolean } = { draining: false }): DocsHandler {
   const page = problemsPage();
   const documents = new Map<Surface, string>();
   const documentOf = (surface: Surface) => {
@@ -131,7 +130,7 @@ export function createDocsHandler(config: Config, sql: Sql, redis: Redis | null,
   let scalar: Promise<Asset> | undefined;
   return async (surface, path, requestId, req) => {
     if (path === '/healthz') return jsonResponse({ status: 'ok' });
-    if (path === '/readyz') return readiness(sql, redis, state.draining);
+    if (path === '/readyz') return readiness(sql, redis, state.draining || !!state.paused);
     if (path === '/openapi.json') return new Response(documentOf(surface), { headers: { 'content-type': JSON_TYPE, 'cache-control': 'public, max-age=300' } });
     if (path === '/docs') return new Response(referencePage(surface), { headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': REFERENCE_CSP } });
     if (path === '/docs/reference.js') return new Response(REFERENCE_JS, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' } });

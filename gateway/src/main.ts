@@ -1,19 +1,29 @@
 import { flushLogs, loadConfigOrExit, log, setLogLevel, setLogProcess } from '@studio/shared';
 import { createSql } from '@studio/shared/db';
-import { connectRedis, createRedis, quitRedis } from '@studio/shared/redis';
+import { connectConfiguredRedis, connectRedis, quitRedis } from '@studio/shared/redis';
 import { SERVE_DEFAULTS } from '@studio/shared/serve';
 import { createGateway } from './app';
+import { GatewayLockRefused } from './lock';
 
 setLogProcess('gateway'); // before anything logs: every line names its process
 const config = loadConfigOrExit();
 setLogLevel(config.LOG_LEVEL);
 const sql = createSql(config.DATABASE_URL, { max: 20, name: 'gateway' });
-const redis = createRedis(config.REDIS_URL, 'gateway redis', config.REDIS_CLUSTER_NODES);
-const subscriber = redis.duplicate();
-await Promise.all([connectRedis(redis), connectRedis(subscriber)]);
+// single-node mode (REDIS_URL=none, docs/design/single-node.md): no Redis client at all
+const redis = await connectConfiguredRedis(config, 'gateway redis');
+const subscriber = redis?.duplicate() ?? null;
+if (subscriber) await connectRedis(subscriber);
 
-const gateway = createGateway({ config, sql, redis, subscriber });
-await gateway.start();
+// another gateway that took the lock while this one's session was down: this one stops
+const gateway = createGateway({ config, sql, redis, subscriber, onLockRefused: () => void shutdown('lock lost', 1) });
+try {
+  await gateway.start(); // the gateway lock first: a second single-node gateway stops here
+} catch (err) {
+  if (!(err instanceof GatewayLockRefused)) throw err;
+  console.error(`error: ${err.message}`);
+  await Promise.all([quitRedis(subscriber), quitRedis(redis), sql.end({ timeout: 1 })]);
+  process.exit(1);
+}
 
 // production mode on every port (no development error pages), a problem+json 500 as the last resort
 const common = { ...SERVE_DEFAULTS, hostname: config.HOST, idleTimeout: 30 };
@@ -23,12 +33,12 @@ const servers = [
   Bun.serve({ ...common, port: config.DASHBOARD_PORT, fetch: gateway.dashboard }),
 ];
 const ops = Bun.serve({ ...common, port: config.OPS_PORT, fetch: gateway.ops });
-log('info', 'gateway listening', { storefront: servers[0]!.url.href, management: servers[1]!.url.href, dashboard: servers[2]!.url.href, ops: ops.url.href });
+log('info', 'gateway listening', { mode: gateway.mode, storefront: servers[0]!.url.href, management: servers[1]!.url.href, dashboard: servers[2]!.url.href, ops: ops.url.href });
 
 /** In-flight requests get this long to finish once the gateway stops accepting. */
 const DRAIN_MS = 10_000;
 let stopping = false;
-async function shutdown(signal: string) {
+async function shutdown(signal: string, code = 0) {
   if (stopping) return;
   stopping = true;
   log('info', 'gateway draining', { signal });
@@ -38,7 +48,7 @@ async function shutdown(signal: string) {
   ops.stop(true);
   await Promise.all([quitRedis(subscriber), quitRedis(redis), sql.end({ timeout: 5 })]);
   flushLogs();
-  process.exit(0);
+  process.exit(code);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));

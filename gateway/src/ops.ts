@@ -1,23 +1,22 @@
 import { jsonResponse } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
 import type { Metrics } from '@studio/shared/metrics';
-import type { Redis } from '@studio/shared/redis';
-import { readiness } from '@studio/shared/readiness';
+import { readiness, type RedisCheck } from '@studio/shared/readiness';
 import { malformedRequest, withNosniff } from '@studio/shared/serve';
 import { requestTarget } from '@studio/shared/target';
 
 /**
- * The gateway's operations port (contract §1: `OPS_PORT`, never published to callers):
+ * The gateway's operations port (docs/design/processes.md: `OPS_PORT`, never published to callers):
  * `/metrics` for Prometheus, `/healthz` and `/readyz` for the load balancer.
  */
-export function createOpsHandler(metrics: Metrics, sql: Sql, redis: Redis | null, state: { draining: boolean }) {
+export function createOpsHandler(metrics: Metrics, sql: Sql, redis: RedisCheck, state: { draining: boolean; paused?: boolean }) {
   function answer(req: Request): Response | Promise<Response> {
     const { path, valid } = requestTarget(req.url);
     if (!valid) return malformedRequest();
     if (req.method !== 'GET' && req.method !== 'HEAD') return new Response(null, { status: 405, headers: { allow: 'GET, HEAD' } });
     if (path === '/metrics') return metrics.response();
     if (path === '/healthz') return jsonResponse({ status: 'ok' });
-    if (path === '/readyz') return readiness(sql, redis, state.draining);
+    if (path === '/readyz') return readiness(sql, redis, state.draining || !!state.paused);
     return new Response('not found: /metrics, /healthz, /readyz\n', { status: 404 });
   }
   return (req: Request): Response | Promise<Response> => {

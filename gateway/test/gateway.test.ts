@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { GW, signedHeaders } from '@studio/shared';
 import { quitRedis } from '@studio/shared/redis';
 import { createGateway } from '@studio/gateway';
-import { revokeApiKey } from '@studio/gateway/keys/store';
+import { revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/gateway/keys/store';
+import { deleteStudio } from '../../scripts/lib/studios';
 import { redisNames } from '@studio/gateway/keys/redis-names';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { expectProblem, inMode, MODES, startStack, type Stack } from '../../test/harness';
 import { createSql } from '@studio/shared/db';
 import type { ActivityEntry } from '@studio/gateway/activity/entry';
 import { ActivityWriter, FLUSH_ROWS } from '@studio/gateway/activity/writer';
@@ -22,19 +23,26 @@ async function addInstructor(studioId: string, name: string) {
   await s.sql`insert into instructors (id, studio_id, name) values (${'ins_' + crypto.randomUUID().replaceAll('-', '')}, ${studioId}, ${name})`;
 }
 
-describe('revocation', () => {
+// with Redis, and in single-node mode (revocation over Postgres LISTEN/NOTIFY, docs/design/single-node.md)
+for (const mode of MODES) describe(`revocation (${mode})`, () => {
+  let r: Stack; // the file's stack with Redis; a single-node one of its own otherwise
+  beforeAll(async () => (r = mode === 'redis' ? s : await startStack(inMode(mode))));
+  afterAll(async () => {
+    if (r !== s) await r?.close();
+  });
+
   test('a revoked key fails on the very next request, right after a successful one', async () => {
-    const st = await s.studio();
+    const st = await r.studio();
     for (let i = 0; i < 20; i++) {
-      const { key, id } = await s.key(st.id, 'secret', ['instructors:read']);
-      expect((await s.mg('/v1/instructors', key)).status).toBe(200); // now cached in-process and in Redis
-      await s.revoke(id);
-      await expectProblem(await s.mg('/v1/instructors', key), 401, 'api_key_revoked');
+      const { key, id } = await r.key(st.id, 'secret', ['instructors:read']);
+      expect((await r.mg('/v1/instructors', key)).status).toBe(200); // now cached in-process and in Redis
+      await r.revoke(id);
+      await expectProblem(await r.mg('/v1/instructors', key), 401, 'api_key_revoked');
     }
   });
-  test('every gateway replica refuses a revoked key once the revoke returns', async () => {
+  test.if(mode === 'redis')('every gateway replica refuses a revoked key once the revoke returns', async () => {
     // a second replica beside the harness's, sharing Postgres and Redis as production replicas do
-    const subscriber = s.redis.duplicate();
+    const subscriber = r.redis.duplicate();
     await subscriber.connect();
     // this replica hears broadcasts 100 ms late, as over a slow network: only waiting for its ack makes the revoke safe
     const late = new Proxy(subscriber, {
@@ -42,21 +50,21 @@ describe('revocation', () => {
         ? (channel: string, listener: (m: string) => void) => target.subscribe(channel, (m: string) => void setTimeout(() => listener(m), 100))
         : Reflect.get(target, prop),
     });
-    const replica = createGateway({ config: s.config, sql: s.sql, redis: s.redis, subscriber: late });
+    const replica = createGateway({ config: r.config, sql: r.sql, redis: r.redis, subscriber: late });
     await replica.start();
     const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.management });
     const viaReplica = (key: string) => fetch(`http://127.0.0.1:${server.port}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } });
     try {
-      const st = await s.studio();
+      const st = await r.studio();
       for (let i = 0; i < 10; i++) {
-        const { key, id } = await s.key(st.id, 'secret', ['instructors:read']);
+        const { key, id } = await r.key(st.id, 'secret', ['instructors:read']);
         // warm both replicas' in-process caches, and the shared Redis record
         expect((await viaReplica(key)).status).toBe(200);
-        expect((await s.mg('/v1/instructors', key)).status).toBe(200);
-        const record = await revokeApiKey(s.sql, s.redis, s.config.REDIS_PREFIX, id);
+        expect((await r.mg('/v1/instructors', key)).status).toBe(200);
+        const record = await revokeApiKey(r.sql, r.bus, id);
         expect(record.propagated).toBe(true);
         await expectProblem(await viaReplica(key), 401, 'api_key_revoked');
-        await expectProblem(await s.mg('/v1/instructors', key), 401, 'api_key_revoked');
+        await expectProblem(await r.mg('/v1/instructors', key), 401, 'api_key_revoked');
       }
     } finally {
       server.stop(true);
@@ -64,15 +72,33 @@ describe('revocation', () => {
       await quitRedis(subscriber);
     }
   });
-  test('a lookup that read Postgres before the revoke cannot park the live record in Redis after it', async () => {
-    const st = await s.studio();
-    const { key, id } = await s.key(st.id, 'publishable');
-    const [row] = await s.sql<{ hash: string; studioId: string }[]>`select hash, studio_id from api_keys where id = ${id}`;
+  test.if(mode === 'redis')('a lookup that read Postgres before the revoke cannot park the live record in Redis after it', async () => {
+    const st = await r.studio();
+    const { key, id } = await r.key(st.id, 'publishable');
+    const [row] = await r.sql<{ hash: string; studioId: string }[]>`select hash, studio_id from api_keys where id = ${id}`;
     const live = { id, studioId: row!.studioId, kind: 'publishable' as const, scopes: [], revoked: false, studioLive: true, expiresAt: null, allowedOrigins: null };
-    await revokeApiKey(s.sql, s.redis, s.config.REDIS_PREFIX, id);
-    await s.gateway.keys.share(row!.hash, live); // the racing replica's late write
-    expect(await s.redis.exists(redisNames(s.config.REDIS_PREFIX).record(row!.hash))).toBe(0);
-    await expectProblem(await s.sf('/v1/instructors', key), 401, 'api_key_revoked');
+    await revokeApiKey(r.sql, r.bus, id);
+    await r.gateway.keys.share(row!.hash, live); // the racing replica's late write
+    expect(await r.redis.exists(redisNames(r.config.REDIS_PREFIX).record(row!.hash))).toBe(0);
+    await expectProblem(await r.sf('/v1/instructors', key), 401, 'api_key_revoked');
+  });
+  test.if(mode === 'single-node')('the revoke returns once the gateway confirmed over Postgres that it dropped the key; roll, origins and studio deletion too', async () => {
+    const st = await r.studio();
+    const hashOf = async (id: string) => (await r.sql<{ hash: string }[]>`select hash from api_keys where id = ${id}`)[0]!.hash;
+    for (const change of ['revoke', 'roll', 'origins', 'delete'] as const) {
+      const { key, id } = await r.key(st.id, change === 'origins' ? 'publishable' : 'secret', change === 'origins' ? [] : ['instructors:read']);
+      const call = () => (change === 'origins' ? r.sf('/v1/instructors', key, { headers: { origin: 'https://elsewhere.example' } }) : r.mg('/v1/instructors', key));
+      expect((await call()).status).toBe(200);
+      expect(r.gateway.keys.peek(await hashOf(id))).toMatchObject({ id }); // in the gateway's memory
+      const propagated = change === 'revoke' ? (await revokeApiKey(r.sql, r.bus, id)).propagated
+        : change === 'roll' ? (await rollApiKey(r.sql, r.bus, id, 0)).propagated
+        : change === 'origins' ? (await setKeyOrigins(r.sql, r.bus, id, ['https://lotus.example'])).propagated
+        : (await deleteStudio(r.sql, r.bus, st.id), true);
+      expect(propagated).toBe(true);
+      expect(r.gateway.keys.peek(await hashOf(id))).toBeUndefined(); // dropped before the call returned
+      const refused = { revoke: [401, 'api_key_revoked'], roll: [401, 'api_key_expired'], origins: [403, 'origin_not_allowed'], delete: [403, 'studio_required'] } as const;
+      await expectProblem(await call(), refused[change][0], refused[change][1]);
+    }
   });
 });
 
@@ -116,7 +142,7 @@ describe('services refuse requests the gateway did not sign', () => {
   });
   test('health endpoints need no signature', async () => {
     expect((await fetch(`${s.managementServiceUrl}/healthz`)).status).toBe(200);
-    // one readiness answer (contract §1) on every process: both services, both API surfaces and the dashboard
+    // one readiness answer (docs/design/processes.md) on every process: both services, both API surfaces and the dashboard
     for (const url of [s.storefrontServiceUrl, s.managementServiceUrl, s.storefrontUrl, s.managementUrl, s.dashboardUrl]) {
       const ready = await fetch(`${url}/readyz`);
       expect(ready.status).toBe(200);

@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { expectProblem, inMode, MODES, startStack, type Stack } from '../../test/harness';
 import { RateLimiter } from '../src/limits/rate-limiter';
+import { RedisBuckets } from '../src/limits/redis-buckets';
 import { redisNames } from '../src/keys/redis-names';
 
+// the same limits with Redis and in single-node mode (buckets in the gateway's memory, docs/design/single-node.md)
+for (const mode of MODES) describe(`rate limits (${mode})`, () => {
 let s: Stack;
-beforeAll(async () => (s = await startStack({ env: { RATE_LIMIT_SECRET: '1:3', RATE_LIMIT_PUBLISHABLE_CLIENT: '1:2', RATE_LIMIT_PUBLISHABLE: '1:100' } })));
+beforeAll(async () => (s = await startStack(inMode(mode, { env: { RATE_LIMIT_SECRET: '1:3', RATE_LIMIT_PUBLISHABLE_CLIENT: '1:2', RATE_LIMIT_PUBLISHABLE: '1:100' } }))));
 afterAll(() => s.close());
 
 test('a secret key over its burst gets 429 rate_limited with Retry-After and RateLimit fields', async () => {
@@ -37,9 +40,9 @@ test('a publishable key is limited per client address', async () => {
   expect(c.headers.get('ratelimit-policy')).toBe('"client";q=1;w=1, "key";q=1;w=1');
 });
 
-test('a lease half spent is renewed in the background, so a steady stream never waits on Redis; a revoked marker found then drops the lease', async () => {
+test.if(mode === 'redis')('a lease half spent is renewed in the background, so a steady stream never waits on Redis; a revoked marker found then drops the lease', async () => {
   const prefix = `${s.config.REDIS_PREFIX}lease_${Date.now()}:`;
-  const limiter = new RateLimiter(s.redis, redisNames(prefix), { secret: '1000:1000', publishableClient: '1:1', publishable: '1:1' });
+  const limiter = new RateLimiter(new RedisBuckets(s.redis, redisNames(prefix)), { secret: '1000:1000', publishableClient: '1:1', publishable: '1:1' });
   const g = limiter.groupFor('key_lease', 'secret', '');
   expect(g.lease).toBe(50);
   expect(limiter.peek(g, 'hash_a')).toBeUndefined(); // no lease yet: the first request asks Redis
@@ -58,4 +61,5 @@ test('a lease half spent is renewed in the background, so a steady stream never 
   await Bun.sleep(0);
   expect(limiter.peek(g, 'hash_a')).toBeUndefined();
   expect((await limiter.check('hash_a', g))?.revoked).toBe(true);
+});
 });

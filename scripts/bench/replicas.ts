@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 /**
  * `bun run bench:replicas`: two replicas of every process behind HAProxy (Debian), as
- * production runs them (contract §14): two gateways behind one Storefront and one
+ * production runs them (docs/design/scale-out.md): two gateways behind one Storefront and one
  * Management front, each gateway forwarding to two storefront-services and two
  * management-services through HAProxy too. Measures a cached Storefront read and an
  * uncached Management read through the fronts (wrk, BENCH_SECONDS each), then shows on
@@ -12,6 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
+import { redisBroadcasts } from '@studio/gateway/broadcasts/bus';
 import { createSql } from '@studio/shared/db';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/redis';
 import { createStudio } from '../lib/studios';
@@ -97,7 +98,7 @@ try {
   const before = await Promise.all(gateways.map(async (g) => (await mg(g, victim.key)).status));
   const redis = createRedis(stack.config.REDIS_URL, 'bench redis', stack.config.REDIS_CLUSTER_NODES);
   await connectRedis(redis);
-  const revoked = await revokeApiKey(sql, redis, stack.config.REDIS_PREFIX, victim.record.id);
+  const revoked = await revokeApiKey(sql, redisBroadcasts(redis, stack.config.REDIS_PREFIX), victim.record.id);
   const after = await Promise.all(gateways.map(async (g) => (await mg(g, victim.key)).status));
   console.log(`revocation: before ${before.join(' / ')}, the revoke returned (acknowledged by every replica: ${revoked.propagated}), then ${after.join(' / ')} on gateway 1 / gateway 2`);
   const seen = await Promise.all(gateways.map(async (g) => (await sf(g)).instructors.length));

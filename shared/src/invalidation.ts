@@ -1,4 +1,5 @@
-import { channels } from './broadcasts';
+import { channels, pgChannels } from './broadcasts';
+import type { Sql } from './db';
 import type { Redis } from './redis';
 
 /** Tell every gateway to drop its cached Storefront responses of a studio. Best effort. */
@@ -8,5 +9,14 @@ export async function publishStorefrontChange(redis: Redis | null, prefix: strin
     await redis.publish(channels(prefix).storefrontChanged, studioId);
   } catch {
     /* the gateway's short cache lifetime bounds staleness when Redis is down */
+  }
+}
+
+/** The same over Postgres NOTIFY (single-node mode, docs/design/single-node.md). Best effort too. */
+export async function notifyStorefrontChange(sql: Sql, studioId: string): Promise<void> {
+  try {
+    await sql.notify(pgChannels.storefrontChanged, studioId);
+  } catch {
+    /* as above: the cache's lifetime bounds staleness */
   }
 }

@@ -1,4 +1,5 @@
 import { createClient, createCluster } from 'redis';
+import { redisMode, type Config } from './config';
 
 /**
  * A client that never queues commands while disconnected (they fail at once, so
@@ -15,7 +16,7 @@ function build(url: string) {
 }
 /**
  * The commands every process uses, the same on a single server and on a Redis Cluster
- * (contract §14). On a cluster, every multi-key script and MULTI keeps its keys in one
+ * (docs/design/scale-out.md). On a cluster, every multi-key script and MULTI keeps its keys in one
  * hash slot (`{…}` tags in the key names), scripts go by EVAL (each node caches them), and
  * `subscribers` counts a channel's subscribers on every node.
  */
@@ -78,6 +79,18 @@ export async function connectRedis(client: Redis): Promise<void> {
   await Promise.race([client.connect().catch(() => {}), Bun.sleep(2_000)]);
 }
 
+/**
+ * A process's Redis as configured (docs/design/scale-out.md, single-node.md), connected as `connectRedis` does; null in
+ * single-node mode (`REDIS_URL=none`), where nothing is ever asked of Redis. In Redis mode the
+ * client is returned even while that Redis is down: it keeps reconnecting (a degraded state, §3).
+ */
+export async function connectConfiguredRedis(config: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>, name: string): Promise<Redis | null> {
+  if (redisMode(config) === 'single-node') return null;
+  const client = createRedis(config.REDIS_URL, name, config.REDIS_CLUSTER_NODES);
+  await connectRedis(client);
+  return client;
+}
+
 export async function pingRedis(client: Redis): Promise<boolean> {
   try {
     if (!client.isReady) return false;
@@ -88,8 +101,8 @@ export async function pingRedis(client: Redis): Promise<boolean> {
 }
 
 /** Close gracefully when connected; a client still retrying an unreachable server is just destroyed. */
-export async function quitRedis(client: Redis): Promise<void> {
-  if (!client.isOpen) return;
+export async function quitRedis(client: Redis | null): Promise<void> {
+  if (!client?.isOpen) return;
   if (!client.isReady) return client.destroy();
   try {
     await Promise.race([client.close(), Bun.sleep(1_000).then(() => client.destroy())]);

@@ -15,24 +15,30 @@ export interface BroadcastDeps {
 }
 
 /**
- * Revocations and Storefront changes announced by any process. What this replica
+ * Trust what this replica keeps in memory (key records, Storefront answers) from now on, or stop:
+ * either way it starts from empty caches, since broadcasts may have been missed meanwhile. Redis
+ * mode calls it as its subscription comes and goes; single-node mode as its lock session does.
+ */
+export function trustMemory(keys: KeyResolver, storefrontCache: StorefrontCache, live: boolean): void {
+  keys.flush();
+  keys.useLocal = live;
+  storefrontCache.flush();
+  storefrontCache.enabled = live;
+}
+
+/**
+ * Revocations and Storefront changes announced by any process over Redis. What this replica
  * keeps in memory (key records, Storefront answers) is trusted only while the
  * subscription is live; every (re)connect starts from empty caches, since
  * broadcasts may have been missed while it was down.
  */
 export async function subscribeBroadcasts({ subscriber, redis, channels, keys, storefrontCache }: BroadcastDeps): Promise<void> {
   if (!subscriber) return;
-  const trustMemory = (live: boolean) => {
-    keys.flush();
-    keys.useLocal = live;
-    storefrontCache.flush();
-    storefrontCache.enabled = live;
-  };
-  const down = () => trustMemory(false);
+  const down = () => trustMemory(keys, storefrontCache, false);
   subscriber.on('error', down);
   subscriber.on('reconnecting', down);
   subscriber.on('end', down);
-  subscriber.on('ready', () => trustMemory(true));
+  subscriber.on('ready', () => trustMemory(keys, storefrontCache, true));
   try {
     await subscriber.subscribe(channels.keysRevoked, (message) => {
       const [nonce, hashes = ''] = message.split(' ');
@@ -42,7 +48,7 @@ export async function subscribeBroadcasts({ subscriber, redis, channels, keys, s
     });
     // Storefront answers cached here are dropped the moment any writer announces a change
     await subscriber.subscribe(channels.storefrontChanged, (studioId) => storefrontCache.drop(studioId));
-    trustMemory(subscriber.isReady);
+    trustMemory(keys, storefrontCache, subscriber.isReady);
   } catch (err) {
     log('warn', 'revocation subscription unavailable; verifying keys against Postgres', { error: String(err) });
   }

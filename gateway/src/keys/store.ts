@@ -1,8 +1,7 @@
 import type { Sql, Tx } from '@studio/shared/db';
 import { parseOriginList } from '@studio/shared/origins';
-import type { Redis } from '@studio/shared/redis';
 import { AppError, generateKey, hashKey, isScope, keyHint, newId, isoOrNull, iso, type KeyKind } from '@studio/shared';
-import { broadcastEviction } from '../broadcasts/eviction';
+import type { Broadcasts } from '../broadcasts/bus';
 
 /** Key management used by the operator CLI and the dashboard. Never stores or logs the full key. */
 export interface ApiKeyRow {
@@ -69,25 +68,25 @@ export async function createApiKey(
 
 /**
  * Revoke in Postgres (the source of truth), then evict the key from every gateway
- * replica and wait for their confirmation (`propagated`). `studioId` limits it to one
- * studio (dashboard).
+ * replica and wait for their confirmation (`propagated`), over Redis or, in single-node
+ * mode, Postgres (`bus`). `studioId` limits it to one studio (dashboard).
  */
-export async function revokeApiKey(sql: Sql, redis: Redis | null, prefix: string, keyId: string, studioId?: string) {
+export async function revokeApiKey(sql: Sql, bus: Broadcasts, keyId: string, studioId?: string) {
   const [row] = await sql<ApiKeyRow[]>`
     update api_keys set revoked_at = coalesce(revoked_at, now())
     where id = ${keyId} ${studioId ? sql`and studio_id = ${studioId}` : sql``}
     returning *`;
   if (!row) throw new AppError('not_found', { detail: `no key ${keyId}` });
-  const propagated = await broadcastEviction(redis, prefix, [row.hash], { revoked: true });
+  const propagated = await bus.evictKeys([row.hash], { revoked: true });
   return { ...keyRecordJson(row), propagated };
 }
 
 /**
- * Roll a key (contract §2): a new key with the same studio, kind, name and scopes, and the old
+ * Roll a key (docs/design/keys.md): a new key with the same studio, kind, name and scopes, and the old
  * one's `expiresAt` set `expiresInMs` from now (0: now; an earlier expiry is kept). Every replica
  * drops its cached record of the old key before this returns, so the expiry holds at its instant.
  */
-export async function rollApiKey(sql: Sql, redis: Redis | null, prefix: string, keyId: string, expiresInMs: number, studioId?: string) {
+export async function rollApiKey(sql: Sql, bus: Broadcasts, keyId: string, expiresInMs: number, studioId?: string) {
   // one transaction: a roll either gives the new key and ends the old one, or does nothing
   const { old, next, previous } = await sql.begin(async (tx) => {
     const [old] = await tx<ApiKeyRow[]>`
@@ -99,7 +98,7 @@ export async function rollApiKey(sql: Sql, redis: Redis | null, prefix: string, 
       where id = ${keyId} returning *`;
     return { old, next, previous };
   });
-  const propagated = await broadcastEviction(redis, prefix, [old.hash], { revoked: false });
+  const propagated = await bus.evictKeys([old.hash], { revoked: false });
   return { ...next, previous: { id: previous!.id, expiresAt: iso(previous!.expiresAt!) }, propagated };
 }
 
@@ -107,12 +106,12 @@ export async function rollApiKey(sql: Sql, redis: Redis | null, prefix: string, 
  * Restrict a publishable key to these origins (an empty list: any origin again). Every
  * replica drops its cached record before this returns, so the change holds at once.
  */
-export async function setKeyOrigins(sql: Sql, redis: Redis | null, prefix: string, keyId: string, origins: string[], studioId?: string) {
+export async function setKeyOrigins(sql: Sql, bus: Broadcasts, keyId: string, origins: string[], studioId?: string) {
   const [key] = await sql<ApiKeyRow[]>`select * from api_keys where id = ${keyId} ${studioId ? sql`and studio_id = ${studioId}` : sql``}`;
   if (!key) throw new AppError('not_found', { detail: `no key ${keyId}` });
   const allowedOrigins = checkedOrigins(key.kind, origins);
   const [row] = await sql<ApiKeyRow[]>`update api_keys set allowed_origins = ${allowedOrigins} where id = ${keyId} returning *`;
-  const propagated = await broadcastEviction(redis, prefix, [key.hash], { revoked: false });
+  const propagated = await bus.evictKeys([key.hash], { revoked: false });
   return { ...keyRecordJson(row!), propagated };
 }
 

@@ -1,55 +1,16 @@
-import type { Redis } from '@studio/shared/redis';
 import { log, parseBucket } from '@studio/shared';
-import type { redisNames } from '../keys/redis-names';
+import type { Bucket, BucketStore, Grant } from './buckets';
 
 /**
- * Token buckets live in Redis, shared by every gateway replica. A replica does not
- * ask Redis per request: it leases a few tokens at a time (about 50 ms of the key's
- * rate, 1 when the rate is small) and spends them locally, so Redis round trips grow
- * with the limit, not with the traffic. A refusal is remembered until the next token
- * is due, so a flood costs one round trip. The script also refuses any key carrying
- * a revoked marker (unless ARGV[2] is 0: the caller already knows it is revoked, and
- * the call, refused anyway, still spends a token).
- *
- * Returns [granted (or -1 revoked), then per bucket: remaining, s until full, ms until the next token].
+ * The gateway's rate limits (docs/design/gateway.md) over a `BucketStore` (`buckets.ts`). With Redis the
+ * buckets are shared by every replica, and a replica does not ask Redis per request: it leases
+ * a few tokens at a time (about 50 ms of the key's rate, 1 when the rate is small) and spends
+ * them locally, so Redis round trips grow with the limit, not with the traffic; a refusal is
+ * remembered until the next token is due, so a flood costs one round trip. In single-node mode
+ * the buckets are in this process (`MemoryBuckets`): every request takes its own token there,
+ * synchronously and exactly, and nothing ever fails open.
  */
-const SCRIPT = `
-if ARGV[2] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then return {-1} end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local want = tonumber(ARGV[1])
-local tokens = {}
-local grant = want
-for i = 2, #KEYS do
-  local rate = tonumber(ARGV[(i - 2) * 2 + 3])
-  local burst = tonumber(ARGV[(i - 2) * 2 + 4])
-  local s = redis.call('HMGET', KEYS[i], 'tk', 'ts')
-  local tk = tonumber(s[1]) or burst
-  local ts = tonumber(s[2]) or now
-  tk = math.min(burst, tk + math.max(0, now - ts) * rate)
-  tokens[i] = tk
-  grant = math.min(grant, math.floor(tk))
-end
-if grant < 1 then grant = 0 end
-local out = {grant}
-for i = 2, #KEYS do
-  local rate = tonumber(ARGV[(i - 2) * 2 + 3])
-  local burst = tonumber(ARGV[(i - 2) * 2 + 4])
-  local tk = tokens[i] - grant
-  redis.call('HSET', KEYS[i], 'tk', tostring(tk), 'ts', tostring(now))
-  redis.call('PEXPIRE', KEYS[i], math.ceil(burst / rate * 1000) + 1000)
-  out[#out + 1] = math.floor(tk)
-  out[#out + 1] = math.ceil((burst - tk) / rate)
-  out[#out + 1] = tk >= 1 and 0 or math.ceil((1 - tk) / rate * 1000)
-end
-return out`;
-
-export interface Bucket {
-  policy: string;
-  name: string;
-  rate: number;
-  burst: number;
-}
+export type { Bucket } from './buckets';
 
 export interface LimitResult {
   revoked: boolean;
@@ -118,7 +79,7 @@ export class RateLimiter {
   readonly publishable;
   readonly unknownKey;
 
-  constructor(private redis: Redis | null, private names: ReturnType<typeof redisNames>, cfg: { secret: string; publishableClient: string; publishable: string; unknownKey?: string }) {
+  constructor(private store: BucketStore, cfg: { secret: string; publishableClient: string; publishable: string; unknownKey?: string }) {
     this.secret = parseBucket(cfg.secret);
     this.publishableClient = parseBucket(cfg.publishableClient);
     this.publishable = parseBucket(cfg.publishable);
@@ -190,7 +151,8 @@ export class RateLimiter {
   /**
    * The answer when it needs no Redis round trip: a token from the lease, a refusal
    * still in force, or null when Redis is unreachable (fail open; Postgres still
-   * guards revocation). undefined: ask `check`.
+   * guards revocation). undefined: ask `check`. With buckets in this process
+   * (single-node mode) there is always an answer, and never null.
    *
    * A lease half spent is renewed in the background, so a steady stream of requests
    * never waits on Redis (a request that waits is also answered uncorked by Bun:
@@ -203,14 +165,25 @@ export class RateLimiter {
     const now = Date.now();
     if (g.left > 0 && g.expires > now) {
       g.left--;
-      if (g.left * 2 < g.lease && !g.pending && this.redis?.isReady) this.renew(keyHash, g, revokedKnown);
+      if (g.left * 2 < g.lease && !g.pending && !this.store.takeNow && this.store.ready) this.renew(keyHash, g, revokedKnown);
       return { revoked: false, allowed: true, retryAfter: 0, headers: this.headersOf(g) };
     }
+    // a store in this process (single-node mode) decides every request now, exactly
+    if (this.store.takeNow) return this.spent(g, this.store.takeNow(keyHash, g.buckets, 1));
     if (g.deniedUntil > now) {
       return { revoked: false, allowed: false, retryAfter: Math.max(1, Math.ceil((g.deniedUntil - now) / 1000)), headers: this.headersOf(g) };
     }
-    if (!this.redis?.isReady) return null;
+    if (!this.store.ready) return null;
     return undefined;
+  }
+
+  /** One request's own token, taken in this process: admitted with it, or refused until the next one is due. */
+  private spent(g: Group, t: Grant): LimitResult {
+    g.remaining = t.remaining;
+    g.full = t.full;
+    g.deniedUntil = t.granted > 0 ? 0 : Date.now() + Math.max(t.nextMs, 1); // what `unknownKeyDenied` reads
+    if (t.granted > 0) return { revoked: false, allowed: true, retryAfter: 0, headers: this.headersOf(g) };
+    return { revoked: false, allowed: false, retryAfter: Math.max(1, Math.ceil(t.nextMs / 1000)), headers: this.headersOf(g) };
   }
 
   /** Background renewal: a revoked key's lease is dropped, so the next request asks `check` and learns it. */
@@ -252,26 +225,18 @@ export class RateLimiter {
     return null;
   }
 
-  /** Asks Redis for a lease; null on a Redis failure, true when the key is revoked. */
+  /** Asks the store for a lease; null when it cannot decide (Redis failure), true when the key is revoked. */
   private async refill(keyHash: string, g: Group, revokedKnown: boolean): Promise<boolean | null> {
-    const keys = [this.names.revoked(keyHash), ...g.buckets.map((b) => this.names.bucket(keyHash, b.name))];
-    const args = [String(g.lease), revokedKnown ? '0' : '1', ...g.buckets.flatMap((b) => [String(b.rate), String(b.burst)])];
-    let out: number[];
-    try {
-      out = (await this.run(keys, args)) as number[];
-    } catch {
-      return null;
-    }
-    if (out[0] === -1) return true;
+    const t = await this.store.take(keyHash, g.buckets, g.lease, !revokedKnown);
+    if (t === null) return null;
+    if (t === 'revoked') return true;
     const now = Date.now();
-    let nextMs = 0;
-    g.remaining = g.buckets.map((_, i) => out[1 + i * 3]!);
-    g.full = g.buckets.map((_, i) => out[2 + i * 3]!);
-    for (let i = 0; i < g.buckets.length; i++) nextMs = Math.max(nextMs, out[3 + i * 3]!);
+    g.remaining = t.remaining;
+    g.full = t.full;
     // tokens still unspent from the last lease stay usable: a renewal adds to them
-    g.left = (g.expires > now ? g.left : 0) + out[0]!;
+    g.left = (g.expires > now ? g.left : 0) + t.granted;
     g.expires = now + LEASE_MS;
-    g.deniedUntil = g.left > 0 ? 0 : now + Math.max(nextMs, 1);
+    g.deniedUntil = g.left > 0 ? 0 : now + Math.max(t.nextMs, 1);
     return false;
   }
 
@@ -281,10 +246,5 @@ export class RateLimiter {
       state += `${i ? ', ' : ''}"${g.buckets[i]!.policy}";r=${Math.max(0, (g.remaining[i] ?? 0) + g.left)};t=${g.full[i] ?? 0}`;
     }
     return { 'ratelimit-policy': g.policy, ratelimit: state };
-  }
-
-  /** EVAL, not EVALSHA: every node of a cluster caches the script by its own digest on first use. */
-  private run(keys: string[], args: string[]) {
-    return this.redis!.eval(SCRIPT, { keys, arguments: args });
   }
 }

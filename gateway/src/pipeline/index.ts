@@ -24,13 +24,17 @@ export interface PipelineDeps {
   docs: DocsHandler;
   metrics?: GatewayMetrics;
   spans?: SpanExporter | null;
+  /** `paused`: a single-node gateway that lost its lock serves nothing until it holds it again (docs/design/single-node.md). */
+  state?: { paused?: boolean };
 }
+
+const PAUSED = 'The gateway is taking its lock on Postgres again (single-node mode); retry shortly.';
 
 const then = <T, R>(v: T | Promise<T>, next: (v: T) => R | Promise<R>): R | Promise<R> =>
   v instanceof Promise ? v.then(next) : next(v);
 
 /**
- * One gateway surface (contract §3) as a pipeline of named steps over one context:
+ * One gateway surface (docs/design/gateway.md) as a pipeline of named steps over one context:
  * front door -> route -> key -> authorize -> limit -> cache or forward -> record.
  * Each step answers synchronously when it can decide from memory (key record,
  * rate-limit lease, cached answer) and returns a Promise only when it must wait on
@@ -75,6 +79,7 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
     const c = newCtx(req, server);
     const early = front(c);
     if (early) return then(early, (r) => record(c, r));
+    if (deps.state?.paused) return record(c, refuse(p, c, 'service_unavailable', { detail: PAUSED }));
     route(c);
     // the key is judged even on an unknown route, so the call still lands in the studio's activity log
     const found = key(c);

@@ -1,0 +1,38 @@
+import { redisMode, type Config } from '@studio/shared';
+import type { Sql } from '@studio/shared/db';
+import { notifyStorefrontChange, publishStorefrontChange } from '@studio/shared/invalidation';
+import type { Redis } from '@studio/shared/redis';
+import { broadcastEviction } from './eviction';
+import { notifyEviction } from './notify';
+
+/**
+ * How any process (the gateway, its dashboard, the CLI) tells every gateway that keys or a
+ * studio's Storefront data changed: one interface, two implementations. Over Redis pub/sub
+ * (`redisBroadcasts`), or, in single-node mode, over Postgres NOTIFY (`postgresBroadcasts`,
+ * docs/design/single-node.md), with the same confirmation §2 demands of a revocation.
+ */
+export interface Broadcasts {
+  /**
+   * Every gateway drops its cached records of these keys, and confirms: true once each one that
+   * heard it did, so no replica answers from a stale record after this returns. `revoked` also
+   * marks the keys for the Redis rate-limit script, which refuses them on any replica.
+   */
+  evictKeys(hashes: string[], o: { revoked: boolean }): Promise<boolean>;
+  /** Every gateway drops its cached Storefront answers of a studio. Best effort: the cache's 5 s lifetime bounds staleness. */
+  storefrontChanged(studioId: string): Promise<void>;
+}
+
+/** A Redis that is down (or null) confirms nothing: false, and every gateway verifies keys in Postgres meanwhile (§3). */
+export const redisBroadcasts = (redis: Redis | null, prefix: string): Broadcasts => ({
+  evictKeys: (hashes, o) => broadcastEviction(redis, prefix, hashes, o),
+  storefrontChanged: (studioId) => publishStorefrontChange(redis, prefix, studioId),
+});
+
+export const postgresBroadcasts = (sql: Sql): Broadcasts => ({
+  evictKeys: (hashes) => notifyEviction(sql, hashes),
+  storefrontChanged: (studioId) => notifyStorefrontChange(sql, studioId),
+});
+
+/** The process's broadcasts as configured: Postgres in single-node mode, else Redis (`redis` null or down: degraded). */
+export const broadcastsFor = (config: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'REDIS_PREFIX'>, sql: Sql, redis: Redis | null): Broadcasts =>
+  redisMode(config) === 'single-node' ? postgresBroadcasts(sql) : redisBroadcasts(redis, config.REDIS_PREFIX);

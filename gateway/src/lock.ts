@@ -1,0 +1,132 @@
+import postgres from 'postgres';
+import { log, type RedisMode } from '@studio/shared';
+import type { Sql } from '@studio/shared/db';
+
+/**
+ * The gateway lock (docs/design/single-node.md): every gateway holds one Postgres advisory lock while it runs,
+ * on a session of its own: exclusive in single-node mode, shared in Redis mode. So a second
+ * single-node gateway, or a single-node one beside Redis-mode ones, cannot start: single-node
+ * mode keeps limits and broadcasts in one process, and two such processes would each admit a
+ * key's whole limit and miss each other's evictions.
+ *
+ * In single-node mode the same session LISTENs to the broadcasts (`broadcasts/listen.ts`),
+ * LISTEN first and then the lock: a revoker counts the lock's holders (`gatewaysHolding`) as the
+ * gateways that must confirm, and every one it counts already hears it. A session that drops
+ * loses both; the gateway takes them again (memory is trusted again only then), or, when another
+ * gateway took the lock meanwhile, is told to stop (`onRefused`).
+ */
+
+/** Two int4 keys: a key space apart from the idempotency locks' single bigint keys. */
+const LOCK = '1398031684, 1';
+const RETRY_MAX_MS = 2_000;
+
+export class GatewayLockRefused extends Error {}
+
+/** What a gateway refused the lock says: what is running, and what to set to run more than one. */
+export function lockRefusal(mode: RedisMode): string {
+  return mode === 'single-node'
+    ? 'another gateway is running against this database (it holds the gateway lock). Single-node mode (REDIS_URL=none) runs one gateway only: ' +
+        'to run more than one, set REDIS_URL to one Redis (or REDIS_CLUSTER_NODES) on every gateway.'
+    : 'a single-node gateway (REDIS_URL=none) is running against this database, and it must be the only gateway: ' +
+        'to run more than one, set REDIS_URL to one Redis (or REDIS_CLUSTER_NODES) on every gateway, that one included.';
+}
+
+/** How many gateways hold the lock in this database now: in single-node mode, the receivers of a broadcast (0 or 1). */
+export async function gatewaysHolding(sql: Sql): Promise<number> {
+  const [row] = await sql.unsafe<{ n: number }[]>(`
+    select count(*)::int as n from pg_locks
+    where locktype = 'advisory' and (classid, objid, objsubid) = (${LOCK}, 2) and granted
+      and database = (select oid from pg_database where datname = current_database())`);
+  return row?.n ?? 0;
+}
+
+export interface GatewayLockOptions {
+  url: string;
+  mode: RedisMode;
+  /** Channels the session LISTENs to (single-node mode's broadcasts), each with its handler. */
+  listen?: Record<string, (payload: string) => void>;
+  /** The lock is held (again), every LISTEN live. */
+  onHeld?(): void;
+  /** The session dropped: the lock and the LISTENs are gone until `onHeld`. */
+  onLost?(): void;
+  /** Another gateway took the lock while this one's session was down: this one must stop. */
+  onRefused?(message: string): void;
+}
+
+export class GatewayLock {
+  held = false;
+  private stopped = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private retries = 0;
+  private readonly session: Sql;
+
+  constructor(private o: GatewayLockOptions) {
+    // one connection for as long as the gateway runs: no idle or lifetime limit may close it under the lock
+    this.session = postgres(o.url, {
+      max: 1, idle_timeout: null, max_lifetime: null, connect_timeout: 2, fetch_types: false,
+      onnotice: () => {},
+      onclose: () => this.dropped(),
+      // notifications of this connection (postgres.js's own `listen` hears them through this option too)
+      onnotify: (channel: string, payload: string) => o.listen?.[channel]?.(payload),
+      connection: { application_name: 'gateway lock' },
+    } as unknown as postgres.Options<{}>) as unknown as Sql;
+  }
+
+  /** Takes the lock; GatewayLockRefused when another gateway's excludes this one. A Postgres that does not answer is retried in the background. */
+  async start(): Promise<void> {
+    const got = await this.attempt();
+    if (got === 'refused') {
+      await this.stop();
+      throw new GatewayLockRefused(lockRefusal(this.o.mode));
+    }
+    if (got === 'error') this.retry();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.held = false;
+    if (this.timer) clearTimeout(this.timer);
+    await this.session.end({ timeout: 1 }).catch(() => {});
+  }
+
+  private async attempt(): Promise<'held' | 'refused' | 'error'> {
+    try {
+      for (const channel of Object.keys(this.o.listen ?? {})) await this.session.unsafe(`listen "${channel.replaceAll('"', '""')}"`);
+      const fn = this.o.mode === 'single-node' ? 'pg_try_advisory_lock' : 'pg_try_advisory_lock_shared';
+      const [row] = await this.session.unsafe<{ ok: boolean }[]>(`select ${fn}(${LOCK}) as ok`);
+      if (!row?.ok) return 'refused';
+    } catch {
+      return 'error';
+    }
+    if (this.stopped) return 'error';
+    this.held = true;
+    this.retries = 0;
+    this.o.onHeld?.();
+    return 'held';
+  }
+
+  private dropped(): void {
+    if (this.stopped) return;
+    if (this.held) {
+      this.held = false;
+      log('warn', 'gateway lock lost (its Postgres connection dropped); taking it again');
+      this.o.onLost?.();
+    }
+    this.retry();
+  }
+
+  private retry(): void {
+    if (this.stopped || this.timer) return;
+    this.timer = setTimeout(async () => {
+      this.timer = null;
+      const got = await this.attempt();
+      if (got === 'error') return this.retry();
+      if (got === 'held') return log('info', 'gateway lock held again');
+      const message = lockRefusal(this.o.mode);
+      log('error', `gateway lock lost to another gateway: ${message}`);
+      await this.stop();
+      this.o.onRefused?.(message);
+    }, Math.min(RETRY_MAX_MS, 100 * 2 ** this.retries++));
+    this.timer.unref?.();
+  }
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bun
+/**
+ * The README's first command on a machine with nothing but Bun (issue 23; docs/design/single-node.md).
+ * `.ci/run` runs this inside a network namespace where only loopback exists and nothing listens:
+ * `bun run start` must come up on the embedded Postgres in single-node mode, and then a newcomer's
+ * first steps must work: seed:demo, both surfaces, the secret key's limit, a CLI revoke refused by
+ * the next call, data kept across a restart, and a second gateway refused with a message naming REDIS_URL.
+ * Prints one line per check; exits 1 when any fails.
+ */
+import { join } from 'node:path';
+
+const root = join(import.meta.dir, '../..');
+const env: Record<string, string> = { ...(process.env as Record<string, string>) };
+for (const name of ['DATABASE_URL', 'REDIS_URL', 'REDIS_CLUSTER_NODES', 'TEST_DATABASE_URL', 'TEST_REDIS_URL']) delete env[name];
+const SF = 'http://127.0.0.1:48004';
+const MG = 'http://127.0.0.1:48005';
+
+let failures = 0;
+function check(name: string, ok: boolean, detail = '') {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${detail ? ` (${detail})` : ''}`);
+  if (!ok) failures++;
+}
+
+async function start(): Promise<{ proc: ReturnType<typeof Bun.spawn>; banner: string; seconds: number }> {
+  const began = performance.now();
+  const proc = Bun.spawn(['bun', 'run', 'start'], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  let out = '';
+  const deadline = Date.now() + 90_000;
+  while (!out.includes('Press Ctrl-C to stop.') && Date.now() < deadline) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    out += new TextDecoder().decode(value);
+  }
+  // keep draining, so the child never blocks on a full pipe
+  void (async () => {
+    while (!(await reader.read()).done);
+  })();
+  return { proc, banner: out, seconds: (performance.now() - began) / 1000 };
+}
+
+async function stop(proc: ReturnType<typeof Bun.spawn>) {
+  proc.kill('SIGINT');
+  await Promise.race([proc.exited, Bun.sleep(30_000)]);
+  if (proc.exitCode === null) proc.kill('SIGKILL');
+}
+
+async function admin(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const p = Bun.spawn(['bun', 'run', '--silent', 'admin', ...args], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' });
+  const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
+  return { code: await p.exited, out, err };
+}
+
+const call = (url: string, key: string, init: RequestInit = {}) =>
+  fetch(url, { ...init, headers: { authorization: `Bearer ${key}`, ...(init.headers as Record<string, string>) } });
+
+let run = await start();
+check('bun run start comes up', run.banner.includes('Studio API is running'), `${run.seconds.toFixed(1)} s to the banner`);
+check('on an embedded Postgres', /embedded PostgreSQL/.test(run.banner));
+check('in single-node mode', /single-node mode/.test(run.banner));
+if (!run.banner.includes('Studio API is running')) {
+  console.log(run.banner);
+  await stop(run.proc);
+  process.exit(1);
+}
+
+try {
+  const seeded = await admin('seed:demo', '--export');
+  const vars = Object.fromEntries([...seeded.out.matchAll(/(\w+)='?([^'\n]*)'?/g)].map((m) => [m[1], m[2]]));
+  check('seed:demo --export', seeded.code === 0 && !!vars.SECRET_KEY && !!vars.PUBLISHABLE_KEY, seeded.err.trim());
+  const { STUDIO_ID: studio = '', SECRET_KEY: sk = '', PUBLISHABLE_KEY: pk = '' } = vars;
+
+  const classes = await call(`${SF}/v1/classes`, pk);
+  check('a Storefront read', classes.status === 200, String(classes.status));
+
+  const created = await call(`${MG}/v1/instructors`, sk, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+    body: JSON.stringify({ name: 'Ana Ruiz', disciplines: ['pilates'] }),
+  });
+  const instructor = (await created.json()) as { id?: string };
+  check('a Management create', created.status === 201 && !!instructor.id, String(created.status));
+
+  // the demo's secret key is limited 100:200 (RATE_LIMIT_SECRET): 600 concurrent calls cannot all pass
+  await Bun.sleep(2_500); // the bucket refills after the calls above
+  const began = performance.now();
+  const statuses = await Promise.all(Array.from({ length: 600 }, () => call(`${MG}/v1/instructors?limit=1`, sk).then((r) => r.status)));
+  const seconds = (performance.now() - began) / 1000;
+  const admitted = statuses.filter((s) => s === 200).length;
+  const limited = statuses.filter((s) => s === 429).length;
+  check(
+    '600 concurrent calls on a 100:200 key: the rest are 429',
+    admitted + limited === 600 && limited > 0 && admitted <= 200 + Math.ceil(100 * seconds) + 1,
+    `${admitted} admitted, ${limited} refused in ${seconds.toFixed(2)} s`,
+  );
+
+  const made = await admin('key:create', '--studio', studio, '--kind', 'secret', '--name', 'smoke', '--scopes', 'instructors:read');
+  const key = JSON.parse(made.out || '{}') as { key?: string; record?: { id: string } };
+  const before = await call(`${MG}/v1/instructors?limit=1`, key.key ?? '');
+  const revoked = await admin('key:revoke', '--key', key.record?.id ?? '');
+  const after = await call(`${MG}/v1/instructors?limit=1`, key.key ?? '');
+  check(
+    'a key revoked with the CLI is refused by the next call',
+    before.status === 200 && revoked.code === 0 && after.status === 401,
+    `${before.status} then ${after.status}${revoked.err ? `; ${revoked.err.trim()}` : ''}`,
+  );
+
+  const second = Bun.spawn(['bun', 'gateway/src/main.ts'], {
+    cwd: root,
+    env: { ...env, REDIS_URL: 'none', STOREFRONT_PORT: '49004', MANAGEMENT_PORT: '49005', DASHBOARD_PORT: '49006', OPS_PORT: '49007' },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const exited = await Promise.race([second.exited, Bun.sleep(20_000).then(() => null)]);
+  const said = (await new Response(second.stderr).text()) + (exited === null ? '' : await new Response(second.stdout).text());
+  if (exited === null) second.kill('SIGKILL');
+  check('a second gateway refuses to start, naming REDIS_URL', exited !== null && exited !== 0 && said.includes('REDIS_URL'), said.trim().split('\n').at(-1));
+
+  await stop(run.proc);
+  run = await start();
+  check('bun run start again', run.banner.includes('Studio API is running'), `${run.seconds.toFixed(1)} s to the banner`);
+  const kept = await call(`${MG}/v1/instructors/${instructor.id}`, sk);
+  check('the data survives the restart', kept.status === 200, String(kept.status));
+} catch (err) {
+  check('the smoke run', false, String(err));
+} finally {
+  await stop(run.proc);
+}
+console.log(failures ? `${failures} check(s) failed` : 'single-node smoke: all checks passed');
+process.exit(failures ? 1 : 0);

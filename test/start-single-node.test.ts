@@ -1,0 +1,55 @@
+/**
+ * `bun run start` in single-node mode (docs/design/single-node.md): told `REDIS_URL=none` (what it decides by
+ * itself when no Redis is named and none answers on 127.0.0.1:6379), it passes the mode to every
+ * child, says so in its banner, and the stack serves without Redis.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { randomBase62 } from '@studio/shared/base62';
+import { freePorts } from '../scripts/lib/ports';
+
+const root = join(import.meta.dir, '..');
+const base = process.env.TEST_DATABASE_URL!;
+const dbName = `studio_start_sn_${randomBase62(8).toLowerCase()}`;
+const dbUrl = Object.assign(new URL(base), { pathname: `/${dbName}` }).href;
+const [sf, mg, dash, sfSvc, mgSvc, ops] = (await freePorts(6)) as [number, number, number, number, number, number];
+const env: Record<string, string> = {
+  ...(process.env as Record<string, string>),
+  DATABASE_URL: dbUrl, REDIS_URL: 'none', REDIS_CLUSTER_NODES: '',
+  STOREFRONT_PORT: String(sf), MANAGEMENT_PORT: String(mg), DASHBOARD_PORT: String(dash), OPS_PORT: String(ops),
+  STOREFRONT_SERVICE_PORT: String(sfSvc), MANAGEMENT_SERVICE_PORT: String(mgSvc),
+  STOREFRONT_SERVICE_URL: `http://127.0.0.1:${sfSvc}`, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${mgSvc}`,
+  STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${sf}`, MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${mg}`, DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${dash}`,
+};
+
+let proc: ReturnType<typeof Bun.spawn>;
+let output = '';
+beforeAll(async () => {
+  proc = Bun.spawn(['bun', 'run', 'start'], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' });
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  const deadline = Date.now() + 25_000;
+  while (!output.includes('Press Ctrl-C') && Date.now() < deadline) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    output += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+}, 30_000);
+
+afterAll(async () => {
+  if (proc.exitCode === null) proc.kill('SIGTERM');
+  await proc.exited;
+  const a = postgres(base, { max: 1, onnotice: () => {} });
+  await a.unsafe(`drop database if exists ${dbName} with (force)`);
+  await a.end();
+});
+
+test('the banner says single-node mode, and every process reports "redis": "none", ready', async () => {
+  expect(output).toContain('Studio API is running');
+  expect(output).toContain('Mode        single-node mode: no Redis');
+  for (const port of [ops, sfSvc, mgSvc]) {
+    const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect(await res.json()).toEqual({ status: 'ready', checks: { postgres: 'up', redis: 'none' } });
+  }
+});
