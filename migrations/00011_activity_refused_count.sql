@@ -1,4 +1,4 @@
--- A flood of refused calls is folded (contract §18): the 429s of one key, client address and
+-- A flood of refused calls is folded (docs/design/hostile-callers.md): the 429s of one key, client address and
 -- second become one entry, which says how many calls were refused in that second. Null on every
 -- other entry. A column without a default: adding it changes the catalog only, not one row of the log.
 set local lock_timeout = '10s';

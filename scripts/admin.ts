@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
-/** Operator command line (contract §10): one JSON object on stdout; a one-line error and exit 1 on failure. */
+/** Operator command line (docs/design/cli.md): one JSON object on stdout; a one-line error and exit 1 on failure. */
 import { parseArgs } from 'node:util';
-import { AppError, isScope, loadConfigOrExit, resolveDatabase, SCOPES, type KeyKind } from '@studio/shared';
+import { AppError, answers, isScope, loadConfigOrExit, redisMode, resolveDatabase, SCOPES, SINGLE_NODE, type KeyKind } from '@studio/shared';
 import { createSql } from '@studio/shared/db';
 import { createRedis, connectRedis, quitRedis } from '@studio/shared/redis';
 import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/gateway/keys/store';
@@ -9,7 +9,8 @@ import { parseOriginList } from '@studio/shared/origins';
 import { createLoginLink } from '@studio/gateway/dashboard/links';
 import { migrate } from './lib/migrate';
 import { createStudio, deleteStudio, publishSite, requireStudio } from './lib/studios';
-import { publishStorefrontChange } from '@studio/shared/invalidation';
+import { webhookCreate, webhookDelete, webhookList, webhookRollSecret, webhookSetEnabled, webhookTest } from './lib/webhooks';
+import { postgresBroadcasts, redisBroadcasts, type Broadcasts } from '@studio/gateway/broadcasts/bus';
 
 class UsageError extends Error {}
 class ShellExports {
@@ -32,13 +33,19 @@ const USAGE = `usage: bun run admin <command> [options]
   key:list --studio <id>
   site:publish --studio <id> --file site.json
   login-link --studio <id>
-  seed:demo [--export]      (--export: shell export lines for STUDIO_ID, PUBLISHABLE_KEY, SECRET_KEY)`;
+  seed:demo [--export]      (--export: shell export lines for STUDIO_ID, PUBLISHABLE_KEY, SECRET_KEY)
+  webhook:create --studio <id> --url https://… [--events class.created,class.cancelled]   (prints the signing secret once)
+  webhook:list --studio <id>
+  webhook:enable|webhook:disable|webhook:delete --endpoint <id>
+  webhook:roll-secret --endpoint <id> [--expires-in 24h]   (a new secret; the old one also signs until then, 0 for not at all)
+  webhook:test --endpoint <id>   (sends it a webhook.test event)`;
 
 const [command, ...rest] = Bun.argv.slice(2);
 const OPTIONS = {
   name: { type: 'string' }, slug: { type: 'string' }, timezone: { type: 'string' }, 'admin-email': { type: 'string' },
   modes: { type: 'string' }, origins: { type: 'string' }, studio: { type: 'string' }, kind: { type: 'string' }, scopes: { type: 'string' },
   key: { type: 'string' }, file: { type: 'string' }, export: { type: 'boolean' }, 'expires-in': { type: 'string' },
+  url: { type: 'string' }, events: { type: 'string' }, endpoint: { type: 'string' },
 } as const;
 let opts: Partial<Record<Exclude<keyof typeof OPTIONS, 'export'>, string>> & { export?: boolean } = {};
 
@@ -63,22 +70,36 @@ function originsOption(text: string | undefined): string[] | null {
 }
 
 // the database as every entry point resolves it (§17): DATABASE_URL, else 127.0.0.1:5432, else the embedded one's state file
-const database = resolveDatabase();
-const config = loadConfigOrExit({ ...process.env, ...(database.url ? { DATABASE_URL: database.url } : {}) });
+const database = resolveDatabase(process.env);
+// and the mode as `bun run start` decides it: no Redis named and none on 127.0.0.1:6379 is single-node mode,
+// so a revoke typed in another terminal reaches a single-node gateway over Postgres and waits for its confirmation
+const singleNode = !process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES && !answers('127.0.0.1', 6379);
+const config = loadConfigOrExit({
+  ...process.env,
+  ...(database.url ? { DATABASE_URL: database.url } : {}),
+  ...(singleNode ? { REDIS_URL: SINGLE_NODE } : {}),
+});
 let sql = null as ReturnType<typeof createSql> | null;
 const db = () => (sql ??= createSql(config.DATABASE_URL, { max: 2 }));
 
-async function withRedis<T>(fn: (r: ReturnType<typeof createRedis> | null) => Promise<T>): Promise<T> {
+/**
+ * How a change reaches every gateway (§17): Redis pub/sub, or, in single-node mode, Postgres
+ * NOTIFY. `reachable` is false when Redis mode's Redis is down (gateways then verify keys in Postgres).
+ */
+async function withBroadcasts<T>(fn: (bus: Broadcasts, reachable: boolean) => Promise<T>): Promise<T> {
+  if (redisMode(config) === 'single-node') return fn(postgresBroadcasts(db()), true);
   const redis = createRedis(config.REDIS_URL, 'admin redis', config.REDIS_CLUSTER_NODES);
   redis.removeAllListeners('error');
   redis.on('error', () => {});
   await connectRedis(redis);
   try {
-    return await fn(redis.isReady ? redis : null);
+    return await fn(redisBroadcasts(redis.isReady ? redis : null, config.REDIS_PREFIX), redis.isReady);
   } finally {
     await quitRedis(redis);
   }
 }
+/** Single-node mode: the one gateway heard the change but did not confirm in time (a gateway retaking its lock serves nothing until it starts afresh). */
+const NOT_CONFIRMED = 'warning: the gateway did not confirm within 2 s that it dropped the key from its memory';
 
 async function run(): Promise<unknown> {
   try {
@@ -92,7 +113,7 @@ async function run(): Promise<unknown> {
     case 'studio:create':
       return createStudio(db(), { name: need('name'), slug: opts.slug, timezone: opts.timezone, adminEmail: opts['admin-email'], modes: list(opts.modes) });
     case 'studio:delete':
-      return withRedis(async (redis) => ({ studio: await deleteStudio(db(), redis, config.REDIS_PREFIX, need('studio')) }));
+      return withBroadcasts(async (bus) => ({ studio: await deleteStudio(db(), bus, need('studio')) }));
     case 'key:create': {
       const kind = need('kind');
       if (kind !== 'secret' && kind !== 'publishable') throw new UsageError(`--kind must be secret or publishable, not ${kind}`);
@@ -111,21 +132,24 @@ async function run(): Promise<unknown> {
     case 'key:origins': {
       const keyId = need('key');
       const origins = originsOption(opts.origins ?? '') ?? [];
-      return withRedis(async (redis) => ({ record: await setKeyOrigins(db(), redis, config.REDIS_PREFIX, keyId, origins) }));
+      return withBroadcasts(async (bus) => ({ record: await setKeyOrigins(db(), bus, keyId, origins) }));
     }
     case 'key:roll': {
       const keyId = need('key');
       const expiresIn = duration(opts['expires-in'] ?? '24h');
-      return withRedis(async (redis) => {
-        const rolled = await rollApiKey(db(), redis, config.REDIS_PREFIX, keyId, expiresIn);
-        if (!rolled.propagated) console.error('warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and the expiry holds there');
+      return withBroadcasts(async (bus) => {
+        const rolled = await rollApiKey(db(), bus, keyId, expiresIn);
+        if (!rolled.propagated) {
+          console.error(redisMode(config) === 'single-node' ? NOT_CONFIRMED : 'warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and the expiry holds there');
+        }
         return { key: rolled.key, record: rolled.record, previous: rolled.previous };
       });
     }
     case 'key:revoke':
-      return withRedis(async (redis) => {
-        const record = await revokeApiKey(db(), redis, config.REDIS_PREFIX, need('key'));
-        if (!redis) console.error('warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and revocation holds there');
+      return withBroadcasts(async (bus, reachable) => {
+        const record = await revokeApiKey(db(), bus, need('key'));
+        if (!reachable) console.error('warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and revocation holds there');
+        else if (!record.propagated && redisMode(config) === 'single-node') console.error(NOT_CONFIRMED);
         return { record };
       });
     case 'key:list': {
@@ -145,7 +169,7 @@ async function run(): Promise<unknown> {
       }
       if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new UsageError(`${opts.file} must hold a JSON object`);
       const site = await publishSite(db(), studio, doc as Record<string, unknown>);
-      await withRedis((redis) => publishStorefrontChange(redis, config.REDIS_PREFIX, studio));
+      await withBroadcasts((bus) => bus.storefrontChanged(studio));
       return { site };
     }
     case 'login-link': {
@@ -160,6 +184,19 @@ async function run(): Promise<unknown> {
       // for `eval "$(bun run --silent admin seed:demo --export)"`: the keys land in the shell, not in a file
       return new ShellExports({ STUDIO_ID: demo.studio.id, PUBLISHABLE_KEY: demo.keys.publishable, SECRET_KEY: demo.keys.secret });
     }
+    case 'webhook:create':
+      return webhookCreate(db(), config, need('studio'), need('url'), list(opts.events));
+    case 'webhook:list':
+      return webhookList(db(), need('studio'));
+    case 'webhook:enable':
+    case 'webhook:disable':
+      return webhookSetEnabled(db(), need('endpoint'), command === 'webhook:enable');
+    case 'webhook:delete':
+      return webhookDelete(db(), need('endpoint'));
+    case 'webhook:roll-secret':
+      return webhookRollSecret(db(), config, need('endpoint'), opts['expires-in'] === undefined ? undefined : duration(opts['expires-in']));
+    case 'webhook:test':
+      return webhookTest(db(), need('endpoint'));
     default:
       throw new UsageError(command ? `unknown command ${command}` : 'a command is required');
   }

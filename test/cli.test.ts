@@ -1,25 +1,27 @@
 /** The operator command line, run as operators run it, against a live stack. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { expectProblem, startStack, type Stack } from './harness';
+import { expectProblem, inMode, MODES, startStack, type Stack } from './harness';
 
 let s: Stack;
 beforeAll(async () => (s = await startStack()));
 afterAll(() => s.close());
 
 const root = join(import.meta.dir, '..');
-async function admin(...args: string[]) {
+/** The CLI against a stack, as an operator runs it beside that stack (single-node: REDIS_URL=none). */
+const adminOf = (st: Stack) => async (...args: string[]) => {
   const p = Bun.spawn(['bun', 'scripts/admin.ts', ...args], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: s.config.DATABASE_URL, REDIS_URL: s.config.REDIS_URL, REDIS_CLUSTER_NODES: s.config.REDIS_CLUSTER_NODES, REDIS_PREFIX: s.config.REDIS_PREFIX, DASHBOARD_PUBLIC_URL: s.dashboardUrl, DASHBOARD_SECRET: s.config.DASHBOARD_SECRET },
+    env: { ...process.env, DATABASE_URL: st.config.DATABASE_URL, REDIS_URL: st.config.REDIS_URL, REDIS_CLUSTER_NODES: st.config.REDIS_CLUSTER_NODES, REDIS_PREFIX: st.config.REDIS_PREFIX, DASHBOARD_PUBLIC_URL: st.dashboardUrl, DASHBOARD_SECRET: st.config.DASHBOARD_SECRET },
     stdout: 'pipe',
     stderr: 'pipe',
   });
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   return { out, err, code, json: () => JSON.parse(out) };
-}
-async function fails(args: string[], message: RegExp) {
-  const r = await admin(...args);
+};
+const admin = (...args: string[]) => adminOf(s)(...args);
+async function fails(args: string[], message: RegExp, runner = admin) {
+  const r = await runner(...args);
   expect(r.code).not.toBe(0);
   expect(r.out).toBe('');
   expect(r.err.trim().split('\n')[0]).toMatch(/^error: /);
@@ -76,51 +78,64 @@ describe('studio and keys', () => {
   });
 });
 
-describe('effects on a running gateway', () => {
+// with Redis, and in single-node mode (the CLI's changes reach the gateway over Postgres NOTIFY, docs/design/single-node.md)
+for (const mode of MODES) describe(`effects on a running gateway (${mode})`, () => {
+  let g: Stack; // the file's stack with Redis; a single-node one of its own otherwise
+  let sid = '';
+  let run: ReturnType<typeof adminOf>;
+  beforeAll(async () => {
+    g = mode === 'redis' ? s : await startStack(inMode(mode));
+    run = adminOf(g);
+    sid = mode === 'redis' ? studioId : (await run('studio:create', '--name', 'Lotus Yoga')).json().studio.id;
+  });
+  afterAll(async () => {
+    if (g !== s) await g?.close();
+  });
+
   test('key:revoke takes effect at once', async () => {
-    const { key, record } = (await admin('key:create', '--studio', studioId, '--kind', 'publishable', '--name', 'web')).json();
-    expect((await s.sf('/v1/instructors', key)).status).toBe(200);
-    const r = await admin('key:revoke', '--key', record.id);
+    const { key, record } = (await run('key:create', '--studio', sid, '--kind', 'publishable', '--name', 'web')).json();
+    expect((await g.sf('/v1/instructors', key)).status).toBe(200);
+    const r = await run('key:revoke', '--key', record.id);
     expect(r.code).toBe(0);
     expect(r.json().record.revokedAt).toBeString();
-    await expectProblem(await s.sf('/v1/instructors', key), 401, 'api_key_revoked');
+    await expectProblem(await g.sf('/v1/instructors', key), 401, 'api_key_revoked');
   });
   test('key:roll makes a new key and ends the old one after --expires-in; key:create --expires-in', async () => {
-    const { key, record } = (await admin('key:create', '--studio', studioId, '--kind', 'secret', '--name', 'ci', '--scopes', 'instructors:read')).json();
-    expect((await s.mg('/v1/instructors', key)).status).toBe(200);
-    const r = await admin('key:roll', '--key', record.id, '--expires-in', '0');
+    const { key, record } = (await run('key:create', '--studio', sid, '--kind', 'secret', '--name', 'ci', '--scopes', 'instructors:read')).json();
+    expect((await g.mg('/v1/instructors', key)).status).toBe(200);
+    const r = await run('key:roll', '--key', record.id, '--expires-in', '0');
     expect(r.code).toBe(0);
     const rolled = r.json();
     expect(rolled.key).toMatch(/^svc_sk_/);
     expect(rolled.record).toMatchObject({ name: 'ci', kind: 'secret', scopes: ['instructors:read'] });
     expect(rolled.previous.id).toBe(record.id);
-    await expectProblem(await s.mg('/v1/instructors', key), 401, 'api_key_expired');
-    expect((await s.mg('/v1/instructors', rolled.key)).status).toBe(200);
+    await expectProblem(await g.mg('/v1/instructors', key), 401, 'api_key_expired');
+    expect((await g.mg('/v1/instructors', rolled.key)).status).toBe(200);
     // the default grace is 24 hours
-    const later = (await admin('key:roll', '--key', rolled.record.id)).json();
+    const later = (await run('key:roll', '--key', rolled.record.id)).json();
     expect(Date.parse(later.previous.expiresAt) - Date.now()).toBeGreaterThan(23.9 * 3_600_000);
-    const expiring = (await admin('key:create', '--studio', studioId, '--kind', 'publishable', '--name', 'promo', '--expires-in', '7d')).json();
+    const expiring = (await run('key:create', '--studio', sid, '--kind', 'publishable', '--name', 'promo', '--expires-in', '7d')).json();
     expect(Date.parse(expiring.record.expiresAt) - Date.now()).toBeGreaterThan(6.9 * 86_400_000);
-    await fails(['key:roll', '--key', record.id, '--expires-in', 'soon'], /--expires-in must look like 30s, 90m, 24h or 7d/);
+    await fails(['key:roll', '--key', record.id, '--expires-in', 'soon'], /--expires-in must look like 30s, 90m, 24h or 7d/, run);
   });
   test('studio:delete turns its keys into 403 studio_required at once', async () => {
-    const st = (await admin('studio:create', '--name', 'Doomed')).json().studio.id;
-    const { key } = (await admin('key:create', '--studio', st, '--kind', 'secret', '--name', 'x', '--scopes', 'instructors:read')).json();
-    expect((await s.mg('/v1/instructors', key)).status).toBe(200);
-    expect((await admin('studio:delete', '--studio', st)).code).toBe(0);
-    await expectProblem(await s.mg('/v1/instructors', key), 403, 'studio_required');
+    const st = (await run('studio:create', '--name', 'Doomed')).json().studio.id;
+    const { key } = (await run('key:create', '--studio', st, '--kind', 'secret', '--name', 'x', '--scopes', 'instructors:read')).json();
+    expect((await g.mg('/v1/instructors', key)).status).toBe(200);
+    expect((await run('studio:delete', '--studio', st)).code).toBe(0);
+    await expectProblem(await g.mg('/v1/instructors', key), 403, 'studio_required');
   });
   test('site:publish and login-link', async () => {
     const file = join(await import('node:os').then((o) => o.tmpdir()), `site-${Date.now()}.json`);
     await Bun.write(file, JSON.stringify({ title: 'Lotus Yoga', tagline: 'Breathe' }));
-    const r = await admin('site:publish', '--studio', studioId, '--file', file);
+    const r = await run('site:publish', '--studio', sid, '--file', file);
     expect(r.code).toBe(0);
     expect(r.json().site).toMatchObject({ title: 'Lotus Yoga', tagline: 'Breathe' });
     await Bun.write(file, JSON.stringify({ title: 'x', colour: 'red' }));
-    await fails(['site:publish', '--studio', studioId, '--file', file], /unknown site field colour/);
-    await fails(['site:publish', '--studio', studioId, '--file', '/nonexistent.json'], /no such file/);
-    const link = (await admin('login-link', '--studio', studioId)).json();
-    expect(link.url).toStartWith(`${s.dashboardUrl}/login?token=`);
+    await fails(['site:publish', '--studio', sid, '--file', file], /unknown site field colour/, run);
+    await fails(['site:publish', '--studio', sid, '--file', '/nonexistent.json'], /no such file/, run);
+    const link = (await run('login-link', '--studio', sid)).json();
+    expect(link.url).toStartWith(`${g.dashboardUrl}/login?token=`);
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * On a Redis Cluster (contract §14; `bun run test:cluster` starts one): broadcasts reach
+ * On a Redis Cluster (docs/design/scale-out.md; `bun run test:cluster` starts one): broadcasts reach
  * every gateway replica whichever node each one listens on. Two replicas subscribe through
  * two different masters; a revocation and a Storefront change published through the
  * cluster client reach both, and the revoke counts both before it returns.
@@ -43,7 +43,7 @@ describe.skipIf(nodes.length < 2)('broadcasts on a Redis Cluster', () => {
     const studio = await s.studio();
     const { key, id } = await s.key(studio.id, 'secret', ['instructors:read']);
     for (const i of [0, 1]) expect((await call(i, key)).status).toBe(200); // cached in both replicas' memory
-    const revoked = await revokeApiKey(s.sql, s.redis, s.config.REDIS_PREFIX, id);
+    const revoked = await revokeApiKey(s.sql, s.bus, id);
     expect(revoked.propagated).toBe(true);
     for (const i of [0, 1]) await expectProblem(await call(i, key), 401, 'api_key_revoked');
   });

@@ -1,5 +1,5 @@
 /**
- * Contract §17, the database: how every entry point resolves it, and the embedded Postgres
+ * docs/design/single-node.md, the database: how every entry point resolves it, and the embedded Postgres
  * of `bun run start` (initialised once, data kept across restarts, state file 0600,
  * PG_VERSION checked). Runs as root here and in CI, so Postgres runs as `studio-pg`.
  */

@@ -18,8 +18,10 @@ const LANDED: Record<string, string> = {
   '00008_activity_key_in_read_order.sql': 'ab3927e1e341a9a4bc72d9929247da78d76a911c8221b4c1cc4c1ec113997e15',
   '00009_activity_one_btree.sql': 'b3e5bd9523751a9d531790ab9a90891f15f5c3023e0b562b439248660a96525d',
   '00010_activity_caller_and_detail.sql': 'dfeae3af2267ae8b961e569f7e62d42f13bbab289fdbd2de6fdbfd17a9bffcc0',
-  '00011_activity_refused_count.sql': 'e36723d382168359664849a10582ba60b1d384e9018f8f3bb85a718eb8cbfa03',
-  '00012_key_rolled_from.sql': 'a988b4163345cc996cf860a64857d6110ab9afbdf8093ea2d87fa4f00fc8c068',
+  '00011_activity_refused_count.sql': 'd70d7d5388a2b77e0a00172fd2c6db2aaf8b2ea9ed9ee335165a3201de6e2538',
+  '00012_key_rolled_from.sql': '445cdb22fca31743303ad9946a2b62c5574f8551c414423c3c630df502ef0a0f',
+  '00013_events.sql': '638c29afd6cf0a6e81eb096b36d34b8162c6af5e4651aeef72021cdcce46e83c',
+  '00014_webhooks.sql': '7732cc6cd50d65b5cdc6c702c907105afea9d491ceaf0bda8e9f0d9ea1a91ec7',
 };
 
 const sha256 = async (file: string) => new Bun.CryptoHasher('sha256').update(await Bun.file(file).bytes()).digest('hex');

@@ -1,5 +1,5 @@
 /**
- * Contract §13 from outside: metrics on the gateway's operations port and each
+ * docs/design/observability.md from outside: metrics on the gateway's operations port and each
  * service's own port, W3C trace context across gateway and service (with spans
  * collected by an OTLP/HTTP receiver inside the test), activity entries that carry
  * the trace id and problem code.

@@ -1,5 +1,5 @@
 /**
- * The documents describe the API truthfully (contract §12): valid OpenAPI 3.1, every
+ * The documents describe the API truthfully (docs/design/self-description.md): valid OpenAPI 3.1, every
  * schema compiles under strict ajv, every example matches its schema, errors are
  * problem+json, bodies JSON only, integers integer, and each service registers exactly
  * the routes of the registry. (Every HTTP test's answers are checked against the same
@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { elysiaPath, loadConfig, operationsOf, PROBLEM_CODES, type Surface } from '@studio/shared';
 import { openApiDocument } from '@studio/shared/openapi';
+import { EVENT_TYPES, TEST_EVENT_TYPE } from '@studio/shared/webhooks/event-types';
 import { createSql } from '@studio/shared/db';
 import { createStorefrontService } from '@studio/storefront-service';
 import { createManagementService } from '@studio/management-service';
@@ -172,5 +173,41 @@ describe.each(SURFACES)('%s document', (surface) => {
     const others = app.routes.filter((r) => !r.path.startsWith('/v1/')).map((r) => r.path);
     expect(others.every((p) => p === '/healthz' || p === '/readyz')).toBe(true);
     void sql.end();
+  });
+});
+
+describe('webhooks (OpenAPI 3.1 `webhooks`, docs/design/events.md–16)', () => {
+  const { doc, compile } = documentAjv('management');
+
+  test('every event type has an entry, and the test event: a signed POST whose example matches its body schema', () => {
+    expect(Object.keys(doc.webhooks)).toEqual([...EVENT_TYPES, TEST_EVENT_TYPE]);
+    for (const [type, item] of Object.entries<Json>(doc.webhooks)) {
+      expect(`${type}: ${Object.keys(item)}`).toBe(`${type}: post`);
+      const op = item.post;
+      expect(op.parameters.map((p: Json) => p.$ref)).toEqual(['WebhookId', 'WebhookTimestamp', 'WebhookSignature'].map((p) => `#/components/parameters/${p}`));
+      const media = op.requestBody.content['application/json'];
+      expect(media.schema.properties.type.const).toBe(type);
+      expect(media.example.type).toBe(type);
+      const validate = compile(media.schema);
+      if (!validate(media.example)) throw new Error(`${type}: example does not match: ${JSON.stringify(validate.errors)}`);
+      // the body's own type only: another type's example is refused
+      expect(validate({ ...media.example, type: type === 'class.created' ? 'class.updated' : 'class.created' })).toBe(false);
+      expect(Object.keys(op.responses).sort()).toEqual(['2XX', '410', 'default']);
+    }
+    expect(doc.components.parameters.WebhookSignature.name).toBe('webhook-signature');
+    expect(doc.info.description).toContain('`webhook-signature`');
+    expect(openApiDocument('storefront', { publicUrl: 'http://127.0.0.1' }).webhooks).toBeUndefined();
+  });
+
+  test('data.object is the resource\'s schema; previousAttributes exactly on *.updated and *.rescheduled', () => {
+    for (const type of EVENT_TYPES) {
+      const data = doc.webhooks[type].post.requestBody.content['application/json'].schema.properties.data;
+      const resource = { class: 'Class', occurrence: 'Occurrence', member: 'Member', membership: 'Member', content: 'Video', plan: 'Plan',
+        instructor: 'Instructor', location: 'Location', room: 'Room', coupon: 'Coupon', program: 'Program' }[type.split('.')[0]!];
+      expect(`${type}: ${data.properties.object.$ref}`).toBe(`${type}: #/components/schemas/${resource}`);
+      const previous = /\.(updated|rescheduled)$/.test(type);
+      expect(`${type}: ${data.required}`).toBe(`${type}: ${previous ? 'object,previousAttributes' : 'object'}`);
+      expect(`${type}: ${'previousAttributes' in data.properties}`).toBe(`${type}: ${previous}`);
+    }
   });
 });

@@ -42,7 +42,7 @@ if (!process.env.TEST_DATABASE_URL) {
   }
 }
 
-// `bun run test:cluster`: the Redis tests again on a three-master Redis Cluster of their own (contract §14)
+// `bun run test:cluster`: the Redis tests again on a three-master Redis Cluster of their own (docs/design/scale-out.md)
 if (process.env.TEST_REDIS_CLUSTER === '1' && !process.env.TEST_REDIS_CLUSTER_NODES) {
   const { startRedisCluster } = await import('../scripts/lib/redis-cluster');
   const cluster = await startRedisCluster();

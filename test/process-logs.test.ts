@@ -1,5 +1,5 @@
 /**
- * Contract §13's log lines as production writes them: the three processes, each its own
+ * docs/design/observability.md's log lines as production writes them: the three processes, each its own
  * `main.ts`, stdout collected. Every line names its process, so the gateway's and the
  * service's line of one proxied request are told apart; a dashboard request is logged too.
  */

@@ -1,5 +1,5 @@
 /**
- * Contract §18 over real HTTP: a malformed Host or target on every port, services reached
+ * docs/design/hostile-callers.md over real HTTP: a malformed Host or target on every port, services reached
  * by a short host name, the hop's signature over the body and Idempotency-Key, a client
  * that leaves mid-upload (499), nosniff on every answer, and processes that refuse the
  * development secrets beyond loopback.

@@ -1,7 +1,7 @@
 import type { Metrics } from '@studio/shared/metrics';
 import type { ActivityWriter } from './activity/writer';
 
-/** The gateway's own metrics (contract §13), beside the request counts every process has. */
+/** The gateway's own metrics (docs/design/observability.md), beside the request counts every process has. */
 export function gatewayMetrics(m: Metrics, activity: ActivityWriter) {
   m.gauge('studio_activity_buffered', 'Activity entries recorded and not yet written to Postgres.', () => activity.buffered);
   m.total('studio_activity_written_total', 'Activity entries written to Postgres.', () => activity.written);

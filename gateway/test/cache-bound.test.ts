@@ -1,5 +1,5 @@
 /**
- * Contract §18: the Storefront answer cache keys on each operation's declared query
+ * docs/design/hostile-callers.md: the Storefront answer cache keys on each operation's declared query
  * parameters only and holds at most STOREFRONT_CACHE_MB of bytes. Cache-busting loops
  * from two studios, through the gateway, against a class list of about 150 KB.
  */

@@ -1,4 +1,4 @@
-/** Contract §18 on the dashboard: NUL in a form's text is the form's own 422, never a 500 from Postgres. */
+/** docs/design/hostile-callers.md on the dashboard: NUL in a form's text is the form's own 422, never a 500 from Postgres. */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { startStack, type Stack } from '../../test/harness';
 import { postForm, signIn } from './dashboard-helpers';

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Browser } from 'playwright-core';
 import { launchChromium, SHOTS } from './browser';
 import { operationsOf, type Surface } from '@studio/shared';
+import { EVENT_TYPES, TEST_EVENT_TYPE } from '@studio/shared/webhooks/event-types';
 import { startStack, type Stack } from '../../test/harness';
 
 let s: Stack;
@@ -89,4 +90,24 @@ test('Test Request sends each write with a fresh Idempotency-Key (two in a row: 
   expect(sample).toContain('Bearer svc_pk_YOUR_PUBLISHABLE_KEY');
   expect(sample).not.toContain('YOUR_SECRET_TOKEN');
   await context.close();
+}, 60_000);
+
+test('the Management reference shows every webhook (event type) with its body and the signature headers', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(String(err)));
+  await page.goto(`${s.managementUrl}/docs`);
+  await page.getByText('Webhooks', { exact: true }).first().waitFor({ state: 'attached', timeout: 15_000 });
+  for (const type of [...EVENT_TYPES, TEST_EVENT_TYPE]) await page.getByText(type, { exact: true }).first().waitFor({ state: 'attached', timeout: 15_000 });
+  // one opened from the sidebar: its description, the three signature headers and its body's example
+  await page.getByRole('link', { name: 'instructor.created' }).first().click();
+  await page.waitForURL(/#webhook\/POST\/instructor\.created$/);
+  const described = page.getByText('Sent when an instructor was created', { exact: false }).first();
+  await described.waitFor({ timeout: 15_000 });
+  const main = await page.locator('main').first().innerText();
+  for (const part of ['webhook-id', 'webhook-timestamp', 'webhook-signature', '"type": "instructor.created"']) expect(main).toContain(part);
+  await page.screenshot({ path: `${process.env.SCREENSHOTS_DIR ?? SHOTS}docs-webhooks.png` });
+  await context.close();
+  expect(problems).toEqual([]);
 }, 60_000);

@@ -1,5 +1,5 @@
 /**
- * Rolling and expiry (contract §2): a rolled key's old text works until its expiresAt and is
+ * Rolling and expiry (docs/design/keys.md): a rolled key's old text works until its expiresAt and is
  * refused from that instant with 401 api_key_expired, on both surfaces and on every replica,
  * whatever they have cached.
  */
@@ -38,7 +38,7 @@ test.each(['publishable', 'secret'] as const)('a rolled %s key: the old text wor
   const bases = kind === 'secret' ? [s.managementUrl, `http://127.0.0.1:${servers[1]!.port}`] : [s.storefrontUrl, `http://127.0.0.1:${servers[0]!.port}`];
   for (const base of bases) expect((await call(base, old.key)).status).toBe(200); // cached on both replicas
 
-  const rolled = await rollApiKey(s.sql, s.redis, s.config.REDIS_PREFIX, old.id, 700);
+  const rolled = await rollApiKey(s.sql, s.bus, old.id, 700);
   expect(rolled.propagated).toBe(true);
   expect(rolled.record).toMatchObject({ kind, name: 'test', studioId: st.id });
   const expiresAt = Date.parse(rolled.previous.expiresAt);
@@ -60,8 +60,8 @@ test('rolling with 0 stops the old key at once; a revoked key cannot be rolled',
   const st = await s.studio();
   const old = await s.key(st.id, 'secret', ['instructors:read']);
   expect((await call(s.managementUrl, old.key)).status).toBe(200);
-  await rollApiKey(s.sql, s.redis, s.config.REDIS_PREFIX, old.id, 0);
+  await rollApiKey(s.sql, s.bus, old.id, 0);
   await expectProblem(await call(s.managementUrl, old.key), 401, 'api_key_expired');
   await s.revoke(old.id);
-  await expect(rollApiKey(s.sql, s.redis, s.config.REDIS_PREFIX, old.id, 0)).rejects.toThrow('no live key');
+  await expect(rollApiKey(s.sql, s.bus, old.id, 0)).rejects.toThrow('no live key');
 });

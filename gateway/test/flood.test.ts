@@ -1,5 +1,5 @@
 /**
- * Contract §18: nobody can flood a studio's activity log or the key store. Refused calls
+ * docs/design/hostile-callers.md: nobody can flood a studio's activity log or the key store. Refused calls
  * with a known key spend the same tokens as admitted ones, a flood of 429s adds about one
  * entry a second, path and query are cut at 512 characters, unknown keys are limited per
  * client address (IPv6 per /64) before any lookup, and a flood of them cannot evict a

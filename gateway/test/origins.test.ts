@@ -1,5 +1,5 @@
 /**
- * Origin-restricted publishable keys (contract §2, §3): a browser call from any other
+ * Origin-restricted publishable keys (docs/design/keys.md, gateway.md): a browser call from any other
  * site is 403 origin_not_allowed; calls without Origin (server-side) pass; the allowed
  * origin is echoed in CORS; a change holds at once on every replica.
  */
@@ -55,11 +55,11 @@ test('an unrestricted key answers any origin with *; restricting it holds at onc
   const open = await s.sf('/v1/instructors', key, from('https://evil.example'));
   expect(open.status).toBe(200);
   expect(open.headers.get('access-control-allow-origin')).toBe('*');
-  const restricted = await setKeyOrigins(s.sql, s.redis, s.config.REDIS_PREFIX, record.id, ['https://lotus.example']);
+  const restricted = await setKeyOrigins(s.sql, s.bus, record.id, ['https://lotus.example']);
   expect(restricted.propagated).toBe(true);
   expect(restricted.allowedOrigins).toEqual(['https://lotus.example']);
   await expectProblem(await s.sf('/v1/instructors', key, from('https://evil.example')), 403, 'origin_not_allowed');
-  await setKeyOrigins(s.sql, s.redis, s.config.REDIS_PREFIX, record.id, []);
+  await setKeyOrigins(s.sql, s.bus, record.id, []);
   expect((await s.sf('/v1/instructors', key, from('https://evil.example'))).status).toBe(200);
 });
 

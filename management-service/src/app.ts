@@ -12,6 +12,7 @@ import { planHandlers } from './plans/routes';
 import { couponHandlers } from './coupons/routes';
 import { programHandlers } from './programs/routes';
 import { contentHandlers } from './content/routes';
+import { eventHandlers } from './events/routes';
 
 /** The Management service: scoped back-office reads and writes, one handler per registry row. Never listens itself. */
 export function createManagementService(deps: ManagementDeps) {
@@ -21,5 +22,6 @@ export function createManagementService(deps: ManagementDeps) {
     .use(registerOperations('management', {
       ...classHandlers(deps), ...scheduleHandlers(deps), ...memberHandlers(deps), ...instructorHandlers(deps),
       ...locationHandlers(deps), ...planHandlers(deps), ...couponHandlers(deps), ...programHandlers(deps), ...contentHandlers(deps),
+      ...eventHandlers(deps),
     }));
 }

@@ -1,5 +1,5 @@
 /**
- * Contract §18 through the gateway: what a careless or hostile caller sends is refused with
+ * docs/design/hostile-callers.md through the gateway: what a careless or hostile caller sends is refused with
  * a 422 that stays small (and so does its stored idempotent answer), every schema error at
  * once, and never a 500 from data: NUL in text, instants outside 1970–9999 in a body (sent
  * or derived), while query instants are clamped so no filter that worked is refused.
@@ -19,7 +19,7 @@ import * as programs from '@studio/shared/schemas/programs';
 import * as schedule from '@studio/shared/schemas/schedule';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
 import { textPaths, withValueAt } from '../../test/schema-walk';
-import { cachedRecord } from '../src/kit/idempotency';
+import { redisLocks } from '../src/kit/idempotency';
 import { classBody, future, instructor, mgWrite } from './fixtures';
 
 type Json = Record<string, any>;
@@ -170,7 +170,7 @@ describe('answers stay small whatever was sent, and so do their stored copies', 
   /** The stored answer of a key, in Postgres and in Redis, in bytes (0 when none was stored). */
   async function stored(idem: string) {
     const [row] = await s.sql<{ bytes: number }[]>`select octet_length(body) + octet_length(headers::text) as bytes from idempotency_records where studio_id = ${studioId} and key = ${idem}`;
-    const hot = await cachedRecord(s.redis, s.config.REDIS_PREFIX, studioId, idem);
+    const hot = await redisLocks(s.redis, s.config.REDIS_PREFIX).cached(studioId, idem);
     return { postgres: row?.bytes ?? 0, redis: hot ? Buffer.byteLength(JSON.stringify(hot)) : 0 };
   }
 

@@ -1,18 +1,20 @@
 import { deleteByPrefix } from '@studio/shared/redis';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { expectProblem, inMode, MODES, startStack, type Stack } from '../../test/harness';
 import { signedHeaders, type Caller } from '@studio/shared';
 import { createManagementService } from '../src/app';
 import { writeHooks } from '../src/kit/write';
 import { classBody, instructor, studioWithKey } from './fixtures';
 
-let s: Stack;
-beforeAll(async () => (s = await startStack()));
-afterAll(() => s.close());
+let s: Stack; // the stack of the mode running now (each describe below starts its own)
 
 const countClasses = async (studioId: string) => Number((await s.sql`select count(*)::int as n from classes where studio_id = ${studioId}`)[0]!.n);
 
-describe('Idempotency-Key (contract §5)', () => {
+// with Redis (lock and hot copy there), and in single-node mode (Postgres advisory locks alone, docs/design/single-node.md)
+for (const mode of MODES) describe(`Idempotency-Key (docs/design/idempotency.md), ${mode}`, () => {
+  beforeAll(async () => (s = await startStack(inMode(mode))));
+  afterAll(() => s.close());
+
   test('missing header: 400 idempotency_key_required, before body validation', async () => {
     const { write } = await studioWithKey(s);
     await expectProblem(await write('POST', '/v1/classes', { nonsense: true }, null), 400, 'idempotency_key_required');
@@ -97,6 +99,19 @@ describe('Idempotency-Key (contract §5)', () => {
     expect(after.headers.get('idempotent-replayed')).toBe('true');
   });
 
+  test.if(mode === 'single-node')("a request in flight holds the key's Postgres advisory lock: another with the key meanwhile is 409, then it acts once", async () => {
+    const { studio, write } = await studioWithKey(s);
+    const body = { email: `held${Date.now()}@idem.test` };
+    await s.sql.begin(async (tx) => {
+      // what the write's own transaction takes (`tryKeyLock`), held here as a request in flight would
+      await tx`select pg_advisory_xact_lock(hashtextextended(${`idem\n${studio.id}\nheld-key`}, 0))`;
+      await expectProblem(await write('POST', '/v1/members/invites', body, 'held-key'), 409, 'idempotency_request_in_progress');
+    });
+    const done = await write('POST', '/v1/members/invites', body, 'held-key');
+    expect(done.status).toBe(201);
+    expect(done.headers.get('idempotent-replayed')).toBeNull();
+  });
+
   test('a process killed right after the commit: the retry replays instead of creating again', async () => {
     const { studio, write } = await studioWithKey(s);
     const ins = await instructor(s, studio.id);
@@ -129,11 +144,11 @@ describe('Idempotency-Key (contract §5)', () => {
     expect(rec!.ttl).toBe(86_400);
     // once expired (and out of the hot copy), the key acts afresh
     await s.sql`update idempotency_records set expires_at = now() - interval '1 second' where studio_id = ${studio.id} and key = 'ttl'`;
-    await deleteByPrefix(s.redis, `${s.config.REDIS_PREFIX}idem:`);
+    if (mode === 'redis') await deleteByPrefix(s.redis, `${s.config.REDIS_PREFIX}idem:`);
     await expectProblem(await write('POST', '/v1/members/invites', { email: 'r@s.test' }, 'ttl'), 409, 'member_exists');
   });
 
-  test('without Redis, Postgres alone keeps one effect per key and replays', async () => {
+  test.if(mode === 'redis')('without Redis, Postgres alone keeps one effect per key and replays', async () => {
     const { studio } = await studioWithKey(s);
     const ins = await instructor(s, studio.id);
     const app = createManagementService({ config: s.config, sql: s.sql, redis: null });

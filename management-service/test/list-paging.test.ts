@@ -1,5 +1,5 @@
 /**
- * Every Management list pages by cursor (contract §6): default 25, `limit` clamped to
+ * Every Management list pages by cursor (docs/design/pagination.md): default 25, `limit` clamped to
  * 1..100, keyset order (createdAt, id) — schedule (startsAt, id) — with records added
  * between pages neither repeated nor skipping others, and signed cursors that only the
  * list (and studio, and location) that made them accept.
@@ -195,7 +195,7 @@ beforeAll(async () => {
   }
 });
 
-describe('every Management list pages by cursor (contract §6)', () => {
+describe('every Management list pages by cursor (docs/design/pagination.md)', () => {
   for (const l of LISTS) {
     describe(l.name, () => {
       test('limit: default 25, 0 -> 1, -5 -> 1, 500 -> 100, abc -> 25, 2.5 -> 25, 100 -> 100', async () => {

@@ -31,7 +31,7 @@ async function walk(get: (p: string) => Promise<Response>, path: string, limit: 
   return { seen, pages };
 }
 
-describe('cursor pagination (contract §6)', () => {
+describe('cursor pagination (docs/design/pagination.md)', () => {
   test('250 members walked with limit=7 while members are added: every original exactly once', async () => {
     const { studio, get, write } = await studioWithKey(s);
     const original = [studio.adminId, ...(await members(studio.id, 250))];

@@ -1,5 +1,5 @@
 /**
- * Reading one record (contract §8 "Reading one record"), through the gateway: every record a
+ * Reading one record (docs/design/resources.md "Reading one record"), through the gateway: every record a
  * `Location` header names reads back as its create (or update, or list item) answered it, with
  * the resource's read scope, and is 404 `not_found` from another studio, once deleted
  * (locations, rooms, videos), or when the path id cannot be one of ours.
@@ -135,7 +135,7 @@ const RESOURCES: Resource[] = [
   },
 ];
 
-describe('reading one record (contract §8)', () => {
+describe('reading one record (docs/design/resources.md)', () => {
   for (const r of RESOURCES) {
     test(`${r.name}: own studio 200 with the body its write answered; the Location reads the same`, async () => {
       const m = await r.make(key, studioId);

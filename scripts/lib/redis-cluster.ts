@@ -1,6 +1,6 @@
 /**
  * A three-master Redis Cluster of its own, for the tests that must pass on a cluster too
- * (contract §14): `redis-server --cluster-enabled yes` on three free ports and
+ * (docs/design/scale-out.md): `redis-server --cluster-enabled yes` on three free ports and
  * `redis-cli --cluster create`, no persistence, in a temporary directory.
  */
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -3,8 +3,7 @@ import type { Sql } from '@studio/shared/db';
 import { schemaErrors } from '@studio/shared/schemas/fields';
 import { Address } from '@studio/shared/schemas/locations';
 import { SiteSocial } from '@studio/shared/schemas/storefront';
-import type { Redis } from '@studio/shared/redis';
-import { broadcastEviction } from '@studio/gateway/broadcasts/eviction';
+import type { Broadcasts } from '@studio/gateway/broadcasts/bus';
 
 export const MODES = ['broadcast', 'two_way', 'community', 'coaching'] as const;
 
@@ -54,11 +53,11 @@ export async function createStudio(sql: Sql, input: StudioInput) {
 }
 
 /** Soft-delete: its keys then answer 403 `studio_required` on every gateway at once. */
-export async function deleteStudio(sql: Sql, redis: Redis | null, prefix: string, studioId: string) {
+export async function deleteStudio(sql: Sql, bus: Broadcasts, studioId: string) {
   const [row] = await sql`update studios set deleted_at = coalesce(deleted_at, now()), updated_at = now() where id = ${studioId} returning id, name, deleted_at`;
   if (!row) throw new AppError('not_found', { detail: `no studio ${studioId}` });
   const keys = await sql<{ hash: string }[]>`select hash from api_keys where studio_id = ${studioId}`;
-  await broadcastEviction(redis, prefix, keys.map((k) => k.hash), { revoked: false });
+  await bus.evictKeys(keys.map((k) => k.hash), { revoked: false });
   return { ...row, deletedAt: isoOrNull(row.deletedAt) };
 }
 
@@ -75,7 +74,7 @@ export async function publishSite(sql: Sql, studioId: string, doc: Record<string
   const unknown = Object.keys(doc).filter((k) => !(SITE_FIELDS as readonly string[]).includes(k));
   if (unknown.length) throw new AppError('validation_failed', { detail: `unknown site field ${unknown.join(', ')}; fields are ${SITE_FIELDS.join(', ')}` });
   if (typeof doc.title !== 'string' || !doc.title.trim()) throw new AppError('validation_failed', { detail: 'site title is required' });
-  // address and social are closed shapes (contract §18): the Storefront documents each field
+  // address and social are closed shapes (docs/design/hostile-callers.md): the Storefront documents each field
   for (const [field, schema] of [['address', Address], ['social', SiteSocial]] as const) {
     const errors = doc[field] == null ? [] : schemaErrors(schema, doc[field], `/${field}`);
     if (errors.length) throw new AppError('validation_failed', { detail: `site ${errors.slice(0, 5).map((e) => `${e.path} ${e.message}`).join('; ')}` });

@@ -24,6 +24,14 @@ export function encodeBase62(n: bigint, width: number): string {
   return out.padStart(width, '0');
 }
 
+/** Inverse of encodeBase62 (any width); null when `s` is not base62. */
+export function decodeBase62(s: string): bigint | null {
+  if (!BASE62_RE.test(s)) return null;
+  let n = 0n;
+  for (let i = 0; i < s.length; i++) n = n * 62n + BigInt(ALPHABET.indexOf(s[i]!));
+  return n;
+}
+
 /** Inverse of encodeBase62 for widths up to 8 (62^8 < 2^53, so plain arithmetic is exact and fast). */
 export function decodeBase62Small(s: string): number {
   let n = 0;

@@ -1,5 +1,5 @@
 /**
- * Request bodies are bounded before anything else looks at them (contract §4): at most
+ * Request bodies are bounded before anything else looks at them (docs/design/errors.md): at most
  * 1 MiB, whichever process reads them and however they are framed (a declared length or
  * chunks), and JSON nested at most 32 deep, checked by a linear scan before `JSON.parse`
  * or a validator can spend time on it.

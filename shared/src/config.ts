@@ -16,8 +16,9 @@ export const ConfigSchema = T.Object({
   STOREFRONT_PUBLIC_URL: T.String({ default: 'http://127.0.0.1:48004' }),
   MANAGEMENT_PUBLIC_URL: T.String({ default: 'http://127.0.0.1:48005' }),
   DASHBOARD_PUBLIC_URL: T.String({ default: 'http://127.0.0.1:48006' }),
-  /** Unset: resolved as contract §17 says (`resolveDatabase`): Postgres on 127.0.0.1:5432 when it answers, else the embedded one. */
+  /** Unset: resolved as docs/design/single-node.md says (`resolveDatabase`): Postgres on 127.0.0.1:5432 when it answers, else the embedded one. */
   DATABASE_URL: T.String({ default: LOCAL_DATABASE_URL }),
+  /** `none`: single-node mode, no Redis at all (docs/design/single-node.md; `redisMode`). */
   REDIS_URL: T.String({ default: 'redis://127.0.0.1:6379' }),
   /** Comma-separated `redis://host:port` seeds of a Redis Cluster; when set, REDIS_URL is not used. */
   REDIS_CLUSTER_NODES: T.String({ default: '' }),
@@ -42,7 +43,7 @@ export const ConfigSchema = T.Object({
   ACTIVITY_FLUSH_MS: T.Integer({ minimum: 10, default: 500 }),
   /** Base of every problem `type` URI; empty means the surface's own `<public URL>/docs/problems#`. */
   PROBLEM_TYPE_BASE: T.String({ default: '' }),
-  /** The gateway's operations port: /metrics, /healthz, /readyz (contract §1). */
+  /** The gateway's operations port: /metrics, /healthz, /readyz (docs/design/processes.md). */
   OPS_PORT: Port,
   /** OTLP/HTTP collector base URL (e.g. http://127.0.0.1:4318); empty: no spans are exported. */
   OTEL_EXPORTER_OTLP_ENDPOINT: T.String({ default: '' }),
@@ -98,8 +99,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid environment variable ${name}: ${err.message} (got ${JSON.stringify(raw[name] ?? null)})`);
   }
   refuseDevelopmentSecrets(converted as Config);
+  if (converted.REDIS_URL === SINGLE_NODE && converted.REDIS_CLUSTER_NODES) {
+    throw new ConfigError('REDIS_URL=none (single-node mode, no Redis) and REDIS_CLUSTER_NODES (a Redis Cluster) contradict each other: unset one of them');
+  }
   return converted as Config;
 }
+
+/** The REDIS_URL that means single-node mode (docs/design/single-node.md). */
+export const SINGLE_NODE = 'none';
+/**
+ * How replicas agree (docs/design/single-node.md): through Redis (one server or a cluster), or, with
+ * `REDIS_URL=none`, not at all: one gateway, its limits exact in memory, its broadcasts over
+ * Postgres LISTEN/NOTIFY. In Redis mode a Redis that is down is a degraded state (§3), never
+ * single-node mode.
+ */
+export type RedisMode = 'redis' | 'single-node';
+export const redisMode = (c: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>): RedisMode =>
+  c.REDIS_URL === SINGLE_NODE && !c.REDIS_CLUSTER_NODES ? 'single-node' : 'redis';
 
 /** Where no database can be found: nothing set, nothing on 5432, no embedded Postgres started here yet. */
 export function noDatabaseMessage(db: Extract<DatabaseResolution, { source: 'embedded' }>): string {
@@ -127,7 +143,7 @@ export const isLoopbackHost = (host: string): boolean => /^(?:127(?:\.\d{1,3}){3
 
 /**
  * The development defaults above are public (they are in this file): a process listening
- * beyond loopback refuses to start with any of them (contract §18), unless told that this
+ * beyond loopback refuses to start with any of them (docs/design/hostile-callers.md), unless told that this
  * is local development (ALLOW_DEVELOPMENT_SECRETS=true, as compose sets).
  */
 function refuseDevelopmentSecrets(c: Config) {

@@ -1,5 +1,5 @@
 /**
- * Which Postgres a process uses (contract §17), decided the same way by every entry point
+ * Which Postgres a process uses (docs/design/single-node.md), decided the same way by every entry point
  * (`bun run start`, each process's main.ts through `loadConfig`, the CLI):
  *
  * 1. `DATABASE_URL` when it is set, as it is;
@@ -41,7 +41,7 @@ export type DatabaseResolution =
   /** `url` is null while no embedded Postgres has ever been started from this data directory (no state file). */
   | { source: 'embedded'; url: string | null; dataDir: string; stateFile: string };
 
-export function embeddedPaths(env: Record<string, string | undefined> = process.env): {
+export function embeddedPaths(env: Record<string, string | undefined>): {
   dataDir: string;
   stateFile: string;
 } {
@@ -76,7 +76,7 @@ export function readEmbeddedState(stateFile: string): EmbeddedState | null {
 
 /** §17's order. `probe` is the address tried second (tests pass a port nothing listens on). */
 export function resolveDatabase(
-  env: Record<string, string | undefined> = process.env,
+  env: Record<string, string | undefined>,
   probe: { host: string; port: number } = { host: '127.0.0.1', port: 5432 },
 ): DatabaseResolution {
   if (env.DATABASE_URL) return { source: 'env', url: env.DATABASE_URL };

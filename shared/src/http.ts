@@ -80,7 +80,7 @@ let flushTimer: ReturnType<typeof setTimeout> | null = null;
 /** Whether access lines are written (LOG_LEVEL info or debug): callers skip building them otherwise. */
 export const accessLogOn = () => RANK.info >= threshold;
 
-/** One JSON line per request (contract §13): request id, trace id, surface, operation, status, duration, key id; never a key. */
+/** One JSON line per request (docs/design/observability.md): request id, trace id, surface, operation, status, duration, key id; never a key. */
 export function logRequest(fields: {
   requestId: string | null; traceId: string | null; surface: string; operation: string; method: string; status: number; durationMs: number; keyId: string | null;
   [more: string]: unknown;

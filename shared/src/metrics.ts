@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics (contract §13), one set per app (two apps built in one process
+ * Prometheus metrics (docs/design/observability.md), one set per app (two apps built in one process
  * never share counters).
  *
  * prom-client collects the process metrics and writes the exposition of the rare ones;

@@ -1,15 +1,16 @@
 /**
  * The OpenAPI 3.1 document of a surface, built from the operations registry, the same way
- * for both surfaces (contract §12). The services register their routes from the same
+ * for both surfaces (docs/design/self-description.md). The services register their routes from the same
  * rows, so the document cannot drift from what the code validates and answers.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { isWrite, operationsOf, pathParams, problemsOf, type Operation, type Surface } from './operations';
+import { ANY_READ, isWrite, operationsOf, pathParams, problemsOf, type Operation, type Surface } from './operations';
 import { PROBLEMS, PROBLEM_CONTENT_TYPE, type ProblemCode } from './problem';
 import { JSON_TYPE } from './http';
 import * as classes from './schemas/classes';
 import * as content from './schemas/content';
 import * as coupons from './schemas/coupons';
+import * as events from './schemas/events';
 import * as instructors from './schemas/instructors';
 import * as locations from './schemas/locations';
 import * as members from './schemas/members';
@@ -20,13 +21,14 @@ import * as storefront from './schemas/storefront';
 import { Problem } from './schemas/problem';
 import { MAX_ID_LENGTH } from './schemas/fields';
 import { EXAMPLES } from './schemas/examples';
+import { WEBHOOK_PARAMETERS, WEBHOOKS_DESCRIPTION, webhooksDocument } from './openapi-webhooks';
 
 type Json = Record<string, unknown>;
 
 const isSchema = (v: unknown): v is TSchema => !!v && typeof v === 'object' && Object.getOwnPropertySymbols(v).length > 0;
 /** Every exported schema gets its export name as its component name. */
 const NAMES = new Map<unknown, string>();
-for (const mod of [classes, content, coupons, instructors, locations, members, plans, programs, schedule, storefront, { Problem }]) {
+for (const mod of [classes, content, coupons, instructors, locations, members, plans, programs, schedule, storefront, events, { Problem }]) {
   for (const [name, value] of Object.entries(mod)) if (isSchema(value) && !NAMES.has(value)) NAMES.set(value, name);
 }
 const examples = EXAMPLES as Record<string, unknown>;
@@ -99,7 +101,7 @@ const HEADERS: Record<string, Json> = {
   'Access-Control-Allow-Headers': { description: 'The request headers a page may send.', schema: { type: 'string' }, example: 'Authorization, Content-Type, If-None-Match' },
   'Access-Control-Max-Age': { description: 'Seconds a browser may keep this preflight\'s answer.', schema: { type: 'integer' }, example: 600 },
 };
-/** On every Storefront answer, whatever its status (contract §3). */
+/** On every Storefront answer, whatever its status (docs/design/gateway.md). */
 const CORS = ['Access-Control-Allow-Origin', 'Access-Control-Expose-Headers'];
 const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const headers = (...names: string[]) => Object.fromEntries(names.map((n) => [n, header(n)]));
@@ -110,7 +112,7 @@ const tagOf = (path: string) => {
 };
 
 const STATUS_NAMES: Record<number, string> = {
-  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 409: 'Conflict', 413: 'PayloadTooLarge',
+  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 409: 'Conflict', 410: 'Gone', 413: 'PayloadTooLarge',
   415: 'UnsupportedMediaType', 422: 'UnprocessableContent', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'GatewayTimeout',
 };
 
@@ -195,7 +197,8 @@ function operationDoc(o: Operation, refs: Set<string>, shared: SharedResponses):
   Object.assign(responses, problemResponses(o, shared));
   const notes = [
     o.description,
-    o.scope ? `Required scope: \`${o.scope}\`.` : '',
+    o.scope === ANY_READ ? `Required scope: any one \`:read\` scope (\`${ANY_READ}\`).`
+      : o.scope ? `Required scope: \`${o.scope}\`.` : '',
     isWrite(o) ? 'Send `Idempotency-Key` (1..255 characters); a retry with the same key and request replays the stored answer with `Idempotent-Replayed: true`.' : '',
     o.paginated ? 'Cursor-paginated: `limit` 1..100 (default 25, clamped), `cursor` = the previous page\'s `next_cursor`.' : '',
   ].filter(Boolean);
@@ -264,7 +267,7 @@ const SURFACES = {
     title: 'Studio API: Management',
     description: 'Back-office reads and scoped writes of one studio, with a secret key (`svc_sk_…`) that holds the scopes of the operations it calls. '
       + 'Every write needs `Idempotency-Key`; write bodies are `application/json` only (else 415).',
-    scheme: ['SecretKeyAuth', 'A secret key (`svc_sk_…`) with the scopes of the operations it calls. Keep it on your server.', 'svc_sk_<32 base62>'],
+    scheme: ['SecretKeyAuth', 'A secret key (`svc_sk_…`) with the scopes of the operations it calls (`x-required-scope`; `*:read` means any one read scope). Keep it on your server.', 'svc_sk_<32 base62>'],
   },
 } as const;
 
@@ -283,6 +286,8 @@ export function openApiDocument(surface: Surface, o: OpenApiOptions): Json {
     (paths[op.path] ??= {})[op.method.toLowerCase()] = operationDoc(op, refs, shared);
   }
   if (surface === 'storefront') for (const path of Object.keys(paths)) paths[path]!.options = preflightDoc(path);
+  // Management's changes are also pushed: one entry per event type (OpenAPI 3.1 `webhooks`), its resources $refs like the operations'
+  const webhooks = surface === 'management' ? webhooksDocument((schema) => toDoc(schema, refs, false)) : null;
   const schemas: Record<string, unknown> = {};
   // components may refer to further components: resolve until nothing new appears
   for (let pending = [...refs]; pending.length; pending = [...refs].filter((n) => !(n in schemas))) {
@@ -302,6 +307,7 @@ export function openApiDocument(surface: Surface, o: OpenApiOptions): Json {
       description: `${meta.description}\n\nErrors are \`application/problem+json\` (the \`Problem\` schema); branch on \`code\`, and see \`${o.publicUrl}/docs/problems\` for what causes each code and how to fix it. `
         + 'A known path with a method it does not accept answers 405 `method_not_allowed` with `Allow`; an unknown path answers 404 `route_not_found`. '
         + 'Every answer carries `X-Request-Id`; every keyed answer carries the `RateLimit` and `RateLimit-Policy` fields.'
+        + (webhooks ? `\n\n${WEBHOOKS_DESCRIPTION}` : '')
         + `\n\nThis document, for client generators: [${o.publicUrl}/openapi.json](${o.publicUrl}/openapi.json).`,
     },
     servers: [{ url: o.publicUrl }],
@@ -311,9 +317,11 @@ export function openApiDocument(surface: Surface, o: OpenApiOptions): Json {
     ],
     security: [{ [schemeName]: [] }],
     paths,
+    ...(webhooks ? { webhooks } : {}),
     components: {
       securitySchemes: { [schemeName]: { type: 'http', scheme: 'bearer', bearerFormat, description: schemeText } },
       headers: HEADERS,
+      ...(webhooks ? { parameters: WEBHOOK_PARAMETERS } : {}),
       responses: shared.byName,
       schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
     },

@@ -8,6 +8,8 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { idPattern, type IdKind } from './ids';
 import type { ProblemCode } from './problem';
+import type { EventType } from './webhooks/event-types';
+import { Event, EventPage, EventsQuery } from './schemas/events';
 import { PageQuery } from './schemas/page';
 import { Class, ClassPage, CreateClassBody, UpdateClassBody } from './schemas/classes';
 import { InviteMemberBody, Member, MemberPage, UpdateMemberBody } from './schemas/members';
@@ -35,6 +37,14 @@ export const SCOPES = [
 export type Scope = (typeof SCOPES)[number];
 export const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).includes(s);
 
+/** The rule of the events operations (docs/design/events.md): any one `:read` scope will do. */
+export const ANY_READ = '*:read';
+/** What an operation needs: one scope, or any read scope. */
+export type ScopeRule = Scope | typeof ANY_READ;
+/** Whether a key holding `held` may call an operation that needs `rule` (the gateway's authorize step asks). */
+export const scopeAllows = (held: readonly string[], rule: ScopeRule): boolean =>
+  rule === ANY_READ ? held.some((s) => s.endsWith(':read') && isScope(s)) : held.includes(rule);
+
 export type Surface = 'storefront' | 'management';
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -43,8 +53,8 @@ export interface Operation {
   readonly surface: Surface;
   readonly method: Method;
   readonly path: string;
-  /** null on the Storefront surface, which needs only a publishable key. */
-  readonly scope: Scope | null;
+  /** null on the Storefront surface, which needs only a publishable key; `*:read`: any read scope. */
+  readonly scope: ScopeRule | null;
   readonly summary: string;
   readonly description?: string;
   readonly query?: TObject;
@@ -53,13 +63,18 @@ export interface Operation {
   readonly ok: { readonly status: 200 | 201; readonly schema: TSchema };
   /** Problem codes of this operation's own rules (the gateway's and the framing ones are derived: `problemsOf`). */
   readonly problems?: readonly ProblemCode[];
-  /** Cursor-paginated (contract §6). */
+  /** Cursor-paginated (docs/design/pagination.md). */
   readonly paginated?: true;
   /**
    * A write to what the Storefront shows (classes, their occurrences, instructors, plans): once it
    * succeeds, the gateway drops the studio's cached Storefront answers on every replica.
    */
   readonly changesStorefront?: true;
+  /**
+   * The event types a write may record (docs/design/events.md): the write runner records what the action
+   * returns and refuses a type not listed here; every write lists at least one.
+   */
+  readonly emits?: readonly EventType[];
 }
 
 /** Keeps each row's literal types (schemas included), so handlers are typed from the row. */
@@ -71,6 +86,12 @@ const mg = <const O extends Omit<Operation, 'surface'>>(o: O) => op({ ...o, surf
 const PLAN_CONFIGS = 'Config by type: `membership` {priceCents ≥ 0, currency, interval week|month|year, intervalCount 1..12 (default 1), classesPerInterval ≥ 1 or null (default, unlimited)}; `class_pack` {priceCents, currency, classCount 1..1000, validityDays 1..3650}; `drop_in` {priceCents, currency}. A missing, extra or out-of-range field is 422 `invalid_plan_config` with `errors`.';
 const PROGRAM_PRICE = 'A `paid` program needs a positive `priceCents` and a `currency`; a `free` one (the default) has neither, else 422 `invalid_price`. `classIds` must be classes of the studio.';
 const FINAL = (what: string) => `the answer is the ${what} in its final state.`;
+const EVENTS_READ = 'Needs any one `:read` scope; a key sees only the events of the resources it may read (`class.*` needs classes:read, `occurrence.*` schedule:read, `member.*` and `membership.*` members:read, `content.*` content:read, `plan.*` plans:read, `instructor.*` instructors:read, `location.*` and `room.*` locations:read, `coupon.*` coupons:read, `program.*` programs:read).';
+const EVENTS_FEED = 'What changed in the studio, oldest first: every Management write records its events in the same transaction as its change, '
+  + 'and the feed serves them in an order that never changes behind a reader (an event is served only once every transaction that could still add one before it has ended). '
+  + 'Store the `id` of the last event you handled and resume with `after=<id>`: you miss nothing. `type` takes one type or a comma-separated list. '
+  + 'A `cursor` carries the filters it was made with; sent with `after`, the cursor wins. A page may hold fewer events than `limit` while `next_cursor` is set (a filtered page reads a bounded stretch of the feed); null means you have reached the end for now. '
+  + `An \`after\` naming an event deleted by the 30-day retention is 410 \`events_expired\` (resync, then resume from a new event); one that is not an event of the studio, or that the key may not read, is 404. ${EVENTS_READ}`;
 
 export const OPERATIONS = [
   sf({ id: 'storefrontGetConfig', path: '/v1/config', summary: 'Get storefront config', ok: { status: 200, schema: StorefrontConfig },
@@ -89,29 +110,29 @@ export const OPERATIONS = [
 
   mg({ id: 'managementListClasses', method: 'GET', path: '/v1/classes', scope: 'classes:read', summary: 'List classes', paginated: true,
     query: PageQuery, ok: { status: 200, schema: ClassPage }, description: 'Ordered by createdAt, then id.' }),
-  mg({ id: 'managementCreateClass', changesStorefront: true, method: 'POST', path: '/v1/classes', scope: 'classes:write', summary: 'Create a class',
+  mg({ id: 'managementCreateClass', emits: ['class.created', 'occurrence.created'], changesStorefront: true, method: 'POST', path: '/v1/classes', scope: 'classes:write', summary: 'Create a class',
     body: CreateClassBody, ok: { status: 201, schema: Class },
     problems: ['instructor_double_booked', 'unknown_instructor', 'unknown_plan', 'unknown_location', 'unknown_room', 'unsupported_channel', 'occurrence_in_past'],
     description: 'Creates the class and all its occurrences (`recurrence`) in one transaction: if any occurrence double-books the instructor, nothing is created (409, naming the `conflictingOccurrence`).' }),
   mg({ id: 'managementGetClass', method: 'GET', path: '/v1/classes/{classId}', scope: 'classes:read', summary: 'Get a class',
     ok: { status: 200, schema: Class } }),
-  mg({ id: 'managementUpdateClass', changesStorefront: true, method: 'PATCH', path: '/v1/classes/{classId}', scope: 'classes:write', summary: 'Update a class',
+  mg({ id: 'managementUpdateClass', emits: ['class.updated', 'occurrence.updated'], changesStorefront: true, method: 'PATCH', path: '/v1/classes/{classId}', scope: 'classes:write', summary: 'Update a class',
     body: UpdateClassBody, ok: { status: 200, schema: Class }, problems: ['instructor_double_booked', 'unknown_instructor', 'unknown_plan'],
     description: '`instructorId`, `durationMinutes` and `capacity` also apply to the occurrences that have not started.' }),
-  mg({ id: 'managementCancelClass', changesStorefront: true, method: 'DELETE', path: '/v1/classes/{classId}', scope: 'classes:write', summary: 'Cancel a class',
+  mg({ id: 'managementCancelClass', emits: ['class.cancelled', 'occurrence.cancelled'], changesStorefront: true, method: 'DELETE', path: '/v1/classes/{classId}', scope: 'classes:write', summary: 'Cancel a class',
     ok: { status: 200, schema: Class }, description: `The class and its future occurrences become \`cancelled\`; ${FINAL('class')}` }),
 
   mg({ id: 'managementListMembers', method: 'GET', path: '/v1/members', scope: 'members:read', summary: 'List members', paginated: true,
     query: PageQuery, ok: { status: 200, schema: MemberPage }, description: 'Ordered by createdAt, then id.' }),
-  mg({ id: 'managementInviteMember', method: 'POST', path: '/v1/members/invites', scope: 'members:write', summary: 'Invite a member',
+  mg({ id: 'managementInviteMember', emits: ['member.invited'], method: 'POST', path: '/v1/members/invites', scope: 'members:write', summary: 'Invite a member',
     body: InviteMemberBody, ok: { status: 201, schema: Member }, problems: ['member_exists', 'invalid_role'],
     description: 'The e-mail is stored lower-case; an e-mail that is already a (not cancelled) member of the studio, in any case, is 409 `member_exists`.' }),
   mg({ id: 'managementGetMember', method: 'GET', path: '/v1/members/{membershipId}', scope: 'members:read', summary: 'Get a member',
     ok: { status: 200, schema: Member } }),
-  mg({ id: 'managementUpdateMember', method: 'PATCH', path: '/v1/members/{membershipId}', scope: 'members:write', summary: 'Update a member',
+  mg({ id: 'managementUpdateMember', emits: ['member.updated'], method: 'PATCH', path: '/v1/members/{membershipId}', scope: 'members:write', summary: 'Update a member',
     body: UpdateMemberBody, ok: { status: 200, schema: Member }, problems: ['last_admin', 'invalid_role'],
     description: 'Demoting the studio\'s last active admin is 409 `last_admin`.' }),
-  mg({ id: 'managementCancelMembership', method: 'POST', path: '/v1/members/{membershipId}/cancel', scope: 'members:write', summary: 'Cancel a membership',
+  mg({ id: 'managementCancelMembership', emits: ['membership.cancelled'], method: 'POST', path: '/v1/members/{membershipId}/cancel', scope: 'members:write', summary: 'Cancel a membership',
     ok: { status: 200, schema: Member }, problems: ['last_admin'],
     description: 'Status becomes `cancelled`; cancelling the last active admin is 409 `last_admin`. No body.' }),
 
@@ -120,81 +141,87 @@ export const OPERATIONS = [
     description: 'Occurrences ordered by startsAt, then id. Filters: `from` (inclusive), `to` (exclusive), `classId`, `instructorId`; a cursor keeps the filters it was made with.' }),
   mg({ id: 'managementGetOccurrence', method: 'GET', path: '/v1/schedule/{occurrenceId}', scope: 'schedule:read', summary: 'Get an occurrence',
     ok: { status: 200, schema: Occurrence } }),
-  mg({ id: 'managementRescheduleOccurrence', changesStorefront: true, method: 'PATCH', path: '/v1/schedule/{occurrenceId}', scope: 'schedule:write', summary: 'Reschedule an occurrence',
+  mg({ id: 'managementRescheduleOccurrence', emits: ['occurrence.rescheduled'], changesStorefront: true, method: 'PATCH', path: '/v1/schedule/{occurrenceId}', scope: 'schedule:write', summary: 'Reschedule an occurrence',
     body: RescheduleBody, ok: { status: 200, schema: Occurrence }, problems: ['instructor_double_booked', 'occurrence_cancelled', 'occurrence_in_past'] }),
 
   mg({ id: 'managementListContent', method: 'GET', path: '/v1/content', scope: 'content:read', summary: 'List videos', paginated: true,
     query: PageQuery, ok: { status: 200, schema: VideoPage }, description: 'Videos that are not deleted, ordered by createdAt, then id.' }),
   mg({ id: 'managementGetContent', method: 'GET', path: '/v1/content/{contentId}', scope: 'content:read', summary: 'Get a video',
     ok: { status: 200, schema: Video }, description: 'A deleted video is 404.' }),
-  mg({ id: 'managementUpdateContent', method: 'PATCH', path: '/v1/content/{contentId}', scope: 'content:write', summary: 'Update a video',
+  mg({ id: 'managementUpdateContent', emits: ['content.updated'], method: 'PATCH', path: '/v1/content/{contentId}', scope: 'content:write', summary: 'Update a video',
     body: UpdateContentBody, ok: { status: 200, schema: Video }, problems: ['unknown_instructor'],
     description: 'Accepts `title`, `description`, `visibility` and `instructorId` (an active instructor of the studio, or null).' }),
-  mg({ id: 'managementDeleteContent', method: 'DELETE', path: '/v1/content/{contentId}', scope: 'content:write', summary: 'Delete a video',
+  mg({ id: 'managementDeleteContent', emits: ['content.deleted'], method: 'DELETE', path: '/v1/content/{contentId}', scope: 'content:write', summary: 'Delete a video',
     ok: { status: 200, schema: Video }, description: `The video is 404 afterwards; ${FINAL('video')}` }),
 
   mg({ id: 'managementListPlans', method: 'GET', path: '/v1/plans', scope: 'plans:read', summary: 'List plans', paginated: true,
     query: PageQuery, ok: { status: 200, schema: PlanPage }, description: 'Active and archived plans, ordered by createdAt, then id.' }),
-  mg({ id: 'managementCreatePlan', changesStorefront: true, method: 'POST', path: '/v1/plans', scope: 'plans:write', summary: 'Create a plan',
+  mg({ id: 'managementCreatePlan', emits: ['plan.created'], changesStorefront: true, method: 'POST', path: '/v1/plans', scope: 'plans:write', summary: 'Create a plan',
     body: CreatePlanBody, ok: { status: 201, schema: Plan }, problems: ['invalid_plan_config'], description: PLAN_CONFIGS }),
   mg({ id: 'managementGetPlan', method: 'GET', path: '/v1/plans/{planId}', scope: 'plans:read', summary: 'Get a plan',
     ok: { status: 200, schema: Plan } }),
-  mg({ id: 'managementUpdatePlan', changesStorefront: true, method: 'PATCH', path: '/v1/plans/{planId}', scope: 'plans:write', summary: 'Update a plan',
+  mg({ id: 'managementUpdatePlan', emits: ['plan.updated'], changesStorefront: true, method: 'PATCH', path: '/v1/plans/{planId}', scope: 'plans:write', summary: 'Update a plan',
     body: UpdatePlanBody, ok: { status: 200, schema: Plan }, problems: ['invalid_plan_config'],
     description: `\`type\` cannot change; a new \`config\` is checked against the stored type. ${PLAN_CONFIGS}` }),
-  mg({ id: 'managementArchivePlan', changesStorefront: true, method: 'DELETE', path: '/v1/plans/{planId}', scope: 'plans:write', summary: 'Archive a plan',
+  mg({ id: 'managementArchivePlan', emits: ['plan.archived'], changesStorefront: true, method: 'DELETE', path: '/v1/plans/{planId}', scope: 'plans:write', summary: 'Archive a plan',
     ok: { status: 200, schema: Plan }, description: `The plan becomes \`archived\` (it stays listed); ${FINAL('plan')}` }),
 
   mg({ id: 'managementListInstructors', method: 'GET', path: '/v1/instructors', scope: 'instructors:read', summary: 'List instructors', paginated: true,
     query: PageQuery, ok: { status: 200, schema: InstructorPage }, description: 'Every instructor of the studio, active or not, ordered by createdAt, then id.' }),
-  mg({ id: 'managementCreateInstructor', changesStorefront: true, method: 'POST', path: '/v1/instructors', scope: 'instructors:write', summary: 'Create an instructor',
+  mg({ id: 'managementCreateInstructor', emits: ['instructor.created'], changesStorefront: true, method: 'POST', path: '/v1/instructors', scope: 'instructors:write', summary: 'Create an instructor',
     body: CreateInstructorBody, ok: { status: 201, schema: Instructor } }),
   mg({ id: 'managementGetInstructor', method: 'GET', path: '/v1/instructors/{instructorId}', scope: 'instructors:read', summary: 'Get an instructor',
     ok: { status: 200, schema: Instructor } }),
-  mg({ id: 'managementUpdateInstructor', changesStorefront: true, method: 'PATCH', path: '/v1/instructors/{instructorId}', scope: 'instructors:write', summary: 'Update an instructor',
+  mg({ id: 'managementUpdateInstructor', emits: ['instructor.updated'], changesStorefront: true, method: 'PATCH', path: '/v1/instructors/{instructorId}', scope: 'instructors:write', summary: 'Update an instructor',
     body: UpdateInstructorBody, ok: { status: 200, schema: Instructor }, description: 'Only the fields sent change.' }),
 
   mg({ id: 'managementListLocations', method: 'GET', path: '/v1/locations', scope: 'locations:read', summary: 'List locations', paginated: true,
     query: PageQuery, ok: { status: 200, schema: LocationPage }, description: 'Live locations, ordered by createdAt, then id.' }),
-  mg({ id: 'managementCreateLocation', method: 'POST', path: '/v1/locations', scope: 'locations:write', summary: 'Create a location',
+  mg({ id: 'managementCreateLocation', emits: ['location.created'], method: 'POST', path: '/v1/locations', scope: 'locations:write', summary: 'Create a location',
     body: CreateLocationBody, ok: { status: 201, schema: Location }, description: '`timezone` is an IANA name (default: the studio\'s).' }),
   mg({ id: 'managementGetLocation', method: 'GET', path: '/v1/locations/{locationId}', scope: 'locations:read', summary: 'Get a location',
     ok: { status: 200, schema: Location }, description: 'A deleted location is 404.' }),
-  mg({ id: 'managementUpdateLocation', method: 'PATCH', path: '/v1/locations/{locationId}', scope: 'locations:write', summary: 'Update a location',
+  mg({ id: 'managementUpdateLocation', emits: ['location.updated'], method: 'PATCH', path: '/v1/locations/{locationId}', scope: 'locations:write', summary: 'Update a location',
     body: UpdateLocationBody, ok: { status: 200, schema: Location } }),
-  mg({ id: 'managementDeleteLocation', method: 'DELETE', path: '/v1/locations/{locationId}', scope: 'locations:write', summary: 'Delete a location',
+  mg({ id: 'managementDeleteLocation', emits: ['location.deleted', 'room.deleted'], method: 'DELETE', path: '/v1/locations/{locationId}', scope: 'locations:write', summary: 'Delete a location',
     ok: { status: 200, schema: Location }, problems: ['last_venue'],
     description: `The location and its rooms become \`deleted\` (404 afterwards); ${FINAL('location')} The studio's last live location cannot be deleted (409 \`last_venue\`).` }),
   mg({ id: 'managementListRooms', method: 'GET', path: '/v1/locations/{locationId}/rooms', scope: 'locations:read', summary: 'List the rooms of a location', paginated: true,
     query: PageQuery, ok: { status: 200, schema: RoomPage }, description: 'Live rooms, ordered by createdAt, then id.' }),
-  mg({ id: 'managementCreateRoom', method: 'POST', path: '/v1/locations/{locationId}/rooms', scope: 'locations:write', summary: 'Create a room',
+  mg({ id: 'managementCreateRoom', emits: ['room.created'], method: 'POST', path: '/v1/locations/{locationId}/rooms', scope: 'locations:write', summary: 'Create a room',
     body: CreateRoomBody, ok: { status: 201, schema: Room } }),
   mg({ id: 'managementGetRoom', method: 'GET', path: '/v1/locations/{locationId}/rooms/{roomId}', scope: 'locations:read', summary: 'Get a room',
     ok: { status: 200, schema: Room }, description: 'A deleted room, or a room of a deleted location, is 404.' }),
-  mg({ id: 'managementUpdateRoom', method: 'PATCH', path: '/v1/locations/{locationId}/rooms/{roomId}', scope: 'locations:write', summary: 'Update a room',
+  mg({ id: 'managementUpdateRoom', emits: ['room.updated'], method: 'PATCH', path: '/v1/locations/{locationId}/rooms/{roomId}', scope: 'locations:write', summary: 'Update a room',
     body: UpdateRoomBody, ok: { status: 200, schema: Room } }),
-  mg({ id: 'managementDeleteRoom', method: 'DELETE', path: '/v1/locations/{locationId}/rooms/{roomId}', scope: 'locations:write', summary: 'Delete a room',
+  mg({ id: 'managementDeleteRoom', emits: ['room.deleted'], method: 'DELETE', path: '/v1/locations/{locationId}/rooms/{roomId}', scope: 'locations:write', summary: 'Delete a room',
     ok: { status: 200, schema: Room }, description: `The room becomes \`deleted\` (404 afterwards); ${FINAL('room')}` }),
 
   mg({ id: 'managementListCoupons', method: 'GET', path: '/v1/coupons', scope: 'coupons:read', summary: 'List coupons', paginated: true,
     query: PageQuery, ok: { status: 200, schema: CouponPage }, description: 'Active and archived coupons, ordered by createdAt, then id.' }),
-  mg({ id: 'managementCreateCoupon', method: 'POST', path: '/v1/coupons', scope: 'coupons:write', summary: 'Create a coupon',
+  mg({ id: 'managementCreateCoupon', emits: ['coupon.created'], method: 'POST', path: '/v1/coupons', scope: 'coupons:write', summary: 'Create a coupon',
     body: CreateCouponBody, ok: { status: 201, schema: Coupon }, problems: ['coupon_code_taken', 'invalid_coupon_config'],
     description: '`code` is stored upper-case and must not be the code of another active coupon of the studio (case-insensitive); an archived coupon\'s code can be reused. `expiresAt`, when set, is in the future.' }),
   mg({ id: 'managementGetCoupon', method: 'GET', path: '/v1/coupons/{couponId}', scope: 'coupons:read', summary: 'Get a coupon',
     ok: { status: 200, schema: Coupon } }),
-  mg({ id: 'managementArchiveCoupon', method: 'DELETE', path: '/v1/coupons/{couponId}', scope: 'coupons:write', summary: 'Archive a coupon',
+  mg({ id: 'managementArchiveCoupon', emits: ['coupon.archived'], method: 'DELETE', path: '/v1/coupons/{couponId}', scope: 'coupons:write', summary: 'Archive a coupon',
     ok: { status: 200, schema: Coupon }, description: `The coupon becomes \`archived\` (it stays listed); ${FINAL('coupon')}` }),
 
   mg({ id: 'managementListPrograms', method: 'GET', path: '/v1/programs', scope: 'programs:read', summary: 'List programs', paginated: true,
     query: PageQuery, ok: { status: 200, schema: ProgramPage }, description: 'Ordered by createdAt, then id.' }),
-  mg({ id: 'managementCreateProgram', method: 'POST', path: '/v1/programs', scope: 'programs:write', summary: 'Create a program',
+  mg({ id: 'managementCreateProgram', emits: ['program.created'], method: 'POST', path: '/v1/programs', scope: 'programs:write', summary: 'Create a program',
     body: CreateProgramBody, ok: { status: 201, schema: Program }, problems: ['invalid_price'], description: PROGRAM_PRICE }),
   mg({ id: 'managementGetProgram', method: 'GET', path: '/v1/programs/{programId}', scope: 'programs:read', summary: 'Get a program',
     ok: { status: 200, schema: Program } }),
-  mg({ id: 'managementUpdateProgram', method: 'PATCH', path: '/v1/programs/{programId}', scope: 'programs:write', summary: 'Update a program',
+  mg({ id: 'managementUpdateProgram', emits: ['program.updated'], method: 'PATCH', path: '/v1/programs/{programId}', scope: 'programs:write', summary: 'Update a program',
     body: UpdateProgramBody, ok: { status: 200, schema: Program }, problems: ['invalid_price'],
     description: `The stored program overlaid with the fields sent must satisfy the price rule (switching to free: send \`priceCents\` and \`currency\` as null). ${PROGRAM_PRICE}` }),
+
+  mg({ id: 'managementListEvents', method: 'GET', path: '/v1/events', scope: ANY_READ, summary: 'List events', paginated: true,
+    query: EventsQuery, ok: { status: 200, schema: EventPage }, problems: ['validation_failed', 'not_found', 'events_expired'], description: EVENTS_FEED }),
+  mg({ id: 'managementGetEvent', method: 'GET', path: '/v1/events/{eventId}', scope: ANY_READ, summary: 'Get an event',
+    ok: { status: 200, schema: Event },
+    description: `One event of the feed. ${EVENTS_READ} An event the key may not read, or another studio's, is 404.` }),
 ] as const;
 
 export type AnyOperation = (typeof OPERATIONS)[number];
@@ -214,7 +241,7 @@ export const elysiaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 /** The resource an `{…Id}` path parameter names, hence the prefix its ids carry. */
 const PARAM_KINDS: Record<string, IdKind> = {
   classId: 'class', membershipId: 'member', occurrenceId: 'occurrence', contentId: 'content', planId: 'plan',
-  instructorId: 'instructor', locationId: 'location', roomId: 'room', couponId: 'coupon', programId: 'program',
+  instructorId: 'instructor', locationId: 'location', roomId: 'room', couponId: 'coupon', programId: 'program', eventId: 'event',
 };
 /** The path parameters of an operation with the id pattern each must match (else 404 without a query). */
 export function pathParams(o: Operation): { name: string; kind: IdKind; pattern: string }[] {

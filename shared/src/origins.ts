@@ -1,5 +1,5 @@
 /**
- * Origins a publishable key may be used from (contract §2, §3): exact origins
+ * Origins a publishable key may be used from (docs/design/keys.md, gateway.md): exact origins
  * (`https://lotus.example`, `https://shop.lotus.example:8443`) and one wildcard form,
  * `https://*.lotus.example`, which matches any subdomain of lotus.example (one level or
  * more) but not lotus.example itself. Plain http only for localhost, for development.

@@ -55,7 +55,7 @@ export const PROBLEM_DOCS = {
     fix: 'Open a new sign-in link (bun run admin login-link --studio <id>, or your host platform).',
   },
   scope_required: {
-    cause: 'The secret key does not hold the scope this operation needs; requiredScope in the body names it.',
+    cause: 'The secret key does not hold the scope this operation needs; requiredScope in the body names it (*:read: any one read scope, such as classes:read, as the events operations need).',
     fix: 'Create a secret key with that scope in the dashboard (Keys, Create a key) and use it for this operation. Rolling a key does not help: the new key keeps the old one\'s scopes.',
   },
   studio_required: {
@@ -85,6 +85,10 @@ export const PROBLEM_DOCS = {
   method_not_allowed: {
     cause: 'The path exists, but not with this method; the Allow header lists the methods it accepts. The Storefront surface is read-only.',
     fix: 'Use one of the methods in Allow; writes go to the Management surface.',
+  },
+  events_expired: {
+    cause: 'The after parameter of GET /v1/events names an event that the 30-day retention has already deleted: the events recorded between it and the oldest one kept are gone, so resuming from it would skip them silently.',
+    fix: 'Resync what you keep from the lists (GET /v1/classes, /v1/members, …), then resume the feed from its current end: read GET /v1/events without after up to the last page and keep the last event id. Poll more often than every 30 days, or receive webhooks.',
   },
   idempotency_key_reused: {
     cause: 'This Idempotency-Key was already used for a different request (another method, path or body).',

@@ -1,4 +1,4 @@
-/** The closed problem+json vocabulary of contract §4: one list, one status map, one renderer. */
+/** The closed problem+json vocabulary of docs/design/errors.md: one list, one status map, one renderer. */
 export const PROBLEMS = {
   malformed_json: [400, 'Malformed JSON'],
   malformed_request: [400, 'Malformed request'],
@@ -20,6 +20,7 @@ export const PROBLEMS = {
   route_not_found: [404, 'Route not found'],
   site_not_published: [404, 'Site not published'],
   method_not_allowed: [405, 'Method not allowed'],
+  events_expired: [410, 'Events expired'],
   idempotency_key_reused: [409, 'Idempotency-Key reused'],
   idempotency_request_in_progress: [409, 'Request in progress'],
   instructor_double_booked: [409, 'Instructor double-booked'],
@@ -96,7 +97,7 @@ export const problem = (code: ProblemCode, detail?: string, rest: Omit<ProblemOp
   new AppError(code, { ...rest, detail });
 
 /**
- * Contract §18: what a problem may carry of the caller's input, so that no answer (and no
+ * docs/design/hostile-callers.md: what a problem may carry of the caller's input, so that no answer (and no
  * stored idempotent answer) grows with what was sent. A detail quotes at most 100 characters
  * of input (`quote`); `errors` keeps 20 entries, then one saying how many more; each path
  * segment is cut to 64 characters (an unknown key can be as long as the body).

@@ -1,6 +1,6 @@
 /**
  * How a service process listens: one Bun server around the Elysia app that adds what
- * every answer needs from outside the app (contract §13): the W3C trace continued
+ * every answer needs from outside the app (docs/design/observability.md): the W3C trace continued
  * from the gateway (`traceresponse` on the answer, the trace id on the access line and
  * in the exported span), request metrics labelled from the operations table, one JSON
  * access line per request, `GET /metrics`; and a graceful drain (`drain`): readiness
@@ -32,7 +32,7 @@ export interface ServedApp {
   handle(request: Request): Response | Promise<Response>;
 }
 
-/** On every answer of every port (contract §18): a browser must not guess another type from the bytes. */
+/** On every answer of every port (docs/design/hostile-callers.md): a browser must not guess another type from the bytes. */
 export const NOSNIFF_HEADER = 'x-content-type-options';
 
 /**

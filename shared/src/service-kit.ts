@@ -9,7 +9,7 @@ import { problemTypeBase, type Config } from './config';
 import type { Surface } from './operations';
 import type { Sql } from './db';
 import type { Redis } from './redis';
-import { readiness } from './readiness';
+import { readiness, redisCheckOf } from './readiness';
 import { requestTarget } from './target';
 
 export interface ServiceKitOptions {
@@ -100,5 +100,5 @@ export function serviceKit(o: ServiceKitOptions) {
       return problemResponse('internal_error' satisfies ProblemCode, requestId, { detail: 'Something went wrong on our side; the request id identifies it.' });
     })
     .get('/healthz', () => ({ status: 'ok' }))
-    .get('/readyz', () => readiness(o.sql, o.redis));
+    .get('/readyz', () => readiness(o.sql, redisCheckOf(o.config, o.redis)));
 }

@@ -8,7 +8,7 @@ import { createSql, type Sql } from './db';
 import { flushLogs, log, setLogLevel, setLogProcess } from './http';
 import { createMetrics, type Metrics } from './metrics';
 import type { Surface } from './operations';
-import { connectRedis, createRedis, quitRedis, type Redis } from './redis';
+import { connectConfiguredRedis, quitRedis, type Redis } from './redis';
 import { serveService } from './serve';
 
 const POOL_MAX = 20;
@@ -17,26 +17,28 @@ export async function runService(o: {
   name: string;
   surface: Surface;
   port: (config: Config) => number;
-  build: (deps: { config: Config; sql: Sql; redis: Redis; metrics: Metrics }) => Elysia<any, any, any, any, any, any, any>;
+  build: (deps: { config: Config; sql: Sql; redis: Redis | null; metrics: Metrics }) => Elysia<any, any, any, any, any, any, any>;
+  /** Work the process does beside answering requests (management-service: the webhook dispatcher), started once it listens and drained with it. */
+  background?: (deps: { config: Config; sql: Sql; metrics: Metrics }) => { stop(): Promise<void> };
 }) {
   setLogProcess(o.name); // before anything logs: every line names its process
   const config = loadConfigOrExit();
   setLogLevel(config.LOG_LEVEL);
   const sql = createSql(config.DATABASE_URL, { max: POOL_MAX, name: o.name });
-  const redis = createRedis(config.REDIS_URL, `${o.name} redis`, config.REDIS_CLUSTER_NODES);
-  await connectRedis(redis);
+  const redis = await connectConfiguredRedis(config, `${o.name} redis`); // null in single-node mode (docs/design/single-node.md)
   const metrics = createMetrics();
   metrics.gauge('studio_db_pool_max_connections', 'Connections the Postgres pool may open.', () => POOL_MAX);
   const app = o.build({ config, sql, redis, metrics });
   const served = serveService(app, { name: o.name, surface: o.surface, config, metrics, hostname: config.HOST, port: o.port(config) });
   log('info', `${o.name} listening`, { url: served.url });
+  const background = o.background?.({ config, sql, metrics });
 
   let stopping = false;
   async function shutdown(signal: string) {
     if (stopping) return;
     stopping = true;
     log('info', `${o.name} draining`, { signal });
-    await served.drain();
+    await Promise.all([served.drain(), background?.stop()]);
     await Promise.all([quitRedis(redis), sql.end({ timeout: 5 })]);
     flushLogs();
     process.exit(0);

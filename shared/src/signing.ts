@@ -1,5 +1,5 @@
 /**
- * Gateway -> service request signing (contract §3 step 5, §18). The gateway drops any
+ * Gateway -> service request signing (docs/design/gateway.md step 5, §18). The gateway drops any
  * `x-gw-*` header a caller sent, then adds these, HMAC-SHA256 signed with a timestamp.
  * The signature covers the body's SHA-256 and the Idempotency-Key too, so a request
  * seen on the internal hop cannot be replayed with another body or key.
@@ -38,7 +38,7 @@ export interface Caller {
   requestId: string;
 }
 
-/** The signed string of contract §18, lines joined by `\n`. */
+/** The signed string of docs/design/hostile-callers.md, lines joined by `\n`. */
 const payload = (ts: string, method: string, pathAndQuery: string, c: Caller, bodySha256: string, idempotencyKey: string) =>
   `${ts}\n${method}\n${pathAndQuery}\n${c.studioId}\n${c.keyId}\n${c.scopes.join(',')}\n${c.operationId}\n${c.requestId}\n${bodySha256}\n${idempotencyKey}`;
 

@@ -1,5 +1,5 @@
 /**
- * The one reader of a served request's target (contract §18), for every port of every
+ * The one reader of a served request's target (docs/design/hostile-callers.md), for every port of every
  * process, without building a URL object (it runs on every request).
  *
  * Bun writes `req.url` as `http://<Host><target>` with the target already normalised,

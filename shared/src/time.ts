@@ -9,7 +9,7 @@ const daysIn = (year: number, month: number) => new Date(Date.UTC(2000, month, 0
 const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 
 /**
- * THE parser of input instants (contract §7): any RFC 3339 date-time with an offset, or
+ * THE parser of input instants (docs/design/records.md): any RFC 3339 date-time with an offset, or
  * null. Unlike `new Date`, it refuses impossible calendar dates (`2027-02-30` is not
  * 2 March) and out-of-range times and offsets, and keeps every year as written.
  */
@@ -34,7 +34,7 @@ export function parseInstant(s: string): Date | null {
 export const isInstant = (s: string) => parseInstant(s) !== null;
 
 /**
- * The instants the API stores and answers (contract §18): years 1970 to 9999 in UTC. Before
+ * The instants the API stores and answers (docs/design/hostile-callers.md): years 1970 to 9999 in UTC. Before
  * 1970 nothing of a studio exists, and past 9999 `toISOString` writes a six-digit year that
  * is no RFC 3339 any more; Postgres refuses year 0.
  */

@@ -1,5 +1,5 @@
 /**
- * Bounded by construction (contract §18): every string of every registry schema has a
+ * Bounded by construction (docs/design/hostile-callers.md): every string of every registry schema has a
  * `maxLength`, every array a `maxItems`, no map is open and no value is of any shape without
  * its documented one; and the OpenAPI documents say so. Also the bounds a problem puts on
  * what it carries of the caller's input.

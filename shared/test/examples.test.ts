@@ -16,6 +16,8 @@ import * as plansModule from '../src/schemas/plans';
 import * as programsModule from '../src/schemas/programs';
 import * as scheduleModule from '../src/schemas/schedule';
 import * as storefrontModule from '../src/schemas/storefront';
+import * as eventsModule from '../src/schemas/events';
+import { Event } from '../src/schemas/events';
 import { Class, CreateClassBody, UpdateClassBody } from '../src/schemas/classes';
 import { UpdateContentBody, Video } from '../src/schemas/content';
 import { Coupon, CouponConfig, CreateCouponBody } from '../src/schemas/coupons';
@@ -47,11 +49,12 @@ const SCHEMAS: { [K in keyof Examples]: TSchema } = {
   CreateCouponBody, Coupon,
   CreateProgramBody, UpdateProgramBody, Program,
   UpdateContentBody, Video,
+  Event,
   StorefrontConfig, StorefrontSite, StorefrontClassList, StorefrontInstructorList, StorefrontPlanList, StorefrontPolicies,
 };
 
 /** Records the Management API answers with (their `…Page` lists are derived from these). */
-const RECORDS = ['Class', 'Occurrence', 'Member', 'Instructor', 'Location', 'Room', 'Plan', 'Coupon', 'Program', 'Video'] as const;
+const RECORDS = ['Class', 'Occurrence', 'Member', 'Instructor', 'Location', 'Room', 'Plan', 'Coupon', 'Program', 'Video', 'Event'] as const;
 /** Success responses of the Storefront API. */
 const STOREFRONT_RESPONSES = [
   'StorefrontConfig', 'StorefrontSite', 'StorefrontClassList', 'StorefrontInstructorList', 'StorefrontPlanList', 'StorefrontPolicies',
@@ -60,7 +63,7 @@ const STOREFRONT_RESPONSES = [
 const MODULES = {
   classes: classesModule, content: contentModule, coupons: couponsModule, instructors: instructorsModule,
   locations: locationsModule, members: membersModule, plans: plansModule, programs: programsModule,
-  schedule: scheduleModule, storefront: storefrontModule,
+  schedule: scheduleModule, storefront: storefrontModule, events: eventsModule,
 };
 const isSchema = (v: unknown): v is TSchema => !!v && typeof v === 'object' && Object.getOwnPropertySymbols(v).length > 0;
 const EXPORTED = Object.values(MODULES).flatMap((m) => Object.entries(m).filter(([, v]) => isSchema(v)).map(([name]) => name));
@@ -86,9 +89,9 @@ function* walk(v: unknown, path = ''): Generator<[string, string, unknown]> {
 
 const PREFIX: Record<(typeof RECORDS)[number], string> = {
   Class: 'cls', Occurrence: 'occ', Member: 'mem', Instructor: 'ins', Location: 'loc', Room: 'room',
-  Plan: 'pln', Coupon: 'cpn', Program: 'prg', Video: 'vid',
+  Plan: 'pln', Coupon: 'cpn', Program: 'prg', Video: 'vid', Event: 'evt',
 };
-const ID_RE = /^(cls|occ|ins|mem|pln|cpn|prg|loc|room|vid|std)_[0-9A-Za-z]{22}$/;
+const ID_RE = /^(cls|occ|ins|mem|pln|cpn|prg|loc|room|vid|std|evt)_[0-9A-Za-z]{22}$/;
 const UTC_MS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('examples', () => {
@@ -131,6 +134,8 @@ describe('examples', () => {
         if (key === 'id') {
           expect({ where, v, ok: typeof v === 'string' && ID_RE.test(v) }).toEqual({ where, v, ok: true });
           ids.add(v as string);
+        } else if (key === 'requestId') {
+          expect({ where, v, ok: typeof v === 'string' && /^req_[0-9a-z]+$/.test(v) }).toEqual({ where, v, ok: true });
         } else if (key.endsWith('Id') && v !== null) {
           expect({ where, v, ok: typeof v === 'string' && ID_RE.test(v) }).toEqual({ where, v, ok: true });
           refs.push([where, v as string]);

@@ -1,5 +1,5 @@
 /**
- * Contract §18, the pure parts: the one request-target parser, the refusal of development
+ * docs/design/hostile-callers.md, the pure parts: the one request-target parser, the refusal of development
  * secrets beyond loopback, and the server defaults (never development mode).
  */
 import { describe, expect, test } from 'bun:test';

@@ -1,12 +1,12 @@
 /**
- * The schema stays shardable by studio (contract §14): on every tenant table, each primary,
+ * The schema stays shardable by studio (docs/design/scale-out.md): on every tenant table, each primary,
  * unique and exclusion constraint and each unique index includes studio_id, the column a
  * Citus cluster would distribute by. Reference tables are named here and in docs/scaling.md.
  */
 import { afterAll, expect, test } from 'bun:test';
 import postgres from 'postgres';
 
-const REFERENCE_TABLES = ['studios', 'api_keys', 'login_links', 'dashboard_sessions', 'schema_migrations'];
+const REFERENCE_TABLES = ['studios', 'api_keys', 'login_links', 'dashboard_sessions', 'schema_migrations', 'webhook_fanout_cursor', 'events_retention'];
 const url = Object.assign(new URL(process.env.TEST_DATABASE_URL!), { pathname: `/${process.env.TEST_TEMPLATE_DB}` }).href;
 const sql = postgres(url, { max: 1, onnotice: () => {} });
 afterAll(() => sql.end());

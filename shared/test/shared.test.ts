@@ -1,9 +1,10 @@
 import { describe, expect, test } from 'bun:test';
 import { createHash, createHmac } from 'node:crypto';
 import {
-  ConfigError, generateKey, hashKey, keyHint, loadConfig, newId, OPERATIONS, parseInstant, parseKey,
+  ANY_READ, ConfigError, generateKey, hashKey, isWrite, keyHint, loadConfig, newId, OPERATIONS, parseInstant, parseKey, scopeAllows,
   newRequestId, PROBLEM_CODES, problemBody, requestTimeOf, SCOPES, signedHeaders, statusOf, verifySignature,
 } from '@studio/shared';
+import { EVENT_RESOURCE_SCOPES, EVENT_TYPES, resourceOf } from '@studio/shared/events';
 
 describe('key text', () => {
   test('format: prefix + 32 base62, with a checksum that catches typos', () => {
@@ -104,7 +105,7 @@ describe('gateway signatures', () => {
     expect(verifySignature(secret, 'GET', '/v1/classes?limit=5', h)).toBeNull();
   });
   test('the signature is HMAC-SHA256 of the signed fields, call after call (the keyed state is copied, never reused)', () => {
-    // contract §18: ... request id, hex SHA-256 of the body (of no bytes when none), Idempotency-Key (empty when none)
+    // docs/design/hostile-callers.md: ... request id, hex SHA-256 of the body (of no bytes when none), Idempotency-Key (empty when none)
     const noBody = createHash('sha256').update('').digest('hex');
     for (const path of ['/v1/a', '/v1/b', '/v1/a']) {
       const h = signedHeaders(secret, 'GET', path, caller, 1_700_000_000_000);
@@ -135,12 +136,32 @@ describe('gateway signatures', () => {
 });
 
 describe('the operations table', () => {
-  test('27 Management operations with ids, 8 reads without, the 9 reads by id of contract §8, 6 Storefront reads', () => {
+  test('every write declares the event types it records (docs/design/events.md), reads declare none, and every type is emitted by some write', () => {
+    const undeclared = OPERATIONS.filter((o) => isWrite(o) && !('emits' in o && o.emits.length)).map((o) => o.id);
+    expect(undeclared).toEqual([]);
+    const readsThatEmit = OPERATIONS.filter((o) => !isWrite(o) && 'emits' in o).map((o) => o.id);
+    expect(readsThatEmit).toEqual([]);
+    const emitted = new Set(OPERATIONS.flatMap((o) => ('emits' in o ? [...o.emits] : [])));
+    expect([...EVENT_TYPES].filter((t) => !emitted.has(t))).toEqual([]);
+    // the noun of each type is a resource whose read scope shows it
+    for (const t of EVENT_TYPES) expect(SCOPES).toContain(EVENT_RESOURCE_SCOPES[resourceOf(t)]);
+  });
+  test('"*:read" is any one read scope, and no write scope', () => {
+    expect(scopeAllows(['coupons:read'], ANY_READ)).toBe(true);
+    expect(scopeAllows(['classes:write', 'members:write'], ANY_READ)).toBe(false);
+    expect(scopeAllows([], ANY_READ)).toBe(false);
+    expect(scopeAllows(['nonsense:read'], ANY_READ)).toBe(false);
+    expect(scopeAllows(['classes:read'], 'classes:read')).toBe(true);
+    expect(scopeAllows(['classes:read'], 'classes:write')).toBe(false);
+  });
+  test('27 Management operations with ids, 8 reads without, the 9 reads by id of docs/design/resources.md, the 2 events reads, 6 Storefront reads', () => {
     expect(OPERATIONS.filter((o) => o.surface === 'storefront')).toHaveLength(6);
-    expect(OPERATIONS.filter((o) => o.surface === 'management')).toHaveLength(44);
+    expect(OPERATIONS.filter((o) => o.surface === 'management')).toHaveLength(46);
     expect(new Set(OPERATIONS.map((o) => o.id)).size).toBe(OPERATIONS.length);
     expect(new Set(OPERATIONS.map((o) => `${o.surface} ${o.method} ${o.path}`)).size).toBe(OPERATIONS.length);
-    for (const o of OPERATIONS) if (o.surface === 'management') expect(SCOPES).toContain(o.scope!);
+    // one scope each, but the events operations, which take any read scope (docs/design/events.md)
+    for (const o of OPERATIONS) if (o.surface === 'management') expect([...SCOPES, ANY_READ]).toContain(o.scope!);
+    expect(OPERATIONS.filter((o) => o.scope === ANY_READ).map((o) => o.id)).toEqual(['managementListEvents', 'managementGetEvent']);
     expect(SCOPES).toHaveLength(18);
   });
 });

@@ -13,7 +13,7 @@ export interface ActivityEntry {
   at: number;
   /** The problem code of a refused or failed call. */
   problemCode?: string | null;
-  /** W3C trace id of the call (contract §13). */
+  /** W3C trace id of the call (docs/design/observability.md). */
   traceId?: string | null;
   /** The query string, without its `?`. */
   query?: string | null;

@@ -125,7 +125,7 @@ export class ActivityWriter {
   }
 
   /**
-   * A 429 joins the entry of its key, client address and second (contract §18): a flood adds
+   * A 429 joins the entry of its key, client address and second (docs/design/hostile-callers.md): a flood adds
    * about one row a second, which says how many were refused. The first call's entry stands
    * for them all; it is written once its second is over (`release`), so no second gets two.
    */

@@ -193,7 +193,7 @@ export function searchedRequestId(text: string): string {
 
 export async function activityPage(deps: DashboardDeps, s: Session, url: URL): Promise<Response> {
   const { sql } = deps;
-  // `request` is what the search form sent before contract §11 named it
+  // `request` is what the search form sent before docs/design/dashboard.md named it
   const searched = url.searchParams.get('requestId') ?? url.searchParams.get('request');
   if (searched?.trim()) return findEntry(deps, s, searchedRequestId(searched), searched.trim());
   const keys = await sql<{ id: string; name: string; hint: string; revoked: boolean }[]>`

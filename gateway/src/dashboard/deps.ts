@@ -1,15 +1,19 @@
 import type { Config } from '@studio/shared';
 import type { Sql } from '@studio/shared/db';
 import type { Metrics } from '@studio/shared/metrics';
-import type { Redis } from '@studio/shared/redis';
+import type { RedisCheck } from '@studio/shared/readiness';
+import type { Broadcasts } from '../broadcasts/bus';
 import type { ActivityWriter } from '../activity/writer';
 
 /** What every dashboard page is built from (its own file, so the pages and the router do not import each other). */
 export interface DashboardDeps {
   config: Config;
   sql: Sql;
-  redis: Redis | null;
+  /** What `/readyz` checks: the gateway's Redis, or `none` in single-node mode. */
+  redis: RedisCheck;
+  /** How a key change reaches every gateway (Redis, or Postgres in single-node mode). */
+  bus: Broadcasts;
   activity: ActivityWriter;
-  /** The gateway's metrics: dashboard requests are counted with `surface="dashboard"` (contract §13). */
+  /** The gateway's metrics: dashboard requests are counted with `surface="dashboard"` (docs/design/observability.md). */
   metrics?: Metrics;
 }

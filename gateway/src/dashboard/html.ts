@@ -44,7 +44,7 @@ export interface StudioChrome {
   name: string;
   id?: string;
   csrf: string;
-  current: 'keys' | 'activity';
+  current: 'keys' | 'activity' | 'webhooks';
   /** Each surface's API reference. */
   docs?: { storefront: string; management: string };
 }
@@ -69,6 +69,7 @@ export function layout(chrome: PageChrome, body: Html): Html {
     ? html`<nav class="nav" aria-label="Sections">
         <a href="/keys" ${s.current === 'keys' ? html`aria-current="page"` : ''}>API keys</a>
         <a href="/activity" ${s.current === 'activity' ? html`aria-current="page"` : ''}>Activity</a>
+        <a href="/webhooks" ${s.current === 'webhooks' ? html`aria-current="page"` : ''}>Webhooks</a>
         ${s.docs ? html`<a href="${s.docs.storefront}" rel="noopener">Storefront docs</a> <a href="${s.docs.management}" rel="noopener">Management docs</a>` : ''}
       </nav>
       <form method="post" action="/logout" class="signout">

@@ -9,6 +9,7 @@ import { SECURITY_HEADERS, chromeOf, messagePage, redirect } from './html';
 import { createKey, keysPage, revokeKey, revokedNotice } from './keys';
 import { csrfMatches, loadSession, sameOrigin, type Session } from './session';
 import { loginLinkPage, signInPage, signOut, useLoginLink } from './signin';
+import { createWebhook, deletedNotice, DELIVERY_ID, ENDPOINT_ACTIONS, ENDPOINT_ID, endpointAction, endpointView, replayWebhookDelivery, webhooksPage, type EndpointAction } from './webhooks';
 
 const MAX_FORM_BYTES = 64 * 1024;
 const ASSETS: Record<string, string> = {
@@ -27,12 +28,18 @@ const KEY_ACTIONS: Record<string, (deps: DashboardDeps, s: Session, keyId: strin
 };
 const KEY_PATH = /^\/keys\/(key_[0-9A-Za-z]{1,64})\/(revoke|roll|rename|origins)$/;
 const ENTRY_PATH = /^\/activity\/([0-9A-Za-z_-]{1,100})$/;
+/** `/webhooks/{endpointId}` (its delivery log) and `/webhooks/{endpointId}/{action}`. */
+const ENDPOINT_PATH = new RegExp(`^/webhooks/${ENDPOINT_ID}(?:/(${ENDPOINT_ACTIONS.join('|')}))?$`);
+const REPLAY_PATH = new RegExp(`^/webhooks/${ENDPOINT_ID}/deliveries/${DELIVERY_ID}/replay$`);
 
 /** The route a path belongs to, for metrics and the access line: a route's name, never the raw path (bounded labels). */
 function routeName(path: string, fixed: Record<string, unknown>): string {
   const key = KEY_PATH.exec(path);
   if (key) return `/keys/{keyId}/${key[2]}`;
   if (ENTRY_PATH.test(path)) return '/activity/{requestId}';
+  const endpoint = ENDPOINT_PATH.exec(path);
+  if (endpoint) return `/webhooks/{endpointId}${endpoint[2] ? `/${endpoint[2]}` : ''}`;
+  if (REPLAY_PATH.test(path)) return '/webhooks/{endpointId}/deliveries/{deliveryId}/replay';
   return Object.hasOwn(fixed, path) ? path : 'unknown';
 }
 
@@ -101,6 +108,10 @@ function dashboardRoutes(deps: DashboardDeps): Record<string, Partial<Record<'GE
       POST: signedIn((_req, _url, s, form) => createKey(deps, s, form!)),
     },
     '/activity': { GET: signedIn((_req, url, s) => activityPage(deps, s, url)) },
+    '/webhooks': {
+      GET: signedIn((_req, url, s) => webhooksPage(deps, s, { notice: deletedNotice(url) })),
+      POST: signedIn((_req, _url, s, form) => createWebhook(deps, s, form!)),
+    },
   };
   for (const path of Object.keys(ASSETS)) routes[path] = { GET: (req) => asset(req, path) };
   return routes;
@@ -119,6 +130,15 @@ export function createDashboard(deps: DashboardDeps) {
     const key = KEY_PATH.exec(path);
     const entry = ENTRY_PATH.exec(path);
     if (entry) return { GET: signedIn((_req, _url, s) => activityEntryPage(deps, s, entry[1]!)) };
+    const endpoint = ENDPOINT_PATH.exec(path);
+    if (endpoint) {
+      const [, endpointId, action] = endpoint as unknown as [string, string, EndpointAction | undefined];
+      if (!action) return { GET: signedIn((_q, url, s) => endpointView(deps, s, endpointId, url)) };
+      const post = signedIn((_q, _u, s, form) => endpointAction(deps, s, endpointId, action, form));
+      return action === 'roll' ? { GET: signedIn((_q, _u, s) => endpointAction(deps, s, endpointId, action, null)), POST: post } : { POST: post };
+    }
+    const replay = REPLAY_PATH.exec(path);
+    if (replay) return { POST: signedIn((_q, _u, s) => replayWebhookDelivery(deps, s, replay[1]!, replay[2]!)) };
     if (!key) return routes[path];
     const [, keyId, action] = key as unknown as [string, string, string];
     if (action === 'revoke') return { POST: signedIn((_q, _u, s, form) => revokeKey(deps, s, keyId, form!)) };
@@ -142,7 +162,7 @@ export function createDashboard(deps: DashboardDeps) {
     const target = requestTarget(req.url);
     let res: Response;
     try {
-      // a Host no URL parser accepts is refused before anything builds a URL of it (contract §18)
+      // a Host no URL parser accepts is refused before anything builds a URL of it (docs/design/hostile-callers.md)
       res = target.valid ? await route(req, new URL(req.url)) : malformedRequest(undefined, requestId);
     } catch (err) {
       log('error', 'dashboard request failed', { requestId, path: new URL(req.url).pathname, error: String(err) });
@@ -150,7 +170,7 @@ export function createDashboard(deps: DashboardDeps) {
     }
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.headers.set(k, v);
     res.headers.set('x-request-id', requestId);
-    // logged and counted like the API's calls (contract §13); the path only, never the query (a login link's token)
+    // logged and counted like the API's calls (docs/design/observability.md); the path only, never the query (a login link's token)
     const operation = target.valid ? routeName(target.path, routes) : 'unknown';
     const seconds = (performance.now() - started) / 1000;
     deps.metrics?.request('dashboard', operation, res.status, seconds);

@@ -55,7 +55,7 @@ export async function rollKey(deps: DashboardDeps, s: Session, keyId: string, fo
   if (!form) return rollForm(deps, s, key);
   const grace = ROLL_GRACE[String(form.get('grace') ?? '')];
   if (!grace) return rollForm(deps, s, key);
-  const rolled = await rollApiKey(deps.sql, deps.redis, deps.config.REDIS_PREFIX, keyId, grace.ms, s.studioId);
+  const rolled = await rollApiKey(deps.sql, deps.bus, keyId, grace.ms, s.studioId);
   const stops = timeTag(new Date(rolled.previous.expiresAt), undefined, s.studioTimezone);
   return keysPage(deps, s, { reveal: rolled, notice: html`The old “${key.name}” key stops working ${grace.ms ? html`at ${stops}` : 'now'}.` }, 201);
 }
@@ -64,7 +64,7 @@ export async function renameKey(deps: DashboardDeps, s: Session, keyId: string, 
   const key = await liveKey(deps, s, keyId);
   if (!key) return messagePage(404, 'No such key', 'This studio has no live key with that id.', chrome(deps, s));
   const name = form ? String(form.get('name') ?? '').trim() : key.name;
-  // Postgres text cannot hold NUL: a form error, not a 500 (contract §18)
+  // Postgres text cannot hold NUL: a form error, not a 500 (docs/design/hostile-callers.md)
   const error = form && (!name || name.length > 100) ? 'The name must be 1 to 100 characters.'
     : form && name.includes('\u0000') ? 'The name cannot contain a NUL character.' : undefined;
   if (form && !error) {
@@ -90,7 +90,7 @@ export async function keyOrigins(deps: DashboardDeps, s: Session, keyId: string,
     if ('error' in parsed) error = parsed.error;
     else {
       try {
-        await setKeyOrigins(deps.sql, deps.redis, deps.config.REDIS_PREFIX, keyId, parsed.origins ?? [], s.studioId);
+        await setKeyOrigins(deps.sql, deps.bus, keyId, parsed.origins ?? [], s.studioId);
         return redirect('/keys');
       } catch (err) {
         if (!(err instanceof AppError)) throw err;

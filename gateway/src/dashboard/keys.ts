@@ -224,7 +224,7 @@ export async function createKey(deps: DashboardDeps, s: Session, form: FormData)
   const fail = (message: string) => keysPage(deps, s, { error: { kind: input.kind, message, form: input } }, 422);
   if (!input.name.trim()) return fail('Give the key a name, so you can tell it apart later.');
   if (input.name.trim().length > 100) return fail('The name can be at most 100 characters.');
-  // Postgres text cannot hold NUL: a form error, not a 500 (contract §18)
+  // Postgres text cannot hold NUL: a form error, not a 500 (docs/design/hostile-callers.md)
   if (input.name.includes('\u0000')) return fail('The name cannot contain a NUL character.');
   if (input.kind === 'secret' && !scopes.length) return fail('Choose at least one scope: a secret key without scopes cannot call anything.');
   const origins = input.kind === 'publishable' ? parseOriginList(input.origins.split(/[\s,]+/)) : { origins: null };
@@ -245,7 +245,7 @@ export async function revokeKey(deps: DashboardDeps, s: Session, keyId: string, 
   if (!key) return messagePage(404, 'No such key', 'This studio has no key with that id.', chrome(deps, s));
   if (key.revokedAt) return redirect(`/keys?revoked=${encodeURIComponent(keyId)}`);
   if (form.get('confirm') !== 'yes') return confirmPage(deps, s, keyId, key.name);
-  await revokeApiKey(deps.sql, deps.redis, deps.config.REDIS_PREFIX, keyId, s.studioId);
+  await revokeApiKey(deps.sql, deps.bus, keyId, s.studioId);
   return redirect(`/keys?revoked=${encodeURIComponent(keyId)}`);
 }
 

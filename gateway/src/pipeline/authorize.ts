@@ -1,4 +1,4 @@
-import { quote } from '@studio/shared';
+import { ANY_READ, quote, scopeAllows } from '@studio/shared';
 import { originAllowed } from '@studio/shared/origins';
 import type { KeyRecord } from '../keys/resolver';
 import { keyDetail, refuse, type Ctx, type KeyLookup, type KeyProblem } from './context';
@@ -38,8 +38,9 @@ export function authorizeStep(p: SurfaceProfile) {
     if (origin !== null && !originAllowed(k.allowedOrigins, origin)) {
       return refuse(p, c, 'origin_not_allowed', { detail: `This key may not be used from ${quote(origin)}; it is restricted to its studio's own websites.` });
     }
-    if (op.scope && !k.scopes.includes(op.scope)) {
-      return refuse(p, c, 'scope_required', { detail: `This operation needs the ${op.scope} scope.`, extra: { requiredScope: op.scope } });
+    if (op.scope && !scopeAllows(k.scopes, op.scope)) {
+      const needs = op.scope === ANY_READ ? 'any one read scope (such as classes:read)' : `the ${op.scope} scope`;
+      return refuse(p, c, 'scope_required', { detail: `This operation needs ${needs}.`, extra: { requiredScope: op.scope } });
     }
     return null;
   };

@@ -31,7 +31,7 @@ export function limitStep(p: SurfaceProfile, limiter: RateLimiter, keys: KeyReso
   }
 
   /**
-   * Admitted and refused calls alike (contract §18): a call refused with a known key (401 wrong
+   * Admitted and refused calls alike (docs/design/hostile-callers.md): a call refused with a known key (401 wrong
    * kind, revoked or expired; 403; 404; 405) spends a token too, and over the limit is a 429
    * (one activity entry per key, address and second) instead of its own refusal.
    */

@@ -6,7 +6,7 @@ import { outcomeOf, type ActivityWriter } from '../activity/writer';
 import { clientAddressOf, setHeaders, type Ctx } from './context';
 import type { SurfaceProfile } from './profile';
 
-/** Headers that let a browser page read a Storefront answer (contract §3). */
+/** Headers that let a browser page read a Storefront answer (docs/design/gateway.md). */
 const CORS_HEADERS = {
   'access-control-allow-origin': '*',
   'access-control-expose-headers': 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Location, Idempotent-Replayed',
@@ -35,7 +35,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
   /** The headers of this request's answer: the only place they are added, to forwarded and cached answers alike. */
   function answerHeaders(c: Ctx): Record<string, string> {
     // one object, assigned in place: this runs on every cached read
-    // nosniff on every answer, cached ones included (contract §18)
+    // nosniff on every answer, cached ones included (docs/design/hostile-callers.md)
     const h: Record<string, string> = { [REQUEST_ID]: c.requestId, [TRACERESPONSE]: traceparentOf(c.trace), 'x-content-type-options': 'nosniff' };
     if (p.cors) {
       h['access-control-allow-origin'] = CORS_HEADERS['access-control-allow-origin'];

@@ -46,6 +46,16 @@ describe('authorize step', () => {
     expect(noScope.requiredScope).toBe('classes:write');
   });
 
+  test('the events operations take any one read scope: "*:read" when the key holds none', async () => {
+    for (const path of ['/v1/events', '/v1/events/evt_x']) {
+      expect(authorize(routed(path), { rec: record({ scopes: ['coupons:read'] }) })).toBeNull();
+      const refused = await problemOf(authorize(routed(path), { rec: record({ scopes: ['classes:write', 'coupons:write'] }) })!);
+      expect(refused.code).toBe('scope_required');
+      expect(refused.requiredScope).toBe('*:read');
+      expect(refused.detail).toContain('any one read scope');
+    }
+  });
+
   test('a usable key with the scope passes, and is on the context', () => {
     const c = routed('/v1/classes');
     expect(authorize(c, { rec: record() })).toBeNull();

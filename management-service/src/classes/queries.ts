@@ -141,21 +141,31 @@ export async function lastFutureStart(tx: Tx, studioId: string, classId: string)
   return row?.last ?? null;
 }
 
-/** Applies instructor / duration / capacity to the class's occurrences that have not started. */
-export async function updateFutureOccurrences(tx: Tx, studioId: string, classId: string, f: { instructorId?: string; durationMinutes?: number; capacity?: number | null }) {
-  await tx`
+/**
+ * Applies instructor / duration / capacity to the class's occurrences that have not started, and
+ * returns the ids of those it changed (one that already has the values is left as it is).
+ */
+export async function updateFutureOccurrences(tx: Tx, studioId: string, classId: string, f: { instructorId?: string; durationMinutes?: number; capacity?: number | null }): Promise<string[]> {
+  const instructorId = tx`coalesce(${f.instructorId ?? null}::text, instructor_id)`;
+  const duration = tx`coalesce(${f.durationMinutes ?? null}::int, duration_minutes)`;
+  const capacity = tx`case when ${f.capacity !== undefined} then ${f.capacity ?? null}::int else capacity end`;
+  const rows = await tx<{ id: string }[]>`
     update occurrences set
-      instructor_id = coalesce(${f.instructorId ?? null}::text, instructor_id),
-      duration_minutes = coalesce(${f.durationMinutes ?? null}::int, duration_minutes),
-      ends_at = starts_at + make_interval(mins => coalesce(${f.durationMinutes ?? null}::int, duration_minutes)),
-      capacity = case when ${f.capacity !== undefined} then ${f.capacity ?? null}::int else capacity end,
-      updated_at = now()
-    where studio_id = ${studioId} and class_id = ${classId} and starts_at > now()`;
+      instructor_id = ${instructorId}, duration_minutes = ${duration},
+      ends_at = starts_at + make_interval(mins => ${duration}), capacity = ${capacity}, updated_at = now()
+    where studio_id = ${studioId} and class_id = ${classId} and starts_at > now()
+      and (instructor_id, duration_minutes, capacity) is distinct from (${instructorId}, ${duration}, ${capacity})
+    returning id`;
+  return rows.map((r) => r.id);
 }
 
-export async function cancelClass(tx: Tx, studioId: string, id: string) {
-  await tx`update classes set status = 'cancelled', cancelled_at = coalesce(cancelled_at, now()), updated_at = now()
-           where studio_id = ${studioId} and id = ${id}`;
-  await tx`update occurrences set status = 'cancelled', cancelled_at = now(), updated_at = now()
-           where studio_id = ${studioId} and class_id = ${id} and status = 'scheduled' and starts_at > now()`;
+/** Cancels a scheduled class (a cancelled one stays as it was) and its future occurrences; returns the ids of the occurrences it cancelled. */
+export async function cancelClass(tx: Tx, studioId: string, id: string): Promise<string[]> {
+  await tx`update classes set status = 'cancelled', cancelled_at = now(), updated_at = now()
+           where studio_id = ${studioId} and id = ${id} and status <> 'cancelled'`;
+  const rows = await tx<{ id: string }[]>`
+    update occurrences set status = 'cancelled', cancelled_at = now(), updated_at = now()
+    where studio_id = ${studioId} and class_id = ${id} and status = 'scheduled' and starts_at > now()
+    returning id`;
+  return rows.map((r) => r.id);
 }

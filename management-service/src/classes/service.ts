@@ -1,7 +1,9 @@
 import { AppError, newId, problems, quote } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import type { Class, CreateClassBody, UpdateClassBody } from '@studio/shared/schemas/classes';
+import { changedFields, event, updated, type Written } from '../kit/events';
 import { futureInstant, requireStorable } from '../kit/instants';
+import { occurrencesOfClass } from '../kit/occurrences';
 import * as q from './queries';
 
 const DAY_MS = 86_400_000;
@@ -39,7 +41,7 @@ async function readClass(tx: Tx, studioId: string, id: string): Promise<Class> {
  * `occurrences_no_double_booking` turns any overlap (with other classes, or between
  * concurrent requests) into 409 and rolls back the whole class.
  */
-export async function createClass(tx: Tx, studioId: string, body: CreateClassBody): Promise<Class> {
+export async function createClass(tx: Tx, studioId: string, body: CreateClassBody): Promise<Written<Class, 'class.created' | 'occurrence.created'>> {
   const startsAt = futureInstant(body.startsAt, '/body/startsAt', 'occurrence_in_past');
   const count = body.recurrence?.count ?? 1;
   const step = (body.recurrence?.intervalDays ?? 1) * DAY_MS;
@@ -69,32 +71,59 @@ export async function createClass(tx: Tx, studioId: string, body: CreateClassBod
     };
   });
   await q.insertOccurrences(tx, occurrences);
-  return readClass(tx, studioId, id);
+  const klass = await readClass(tx, studioId, id);
+  const created = await occurrencesOfClass(tx, studioId, id);
+  return { record: klass, events: [event('class.created', klass), ...created.map((o) => event('occurrence.created', o))] };
 }
 
-/** PATCH: instructor, duration and capacity also apply to the occurrences that have not started. */
-export async function updateClass(tx: Tx, studioId: string, id: string, body: UpdateClassBody): Promise<Class> {
+const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
+
+/**
+ * PATCH: instructor, duration and capacity also apply to the occurrences that have not started.
+ * Only what differs is written: values the class (or an occurrence) already has change nothing,
+ * not even `updatedAt`, and record no event.
+ */
+export async function updateClass(tx: Tx, studioId: string, id: string, body: UpdateClassBody): Promise<Written<Class, 'class.updated' | 'occurrence.updated'>> {
   if (!(await q.lockClass(tx, studioId, id))) throw problems.notFound('class', id);
   if (body.durationMinutes !== undefined) {
     const last = await q.lastFutureStart(tx, studioId, id);
     if (last) requireStorable(last.getTime() + body.durationMinutes * 60_000, '/body/durationMinutes', 'the last occurrence\'s end');
   }
   if (body.instructorId !== undefined) await requireInstructor(tx, studioId, body.instructorId);
-  const fields: Record<string, unknown> = {};
-  for (const k of ['title', 'discipline', 'level', 'capacity', 'visibility', 'instructorId', 'durationMinutes'] as const) {
-    if (body[k] !== undefined) fields[k] = body[k];
-  }
-  if (body.planIds !== undefined) await q.setPlans(tx, studioId, id, await requirePlans(tx, studioId, body.planIds));
-  await q.updateClass(tx, studioId, id, fields);
-  if (body.instructorId !== undefined || body.durationMinutes !== undefined || body.capacity !== undefined) {
-    await q.updateFutureOccurrences(tx, studioId, id, { instructorId: body.instructorId, durationMinutes: body.durationMinutes, capacity: body.capacity });
-  }
-  return readClass(tx, studioId, id);
+  const before = await readClass(tx, studioId, id);
+  const { planIds: _plans, ...own } = body;
+  const fields = changedFields(before, own);
+  const planIds = body.planIds === undefined ? undefined : await requirePlans(tx, studioId, body.planIds);
+  const plansChanged = planIds !== undefined && !sameSet(planIds, before.planIds);
+  if (plansChanged) await q.setPlans(tx, studioId, id, planIds);
+  if (Object.keys(fields).length || plansChanged) await q.updateClass(tx, studioId, id, fields);
+  const occurrenceEvents = body.instructorId !== undefined || body.durationMinutes !== undefined || body.capacity !== undefined
+    ? await updateFutureOccurrences(tx, studioId, id, body)
+    : [];
+  const klass = await readClass(tx, studioId, id);
+  return { record: klass, events: [...updated('class.updated', before, klass), ...occurrenceEvents] };
 }
 
-/** DELETE: the class and its future occurrences become cancelled (past ones stay as history). */
-export async function cancelClass(tx: Tx, studioId: string, id: string): Promise<Class> {
-  if (!(await q.lockClass(tx, studioId, id))) throw problems.notFound('class', id);
-  await q.cancelClass(tx, studioId, id);
-  return readClass(tx, studioId, id);
+/** The class's new instructor, duration or capacity on its occurrences that have not started: one event for each one changed. */
+async function updateFutureOccurrences(tx: Tx, studioId: string, id: string, body: UpdateClassBody) {
+  const before = new Map((await occurrencesOfClass(tx, studioId, id, { future: true })).map((o) => [o.id, o]));
+  const changed = await q.updateFutureOccurrences(tx, studioId, id, { instructorId: body.instructorId, durationMinutes: body.durationMinutes, capacity: body.capacity });
+  const after = await occurrencesOfClass(tx, studioId, id, { ids: changed });
+  return after.flatMap((o) => updated('occurrence.updated', before.get(o.id)!, o));
+}
+
+/**
+ * DELETE: the class and its future occurrences become cancelled (past ones stay as history).
+ * Cancelling a cancelled class changes nothing and records nothing.
+ */
+export async function cancelClass(tx: Tx, studioId: string, id: string): Promise<Written<Class, 'class.cancelled' | 'occurrence.cancelled'>> {
+  const row = await q.lockClass(tx, studioId, id);
+  if (!row) throw problems.notFound('class', id);
+  const cancelledIds = await q.cancelClass(tx, studioId, id);
+  const klass = await readClass(tx, studioId, id);
+  const cancelled = await occurrencesOfClass(tx, studioId, id, { ids: cancelledIds });
+  return {
+    record: klass,
+    events: [...(row.status === 'cancelled' ? [] : [event('class.cancelled', klass)]), ...cancelled.map((o) => event('occurrence.cancelled', o))],
+  };
 }

@@ -29,10 +29,10 @@ export async function getContent(db: Db, studioId: string, id: string): Promise<
   return row ? toVideo(row) : null;
 }
 
-/** Locks a live video for the rest of the transaction; false when the studio has no such video. */
-export async function lockVideo(db: Db, studioId: string, id: string): Promise<boolean> {
-  const rows = await db`select 1 from content where studio_id = ${studioId} and id = ${id} and deleted_at is null for update`;
-  return rows.length > 0;
+/** A live video, locked for the rest of the transaction; null when the studio has no such video. */
+export async function lockVideo(db: Db, studioId: string, id: string): Promise<Video | null> {
+  const [row] = await db<Row[]>`select ${db.unsafe(COLUMNS)} from content where studio_id = ${studioId} and id = ${id} and deleted_at is null for update`;
+  return row ? toVideo(row) : null;
 }
 
 /** Share-locks the instructor row so it cannot be deactivated under this write. */

@@ -29,6 +29,12 @@ export async function getCoupon(db: Db, studioId: string, id: string): Promise<C
   return row ? toCoupon(row) : null;
 }
 
+/** A coupon of the studio, locked for the rest of the transaction. */
+export async function lockCoupon(db: Db, studioId: string, id: string): Promise<Coupon | null> {
+  const [row] = await db<Row[]>`select ${db.unsafe(COLUMNS)} from coupons where studio_id = ${studioId} and id = ${id} for update`;
+  return row ? toCoupon(row) : null;
+}
+
 /** The partial unique index `coupons_active_code` turns a taken code into 409 `coupon_code_taken`, race or not. */
 export async function insertCoupon(db: Db, studioId: string, v: { code: string; config: CouponConfig; maxRedemptions: number | null; expiresAt: Date | null }): Promise<Coupon> {
   const [row] = await db<Row[]>`

@@ -7,7 +7,7 @@ import * as svc from './service';
 
 type Ids = 'managementListCoupons' | 'managementCreateCoupon' | 'managementGetCoupon' | 'managementArchiveCoupon';
 
-/** Coupons (contract §8): codes unique among active coupons; DELETE archives (and frees the code). */
+/** Coupons (docs/design/resources.md): codes unique among active coupons; DELETE archives (and frees the code). */
 export const couponHandlers = (deps: ManagementDeps) => {
   const write = writerOf(deps);
   return {

@@ -1,7 +1,8 @@
 import { type FieldError, problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import { isCurrency, schemaErrors } from '@studio/shared/schemas/fields';
-import { COUPON_CONFIGS, type CouponConfig, type CreateCouponBody } from '@studio/shared/schemas/coupons';
+import { COUPON_CONFIGS, type Coupon, type CouponConfig, type CreateCouponBody } from '@studio/shared/schemas/coupons';
+import { event, unchanged, type Written } from '../kit/events';
 import { futureInstant } from '../kit/instants';
 import * as q from './queries';
 
@@ -26,14 +27,18 @@ export function checkCouponConfig(config: unknown): CouponConfig {
   return config as CouponConfig;
 }
 
-export function createCoupon(tx: Tx, studioId: string, body: CreateCouponBody) {
+export async function createCoupon(tx: Tx, studioId: string, body: CreateCouponBody): Promise<Written<Coupon, 'coupon.created'>> {
   const config = checkCouponConfig(body.config);
   const expiresAt = body.expiresAt == null ? null : futureInstant(body.expiresAt, '/body/expiresAt', 'validation_failed');
-  return q.insertCoupon(tx, studioId, { code: body.code.toUpperCase(), config, maxRedemptions: body.maxRedemptions ?? null, expiresAt });
+  const coupon = await q.insertCoupon(tx, studioId, { code: body.code.toUpperCase(), config, maxRedemptions: body.maxRedemptions ?? null, expiresAt });
+  return { record: coupon, events: [event('coupon.created', coupon)] };
 }
 
-export async function archiveCoupon(tx: Tx, studioId: string, id: string) {
-  const coupon = await q.archiveCoupon(tx, studioId, id);
-  if (!coupon) throw problems.notFound('coupon', id);
-  return coupon;
+/** Archiving an archived coupon changes nothing and records nothing. */
+export async function archiveCoupon(tx: Tx, studioId: string, id: string): Promise<Written<Coupon, 'coupon.archived'>> {
+  const before = await q.lockCoupon(tx, studioId, id);
+  if (!before) throw problems.notFound('coupon', id);
+  if (before.status === 'archived') return unchanged(before);
+  const coupon = (await q.archiveCoupon(tx, studioId, id))!;
+  return { record: coupon, events: [event('coupon.archived', coupon)] };
 }

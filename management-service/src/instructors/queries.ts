@@ -26,6 +26,12 @@ export async function getInstructor(db: Db, studioId: string, id: string): Promi
   return row ? toInstructor(row) : null;
 }
 
+/** An instructor of the studio, locked for the rest of the transaction; null for another studio's id. */
+export async function lockInstructor(db: Db, studioId: string, id: string): Promise<Instructor | null> {
+  const [row] = await db<Row[]>`select ${db.unsafe(COLUMNS)} from instructors where studio_id = ${studioId} and id = ${id} for update`;
+  return row ? toInstructor(row) : null;
+}
+
 export async function insertInstructor(db: Db, studioId: string, b: CreateInstructorBody): Promise<Instructor> {
   const [row] = await db<Row[]>`
     insert into instructors ${db({

@@ -7,7 +7,7 @@ import * as svc from './service';
 
 type Ids = 'managementListInstructors' | 'managementCreateInstructor' | 'managementGetInstructor' | 'managementUpdateInstructor';
 
-/** Instructors (contract §8): list (cursor), create, read, update. Inactive instructors stay listed here. */
+/** Instructors (docs/design/resources.md): list (cursor), create, read, update. Inactive instructors stay listed here. */
 export const instructorHandlers = (deps: ManagementDeps) => {
   const write = writerOf(deps);
   return {

@@ -8,6 +8,6 @@ export interface ManagementDeps {
   config: Config;
   sql: Sql;
   redis: Redis | null;
-  /** Where the service counts what contract §13 asks (its idempotency outcomes). */
+  /** Where the service counts what docs/design/observability.md asks (its idempotency outcomes). */
   metrics?: Metrics;
 }

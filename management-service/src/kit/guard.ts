@@ -14,7 +14,7 @@ const isJson = (type: string | null) => !!type && /^application\/(?:[\w.+-]+\+)?
 const IDEMPOTENCY_HEADER = 'idempotency-key';
 const idempotencyKeys = new WeakMap<Request, string>();
 
-/** The request's Idempotency-Key, or the 400 of contract §4. */
+/** The request's Idempotency-Key, or the 400 of docs/design/errors.md. */
 function readIdempotencyKey(request: Request): string {
   const key = request.headers.get(IDEMPOTENCY_HEADER);
   if (key === null) throw new AppError('idempotency_key_required', { detail: 'Send an Idempotency-Key header (a fresh value per action) on every Management write.' });

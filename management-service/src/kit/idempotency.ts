@@ -1,7 +1,8 @@
+import { redisMode, type Config } from '@studio/shared';
 import type { Db, Sql, Tx } from '@studio/shared/db';
 import type { Redis } from '@studio/shared/redis';
 
-/** Idempotency records (contract §5): Postgres is the truth, Redis the lock and the hot copy. */
+/** Idempotency records (docs/design/idempotency.md): Postgres is the truth; the lock and the hot copy are `IdempotencyLocks`. */
 export const RETENTION_S = 24 * 60 * 60;
 /** How long an in-flight lock lives if its holder dies without releasing it. */
 export const LOCK_TTL_MS = 30_000;
@@ -36,48 +37,90 @@ const names = (prefix: string, studioId: string, key: string) => {
   return { record: `${prefix}idem:rec:${id}`, lock: `${prefix}idem:lock:${id}` };
 };
 
-type RedisOrNull = Redis | null;
-const usable = (r: RedisOrNull): r is Redis => !!r?.isReady;
-
-export async function cachedRecord(redis: RedisOrNull, prefix: string, studioId: string, key: string): Promise<StoredResponse | null> {
-  if (!usable(redis)) return null;
-  try {
-    const raw = await redis.get(names(prefix, studioId, key).record);
-    return raw ? (JSON.parse(raw) as StoredResponse) : null;
-  } catch {
-    return null;
-  }
-}
-
-export async function cacheRecord(redis: RedisOrNull, prefix: string, studioId: string, key: string, rec: StoredResponse, ttlS = RETENTION_S) {
-  if (!usable(redis) || ttlS <= 0) return;
-  try {
-    await redis.set(names(prefix, studioId, key).record, JSON.stringify(rec), { EX: Math.ceil(ttlS) });
-  } catch {
-    /* the hot copy is only a cache of the Postgres record */
-  }
-}
-
-/** 'held' when we took the lock, 'busy' when another request holds it, 'none' when Redis is unavailable. */
-export async function takeLock(redis: RedisOrNull, prefix: string, studioId: string, key: string, token: string): Promise<'held' | 'busy' | 'none'> {
-  if (!usable(redis)) return 'none';
-  try {
-    const ok = await redis.set(names(prefix, studioId, key).lock, token, { NX: true, PX: LOCK_TTL_MS });
-    return ok === 'OK' ? 'held' : 'busy';
-  } catch {
-    return 'none';
-  }
+/**
+ * A key's in-flight lock and the hot copy of its record: one interface, two implementations
+ * (`redisLocks`, `postgresLocks`). Either way the write's own transaction also takes the
+ * key's advisory lock (`tryKeyLock`) and reads the record there, so one effect per key never
+ * depends on Redis.
+ */
+export interface IdempotencyLocks {
+  /** The key's answer from the hot copy, or null: Postgres decides. */
+  cached(studioId: string, key: string): Promise<StoredResponse | null>;
+  /** Keeps a hot copy for `ttlS` seconds (best effort). */
+  cache(studioId: string, key: string, rec: StoredResponse, ttlS?: number): Promise<void>;
+  /** Before the transaction: 'held', 'busy' (a request of this key is in flight), or 'none' (the transaction's advisory lock decides alone). */
+  take(studioId: string, key: string, token: string): Promise<'held' | 'busy' | 'none'>;
+  release(studioId: string, key: string, token: string): Promise<void>;
 }
 
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
-export async function releaseLock(redis: RedisOrNull, prefix: string, studioId: string, key: string, token: string) {
-  if (!usable(redis)) return;
-  try {
-    await redis.eval(RELEASE, { keys: [names(prefix, studioId, key).lock], arguments: [token] });
-  } catch {
-    /* it expires on its own */
+/**
+ * Redis: a SET NX lock that a holder dying without releasing frees in LOCK_TTL_MS, and a hot
+ * copy. A Redis that is down (or null) answers as `postgresLocks` does: 'none', no copy.
+ */
+export function redisLocks(redis: Redis | null, prefix: string): IdempotencyLocks {
+  const usable = (r: Redis | null): r is Redis => !!r?.isReady;
+  return {
+    async cached(studioId, key) {
+      if (!usable(redis)) return null;
+      try {
+        const raw = await redis.get(names(prefix, studioId, key).record);
+        return raw ? (JSON.parse(raw) as StoredResponse) : null;
+      } catch {
+        return null;
+      }
+    },
+    async cache(studioId, key, rec, ttlS = RETENTION_S) {
+      if (!usable(redis) || ttlS <= 0) return;
+      try {
+        await redis.set(names(prefix, studioId, key).record, JSON.stringify(rec), { EX: Math.ceil(ttlS) });
+      } catch {
+        /* the hot copy is only a cache of the Postgres record */
+      }
+    },
+    async take(studioId, key, token) {
+      if (!usable(redis)) return 'none';
+      try {
+        const ok = await redis.set(names(prefix, studioId, key).lock, token, { NX: true, PX: LOCK_TTL_MS });
+        return ok === 'OK' ? 'held' : 'busy';
+      } catch {
+        return 'none';
+      }
+    },
+    async release(studioId, key, token) {
+      if (!usable(redis)) return;
+      try {
+        await redis.eval(RELEASE, { keys: [names(prefix, studioId, key).lock], arguments: [token] });
+      } catch {
+        /* it expires on its own */
+      }
+    },
+  };
+}
+
+/**
+ * Postgres alone (single-node mode, docs/design/single-node.md): the lock is the transaction-scoped advisory
+ * lock `tryKeyLock` takes in the write's own transaction, held by a request in flight until it
+ * commits or rolls back and freed with its connection if the process dies; no hot copy (the
+ * record is read in that transaction).
+ */
+export const postgresLocks: IdempotencyLocks = {
+  cached: async () => null,
+  cache: async () => {},
+  take: async () => 'none',
+  release: async () => {},
+};
+
+const locksOf = new WeakMap<object, IdempotencyLocks>();
+/** The locks of a service's deps: Postgres in single-node mode (and without a Redis client), else Redis. */
+export function idempotencyLocks(deps: { config: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'REDIS_PREFIX'>; redis: Redis | null }): IdempotencyLocks {
+  let locks = locksOf.get(deps);
+  if (!locks) {
+    locks = redisMode(deps.config) === 'single-node' || !deps.redis ? postgresLocks : redisLocks(deps.redis, deps.config.REDIS_PREFIX);
+    locksOf.set(deps, locks);
   }
+  return locks;
 }
 
 /** The live (unexpired) record of a key, with its remaining lifetime. */

@@ -2,7 +2,7 @@ import { AppError, type Caller } from '@studio/shared';
 import type { Db } from '@studio/shared/db';
 
 /**
- * Keyset pagination of contract §6, shared by every Management list (the query schema is
+ * Keyset pagination of docs/design/pagination.md, shared by every Management list (the query schema is
  * `PageQuery` in shared/src/schemas/page.ts; the answer `{ data, next_cursor }`):
  *
  *   const p = readPage(config.CURSOR_SECRET, caller, 'classes', query, { status: query.status });

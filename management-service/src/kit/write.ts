@@ -4,17 +4,24 @@ import { translatePgError } from '@studio/shared/pg-errors';
 import type { Tx } from '@studio/shared/db';
 import type { Metrics } from '@studio/shared/metrics';
 import type { OperationContext } from '@studio/shared/register';
+import type { EventType } from '@studio/shared/events';
+import { parseTraceparent, TRACEPARENT } from '@studio/shared/trace';
 import { doubleBookedWithConflict } from './conflicts';
 import type { ManagementDeps } from './deps';
+import { insertEvents, type Emitted, type Written } from './events';
 import { idempotencyKeyOf } from './guard';
 import {
-  cachedRecord, cacheRecord, findRecord, fingerprintOf, insertRecord, releaseLock, RETENTION_S,
-  sweepExpired, takeLock, tryKeyLock, type LiveRecord, type StoredResponse,
+  findRecord, fingerprintOf, idempotencyLocks, insertRecord, RETENTION_S,
+  sweepExpired, tryKeyLock, type LiveRecord, type StoredResponse,
 } from './idempotency';
 import { locationOf } from './location';
 
-/** What a write's action returns: the record its registry row answers with. */
+/** The record a write answers with: its registry row's success schema. */
 export type WriteAnswer<O extends AnyOperation> = Static<O['ok']['schema']>;
+/** The event types a write's registry row declares (`emits`). */
+export type EmitsOf<O extends AnyOperation> = O extends { emits: readonly (infer T extends EventType)[] } ? T : never;
+/** What a write's action returns: its record, and the events of its change, of the types its row declares. */
+export type WriteResult<O extends AnyOperation> = Written<WriteAnswer<O>, EmitsOf<O>>;
 
 type IdempotencyOutcome = 'new' | 'replayed' | 'reused_key' | 'in_progress' | 'refused';
 /** `studio_idempotency_outcomes_total{outcome}`, defined once per registry. */
@@ -27,6 +34,27 @@ function counted(deps: ManagementDeps, outcome: IdempotencyOutcome) {
     outcomeCounters.set(deps.metrics, inc);
   }
   inc({ outcome });
+}
+
+/** `studio_events_recorded_total{type}`, counted after the commit. */
+const eventCounters = new WeakMap<Metrics, (labels: { type: string }) => void>();
+function countEvents(deps: ManagementDeps, types: readonly EventType[]) {
+  if (!deps.metrics || !types.length) return;
+  let inc = eventCounters.get(deps.metrics);
+  if (!inc) {
+    inc = deps.metrics.counter('studio_events_recorded_total', 'Events recorded by committed Management writes, by type (docs/design/events.md).', ['type']);
+    eventCounters.set(deps.metrics, inc);
+  }
+  for (const type of types) inc({ type });
+}
+
+/** An action may record only the types its registry row declares: anything else is a bug, refused (500) before it commits. */
+function declared(o: AnyOperation, events: readonly Emitted[]): EventType[] {
+  const allowed: readonly string[] = 'emits' in o ? o.emits : [];
+  const types = events.map((e) => e.type);
+  const stray = types.find((t) => !allowed.includes(t));
+  if (stray) throw new Error(`${o.id} emitted ${stray}, which its registry row does not declare (emits: ${allowed.join(', ') || 'none'})`);
+  return types;
 }
 
 /**
@@ -69,7 +97,7 @@ function storedProblem(fingerprint: string, err: AppError, requestId: string, ty
   return { fingerprint, status: err.status, headers, body: JSON.stringify(problemBody(err.code, requestId, { typeBase, ...err.options })) };
 }
 
-type Outcome = { kind: 'busy' } | { kind: 'existing'; rec: LiveRecord } | { kind: 'done'; rec: StoredResponse };
+type Outcome = { kind: 'busy' } | { kind: 'existing'; rec: LiveRecord } | { kind: 'done'; rec: StoredResponse; types: EventType[] };
 
 /** Another request holds the key's lock. It may have committed and died before releasing: the record is the truth. */
 async function answerWhileLocked(deps: ManagementDeps, studioId: string, key: string, fingerprint: string): Promise<Response> {
@@ -78,7 +106,7 @@ async function answerWhileLocked(deps: ManagementDeps, studioId: string, key: st
     counted(deps, 'in_progress');
     throw inProgress();
   }
-  await cacheRecord(deps.redis, deps.config.REDIS_PREFIX, studioId, key, rec, rec.ttlS);
+  await idempotencyLocks(deps).cache(studioId, key, rec, rec.ttlS);
   return replay(deps, rec, fingerprint);
 }
 
@@ -88,7 +116,7 @@ async function answerWhileLocked(deps: ManagementDeps, studioId: string, key: st
  * stored (null), so a retry really retries.
  */
 async function storeFailure(deps: ManagementDeps, caller: Caller, key: string, fingerprint: string, err: unknown): Promise<StoredResponse | null> {
-  const { sql, redis, config } = deps;
+  const { sql, config } = deps;
   const studioId = caller.studioId;
   let failure = err instanceof AppError ? err : translatePgError(err);
   // a double-booking names the occurrence it clashes with (stored with the answer, so a replay names it too)
@@ -101,43 +129,47 @@ async function storeFailure(deps: ManagementDeps, caller: Caller, key: string, f
     await insertRecord(tx, studioId, key, rec);
     return true;
   }).catch(() => false);
-  if (stored) await cacheRecord(redis, config.REDIS_PREFIX, studioId, key, rec);
+  if (stored) await idempotencyLocks(deps).cache(studioId, key, rec);
   return rec;
 }
 
 /**
- * Runs a Management write (POST/PATCH/DELETE) under the idempotency rules of contract §5.
+ * Runs a Management write (POST/PATCH/DELETE) under the idempotency rules of docs/design/idempotency.md.
  * `action` runs inside one Postgres transaction and returns the record the operation
- * answers with; the answer (the registry row's status, and a create's `Location`) is
- * stored in that same transaction. Throw AppError (or let a constraint violation escape)
- * to fail it. Business errors (4xx) are stored too, in their own transaction; 5xx and 429
- * are not, so a retry really retries. Redis holds the in-flight lock and a hot copy;
- * without Redis a transaction-scoped advisory lock keeps the same guarantees. Usage in a
+ * answers with and the events of its change (`kit/events.ts`; none when nothing changed);
+ * the events (their types checked against the registry row's `emits`) and the answer (the
+ * registry row's status, and a create's `Location`) are stored in that same transaction, so a
+ * committed change always has its events and a rolled-back, refused or replayed one has none.
+ * Throw AppError (or let a constraint violation escape) to fail it. Business errors (4xx) are stored too, in their own transaction; 5xx and 429
+ * are not, so a retry really retries. Redis holds the in-flight lock and a hot copy
+ * (`IdempotencyLocks`); in single-node mode, or while Redis is down, the transaction-scoped
+ * advisory lock alone keeps the same guarantees. Usage in a
  * resource's handlers (`write = writerOf(deps)`):
  *
  *   managementCreatePlan: (c) => write(c, (tx) => svc.createPlan(tx, c.caller.studioId, c.body)),
+ *   // createPlan returns { record: plan, events: [event('plan.created', plan)] }
  *
  * The fingerprint is method + path + the validated body as canonical JSON (keys sorted;
  * undefined for a body-less DELETE / POST). Cached Storefront answers need no call here:
  * the gateway drops them after a successful write that changes what they show.
  */
 export async function runWrite<O extends AnyOperation>(
-  deps: ManagementDeps, c: OperationContext<O>, action: (tx: Tx) => Promise<WriteAnswer<O>>,
+  deps: ManagementDeps, c: OperationContext<O>, action: (tx: Tx) => Promise<WriteResult<O>>,
 ): Promise<Response> {
-  const { sql, redis, config } = deps;
+  const { sql } = deps;
   const { caller, request } = c;
-  const prefix = config.REDIS_PREFIX;
   const studioId = caller.studioId;
   const key = idempotencyKeyOf(request);
   const fingerprint = fingerprintOf(request.method, new URL(request.url).pathname, c.body);
 
-  const hot = await cachedRecord(redis, prefix, studioId, key);
+  const locks = idempotencyLocks(deps); // Redis, or Postgres alone in single-node mode
+  const hot = await locks.cached(studioId, key);
   if (hot) return replay(deps, hot, fingerprint);
 
   const token = crypto.randomUUID();
-  const lock = await takeLock(redis, prefix, studioId, key, token);
+  const lock = await locks.take(studioId, key, token);
   if (lock === 'busy') return answerWhileLocked(deps, studioId, key, fingerprint);
-  const release = () => releaseLock(redis, prefix, studioId, key, token);
+  const release = () => locks.release(studioId, key, token);
 
   let outcome: Outcome;
   try {
@@ -145,9 +177,12 @@ export async function runWrite<O extends AnyOperation>(
       if (!(await tryKeyLock(tx, studioId, key))) return { kind: 'busy' };
       const existing = await findRecord(tx, studioId, key);
       if (existing) return { kind: 'existing', rec: existing };
-      const rec = storedSuccess(fingerprint, c, await action(tx));
+      const { record, events } = await action(tx);
+      const types = declared(c.operation, events);
+      await insertEvents(tx, studioId, events, { requestId: caller.requestId, traceId: parseTraceparent(request.headers.get(TRACEPARENT))?.traceId ?? null });
+      const rec = storedSuccess(fingerprint, c, record);
       await insertRecord(tx, studioId, key, rec);
-      return { kind: 'done', rec };
+      return { kind: 'done', rec, types };
     });
   } catch (err) {
     const stored = await storeFailure(deps, caller, key, fingerprint, err);
@@ -163,12 +198,13 @@ export async function runWrite<O extends AnyOperation>(
     throw inProgress();
   }
   if (outcome.kind === 'existing') {
-    await cacheRecord(redis, prefix, studioId, key, outcome.rec, outcome.rec.ttlS);
+    await locks.cache(studioId, key, outcome.rec, outcome.rec.ttlS);
     await release();
     return replay(deps, outcome.rec, fingerprint);
   }
+  countEvents(deps, outcome.types);
   writeHooks.afterCommit?.({ studioId, key });
-  await cacheRecord(redis, prefix, studioId, key, outcome.rec, RETENTION_S);
+  await locks.cache(studioId, key, outcome.rec, RETENTION_S);
   await release();
   if (Math.random() < 0.01) sweepExpired(sql);
   counted(deps, 'new');

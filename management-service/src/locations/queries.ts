@@ -35,11 +35,14 @@ export async function listLocationsPage(db: Db, studioId: string, p: PageParams)
   return pageOf(p, rows, toLocation);
 }
 
-/** A live location; `lock` takes its row lock so rooms cannot be added under a concurrent delete. */
-export async function getLiveLocation(db: Db, studioId: string, id: string, lock = false): Promise<Location | null> {
-  const [row] = lock
-    ? await db<LocationRow[]>`select ${db.unsafe(LOCATION_COLUMNS)} from locations where studio_id = ${studioId} and id = ${id} and status = 'live' for share`
-    : await db<LocationRow[]>`select ${db.unsafe(LOCATION_COLUMNS)} from locations where studio_id = ${studioId} and id = ${id} and status = 'live'`;
+/**
+ * A live location; `lock` takes its row lock: `share` so rooms cannot be added under a
+ * concurrent delete, `update` before changing it.
+ */
+export async function getLiveLocation(db: Db, studioId: string, id: string, lock: false | 'share' | 'update' = false): Promise<Location | null> {
+  const [row] = await db<LocationRow[]>`
+    select ${db.unsafe(LOCATION_COLUMNS)} from locations where studio_id = ${studioId} and id = ${id} and status = 'live'
+    ${lock === 'share' ? db`for share` : lock === 'update' ? db`for update` : db``}`;
   return row ? toLocation(row) : null;
 }
 
@@ -69,15 +72,18 @@ export async function lockLiveLocationIds(db: Db, studioId: string): Promise<str
   return rows.map((r) => r.id);
 }
 
-/** Soft-deletes a location and its rooms. */
-export async function markLocationDeleted(db: Db, studioId: string, id: string): Promise<Location> {
-  await db`update rooms set status = 'deleted', deleted_at = now(), updated_at = now()
-           where studio_id = ${studioId} and location_id = ${id} and status = 'live'`;
+/** Soft-deletes a location and its rooms: the location, and the rooms it deleted (in their order of creation). */
+export async function markLocationDeleted(db: Db, studioId: string, id: string): Promise<{ location: Location; rooms: Room[] }> {
+  const rooms = await db<RoomRow[]>`
+    update rooms set status = 'deleted', deleted_at = now(), updated_at = now()
+    where studio_id = ${studioId} and location_id = ${id} and status = 'live'
+    returning ${db.unsafe(ROOM_COLUMNS)}`;
   const [row] = await db<LocationRow[]>`
     update locations set status = 'deleted', deleted_at = now(), updated_at = now()
     where studio_id = ${studioId} and id = ${id}
     returning ${db.unsafe(LOCATION_COLUMNS)}`;
-  return toLocation(row!);
+  const byAge = (a: RoomRow, b: RoomRow) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1);
+  return { location: toLocation(row!), rooms: rooms.sort(byAge).map(toRoom) };
 }
 
 /**
@@ -111,6 +117,14 @@ export async function insertRoom(db: Db, studioId: string, locationId: string, v
     insert into rooms ${db({ id: newId('room'), studioId, locationId, name: v.name, capacity: v.capacity })}
     returning ${db.unsafe(ROOM_COLUMNS)}`;
   return toRoom(row!);
+}
+
+/** A live room of the location, locked for the rest of the transaction. */
+export async function lockLiveRoom(db: Db, studioId: string, locationId: string, id: string): Promise<Room | null> {
+  const [row] = await db<RoomRow[]>`
+    select ${db.unsafe(ROOM_COLUMNS)} from rooms
+    where studio_id = ${studioId} and location_id = ${locationId} and id = ${id} and status = 'live' for update`;
+  return row ? toRoom(row) : null;
 }
 
 export async function updateRoom(db: Db, studioId: string, locationId: string, id: string, patch: { name?: string; capacity?: number | null }): Promise<Room | null> {

@@ -9,7 +9,7 @@ type Ids =
   | 'managementListLocations' | 'managementCreateLocation' | 'managementGetLocation' | 'managementUpdateLocation' | 'managementDeleteLocation'
   | 'managementListRooms' | 'managementCreateRoom' | 'managementGetRoom' | 'managementUpdateRoom' | 'managementDeleteRoom';
 
-/** Locations and their rooms (contract §8). Deleted ones are 404 and leave the lists. */
+/** Locations and their rooms (docs/design/resources.md). Deleted ones are 404 and leave the lists. */
 export const locationHandlers = (deps: ManagementDeps) => {
   const write = writerOf(deps);
   const cursorSecret = deps.config.CURSOR_SECRET;

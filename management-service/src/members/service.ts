@@ -1,6 +1,7 @@
 import { AppError, newId, problems, quote } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import { isRole, ROLES, type InviteMemberBody, type Member, type UpdateMemberBody } from '@studio/shared/schemas/members';
+import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';
 
 function requireRole(role: string) {
@@ -8,10 +9,11 @@ function requireRole(role: string) {
 }
 
 /** Invite: e-mail stored lower-case; the `members_email` unique index makes a duplicate 409 `member_exists`. */
-export async function inviteMember(tx: Tx, studioId: string, body: InviteMemberBody): Promise<Member> {
+export async function inviteMember(tx: Tx, studioId: string, body: InviteMemberBody): Promise<Written<Member, 'member.invited'>> {
   const role = body.role ?? 'member';
   requireRole(role);
-  return q.insertMember(tx, { id: newId('member'), studioId, email: body.email.trim().toLowerCase(), name: body.name ?? null, role });
+  const member = await q.insertMember(tx, { id: newId('member'), studioId, email: body.email.trim().toLowerCase(), name: body.name ?? null, role });
+  return { record: member, events: [event('member.invited', member)] };
 }
 
 /** Fails with 409 `last_admin` when `memberId` is the only active admin (admins locked first). */
@@ -31,18 +33,22 @@ async function requireMember(tx: Tx, studioId: string, id: string) {
   return member;
 }
 
-export async function updateMember(tx: Tx, studioId: string, id: string, body: UpdateMemberBody): Promise<Member> {
+/** Only what differs is written: the same name and role change nothing and record nothing. */
+export async function updateMember(tx: Tx, studioId: string, id: string, body: UpdateMemberBody): Promise<Written<Member, 'member.updated'>> {
   if (body.role !== undefined) requireRole(body.role);
   const member = await requireMember(tx, studioId, id);
   if (body.role !== undefined && body.role !== 'admin') await keepAnAdmin(tx, studioId, member);
-  const fields: Record<string, unknown> = {};
-  if (body.name !== undefined) fields.name = body.name;
-  if (body.role !== undefined) fields.role = body.role;
-  return q.updateMember(tx, studioId, id, fields);
+  const fields = changedFields(member, { name: body.name, role: body.role as Member['role'] | undefined });
+  if (!Object.keys(fields).length) return unchanged(member);
+  const after = await q.updateMember(tx, studioId, id, fields);
+  return { record: after, events: updated('member.updated', member, after) };
 }
 
-export async function cancelMembership(tx: Tx, studioId: string, id: string): Promise<Member> {
+/** Cancelling a cancelled membership changes nothing and records nothing. */
+export async function cancelMembership(tx: Tx, studioId: string, id: string): Promise<Written<Member, 'membership.cancelled'>> {
   const member = await requireMember(tx, studioId, id);
+  if (member.status === 'cancelled') return unchanged(member);
   await keepAnAdmin(tx, studioId, member);
-  return q.cancelMember(tx, studioId, id);
+  const cancelled = await q.cancelMember(tx, studioId, id);
+  return { record: cancelled, events: [event('membership.cancelled', cancelled)] };
 }

@@ -7,7 +7,7 @@ import * as svc from './service';
 
 type Ids = 'managementListPlans' | 'managementCreatePlan' | 'managementGetPlan' | 'managementUpdatePlan' | 'managementArchivePlan';
 
-/** Plans (contract §8): config checked against the type; DELETE archives. */
+/** Plans (docs/design/resources.md): config checked against the type; DELETE archives. */
 export const planHandlers = (deps: ManagementDeps) => {
   const write = writerOf(deps);
   return {

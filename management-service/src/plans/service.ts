@@ -1,7 +1,8 @@
 import { problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import { isCurrency, schemaErrors } from '@studio/shared/schemas/fields';
-import { PLAN_CONFIGS, type CreatePlanBody, type PlanConfig, type PlanType, type UpdatePlanBody } from '@studio/shared/schemas/plans';
+import { PLAN_CONFIGS, type CreatePlanBody, type Plan, type PlanConfig, type PlanType, type UpdatePlanBody } from '@studio/shared/schemas/plans';
+import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';
 
 const notFound = (id: string) => problems.notFound('plan', id);
@@ -23,21 +24,28 @@ export function checkPlanConfig(type: PlanType, config: unknown): PlanConfig {
   return config as PlanConfig;
 }
 
-export function createPlan(tx: Tx, studioId: string, body: CreatePlanBody) {
+export async function createPlan(tx: Tx, studioId: string, body: CreatePlanBody): Promise<Written<Plan, 'plan.created'>> {
   const config = checkPlanConfig(body.type, body.config);
-  return q.insertPlan(tx, studioId, { name: body.name, type: body.type, config, description: body.description ?? null, visibility: body.visibility ?? 'public' });
+  const plan = await q.insertPlan(tx, studioId, { name: body.name, type: body.type, config, description: body.description ?? null, visibility: body.visibility ?? 'public' });
+  return { record: plan, events: [event('plan.created', plan)] };
 }
 
-/** A new config is checked against the stored type, which never changes. */
-export async function updatePlan(tx: Tx, studioId: string, id: string, body: UpdatePlanBody) {
+/** A new config is checked against the stored type, which never changes. Only what differs is written. */
+export async function updatePlan(tx: Tx, studioId: string, id: string, body: UpdatePlanBody): Promise<Written<Plan, 'plan.updated'>> {
   const plan = await q.getPlanForUpdate(tx, studioId, id);
   if (!plan) throw notFound(id);
   const config = body.config === undefined ? undefined : checkPlanConfig(plan.type, body.config);
-  return q.updatePlan(tx, studioId, id, { ...body, config });
+  const patch = changedFields(plan, { name: body.name, description: body.description, visibility: body.visibility, config });
+  if (!Object.keys(patch).length) return unchanged(plan);
+  const after = await q.updatePlan(tx, studioId, id, patch);
+  return { record: after, events: updated('plan.updated', plan, after) };
 }
 
-export async function archivePlan(tx: Tx, studioId: string, id: string) {
-  const plan = await q.archivePlan(tx, studioId, id);
-  if (!plan) throw notFound(id);
-  return plan;
+/** Archiving an archived plan changes nothing and records nothing. */
+export async function archivePlan(tx: Tx, studioId: string, id: string): Promise<Written<Plan, 'plan.archived'>> {
+  const before = await q.getPlanForUpdate(tx, studioId, id);
+  if (!before) throw notFound(id);
+  if (before.status === 'archived') return unchanged(before);
+  const plan = (await q.archivePlan(tx, studioId, id))!;
+  return { record: plan, events: [event('plan.archived', plan)] };
 }

@@ -7,7 +7,7 @@ import * as svc from './service';
 
 type Ids = 'managementListPrograms' | 'managementCreateProgram' | 'managementGetProgram' | 'managementUpdateProgram';
 
-/** Programs (contract §8): the price rule holds on create and on the merged result of every PATCH. */
+/** Programs (docs/design/resources.md): the price rule holds on create and on the merged result of every PATCH. */
 export const programHandlers = (deps: ManagementDeps) => {
   const write = writerOf(deps);
   return {

@@ -1,12 +1,13 @@
 import { AppError, problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import { isCurrency } from '@studio/shared/schemas/fields';
-import type { CreateProgramBody, UpdateProgramBody } from '@studio/shared/schemas/programs';
+import type { CreateProgramBody, Program, UpdateProgramBody } from '@studio/shared/schemas/programs';
+import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';
 
 const notFound = (id: string) => problems.notFound('program', id);
 
-/** Contract §8: paid needs a positive priceCents and a currency; free has neither. Checked on the merged values. */
+/** docs/design/resources.md: paid needs a positive priceCents and a currency; free has neither. Checked on the merged values. */
 function checkPrice(v: q.ProgramValues) {
   if (v.pricing === 'paid' && (v.priceCents == null || v.priceCents <= 0 || v.currency == null)) {
     throw new AppError('invalid_price', { detail: 'A paid program needs a positive priceCents and a currency.' });
@@ -29,17 +30,19 @@ async function checkClassIds(tx: Tx, studioId: string, ids: string[]): Promise<s
   return unique;
 }
 
-export async function createProgram(tx: Tx, studioId: string, body: CreateProgramBody) {
+export async function createProgram(tx: Tx, studioId: string, body: CreateProgramBody): Promise<Written<Program, 'program.created'>> {
   const values: q.ProgramValues = {
     name: body.name, description: body.description ?? null, pricing: body.pricing ?? 'free',
     priceCents: body.priceCents ?? null, currency: body.currency ?? null, classIds: [],
   };
   checkPrice(values);
   values.classIds = await checkClassIds(tx, studioId, body.classIds ?? []);
-  return q.insertProgram(tx, studioId, values);
+  const program = await q.insertProgram(tx, studioId, values);
+  return { record: program, events: [event('program.created', program)] };
 }
 
-export async function updateProgram(tx: Tx, studioId: string, id: string, body: UpdateProgramBody) {
+/** The merged values are checked; only when they differ from the stored ones is anything written. */
+export async function updateProgram(tx: Tx, studioId: string, id: string, body: UpdateProgramBody): Promise<Written<Program, 'program.updated'>> {
   const current = await q.getProgram(tx, studioId, id, true);
   if (!current) throw notFound(id);
   const values: q.ProgramValues = {
@@ -52,5 +55,7 @@ export async function updateProgram(tx: Tx, studioId: string, id: string, body: 
   };
   checkPrice(values);
   if (body.classIds !== undefined) values.classIds = await checkClassIds(tx, studioId, body.classIds);
-  return q.updateProgram(tx, studioId, id, values);
+  if (!Object.keys(changedFields(current, values)).length) return unchanged(current);
+  const program = await q.updateProgram(tx, studioId, id, values);
+  return { record: program, events: updated('program.updated', current, program) };
 }

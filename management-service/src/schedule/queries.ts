@@ -1,50 +1,7 @@
-import { iso, isoOrNull } from '@studio/shared';
 import type { Db, Tx } from '@studio/shared/db';
 import type { Occurrence } from '@studio/shared/schemas/schedule';
-import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
-
-interface Row {
-  id: string;
-  classId: string;
-  title: string;
-  mode: Occurrence['mode'];
-  startsAt: Date;
-  endsAt: Date;
-  durationMinutes: number;
-  instructorId: string;
-  locationId: string | null;
-  roomId: string | null;
-  capacity: number | null;
-  status: Occurrence['status'];
-  cancelledAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-  sortKey: string;
-}
-
-const toOccurrence = (r: Row): Occurrence => ({
-  id: r.id,
-  classId: r.classId,
-  title: r.title,
-  mode: r.mode,
-  startsAt: iso(r.startsAt),
-  endsAt: iso(r.endsAt),
-  durationMinutes: r.durationMinutes,
-  instructorId: r.instructorId,
-  locationId: r.locationId,
-  roomId: r.roomId,
-  capacity: r.capacity,
-  status: r.status,
-  cancelledAt: isoOrNull(r.cancelledAt),
-  createdAt: iso(r.createdAt),
-  updatedAt: iso(r.updatedAt),
-});
-
-const selectOccurrence = (db: Db) => db`
-  select o.id, o.class_id, c.title, c.mode, o.starts_at, o.ends_at, o.duration_minutes, o.instructor_id,
-         o.location_id, o.room_id, o.capacity, o.status, o.cancelled_at, o.created_at, o.updated_at,
-         ${sortKeySql(db, 'o.starts_at')} as sort_key
-  from occurrences o join classes c on c.id = o.class_id`;
+import { selectOccurrence, toOccurrence, type OccurrenceRow as Row } from '../kit/occurrences';
+import { afterSql, pageOf, type Page, type PageParams } from '../kit/pagination';
 
 /** Keyset on (starts_at, id) over the `occurrences_schedule` index, with the cursor's filters. */
 export async function listSchedulePage(db: Db, studioId: string, p: PageParams): Promise<Page<Occurrence>> {

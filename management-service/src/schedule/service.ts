@@ -1,20 +1,25 @@
 import { AppError, problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/db';
 import type { Occurrence, RescheduleBody } from '@studio/shared/schemas/schedule';
+import { unchanged, updated, type Written } from '../kit/events';
 import { futureInstant, requireStorable } from '../kit/instants';
 import * as q from './queries';
 
 /**
  * Moves one occurrence: 404 when not in this studio, 409 when cancelled, 422 into the
- * past, and 409 `instructor_double_booked` from the exclusion constraint on overlap.
+ * past, and 409 `instructor_double_booked` from the exclusion constraint on overlap. A move to
+ * where it already is changes nothing and records nothing.
  */
-export async function rescheduleOccurrence(tx: Tx, studioId: string, id: string, body: RescheduleBody): Promise<Occurrence> {
+export async function rescheduleOccurrence(tx: Tx, studioId: string, id: string, body: RescheduleBody): Promise<Written<Occurrence, 'occurrence.rescheduled'>> {
   const occ = await q.lockOccurrence(tx, studioId, id);
   if (!occ) throw problems.notFound('occurrence', id);
   if (occ.status === 'cancelled') throw new AppError('occurrence_cancelled', { detail: 'A cancelled occurrence cannot be rescheduled.' });
   const startsAt = futureInstant(body.startsAt, '/body/startsAt', 'occurrence_in_past');
   const duration = body.durationMinutes ?? occ.durationMinutes;
   requireStorable(startsAt.getTime() + duration * 60_000, '/body/startsAt', 'the occurrence\'s end');
+  const before = (await q.getOccurrence(tx, studioId, id))!;
+  if (Date.parse(before.startsAt) === startsAt.getTime() && before.durationMinutes === duration) return unchanged(before);
   await q.moveOccurrence(tx, studioId, id, startsAt, duration);
-  return (await q.getOccurrence(tx, studioId, id))!;
+  const after = (await q.getOccurrence(tx, studioId, id))!;
+  return { record: after, events: updated('occurrence.rescheduled', before, after) };
 }

@@ -22,6 +22,7 @@ import type { InviteMemberBody, Member, UpdateMemberBody } from './members';
 import type { CreatePlanBody, MembershipConfig, Plan, UpdatePlanBody } from './plans';
 import type { CreateProgramBody, Program, UpdateProgramBody } from './programs';
 import type { Occurrence, RescheduleBody } from './schedule';
+import type { Event } from './events';
 import type {
   StorefrontClassList, StorefrontConfig, StorefrontInstructorList, StorefrontPlanList, StorefrontPolicies, StorefrontSite,
 } from './storefront';
@@ -64,6 +65,8 @@ export interface Examples {
   // content
   UpdateContentBody: Static<typeof UpdateContentBody>;
   Video: Static<typeof Video>;
+  // events
+  Event: Static<typeof Event>;
   // storefront
   StorefrontConfig: Static<typeof StorefrontConfig>;
   StorefrontSite: Static<typeof StorefrontSite>;
@@ -86,6 +89,7 @@ const ID = {
   class: 'cls_034zoUlmwh6jfP3jVSBhrI',
   occurrence: 'occ_034zoUlmwh72aSJttDkYqw',
   program: 'prg_0350KStcpXfjc4ur9mjB5R',
+  event: 'evt_034zoUlmwbH8kTrzMZd6fq',
 } as const;
 
 /** First occurrence of the weekly class: Tuesday 1 December 2026, 19:00 in Berlin. */
@@ -109,7 +113,7 @@ const MEMBERSHIP_CONFIG = {
 
 const COUPON_CONFIG = { kind: 'percent', percentOff: 20 } satisfies Static<typeof PercentCouponConfig>;
 
-export const EXAMPLES = {
+const STORY = {
   CreateClassBody: {
     title: 'Vinyasa Flow',
     mode: 'two_way',
@@ -394,5 +398,17 @@ export const EXAMPLES = {
     privacy: 'We use your name and email only to manage your bookings and never share them with third parties.',
     waiver: null,
     updatedAt: '2026-10-01T09:48:12.506Z',
+  },
+} satisfies Omit<Examples, 'Event'>;
+
+/** Every example; the event is the Vinyasa Flow class's creation as the feed (and a webhook) tells it. */
+export const EXAMPLES = {
+  ...STORY,
+  Event: {
+    id: ID.event,
+    type: 'class.created',
+    createdAt: STORY.Class.createdAt,
+    data: { object: STORY.Class },
+    requestId: 'req_mhk2x1a90001a2b3c4',
   },
 } satisfies Examples;

@@ -5,7 +5,7 @@ import { INSTANT_RANGE, isInstant, isStorableInstant } from '../time';
 export const Nullable = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
 
 /**
- * Contract §18: every string has a bound, and no text holds NUL (Postgres text cannot, so it
+ * docs/design/hostile-callers.md: every string has a bound, and no text holds NUL (Postgres text cannot, so it
  * would be a 500 from the database): `NO_NUL` is a pattern, so it is documented and 422.
  */
 export const NO_NUL = '^[^\\u0000]*$';
@@ -22,7 +22,7 @@ export const Id = (description?: string) =>
 /** An id the API answers with (`cls_…`). */
 export const IdOut = (description?: string) => t.String({ maxLength: MAX_ID_LENGTH, ...(description ? { description } : {}) });
 
-/** A Management list page (contract §6); at most 100 records (`limit` is clamped to 1..100). */
+/** A Management list page (docs/design/pagination.md); at most 100 records (`limit` is clamped to 1..100). */
 export const Page = <T extends TSchema>(item: T) =>
   t.Object({
     data: t.Array(item, { maxItems: 100 }),

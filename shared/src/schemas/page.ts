@@ -2,7 +2,7 @@ import { Type as t, type Static } from '@sinclair/typebox';
 import { MAX_CURSOR_LENGTH } from './fields';
 
 /**
- * Query of every cursor-paginated Management list (contract §6). `limit` is a string at
+ * Query of every cursor-paginated Management list (docs/design/pagination.md). `limit` is a string at
  * run time so that `abc` clamps to 25 instead of failing; the documents type it as an
  * integer (`x-doc`), which is what a client should send.
  */

@@ -3,7 +3,7 @@ import { CurrencyCode, IdOut, MAX_MINOR_UNITS, Nullable, Page, Text, Timestamp }
 
 const priceCents = t.Integer({ minimum: 0, maximum: MAX_MINOR_UNITS, description: 'Integer minor units' });
 
-/** Config per plan type (contract §8); a missing, extra or out-of-range field is 422 `invalid_plan_config`. */
+/** Config per plan type (docs/design/resources.md); a missing, extra or out-of-range field is 422 `invalid_plan_config`. */
 export const MembershipConfig = t.Object({
   priceCents,
   currency: CurrencyCode,

@@ -2,7 +2,7 @@ import { Type as t, type Static } from '@sinclair/typebox';
 import { MAX_PROBLEM_ERRORS, PROBLEM_CODES } from '../problem';
 
 /**
- * The one application/problem+json body (contract §4) every document and test uses.
+ * The one application/problem+json body (docs/design/errors.md) every document and test uses.
  * `code` is the closed vocabulary; extension members (`requiredScope`,
  * `conflictingOccurrence`) may be added, hence additionalProperties.
  */

@@ -1,5 +1,5 @@
 /**
- * Response records of the Storefront surface (contract §9). The storefront service
+ * Response records of the Storefront surface (docs/design/storefront.md). The storefront service
  * declares them as route responses (so the OpenAPI document is built from them) and
  * the tests check bodies against them.
  */

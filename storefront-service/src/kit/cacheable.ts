@@ -1,6 +1,6 @@
 import { etagMatches, etagOf, JSON_TYPE } from '@studio/shared';
 
-/** Contract §9: browsers and CDNs may keep a Storefront answer 30 s, then revalidate with its ETag. */
+/** docs/design/storefront.md: browsers and CDNs may keep a Storefront answer 30 s, then revalidate with its ETag. */
 export const CACHE_CONTROL = 'public, max-age=30';
 
 /**

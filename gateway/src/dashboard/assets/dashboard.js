@@ -3,6 +3,9 @@
 
 // The one-time key page is a POST response: make reload and back go to the list instead of re-posting the form.
 if (document.querySelector('#new-key')) history.replaceState(null, '', '/keys');
+// the same for a webhook's signing secret: back to the endpoint's page
+const secretReveal = document.querySelector('[data-reveal-return]');
+if (secretReveal) history.replaceState(null, '', secretReveal.getAttribute('data-reveal-return'));
 
 // Copy buttons: <button data-copy="#selector" hidden> shown once we can copy.
 for (const btn of document.querySelectorAll('[data-copy]')) {
@@ -26,7 +29,7 @@ for (const btn of document.querySelectorAll('[data-copy]')) {
       ok = document.execCommand && document.execCommand('copy');
     }
     btn.textContent = ok ? 'Copied' : 'Copy failed';
-    if (status) status.textContent = ok ? 'The key is on your clipboard.' : 'Select the key and copy it by hand.';
+    if (status) status.textContent = ok ? (status.getAttribute('data-copied') || 'The key is on your clipboard.') : 'Select it and copy it by hand.';
     setTimeout(() => (btn.textContent = 'Copy'), 2500);
   });
 }
@@ -62,6 +65,14 @@ for (const all of document.querySelectorAll('[data-scope-all]')) {
   });
   for (const b of boxes) b.addEventListener('change', sync);
   sync();
+}
+
+// Webhook event types: ticking one chooses "only the ones ticked".
+for (const choice of document.querySelectorAll('[data-events-choice]')) {
+  const chosen = choice.querySelector('[data-events-chosen]');
+  for (const box of choice.querySelectorAll('[data-event]')) box.addEventListener('change', () => {
+    if (box.checked) chosen.checked = true;
+  });
 }
 
 // Activity filters apply as soon as one changes.

@@ -1,0 +1,80 @@
+/**
+ * Where a webhook may go (docs/design/webhooks.md): an `https://` URL whose host resolves only to public
+ * addresses, checked when the endpoint is created and again before every attempt (DNS can change),
+ * and the attempt connects to the address that was checked, so a name that resolves to a public
+ * address for the check and to 127.0.0.1 a moment later (DNS rebinding) gains nothing.
+ * `WEBHOOK_ALLOW_PRIVATE_URLS=true` allows `http://` and private addresses (local development, tests).
+ */
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { MAX_URL_LENGTH } from '../schemas/fields';
+import { refusedAddress } from './addresses';
+
+/** Resolves a host name to its addresses; injectable so tests can play DNS. */
+export type Resolver = (host: string) => Promise<string[]>;
+
+export const systemResolver: Resolver = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+/** The URL's shape, before any lookup: an error in words, or the parsed URL. */
+export function parseWebhookUrl(text: string, allowPrivate: boolean): { url: URL } | { error: string } {
+  if (text.length > MAX_URL_LENGTH) return { error: `the URL is longer than ${MAX_URL_LENGTH} characters` };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { error: 'not a URL (it must look like https://hooks.example.com/studio)' };
+  }
+  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:'))
+    return { error: 'the URL must start with https://' };
+  // the URL is shown in lists and logs; the signature, not a password in the URL, proves who sends
+  if (url.username || url.password) return { error: 'the URL must not carry a user name or password' };
+  if (url.hash) return { error: 'the URL must not have a #fragment' };
+  // stored as written out (percent-encoded, punycode), which may be longer than what was typed
+  if (url.href.length > MAX_URL_LENGTH) return { error: `the URL is longer than ${MAX_URL_LENGTH} characters` };
+  return { url };
+}
+
+export interface CheckedTarget {
+  url: URL;
+  /** The address to connect to: one the check passed. */
+  address: string;
+}
+
+/**
+ * Resolves the URL's host and checks every address it resolves to: an error in words, or the
+ * address to connect to. A host that resolves to any refused address is refused whole: an
+ * attacker who controls a name can make it resolve to both.
+ */
+export async function checkTarget(
+  url: URL,
+  allowPrivate: boolean,
+  resolve: Resolver = systemResolver,
+): Promise<CheckedTarget | { error: string }> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  if (isIP(host)) addresses = [host];
+  else {
+    try {
+      addresses = await resolve(host);
+    } catch (err) {
+      return { error: `${host} does not resolve (${(err as { code?: string }).code ?? (err as Error).message})` };
+    }
+    if (!addresses.length) return { error: `${host} does not resolve` };
+  }
+  if (!allowPrivate) {
+    for (const a of addresses) {
+      const refused = refusedAddress(a);
+      if (refused)
+        return { error: `${host === a ? a : `${host} resolves to ${a}, which`} is not a public address: ${refused}` };
+    }
+  }
+  return { url, address: addresses[0]! };
+}
+
+/** The URL that reaches `address` directly: the checked URL with its host replaced. */
+export function urlForAddress(target: CheckedTarget): string {
+  const u = new URL(target.url.href);
+  u.hostname = isIP(target.address) === 6 ? `[${target.address}]` : target.address;
+  return u.href;
+}

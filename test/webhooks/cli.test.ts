@@ -1,0 +1,142 @@
+/** The operator's webhook commands (docs/design/webhooks.md), run as operators run them: `bun scripts/admin.ts webhook:…`. */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { Webhook } from 'standardwebhooks';
+import { freshDatabase, startReceiver, type TestDatabase, until } from './helpers';
+
+const root = join(import.meta.dir, '../..');
+let db: TestDatabase;
+let studioId: string;
+beforeAll(async () => {
+  db = await freshDatabase({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+  studioId = (await db.studio()).id;
+});
+afterAll(() => db.close());
+
+async function admin(args: string[], env: Record<string, string> = {}) {
+  const p = Bun.spawn(['bun', 'scripts/admin.ts', ...args], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: db.url, REDIS_URL: 'none', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { out, err, code, json: () => JSON.parse(out) };
+}
+async function fails(args: string[], message: RegExp, env: Record<string, string> = {}) {
+  const r = await admin(args, env);
+  expect(r.code).not.toBe(0);
+  expect(r.out).toBe('');
+  expect(r.err.trim().split('\n')[0]).toMatch(/^error: /);
+  expect(r.err).toMatch(message);
+}
+
+test('webhook:create prints the endpoint and its secret once; webhook:list never shows a secret', async () => {
+  const r = await admin([
+    'webhook:create',
+    '--studio',
+    studioId,
+    '--url',
+    'http://127.0.0.1:9/hooks',
+    '--events',
+    'class.created,class.cancelled',
+  ]);
+  expect(r.code).toBe(0);
+  const created = r.json();
+  expect(Object.keys(created)).toEqual(['endpoint', 'secret']);
+  expect(created.endpoint).toEqual({
+    id: expect.stringMatching(/^whe_/),
+    url: 'http://127.0.0.1:9/hooks',
+    events: ['class.cancelled', 'class.created'],
+    enabled: true,
+    disabledReason: null,
+    createdAt: expect.any(String),
+  });
+  expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+  const listed = await admin(['webhook:list', '--studio', studioId]);
+  expect(listed.json()).toEqual({ endpoints: [created.endpoint] });
+  expect(listed.out).not.toContain('whsec_');
+  const stored = await db.sql`select * from webhook_endpoints where id = ${created.endpoint.id}`;
+  expect(JSON.stringify(stored)).not.toContain(created.secret.slice(6));
+});
+
+test('the CLI honours WEBHOOK_ALLOW_PRIVATE_URLS: without it, only https to public addresses', async () => {
+  const strict = { WEBHOOK_ALLOW_PRIVATE_URLS: 'false' };
+  await fails(
+    ['webhook:create', '--studio', studioId, '--url', 'http://127.0.0.1:9/hooks'],
+    /the URL must start with https:\/\//,
+    strict,
+  );
+  await fails(
+    ['webhook:create', '--studio', studioId, '--url', 'https://127.0.0.1/hooks'],
+    /127\.0\.0\.1 is not a public address: 127\.0\.0\.0\/8 \(loopback\)/,
+    strict,
+  );
+  await fails(
+    ['webhook:create', '--studio', studioId, '--url', 'https://[::ffff:10.1.2.3]/hooks'],
+    /IPv4-mapped 10\.0\.0\.0\/8/,
+    strict,
+  );
+  await fails(
+    ['webhook:create', '--studio', studioId, '--url', 'https://localhost/hooks'],
+    /localhost resolves to .*, which is not a public address/,
+    strict,
+  );
+});
+
+test('bad input: one clear line and a non-zero exit', async () => {
+  await fails(['webhook:create', '--studio', studioId], /--url is required/);
+  await fails(['webhook:create', '--url', 'https://a.example/x'], /--studio is required/);
+  await fails(['webhook:create', '--studio', 'std_nope', '--url', 'http://127.0.0.1:9/x'], /no studio std_nope/);
+  await fails(
+    ['webhook:create', '--studio', studioId, '--url', 'http://127.0.0.1:9/x', '--events', 'class.exploded'],
+    /unknown event type class\.exploded/,
+  );
+  await fails(['webhook:list', '--studio', 'std_nope'], /no studio std_nope/);
+  await fails(['webhook:disable', '--endpoint', 'whe_nope'], /no webhook endpoint whe_nope/);
+  await fails(['webhook:roll-secret', '--endpoint', 'whe_nope'], /no webhook endpoint whe_nope/);
+  await fails(['webhook:roll-secret', '--endpoint', 'whe_nope', '--expires-in', 'soon'], /--expires-in must look like/);
+});
+
+test('webhook:disable, :enable, :roll-secret, :test and :delete', async () => {
+  const r = startReceiver();
+  const dispatcher = createDispatcher({ sql: db.sql, config: db.config, pollMs: 100 });
+  dispatcher.start();
+  try {
+    const { endpoint, secret } = (await admin(['webhook:create', '--studio', studioId, '--url', r.url])).json();
+    const off = (await admin(['webhook:disable', '--endpoint', endpoint.id])).json();
+    expect(off.endpoint).toMatchObject({ id: endpoint.id, enabled: false, disabledReason: 'Disabled by hand.' });
+    await fails(['webhook:test', '--endpoint', endpoint.id], /is disabled; enable it before sending a test event/);
+    expect((await admin(['webhook:enable', '--endpoint', endpoint.id])).json().endpoint).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+    });
+
+    const rolled = (await admin(['webhook:roll-secret', '--endpoint', endpoint.id])).json();
+    expect(rolled.secret).toMatch(/^whsec_/);
+    expect(rolled.secret).not.toBe(secret);
+    expect(Date.parse(rolled.previousSecretExpiresAt) - Date.now()).toBeGreaterThan(23.9 * 3_600_000);
+
+    const sent = (await admin(['webhook:test', '--endpoint', endpoint.id])).json();
+    expect(sent.delivery).toMatchObject({ endpointId: endpoint.id, eventType: 'webhook.test', status: 'pending' });
+    await until(() => r.of(sent.delivery.eventId).length === 1, 5_000, 'the test event');
+    const got = r.of(sent.delivery.eventId)[0]!;
+    // both the old and the new secret verify it during the roll's grace
+    expect(() => new Webhook(secret).verify(got.body, got.headers)).not.toThrow();
+    expect(() => new Webhook(rolled.secret).verify(got.body, got.headers)).not.toThrow();
+
+    const now = (await admin(['webhook:roll-secret', '--endpoint', endpoint.id, '--expires-in', '0'])).json();
+    expect(now.previousSecretExpiresAt).toBeNull();
+
+    const deleted = (await admin(['webhook:delete', '--endpoint', endpoint.id])).json();
+    expect(deleted).toEqual({ endpoint: expect.objectContaining({ id: endpoint.id }), deleted: true });
+    expect(
+      (await admin(['webhook:list', '--studio', studioId])).json().endpoints.map((e: { id: string }) => e.id),
+    ).not.toContain(endpoint.id);
+    await fails(['webhook:delete', '--endpoint', endpoint.id], /no webhook endpoint/);
+  } finally {
+    await dispatcher.stop();
+    r.stop();
+  }
+}, 30_000);
