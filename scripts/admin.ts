@@ -2,8 +2,8 @@
 /** Operator command line (docs/design/cli.md): one JSON object on stdout; a one-line error and exit 1 on failure. */
 import { parseArgs } from 'node:util';
 import { AppError, answers, isScope, loadConfigOrExit, redisMode, resolveDatabase, SCOPES, SINGLE_NODE, type KeyKind } from '@studio/shared';
-import { createSql } from '@studio/shared/db';
-import { createRedis, connectRedis, quitRedis } from '@studio/shared/redis';
+import { createSql } from '@studio/shared/io/db';
+import { createRedis, connectRedis, quitRedis } from '@studio/shared/io/redis';
 import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/gateway/keys/store';
 import { parseOriginList } from '@studio/shared/origins';
 import { createLoginLink } from '@studio/gateway/dashboard/links';

@@ -6,7 +6,7 @@
  */
 import postgres from 'postgres';
 import { loadConfig, newId, signedHeaders, SCOPES, type Caller } from '@studio/shared';
-import { createSql } from '@studio/shared/db';
+import { createSql } from '@studio/shared/io/db';
 import { createManagementService } from '@studio/management-service';
 import { signCursor } from '@studio/management-service/kit/pagination';
 import { migrate } from './lib/migrate';

@@ -12,7 +12,7 @@
  * alone while the other idles, in `BENCH_ROUNDS` (default 3) alternating rounds of
  * `BENCH_SECONDS` (default 10) each.
  */
-import { createSql } from '@studio/shared/db';
+import { createSql } from '@studio/shared/io/db';
 import { createApiKey } from '../gateway/src/keys/store';
 import { seedBenchStudio } from './bench/seed';
 import { runWrk, type WrkResult } from './bench/wrk';

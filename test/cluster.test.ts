@@ -5,10 +5,10 @@
  * cluster client reach both, and the revoke counts both before it returns.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { connectRedis, createRedis, quitRedis, type Redis } from '@studio/shared/redis';
+import { connectRedis, createRedis, quitRedis, type Redis } from '@studio/shared/io/redis';
 import { createGateway, type Gateway } from '@studio/gateway';
 import { revokeApiKey } from '@studio/gateway/keys/store';
-import { publishStorefrontChange } from '@studio/shared/invalidation';
+import { publishStorefrontChange } from '@studio/shared/io/invalidation';
 import { expectProblem, startStack, type Stack } from './harness';
 
 const nodes = (process.env.TEST_REDIS_CLUSTER_NODES ?? '').split(',').filter(Boolean);

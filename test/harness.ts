@@ -5,8 +5,8 @@
  */
 import postgres from 'postgres';
 import { loadConfig, type Config, type KeyKind, type Scope } from '@studio/shared';
-import { createSql, type Sql } from '@studio/shared/db';
-import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/redis';
+import { createSql, type Sql } from '@studio/shared/io/db';
+import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/io/redis';
 import { randomBase62 } from '@studio/shared/base62';
 import { createGateway, type Gateway } from '@studio/gateway';
 import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
@@ -15,8 +15,8 @@ import { createStorefrontService } from '@studio/storefront-service';
 import { createManagementService } from '@studio/management-service';
 import { createStudio, deleteStudio, type StudioInput } from '../scripts/lib/studios';
 import { checkedSurfaces } from './documented';
-import { createMetrics, type Metrics } from '@studio/shared/metrics';
-import { SERVE_DEFAULTS, serveService, type ServedApp } from '@studio/shared/serve';
+import { createMetrics, type Metrics } from '@studio/shared/io/metrics';
+import { SERVE_DEFAULTS, serveService, type ServedApp } from '@studio/shared/io/serve';
 
 /**
  * The two ways replicas agree (docs/design/single-node.md), for tests that run against both: with Redis

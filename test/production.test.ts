@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import net from 'node:net';
 import { join } from 'node:path';
 import { GW, signedHeaders, type Caller } from '@studio/shared';
-import { SERVE_DEFAULTS } from '@studio/shared/serve';
+import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { requestTarget } from '@studio/shared/target';
 import { createGateway } from '@studio/gateway';
 import { freePorts } from '../scripts/lib/ports';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { randomBase62 } from '@studio/shared/base62';
-import { createSql, type Sql } from '@studio/shared/db';
+import { createSql, type Sql } from '@studio/shared/io/db';
 import { createApiKey } from '@studio/gateway/keys/store';
 import { createStudio } from '../scripts/lib/studios';
 import { expectProblem } from './harness';

@@ -1,6 +1,6 @@
 import { redisMode, type Config, type RedisMode } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
-import type { Redis } from '@studio/shared/redis';
+import type { Sql } from '@studio/shared/io/db';
+import type { Redis } from '@studio/shared/io/redis';
 import { channels } from '@studio/shared/broadcasts';
 import { KeyResolver, type KeyCacheOptions } from './keys/resolver';
 import { redisNames } from './keys/redis-names';
@@ -18,8 +18,8 @@ import { subscribeBroadcasts, trustMemory } from './broadcasts/subscribe';
 import { broadcastsFor } from './broadcasts/bus';
 import { pgBroadcastHandlers } from './broadcasts/listen';
 import { GatewayLock } from './lock';
-import { createMetrics } from '@studio/shared/metrics';
-import { createSpanExporter } from '@studio/shared/otlp';
+import { createMetrics } from '@studio/shared/io/metrics';
+import { createSpanExporter } from '@studio/shared/io/otlp';
 import { gatewayMetrics } from './metrics';
 import { createOpsHandler } from './ops';
 

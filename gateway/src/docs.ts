@@ -3,8 +3,8 @@ import { JSON_TYPE, jsonResponse, PROBLEM_CODES, PROBLEMS, problemResponse, prob
 import { escapeHtml } from './dashboard/html';
 import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
 import { openApiDocument } from '@studio/shared/openapi';
-import type { Sql } from '@studio/shared/db';
-import { readiness, type RedisCheck } from '@studio/shared/readiness';
+import type { Sql } from '@studio/shared/io/db';
+import { readiness, type RedisCheck } from '@studio/shared/io/readiness';
 
 export type DocsHandler = (surface: Surface, path: string, requestId: string, req: Request) => Promise<Response>;
 

@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { log, type RedisMode } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 
 /**
  * The gateway lock (docs/design/single-node.md): every gateway holds one Postgres advisory lock while it runs,

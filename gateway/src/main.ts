@@ -1,7 +1,7 @@
 import { flushLogs, loadConfigOrExit, log, setLogLevel, setLogProcess } from '@studio/shared';
-import { createSql } from '@studio/shared/db';
-import { connectConfiguredRedis, connectRedis, quitRedis } from '@studio/shared/redis';
-import { SERVE_DEFAULTS } from '@studio/shared/serve';
+import { createSql } from '@studio/shared/io/db';
+import { connectConfiguredRedis, connectRedis, quitRedis } from '@studio/shared/io/redis';
+import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { createGateway } from './app';
 import { GatewayLockRefused } from './lock';
 

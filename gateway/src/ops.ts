@@ -1,8 +1,8 @@
 import { jsonResponse } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
-import type { Metrics } from '@studio/shared/metrics';
-import { readiness, type RedisCheck } from '@studio/shared/readiness';
-import { malformedRequest, withNosniff } from '@studio/shared/serve';
+import type { Sql } from '@studio/shared/io/db';
+import type { Metrics } from '@studio/shared/io/metrics';
+import { readiness, type RedisCheck } from '@studio/shared/io/readiness';
+import { malformedRequest, withNosniff } from '@studio/shared/io/serve';
 import { requestTarget } from '@studio/shared/target';
 
 /**

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
-import { createEndpoint, webhookContext, type WebhookContext } from '@studio/shared/webhooks/endpoints';
-import { sendTestEvent } from '@studio/shared/webhooks/deliveries';
+import { createEndpoint, webhookContext, type WebhookContext } from '@studio/shared/io/webhooks/endpoints';
+import { sendTestEvent } from '@studio/shared/io/webhooks/deliveries';
 import { startStack, type Stack } from '../../test/harness';
 import { startReceiver, until, type Receiver } from '../../test/webhooks/helpers';
 import { get, postForm, signIn } from './dashboard-helpers';

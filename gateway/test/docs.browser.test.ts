@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Browser } from 'playwright-core';
 import { launchChromium, SHOTS } from './browser';
 import { operationsOf, type Surface } from '@studio/shared';
-import { EVENT_TYPES, TEST_EVENT_TYPE } from '@studio/shared/webhooks/event-types';
+import { EVENT_TYPES, TEST_EVENT_TYPE } from '@studio/shared/event-types';
 import { startStack, type Stack } from '../../test/harness';
 
 let s: Stack;

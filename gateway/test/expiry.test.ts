@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { SCOPES } from '@studio/shared';
-import { quitRedis } from '@studio/shared/redis';
+import { quitRedis } from '@studio/shared/io/redis';
 import { createGateway, type Gateway } from '../src/app';
 import { rollApiKey } from '../src/keys/store';
 import { expectProblem, startStack, type Stack } from '../../test/harness';

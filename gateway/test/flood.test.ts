@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { generateKey, hashKey } from '@studio/shared';
-import { quitRedis } from '@studio/shared/redis';
+import { quitRedis } from '@studio/shared/io/redis';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
 import { clientBlock } from '../src/limits/rate-limiter';

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { GW, signedHeaders } from '@studio/shared';
-import { quitRedis } from '@studio/shared/redis';
+import { quitRedis } from '@studio/shared/io/redis';
 import { createGateway } from '@studio/gateway';
 import { revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/gateway/keys/store';
 import { deleteStudio } from '../../scripts/lib/studios';
 import { redisNames } from '@studio/gateway/keys/redis-names';
 import { expectProblem, inMode, MODES, startStack, type Stack } from '../../test/harness';
-import { createSql } from '@studio/shared/db';
+import { createSql } from '@studio/shared/io/db';
 import type { ActivityEntry } from '@studio/gateway/activity/entry';
 import { ActivityWriter, FLUSH_ROWS } from '@studio/gateway/activity/writer';
 import { freePort } from '../../scripts/lib/ports';

@@ -5,7 +5,7 @@
  * burst + rate × seconds answers 200.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { quitRedis } from '@studio/shared/redis';
+import { quitRedis } from '@studio/shared/io/redis';
 import { createGateway, type Gateway } from '../src/app';
 import { inMode, MODES, startStack, type Stack } from '../../test/harness';
 import { RateLimiter } from '../src/limits/rate-limiter';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRedis, connectRedis, quitRedis } from '@studio/shared/redis';
+import { createRedis, connectRedis, quitRedis } from '@studio/shared/io/redis';
 import { createGateway, type Gateway } from '../src/app';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
 import { freePort } from '../../scripts/lib/ports';

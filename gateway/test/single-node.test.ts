@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { randomBase62 } from '@studio/shared/base62';
-import { createSql, type Sql } from '@studio/shared/db';
+import { createSql, type Sql } from '@studio/shared/io/db';
 import { createApiKey } from '../src/keys/store';
 import { createStudio } from '../../scripts/lib/studios';
 import { freePorts } from '../../scripts/lib/ports';

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
-import { serviceKit } from '@studio/shared/service-kit';
-import { registerOperations } from '@studio/shared/register';
+import { serviceKit } from '@studio/shared/io/service-kit';
+import { registerOperations } from '@studio/shared/io/register';
 import type { ManagementDeps } from './kit/deps';
 import { writeGuard } from './kit/guard';
 import { classHandlers } from './classes/routes';

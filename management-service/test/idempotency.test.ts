@@ -1,4 +1,4 @@
-import { deleteByPrefix } from '@studio/shared/redis';
+import { deleteByPrefix } from '@studio/shared/io/redis';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { expectProblem, inMode, MODES, startStack, type Stack } from '../../test/harness';
 import { signedHeaders, type Caller } from '@studio/shared';

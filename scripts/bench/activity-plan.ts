@@ -11,7 +11,7 @@
 import postgres from 'postgres';
 import { loadConfig, newRequestId } from '@studio/shared';
 import { randomBase62 } from '@studio/shared/base62';
-import { createSql } from '@studio/shared/db';
+import { createSql } from '@studio/shared/io/db';
 import { entryQuery, pageQuery } from '@studio/gateway/dashboard/activity';
 import { chartQuery } from '@studio/gateway/dashboard/chart';
 import type { PendingQuery, Row } from 'postgres';

@@ -9,7 +9,7 @@
  * Run as its own process: `bun scripts/bench/bare-proxy.ts <port> <upstream> <headers JSON>`.
  */
 import { Pool } from '@studio/gateway/forward/http1';
-import { SERVE_DEFAULTS } from '@studio/shared/serve';
+import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { requestTarget } from '@studio/shared/target';
 
 const [port, upstream, headersJson] = process.argv.slice(2) as [string, string, string];

@@ -13,7 +13,7 @@
 import postgres, { type PendingQuery, type Row } from 'postgres';
 import { loadConfig } from '@studio/shared';
 import { randomBase62 } from '@studio/shared/base62';
-import { createSql } from '@studio/shared/db';
+import { createSql } from '@studio/shared/io/db';
 import { EVENT_TYPES } from '@studio/shared/events';
 import { findQuery, pageQuery } from '@studio/management-service/events/queries';
 import { deleteBatch } from '@studio/management-service/events/retention';

@@ -20,9 +20,9 @@
  * `--quick`: a smoke run of a few seconds (small counts), to check the script works.
  */
 import { newId } from '@studio/shared';
-import { createSql, type Sql } from '@studio/shared/db';
+import { createSql, type Sql } from '@studio/shared/io/db';
 import { createApiKey } from '@studio/gateway/keys/store';
-import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/shared/webhooks/endpoints';
+import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/shared/io/webhooks/endpoints';
 import { createStudio } from '../lib/studios';
 import { createBenchStack } from './stack';
 

@@ -14,7 +14,7 @@
  * the gateway's to the floor how much is its pipeline's. Skips nginx, with a message, when it is not installed.
  */
 import { signedHeaders, SCOPES, type Caller } from '@studio/shared';
-import { createSql } from '@studio/shared/db';
+import { createSql } from '@studio/shared/io/db';
 import { createApiKey } from '@studio/gateway/keys/store';
 import { createStudio } from '../lib/studios';
 import { nginxPath, startNginx } from './nginx';

@@ -7,7 +7,7 @@
  * seconds), and exits 1 if more were admitted.
  */
 import { join } from 'node:path';
-import { createSql } from '@studio/shared/db';
+import { createSql } from '@studio/shared/io/db';
 import { createApiKey } from '@studio/gateway/keys/store';
 import { createStudio } from '../lib/studios';
 import { freePorts } from '../lib/ports';

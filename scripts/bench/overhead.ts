@@ -5,7 +5,7 @@
  * Usage: bun scripts/bench/overhead.ts [seconds]
  */
 import { signedHeaders } from '@studio/shared';
-import { createSql } from '@studio/shared/db';
+import { createSql } from '@studio/shared/io/db';
 import { createApiKey } from '@studio/gateway/keys/store';
 import { createStudio } from '../lib/studios';
 import { createBenchStack } from './stack';

@@ -8,8 +8,8 @@
  * alternating runs.
  */
 import { loadConfig, setLogLevel } from '@studio/shared';
-import { createSql } from '@studio/shared/db';
-import { connectRedis, createRedis, quitRedis } from '@studio/shared/redis';
+import { createSql } from '@studio/shared/io/db';
+import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
 import { createGateway } from '@studio/gateway/app';
 import { createApiKey } from '@studio/gateway/keys/store';
 import { createStudio } from '../lib/studios';

@@ -1,6 +1,6 @@
 /** The bench studio: 200 instructors, 2,000 classes, 20,000 occurrences, written in bulk. */
 import { newId } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 import { createStudio } from '../lib/studios';
 
 const HOUR = 3_600_000;

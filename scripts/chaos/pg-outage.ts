@@ -10,7 +10,7 @@
  */
 import postgres from 'postgres';
 import { createApiKey } from '@studio/gateway/keys/store';
-import { createSql } from '@studio/shared/db';
+import { createSql } from '@studio/shared/io/db';
 import { createStudio } from '../lib/studios';
 import { startThrowawayPostgres } from '../lib/throwaway-pg';
 import { createBenchStack } from '../bench/stack';

@@ -1,5 +1,5 @@
 import { newId, SCOPES, type Config } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 import { createApiKey } from '@studio/gateway/keys/store';
 import { createClass } from '@studio/management-service/classes/service';
 import { createStudio, publishSite } from './studios';

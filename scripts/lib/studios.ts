@@ -1,5 +1,5 @@
 import { AppError, newId, iso, isoOrNull } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 import { schemaErrors } from '@studio/shared/schemas/fields';
 import { Address } from '@studio/shared/schemas/locations';
 import { SiteSocial } from '@studio/shared/schemas/storefront';

@@ -1,12 +1,12 @@
 /**
  * The operator's webhook commands (docs/design/webhooks.md): `webhook:create`, `:list`, `:enable`, `:disable`,
- * `:delete`, `:roll-secret`, `:test`. The work is the shared module's (`shared/src/webhooks/`), the one
+ * `:delete`, `:roll-secret`, `:test`. The work is the shared module's (`shared/src/io/webhooks/`), the one
  * the dashboard calls too; this prints the endpoint with the fields §16 names, and the secret only
  * where one was just made.
  */
 import type { Config } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
-import { sendTestEvent } from '@studio/shared/webhooks/deliveries';
+import type { Sql } from '@studio/shared/io/db';
+import { sendTestEvent } from '@studio/shared/io/webhooks/deliveries';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -15,7 +15,7 @@ import {
   rollEndpointSecret,
   setEndpointEnabled,
   webhookContext,
-} from '@studio/shared/webhooks/endpoints';
+} from '@studio/shared/io/webhooks/endpoints';
 import { requireStudio } from './studios';
 
 const shown = (e: EndpointJson) => ({

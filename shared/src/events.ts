@@ -5,7 +5,7 @@
  * emits which (`emits`).
  */
 import type { Scope } from './operations';
-import { EVENT_TYPES, type EventType } from './webhooks/event-types';
+import { EVENT_TYPES, type EventType } from './event-types';
 
 export { EVENT_TYPES, type EventType };
 

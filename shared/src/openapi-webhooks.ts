@@ -18,7 +18,7 @@ import { Member } from './schemas/members';
 import { Plan } from './schemas/plans';
 import { Program } from './schemas/programs';
 import { Occurrence } from './schemas/schedule';
-import { EVENT_TYPES, TEST_EVENT_TYPE, type EventType } from './webhooks/event-types';
+import { EVENT_TYPES, TEST_EVENT_TYPE, type EventType } from './event-types';
 
 type Json = Record<string, unknown>;
 /** `openapi.ts`'s converter: a named schema becomes a `$ref` (collected as a component), any other is written inline. */

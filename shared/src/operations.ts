@@ -8,7 +8,7 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { idPattern, type IdKind } from './ids';
 import type { ProblemCode } from './problem';
-import type { EventType } from './webhooks/event-types';
+import type { EventType } from './event-types';
 import { Event, EventPage, EventsQuery } from './schemas/events';
 import { PageQuery } from './schemas/page';
 import { Class, ClassPage, CreateClassBody, UpdateClassBody } from './schemas/classes';

@@ -29,3 +29,13 @@ test('small functions: none in the four src trees is over 60 lines (conventions 
   }
   expect(long).toEqual([]);
 });
+
+test('shared/src is pure outside io/: no file there imports the I/O kit (io/), a database or Redis client, or the network', async () => {
+  const impure: string[] = [];
+  const io = /from '(\.\.?\/)+io\/|from '(postgres|redis|node:net|node:dns|node:http)'/;
+  for await (const file of new Glob('shared/src/**/*.ts').scan(root)) {
+    if (file.startsWith('shared/src/io/')) continue;
+    if (io.test(await Bun.file(root + file).text())) impure.push(file);
+  }
+  expect(impure).toEqual([]);
+});

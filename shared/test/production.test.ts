@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { ConfigError, loadConfig } from '@studio/shared';
-import { SERVE_DEFAULTS } from '@studio/shared/serve';
+import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { requestTarget } from '@studio/shared/target';
 
 describe('requestTarget', () => {

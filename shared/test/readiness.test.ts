@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'bun:test';
-import { createSql } from '@studio/shared/db';
-import { readiness } from '@studio/shared/readiness';
+import { createSql } from '@studio/shared/io/db';
+import { readiness } from '@studio/shared/io/readiness';
 
 // a Postgres that is not there: port 1 refuses at once
 const dead = createSql('postgres://postgres@127.0.0.1:1/none', { max: 1 });

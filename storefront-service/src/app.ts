@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
-import { serviceKit } from '@studio/shared/service-kit';
-import { registerOperations } from '@studio/shared/register';
+import { serviceKit } from '@studio/shared/io/service-kit';
+import { registerOperations } from '@studio/shared/io/register';
 import type { StorefrontDeps } from './kit/deps';
 import { configHandlers } from './config/routes';
 import { siteHandlers } from './site/routes';

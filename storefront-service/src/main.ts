@@ -1,4 +1,4 @@
-import { runService } from '@studio/shared/service-main';
+import { runService } from '@studio/shared/io/service-main';
 import { createStorefrontService } from './app';
 
 await runService({ name: 'storefront-service', surface: 'storefront', port: (c) => c.STOREFRONT_SERVICE_PORT, build: createStorefrontService });

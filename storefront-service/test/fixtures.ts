@@ -1,6 +1,6 @@
 /** Rows written straight to Postgres, so Storefront tests do not depend on the Management surface. */
 import { newId } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 
 export async function instructor(sql: Sql, studioId: string, o: { name?: string; active?: boolean; disciplines?: string[] } = {}) {
   const id = newId('instructor');

@@ -1,7 +1,7 @@
 import { brotliDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { OPERATIONS, operationsOf } from '@studio/shared';
-import { publishStorefrontChange } from '@studio/shared/invalidation';
+import { publishStorefrontChange } from '@studio/shared/io/invalidation';
 import { expectProblem, startStack, type Stack } from '../../test/harness';
 import { inHours, instructor, klass } from './fixtures';
 

@@ -9,9 +9,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, spyOn, test } from 'b
 import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks/dispatcher';
 import { deleteExpired } from '@studio/management-service/webhooks/queries';
 import { setLogLevel } from '@studio/shared';
-import { createSql, type Sql } from '@studio/shared/db';
-import { createMetrics } from '@studio/shared/metrics';
-import { listDeliveries, replayDelivery, sendTestEvent } from '@studio/shared/webhooks/deliveries';
+import { createSql, type Sql } from '@studio/shared/io/db';
+import { createMetrics } from '@studio/shared/io/metrics';
+import { listDeliveries, replayDelivery, sendTestEvent } from '@studio/shared/io/webhooks/deliveries';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -20,7 +20,7 @@ import {
   setEndpointEnabled,
   type WebhookContext,
   webhookContext,
-} from '@studio/shared/webhooks/endpoints';
+} from '@studio/shared/io/webhooks/endpoints';
 import { Webhook } from 'standardwebhooks';
 import { freePort } from '../../scripts/lib/ports';
 import {

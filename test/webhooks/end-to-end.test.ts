@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
-import { createEndpoint, webhookContext } from '@studio/shared/webhooks/endpoints';
+import { createEndpoint, webhookContext } from '@studio/shared/io/webhooks/endpoints';
 import { Webhook } from 'standardwebhooks';
 import { type Stack, startStack } from '../harness';
 import { startReceiver, until } from './helpers';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
 import { firstBytes } from '@studio/management-service/webhooks/send';
 import { AppError } from '@studio/shared';
-import { refusedAddress } from '@studio/shared/webhooks/addresses';
+import { refusedAddress } from '@studio/shared/io/webhooks/addresses';
 import {
   createEndpoint,
   type EndpointRow,
@@ -15,10 +15,10 @@ import {
   MAX_ENDPOINTS_PER_STUDIO,
   signingSecrets,
   webhookContext,
-} from '@studio/shared/webhooks/endpoints';
-import { parseRetrySchedule, retryDelay } from '@studio/shared/webhooks/schedule';
-import { createSecretBox, secretBytes, signatureHeader } from '@studio/shared/webhooks/secrets';
-import type { Resolver } from '@studio/shared/webhooks/target';
+} from '@studio/shared/io/webhooks/endpoints';
+import { parseRetrySchedule, retryDelay } from '@studio/shared/io/webhooks/schedule';
+import { createSecretBox, secretBytes, signatureHeader } from '@studio/shared/io/webhooks/secrets';
+import type { Resolver } from '@studio/shared/io/webhooks/target';
 import { freshDatabase, recordEvent, startReceiver, type TestDatabase, until } from './helpers';
 
 let db: TestDatabase;

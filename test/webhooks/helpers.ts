@@ -2,7 +2,7 @@
 
 import { type Config, loadConfig, newId } from '@studio/shared';
 import { randomBase62 } from '@studio/shared/base62';
-import { createSql, type Sql } from '@studio/shared/db';
+import { createSql, type Sql } from '@studio/shared/io/db';
 import postgres from 'postgres';
 import { createStudio } from '../../scripts/lib/studios';
 

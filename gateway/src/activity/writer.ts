@@ -1,4 +1,4 @@
-import type { Sql, Tx } from '@studio/shared/db';
+import type { Sql, Tx } from '@studio/shared/io/db';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { log } from '@studio/shared';

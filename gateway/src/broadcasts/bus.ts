@@ -1,7 +1,7 @@
 import { redisMode, type Config } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
-import { notifyStorefrontChange, publishStorefrontChange } from '@studio/shared/invalidation';
-import type { Redis } from '@studio/shared/redis';
+import type { Sql } from '@studio/shared/io/db';
+import { notifyStorefrontChange, publishStorefrontChange } from '@studio/shared/io/invalidation';
+import type { Redis } from '@studio/shared/io/redis';
 import { broadcastEviction } from './eviction';
 import { notifyEviction } from './notify';
 

@@ -1,6 +1,6 @@
 import { randomBase62 } from '@studio/shared/base62';
 import { channels } from '@studio/shared/broadcasts';
-import { subscribers, type Redis } from '@studio/shared/redis';
+import { subscribers, type Redis } from '@studio/shared/io/redis';
 import { REVOKED_MARKER_TTL_S, STALE_MARKER_TTL_S, redisNames } from '../keys/redis-names';
 
 /** How long a revoke waits for every gateway to confirm. */

@@ -1,5 +1,5 @@
 import { pgChannels } from '@studio/shared/broadcasts';
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 import type { StorefrontCache } from '../cache/storefront';
 import type { KeyResolver } from '../keys/resolver';
 

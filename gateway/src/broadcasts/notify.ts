@@ -1,6 +1,6 @@
 import { randomBase62 } from '@studio/shared/base62';
 import { pgChannels } from '@studio/shared/broadcasts';
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 import { gatewaysHolding } from '../lock';
 
 /** How long a revoke waits for the gateway to confirm (as over Redis). */

@@ -1,6 +1,6 @@
 import { log } from '@studio/shared';
 import type { Channels } from '@studio/shared/broadcasts';
-import type { Redis } from '@studio/shared/redis';
+import type { Redis } from '@studio/shared/io/redis';
 import type { StorefrontCache } from '../cache/storefront';
 import type { KeyResolver } from '../keys/resolver';
 

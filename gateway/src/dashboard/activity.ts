@@ -1,5 +1,5 @@
 import { OPERATIONS, PROBLEMS, problemTypeBase, requestTimeOf, type Operation, type ProblemCode } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 import { chartBuckets, chartSvg, type ChartRange } from './chart';
 import { chromeOf, html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
 import type { DashboardDeps } from './deps';

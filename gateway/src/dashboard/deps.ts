@@ -1,7 +1,7 @@
 import type { Config } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
-import type { Metrics } from '@studio/shared/metrics';
-import type { RedisCheck } from '@studio/shared/readiness';
+import type { Sql } from '@studio/shared/io/db';
+import type { Metrics } from '@studio/shared/io/metrics';
+import type { RedisCheck } from '@studio/shared/io/readiness';
 import type { Broadcasts } from '../broadcasts/bus';
 import type { ActivityWriter } from '../activity/writer';
 

@@ -1,5 +1,5 @@
-import { readiness } from '@studio/shared/readiness';
-import { malformedRequest } from '@studio/shared/serve';
+import { readiness } from '@studio/shared/io/readiness';
+import { malformedRequest } from '@studio/shared/io/serve';
 import { requestTarget } from '@studio/shared/target';
 import { accessLogOn, etagMatches, etagOf, log, logRequest, newRequestId, } from '@studio/shared';
 import { activityEntryPage, activityPage } from './activity';

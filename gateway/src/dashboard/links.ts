@@ -1,5 +1,5 @@
 import type { Config } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 import { timingSafeEqual } from 'node:crypto';
 import { randomBase62 } from '@studio/shared/base62';
 

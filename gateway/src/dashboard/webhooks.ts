@@ -1,18 +1,18 @@
 import { AppError } from '@studio/shared';
 import { MAX_URL_LENGTH } from '@studio/shared/schemas/fields';
-import { listDeliveries, replayDelivery, sendTestEvent, type DeliveryJson } from '@studio/shared/webhooks/deliveries';
+import { listDeliveries, replayDelivery, sendTestEvent, type DeliveryJson } from '@studio/shared/io/webhooks/deliveries';
 import {
   createEndpoint, deleteEndpoint, getEndpoint, endpointJson, listEndpoints, MAX_ENDPOINTS_PER_STUDIO, ROLL_GRACE_MS,
   rollEndpointSecret, setEndpointEnabled, webhookContext, type EndpointJson, type WebhookContext,
-} from '@studio/shared/webhooks/endpoints';
-import { EVENT_TYPES } from '@studio/shared/webhooks/event-types';
+} from '@studio/shared/io/webhooks/endpoints';
+import { EVENT_TYPES } from '@studio/shared/event-types';
 import { chromeOf, html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
 import type { DashboardDeps } from './deps';
 import type { Session } from './session';
 
 /**
  * The Webhooks page (docs/design/webhooks.md): a studio's endpoints, each with its delivery log. Every action
- * goes through the webhooks module (`shared/src/webhooks/`), which the operator CLI uses too; the
+ * goes through the webhooks module (`shared/src/io/webhooks/`), which the operator CLI uses too; the
  * dispatcher (in management-service) does the sending. The signing secret is shown once, on the
  * POST's own response (create and roll), like a new key. A problem the module refuses with (a URL
  * the SSRF rules refuse, the 16th endpoint, a disabled endpoint's test) is a form error, never a 500.

@@ -1,5 +1,5 @@
-import type { Sql } from '@studio/shared/db';
-import type { Redis } from '@studio/shared/redis';
+import type { Sql } from '@studio/shared/io/db';
+import type { Redis } from '@studio/shared/io/redis';
 import type { KeyKind } from '@studio/shared';
 import { TieredCache, type CacheTier, type SharedTier } from '../cache/tiered';
 import { RECORD_TTL_S, redisNames } from './redis-names';

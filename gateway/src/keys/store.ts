@@ -1,4 +1,4 @@
-import type { Sql, Tx } from '@studio/shared/db';
+import type { Sql, Tx } from '@studio/shared/io/db';
 import { parseOriginList } from '@studio/shared/origins';
 import { AppError, generateKey, hashKey, isScope, keyHint, newId, isoOrNull, iso, type KeyKind } from '@studio/shared';
 import type { Broadcasts } from '../broadcasts/bus';

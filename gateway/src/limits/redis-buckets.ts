@@ -1,4 +1,4 @@
-import type { Redis } from '@studio/shared/redis';
+import type { Redis } from '@studio/shared/io/redis';
 import type { redisNames } from '../keys/redis-names';
 import type { Bucket, BucketStore, Take } from './buckets';
 

@@ -14,7 +14,7 @@ import { recordStep } from './record';
 import { routeStep } from './route';
 import type { SurfaceProfile } from './profile';
 import type { GatewayMetrics } from '../metrics';
-import type { SpanExporter } from '@studio/shared/otlp';
+import type { SpanExporter } from '@studio/shared/io/otlp';
 
 export interface PipelineDeps {
   config: Config;

@@ -1,6 +1,6 @@
 import { accessLogOn, logRequest, REQUEST_ID } from '@studio/shared';
-import type { Metrics } from '@studio/shared/metrics';
-import type { SpanExporter } from '@studio/shared/otlp';
+import type { Metrics } from '@studio/shared/io/metrics';
+import type { SpanExporter } from '@studio/shared/io/otlp';
 import { traceparentOf, TRACERESPONSE } from '@studio/shared/trace';
 import { outcomeOf, type ActivityWriter } from '../activity/writer';
 import { clientAddressOf, setHeaders, type Ctx } from './context';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBase62 } from '@studio/shared/base62';
-import { createRedis, connectRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/redis';
-import { createSql, type Sql } from '@studio/shared/db';
+import { createRedis, connectRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/io/redis';
+import { createSql, type Sql } from '@studio/shared/io/db';
 import { RateLimiter } from '../../src/limits/rate-limiter';
 import type { BucketStore } from '../../src/limits/buckets';
 import { MemoryBuckets } from '../../src/limits/memory-buckets';

@@ -1,5 +1,5 @@
 import { AppError, newId, problems, quote } from '@studio/shared';
-import type { Tx } from '@studio/shared/db';
+import type { Tx } from '@studio/shared/io/db';
 import type { Class, CreateClassBody, UpdateClassBody } from '@studio/shared/schemas/classes';
 import { changedFields, event, updated, type Written } from '../kit/events';
 import { futureInstant, requireStorable } from '../kit/instants';

@@ -1,5 +1,5 @@
 import { iso, isoOrNull } from '@studio/shared';
-import type { Db } from '@studio/shared/db';
+import type { Db } from '@studio/shared/io/db';
 import type { UpdateContentBody, Video } from '@studio/shared/schemas/content';
 import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
 

@@ -1,5 +1,5 @@
 import { AppError, problems, quote } from '@studio/shared';
-import type { Tx } from '@studio/shared/db';
+import type { Tx } from '@studio/shared/io/db';
 import type { UpdateContentBody, Video } from '@studio/shared/schemas/content';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';

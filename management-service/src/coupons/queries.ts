@@ -1,5 +1,5 @@
 import { iso, isoOrNull, newId } from '@studio/shared';
-import type { Db } from '@studio/shared/db';
+import type { Db } from '@studio/shared/io/db';
 import type { Coupon, CouponConfig } from '@studio/shared/schemas/coupons';
 import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
 

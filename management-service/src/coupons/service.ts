@@ -1,5 +1,5 @@
 import { type FieldError, problems } from '@studio/shared';
-import type { Tx } from '@studio/shared/db';
+import type { Tx } from '@studio/shared/io/db';
 import { isCurrency, schemaErrors } from '@studio/shared/schemas/fields';
 import { COUPON_CONFIGS, type Coupon, type CouponConfig, type CreateCouponBody } from '@studio/shared/schemas/coupons';
 import { event, unchanged, type Written } from '../kit/events';

@@ -1,5 +1,5 @@
 import { iso } from '@studio/shared';
-import type { Db } from '@studio/shared/db';
+import type { Db } from '@studio/shared/io/db';
 import type { EventResource } from '@studio/shared/events';
 import type { Event } from '@studio/shared/schemas/events';
 
@@ -20,7 +20,7 @@ interface Row {
   requestId: string | null;
 }
 
-/** The event as the feed serves it and a webhook carries it (shared/src/webhooks/body.ts writes the same fields in the same order). */
+/** The event as the feed serves it and a webhook carries it (shared/src/io/webhooks/body.ts writes the same fields in the same order). */
 const toEvent = (r: Row): Event => ({ id: r.id, type: r.type, createdAt: iso(r.createdAt), data: r.data, requestId: r.requestId });
 
 /**

@@ -1,5 +1,5 @@
 import { AppError, idPattern, idTime, problems, quote, type Caller } from '@studio/shared';
-import type { Db } from '@studio/shared/db';
+import type { Db } from '@studio/shared/io/db';
 import { EVENT_RESOURCE_SCOPES, EVENT_TYPES, isEventType, readableResources } from '@studio/shared/events';
 import type { Event, EventsQuery } from '@studio/shared/schemas/events';
 import type { ManagementDeps } from '../kit/deps';

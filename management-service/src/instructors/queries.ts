@@ -1,5 +1,5 @@
 import { iso, newId } from '@studio/shared';
-import type { Db } from '@studio/shared/db';
+import type { Db } from '@studio/shared/io/db';
 import type { Instructor, CreateInstructorBody, UpdateInstructorBody } from '@studio/shared/schemas/instructors';
 import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
 

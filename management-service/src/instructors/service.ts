@@ -1,5 +1,5 @@
 import { problems } from '@studio/shared';
-import type { Tx } from '@studio/shared/db';
+import type { Tx } from '@studio/shared/io/db';
 import type { CreateInstructorBody, Instructor, UpdateInstructorBody } from '@studio/shared/schemas/instructors';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';

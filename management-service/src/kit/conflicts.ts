@@ -1,5 +1,5 @@
 import { iso, problems, type AppError } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 
 /**
  * The occurrence a double-booking clashed with, read after the failed transaction from the

@@ -1,7 +1,7 @@
 import type { Config } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
-import type { Metrics } from '@studio/shared/metrics';
-import type { Redis } from '@studio/shared/redis';
+import type { Sql } from '@studio/shared/io/db';
+import type { Metrics } from '@studio/shared/io/metrics';
+import type { Redis } from '@studio/shared/io/redis';
 
 /** What the Management service is built from: every resource's handlers and the write runner take these. */
 export interface ManagementDeps {

@@ -5,7 +5,7 @@
  * checks each type against the operation's registry row, inserts them.
  */
 import { newId } from '@studio/shared';
-import type { Db } from '@studio/shared/db';
+import type { Db } from '@studio/shared/io/db';
 import { resourceOf, type EventType } from '@studio/shared/events';
 
 /** One event of a write, before it is recorded. */

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import { AppError, isWriteMethod } from '@studio/shared';
-import { verifiedCaller } from '@studio/shared/service-kit';
+import { verifiedCaller } from '@studio/shared/io/service-kit';
 import { MAX_KEY_LENGTH } from './idempotency';
 
 function hasBody(request: Request): boolean {

@@ -1,6 +1,6 @@
-import type { Tx } from '@studio/shared/db';
+import type { Tx } from '@studio/shared/io/db';
 import { problems, type AnyOperation, type IdKind } from '@studio/shared';
-import type { OperationContext } from '@studio/shared/register';
+import type { OperationContext } from '@studio/shared/io/register';
 import type { ManagementDeps } from './deps';
 import { runWrite, type WriteResult } from './write';
 

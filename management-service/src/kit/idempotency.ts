@@ -1,6 +1,6 @@
 import { redisMode, type Config } from '@studio/shared';
-import type { Db, Sql, Tx } from '@studio/shared/db';
-import type { Redis } from '@studio/shared/redis';
+import type { Db, Sql, Tx } from '@studio/shared/io/db';
+import type { Redis } from '@studio/shared/io/redis';
 
 /** Idempotency records (docs/design/idempotency.md): Postgres is the truth; the lock and the hot copy are `IdempotencyLocks`. */
 export const RETENTION_S = 24 * 60 * 60;

@@ -1,5 +1,5 @@
 import { iso, isoOrNull } from '@studio/shared';
-import type { Db } from '@studio/shared/db';
+import type { Db } from '@studio/shared/io/db';
 import type { Occurrence } from '@studio/shared/schemas/schedule';
 import { sortKeySql } from './pagination';
 

@@ -1,9 +1,9 @@
 import type { Static } from '@sinclair/typebox';
 import { AppError, JSON_TYPE, problemBody, problemTypeBase, PROBLEM_CONTENT_TYPE, type AnyOperation, type Caller } from '@studio/shared';
 import { translatePgError } from '@studio/shared/pg-errors';
-import type { Tx } from '@studio/shared/db';
-import type { Metrics } from '@studio/shared/metrics';
-import type { OperationContext } from '@studio/shared/register';
+import type { Tx } from '@studio/shared/io/db';
+import type { Metrics } from '@studio/shared/io/metrics';
+import type { OperationContext } from '@studio/shared/io/register';
 import type { EventType } from '@studio/shared/events';
 import { parseTraceparent, TRACEPARENT } from '@studio/shared/trace';
 import { doubleBookedWithConflict } from './conflicts';

@@ -1,5 +1,5 @@
 import { AppError, problems, quote } from '@studio/shared';
-import type { Tx } from '@studio/shared/db';
+import type { Tx } from '@studio/shared/io/db';
 import { canonicalTimeZone } from '@studio/shared/schemas/fields';
 import type { CreateLocationBody, CreateRoomBody, Location, Room, UpdateLocationBody, UpdateRoomBody } from '@studio/shared/schemas/locations';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';

@@ -1,5 +1,5 @@
 import { iso, isoOrNull } from '@studio/shared';
-import type { Db, Tx } from '@studio/shared/db';
+import type { Db, Tx } from '@studio/shared/io/db';
 import type { Member } from '@studio/shared/schemas/members';
 import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
 

@@ -1,5 +1,5 @@
 import { AppError, newId, problems, quote } from '@studio/shared';
-import type { Tx } from '@studio/shared/db';
+import type { Tx } from '@studio/shared/io/db';
 import { isRole, ROLES, type InviteMemberBody, type Member, type UpdateMemberBody } from '@studio/shared/schemas/members';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';

@@ -1,5 +1,5 @@
 import { iso, isoOrNull, newId } from '@studio/shared';
-import type { Db } from '@studio/shared/db';
+import type { Db } from '@studio/shared/io/db';
 import type { Plan, PlanConfig, PlanType } from '@studio/shared/schemas/plans';
 import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
 

@@ -1,5 +1,5 @@
 import { problems } from '@studio/shared';
-import type { Tx } from '@studio/shared/db';
+import type { Tx } from '@studio/shared/io/db';
 import { isCurrency, schemaErrors } from '@studio/shared/schemas/fields';
 import { PLAN_CONFIGS, type CreatePlanBody, type Plan, type PlanConfig, type PlanType, type UpdatePlanBody } from '@studio/shared/schemas/plans';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';

@@ -1,5 +1,5 @@
 import { iso, newId } from '@studio/shared';
-import type { Db } from '@studio/shared/db';
+import type { Db } from '@studio/shared/io/db';
 import type { Program } from '@studio/shared/schemas/programs';
 import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
 

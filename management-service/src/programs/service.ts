@@ -1,5 +1,5 @@
 import { AppError, problems } from '@studio/shared';
-import type { Tx } from '@studio/shared/db';
+import type { Tx } from '@studio/shared/io/db';
 import { isCurrency } from '@studio/shared/schemas/fields';
 import type { CreateProgramBody, Program, UpdateProgramBody } from '@studio/shared/schemas/programs';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';

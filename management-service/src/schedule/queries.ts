@@ -1,4 +1,4 @@
-import type { Db, Tx } from '@studio/shared/db';
+import type { Db, Tx } from '@studio/shared/io/db';
 import type { Occurrence } from '@studio/shared/schemas/schedule';
 import { selectOccurrence, toOccurrence, type OccurrenceRow as Row } from '../kit/occurrences';
 import { afterSql, pageOf, type Page, type PageParams } from '../kit/pagination';

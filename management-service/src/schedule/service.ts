@@ -1,5 +1,5 @@
 import { AppError, problems } from '@studio/shared';
-import type { Tx } from '@studio/shared/db';
+import type { Tx } from '@studio/shared/io/db';
 import type { Occurrence, RescheduleBody } from '@studio/shared/schemas/schedule';
 import { unchanged, updated, type Written } from '../kit/events';
 import { futureInstant, requireStorable } from '../kit/instants';

@@ -14,14 +14,14 @@
  * delivery whose recording was lost with the process is redone when its lease ends (at least once).
  */
 import type { Config } from '@studio/shared/config';
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 import { log } from '@studio/shared/http';
-import type { Metrics } from '@studio/shared/metrics';
-import { eventBody } from '@studio/shared/webhooks/body';
-import { EVENTS_CHANNEL } from '@studio/shared/webhooks/endpoints';
-import { parseRetrySchedule, retryDelay } from '@studio/shared/webhooks/schedule';
-import { createSecretBox, secretBytes } from '@studio/shared/webhooks/secrets';
-import type { Resolver } from '@studio/shared/webhooks/target';
+import type { Metrics } from '@studio/shared/io/metrics';
+import { eventBody } from '@studio/shared/io/webhooks/body';
+import { EVENTS_CHANNEL } from '@studio/shared/io/webhooks/endpoints';
+import { parseRetrySchedule, retryDelay } from '@studio/shared/io/webhooks/schedule';
+import { createSecretBox, secretBytes } from '@studio/shared/io/webhooks/secrets';
+import type { Resolver } from '@studio/shared/io/webhooks/target';
 import {
   type Claimed,
   claimDue,

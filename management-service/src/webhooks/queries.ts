@@ -11,9 +11,9 @@
  */
 
 import { newId } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
-import { disableEndpointIn, type EndpointRow } from '@studio/shared/webhooks/endpoints';
-import { DISABLE_AFTER_FAILING_MS } from '@studio/shared/webhooks/schedule';
+import type { Sql } from '@studio/shared/io/db';
+import { disableEndpointIn, type EndpointRow } from '@studio/shared/io/webhooks/endpoints';
+import { DISABLE_AFTER_FAILING_MS } from '@studio/shared/io/webhooks/schedule';
 import type { AttemptResult } from './send';
 
 export const FAN_OUT_BATCH = 1000;

@@ -1,5 +1,5 @@
 import { Type as t, type Static } from '@sinclair/typebox';
-import { EVENT_TYPES } from '../webhooks/event-types';
+import { EVENT_TYPES } from '../event-types';
 import { Class } from './classes';
 import { Video } from './content';
 import { Coupon } from './coupons';

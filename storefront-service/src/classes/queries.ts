@@ -1,5 +1,5 @@
 import { iso } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 import type { StorefrontClass } from '@studio/shared/schemas/storefront';
 
 export interface ClassFilter {

@@ -1,5 +1,5 @@
 import { clampInstant, type FieldError, parseInstant, problems } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 import type { StorefrontClassList, StorefrontClassQuery } from '@studio/shared/schemas/storefront';
 import { upcomingOccurrences } from './queries';
 

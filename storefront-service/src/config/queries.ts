@@ -1,4 +1,4 @@
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 import type { StorefrontConfig } from '@studio/shared/schemas/storefront';
 
 interface Row {

@@ -1,4 +1,4 @@
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 import { MAX_STOREFRONT_LIST, type StorefrontInstructor } from '@studio/shared/schemas/storefront';
 
 const toInstructor = (r: StorefrontInstructor): StorefrontInstructor => ({ id: r.id, name: r.name, bio: r.bio, photoUrl: r.photoUrl, disciplines: r.disciplines });

@@ -1,6 +1,6 @@
 import type { Config } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
-import type { Redis } from '@studio/shared/redis';
+import type { Sql } from '@studio/shared/io/db';
+import type { Redis } from '@studio/shared/io/redis';
 
 /** What the Storefront service is built from (`main.ts` or a test makes them); the service kit's readiness reads `redis`. */
 export interface StorefrontDeps {

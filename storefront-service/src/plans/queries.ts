@@ -1,4 +1,4 @@
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 import { MAX_STOREFRONT_LIST, type StorefrontPlan } from '@studio/shared/schemas/storefront';
 
 const toPlan = (r: StorefrontPlan): StorefrontPlan => ({ id: r.id, name: r.name, description: r.description, type: r.type, config: r.config });

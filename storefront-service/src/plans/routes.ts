@@ -1,4 +1,4 @@
-import type { HandlersFor } from '@studio/shared/register';
+import type { HandlersFor } from '@studio/shared/io/register';
 import { cacheable } from '../kit/cacheable';
 import type { StorefrontDeps } from '../kit/deps';
 import { publicPlans } from './queries';

@@ -1,6 +1,6 @@
 import type { Static, TObject } from '@sinclair/typebox';
 import { iso } from '@studio/shared';
-import type { Sql } from '@studio/shared/db';
+import type { Sql } from '@studio/shared/io/db';
 import { Address } from '@studio/shared/schemas/locations';
 import { SiteSocial, type StorefrontSite } from '@studio/shared/schemas/storefront';
 

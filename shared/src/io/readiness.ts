@@ -1,6 +1,6 @@
 import { pingSql, type Sql } from './db';
-import { jsonResponse } from './http';
-import { redisMode, type Config } from './config';
+import { jsonResponse } from '../http';
+import { redisMode, type Config } from '../config';
 import { pingRedis, type Redis } from './redis';
 
 /** docs/design/processes.md, the same on every process: ready while Postgres answers; Redis down is degraded but serving; `none` is single-node mode (§17). */

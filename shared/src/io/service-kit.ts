@@ -1,16 +1,16 @@
 import { Elysia, ValidationError } from 'elysia';
-import { AppError, problems, problemResponse as renderProblem, type FieldError, type ProblemCode, type ProblemOptions } from './problem';
-import { translatePgError } from './pg-errors';
-import { verifySignature, type Caller } from './signing';
-import { jsonResponse, log } from './http';
+import { AppError, problems, problemResponse as renderProblem, type FieldError, type ProblemCode, type ProblemOptions } from '../problem';
+import { translatePgError } from '../pg-errors';
+import { verifySignature, type Caller } from '../signing';
+import { jsonResponse, log } from '../http';
 import { Kind, type TSchema } from '@sinclair/typebox';
-import { fieldMessage, schemaErrors, type SchemaError } from './validation';
-import { problemTypeBase, type Config } from './config';
-import type { Surface } from './operations';
+import { fieldMessage, schemaErrors, type SchemaError } from '../validation';
+import { problemTypeBase, type Config } from '../config';
+import type { Surface } from '../operations';
 import type { Sql } from './db';
 import type { Redis } from './redis';
 import { readiness, redisCheckOf } from './readiness';
-import { requestTarget } from './target';
+import { requestTarget } from '../target';
 
 export interface ServiceKitOptions {
   name: string;

@@ -1,4 +1,4 @@
-import { channels, pgChannels } from './broadcasts';
+import { channels, pgChannels } from '../broadcasts';
 import type { Sql } from './db';
 import type { Redis } from './redis';
 

@@ -12,7 +12,7 @@
  * closed unions, so cardinality is bounded.
  */
 import client from 'prom-client';
-import type { Surface } from './operations';
+import type { Surface } from '../operations';
 
 /**
  * Left out, as untrue on Bun: prom-client's event-loop-lag gauges read garbage (NaN, min

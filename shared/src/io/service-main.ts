@@ -3,11 +3,11 @@
  * its metrics, traces and access log, and a graceful stop on SIGTERM / SIGINT.
  */
 import type { Elysia } from 'elysia';
-import { loadConfigOrExit, type Config } from './config';
+import { loadConfigOrExit, type Config } from '../config';
 import { createSql, type Sql } from './db';
-import { flushLogs, log, setLogLevel, setLogProcess } from './http';
+import { flushLogs, log, setLogLevel, setLogProcess } from '../http';
 import { createMetrics, type Metrics } from './metrics';
-import type { Surface } from './operations';
+import type { Surface } from '../operations';
 import { connectConfiguredRedis, quitRedis, type Redis } from './redis';
 import { serveService } from './serve';
 

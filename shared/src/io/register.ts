@@ -2,11 +2,11 @@ import { Elysia, type Context } from 'elysia';
 import type { Static, TSchema } from '@sinclair/typebox';
 import {
   elysiaPath, operationsOf, pathParams, type AnyOperation, type OperationId, type OperationIdOf, type OperationOf, type Surface,
-} from './operations';
-import { problems } from './problem';
-import { readSignedBody, readSignedJson } from './body';
+} from '../operations';
+import { problems } from '../problem';
+import { readSignedBody, readSignedJson } from '../body';
 import { verifiedCaller } from './service-kit';
-import type { Caller } from './signing';
+import type { Caller } from '../signing';
 
 type ParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}` ? N | ParamNames<Rest> : never;
 

@@ -7,7 +7,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { MAX_URL_LENGTH } from '../schemas/fields';
+import { MAX_URL_LENGTH } from '../../schemas/fields';
 import { refusedAddress } from './addresses';
 
 /** Resolves a host name to its addresses; injectable so tests can play DNS. */

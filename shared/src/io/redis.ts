@@ -1,5 +1,5 @@
 import { createClient, createCluster } from 'redis';
-import { redisMode, type Config } from './config';
+import { redisMode, type Config } from '../config';
 
 /**
  * A client that never queues commands while disconnected (they fail at once, so

@@ -6,15 +6,15 @@
  * access line per request, `GET /metrics`; and a graceful drain (`drain`): readiness
  * turns 503, no new connections, in-flight requests finish.
  */
-import { BUN_BODY_CAP } from './body';
-import { problemTypeBase, type Config } from './config';
-import { accessLogOn, jsonResponse, log, logRequest } from './http';
-import { problemResponse } from './problem';
-import { MALFORMED_DETAIL, requestTarget, type RequestTarget } from './target';
-import { OPERATIONS, type Surface } from './operations';
+import { BUN_BODY_CAP } from '../body';
+import { problemTypeBase, type Config } from '../config';
+import { accessLogOn, jsonResponse, log, logRequest } from '../http';
+import { problemResponse } from '../problem';
+import { MALFORMED_DETAIL, requestTarget, type RequestTarget } from '../target';
+import { OPERATIONS, type Surface } from '../operations';
 import { createSpanExporter } from './otlp';
-import { GW, REQUEST_ID } from './signing';
-import { startTrace, traceparentOf, TRACEPARENT, TRACERESPONSE } from './trace';
+import { GW, REQUEST_ID } from '../signing';
+import { startTrace, traceparentOf, TRACEPARENT, TRACERESPONSE } from '../trace';
 import type { Metrics } from './metrics';
 
 export interface ServeOptions {

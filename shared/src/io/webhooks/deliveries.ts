@@ -3,11 +3,11 @@
  * Webhooks page and the CLI call. The dispatcher (management-service/src/webhooks/) does the sending.
  */
 import type { Db, Sql } from '../db';
-import { newId } from '../ids';
-import { AppError } from '../problem';
-import { iso, isoOrNull } from '../time';
+import { newId } from '../../ids';
+import { AppError } from '../../problem';
+import { iso, isoOrNull } from '../../time';
 import { EVENTS_CHANNEL, getEndpoint } from './endpoints';
-import { TEST_EVENT_TYPE } from './event-types';
+import { TEST_EVENT_TYPE } from '../../event-types';
 
 export interface DeliveryRow {
   studioId: string;

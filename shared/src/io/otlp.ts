@@ -8,8 +8,8 @@
  * the SDK's span objects, context manager and processors cost a measurable part of
  * that; a server span per request needs only these few fields.
  */
-import { JSON_TYPE, log } from './http';
-import type { Trace } from './trace';
+import { JSON_TYPE, log } from '../http';
+import type { Trace } from '../trace';
 
 export interface SpanEnd {
   name: string;
@@ -37,7 +37,7 @@ export function createSpanExporter(endpoint: string, serviceName: string) {
     const body = {
       resourceSpans: [{
         resource: { attributes: [attribute('service.name', serviceName)] },
-        scopeSpans: [{ scope: { name: '@studio/shared/otlp' }, spans }],
+        scopeSpans: [{ scope: { name: '@studio/shared/io/otlp' }, spans }],
       }],
     };
     sending = fetch(url, { method: 'POST', headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(body), signal: AbortSignal.timeout(5_000) })

@@ -3,7 +3,7 @@
  * row. The same bytes for every endpoint and every retry: jsonb reads back with its keys in one
  * order, and the rest is fixed here.
  */
-import { iso } from '../time';
+import { iso } from '../../time';
 
 export interface EventRow {
   id: string;
