@@ -64,7 +64,7 @@ try {
     where o.studio_id = $1 and o.status = 'scheduled' and o.starts_at >= now() and o.starts_at < now() + interval '14 days'
       and c.status = 'scheduled' and c.visibility = 'public'
     order by o.starts_at, o.id limit 500`, [seed.studioId]);
-  console.log('\nEXPLAIN (ANALYZE) of the classes query:\n' + plan.map((r) => `  ${r['QUERY PLAN'] ?? r.queryPlan}`).join('\n'));
+  console.log(`\nEXPLAIN (ANALYZE) of the classes query:\n${plan.map((r) => `  ${r['QUERY PLAN'] ?? r.queryPlan}`).join('\n')}`);
 
   // (b) plain Bun.serve hello-world and (a) the Storefront through the gateway, all on the server CPU.
   // Each is measured alone while the other idles, in alternating rounds: this VM's speed drifts

@@ -52,7 +52,7 @@ describe.skipIf(nodes.length < 2)('broadcasts on a Redis Cluster', () => {
     const studio = await s.studio();
     const { key } = await s.key(studio.id, 'publishable');
     for (const i of [0, 1]) expect((await (await call(i, key, 'sf')).json()).instructors).toEqual([]);
-    await s.sql`insert into instructors (id, studio_id, name) values (${'ins_' + crypto.randomUUID().replaceAll('-', '')}, ${studio.id}, 'Noor')`;
+    await s.sql`insert into instructors (id, studio_id, name) values (${`ins_${crypto.randomUUID().replaceAll('-', '')}`}, ${studio.id}, 'Noor')`;
     await publishStorefrontChange(s.redis, s.config.REDIS_PREFIX, studio.id);
     await Bun.sleep(100);
     for (const i of [0, 1]) expect((await (await call(i, key, 'sf')).json()).instructors).toHaveLength(1);

@@ -17,7 +17,7 @@ setLogLevel((process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'warn');
 async function dockerAnswers(): Promise<boolean> {
   const host = process.env.DOCKER_HOST;
   try {
-    if (host?.startsWith('tcp://')) return (await fetch(host.replace('tcp://', 'http://') + '/_ping', { signal: AbortSignal.timeout(1000) })).ok;
+    if (host?.startsWith('tcp://')) return (await fetch(`${host.replace('tcp://', 'http://')}/_ping`, { signal: AbortSignal.timeout(1000) })).ok;
     const socket = host?.startsWith('unix://') ? host.slice(7) : '/var/run/docker.sock';
     if (!(await Bun.file(socket).exists())) return false;
     return (await fetch('http://localhost/_ping', { unix: socket, signal: AbortSignal.timeout(1000) } as RequestInit)).ok;

@@ -69,6 +69,7 @@ export class GatewayLock {
       // notifications of this connection (postgres.js's own `listen` hears them through this option too)
       onnotify: (channel: string, payload: string) => o.listen?.[channel]?.(payload),
       connection: { application_name: 'gateway lock' },
+      // biome-ignore lint/complexity/noBannedTypes: postgres.js spells "no custom column types" as {}
     } as unknown as postgres.Options<{}>) as unknown as Sql;
   }
 

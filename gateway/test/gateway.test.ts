@@ -20,7 +20,7 @@ beforeAll(async () => (s = await startStack()));
 afterAll(() => s.close());
 
 async function addInstructor(studioId: string, name: string) {
-  await s.sql`insert into instructors (id, studio_id, name) values (${'ins_' + crypto.randomUUID().replaceAll('-', '')}, ${studioId}, ${name})`;
+  await s.sql`insert into instructors (id, studio_id, name) values (${`ins_${crypto.randomUUID().replaceAll('-', '')}`}, ${studioId}, ${name})`;
 }
 
 // with Redis, and in single-node mode (revocation over Postgres LISTEN/NOTIFY, docs/design/single-node.md)

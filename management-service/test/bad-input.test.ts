@@ -45,7 +45,7 @@ describe('nesting is bounded before parsing', () => {
   });
   test('33 levels are refused, 32 reach the validator; brackets inside strings do not count', async () => {
     const { write } = await studioWithKey(s);
-    const nest = (n: number) => '{"a":'.repeat(n - 1) + '{}' + '}'.repeat(n - 1);
+    const nest = (n: number) => `${'{"a":'.repeat(n - 1)}{}${'}'.repeat(n - 1)}`;
     await expectProblem(await write('POST', '/v1/instructors', nest(33)), 400, 'malformed_json');
     await expectProblem(await write('POST', '/v1/instructors', nest(32)), 422, 'validation_failed');
     const res = await write('POST', '/v1/instructors', JSON.stringify({ name: `${'['.repeat(50)} Ana ${'{'.repeat(50)}` }));

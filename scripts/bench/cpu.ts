@@ -20,7 +20,7 @@ function procFile(pid: number, name: 'stat' | 'comm'): string | null {
 }
 
 /** The fields of /proc/<pid>/stat after the command name (which may itself hold spaces or parentheses): [0] state, [1] ppid, [11] utime, [12] stime. */
-const statFields = (pid: number) => procFile(pid, 'stat')?.split(') ').at(-1)!.split(' ') ?? null;
+const statFields = (pid: number) => procFile(pid, 'stat')?.split(') ').at(-1)?.split(' ') ?? null;
 
 /** utime and stime of one process (all its threads), or zeros once it is gone. */
 function ticksOf(pid: number): [number, number] {

@@ -10,7 +10,7 @@ export type IdKind = keyof typeof ID_PREFIXES;
 /** `cls_` + 22 base62 chars of a UUIDv7: unique, and sorts by creation time. */
 export function newId(kind: IdKind): string {
   const bytes = Bun.randomUUIDv7('buffer');
-  return `${ID_PREFIXES[kind]}_${encodeBase62(BigInt('0x' + bytes.toString('hex')), 22)}`;
+  return `${ID_PREFIXES[kind]}_${encodeBase62(BigInt(`0x${bytes.toString('hex')}`), 22)}`;
 }
 
 /** When an id of `kind` made by `newId` was made (ms since the epoch, from its UUIDv7), or null when it cannot be one. */

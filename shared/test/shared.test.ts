@@ -17,8 +17,8 @@ describe('key text', () => {
         expect(parseKey(typo)).toBeNull();
       }
     }
-    expect(parseKey('svc_xk_' + generateKey('secret').slice(7))).toBeNull();
-    expect(parseKey(generateKey('secret') + 'a')).toBeNull();
+    expect(parseKey(`svc_xk_${generateKey('secret').slice(7)}`)).toBeNull();
+    expect(parseKey(`${generateKey('secret')}a`)).toBeNull();
   });
   test('keys are distinct, hashed with SHA-256, hinted by the last four', () => {
     const keys = new Set(Array.from({ length: 1000 }, () => generateKey('secret')));

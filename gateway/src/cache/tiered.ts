@@ -208,7 +208,10 @@ export class TieredCache<V> {
 
   /** Every key of the group changed (e.g. a studio's Storefront data). */
   drop(group: string): void {
-    if (this.changedAt.size >= 100_000) return this.flush();
+    if (this.changedAt.size >= 100_000) {
+      this.flush();
+      return;
+    }
     this.changedAt.delete(group); // re-inserted last: oldest change first, for `sweep`
     this.changedAt.set(group, ++this.clock);
     for (const key of this.groups.get(group) ?? []) this.remove(key);

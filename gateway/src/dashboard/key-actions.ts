@@ -82,7 +82,7 @@ export async function renameKey(deps: DashboardDeps, s: Session, keyId: string, 
 
 export async function keyOrigins(deps: DashboardDeps, s: Session, keyId: string, form: FormData | null): Promise<Response> {
   const key = await liveKey(deps, s, keyId);
-  if (!key || key.kind !== 'publishable') return messagePage(404, 'No such key', 'This studio has no live publishable key with that id.', chrome(deps, s));
+  if (key?.kind !== 'publishable') return messagePage(404, 'No such key', 'This studio has no live publishable key with that id.', chrome(deps, s));
   const text = form ? String(form.get('origins') ?? '') : (key.allowedOrigins ?? []).join('\n');
   let error: string | undefined;
   if (form) {

@@ -64,7 +64,7 @@ class Conn {
     if (!this.pending) return this.fail(new UpstreamError('unavailable', 'unexpected bytes from the service'));
     this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
     if (this.buf.length > MAX_ANSWER_BYTES) return this.fail(new UpstreamError('unavailable', 'answer too large'));
-    let answer;
+    let answer: ReturnType<typeof parseAnswer>;
     try {
       answer = parseAnswer(this.buf, this.pending.head, false);
     } catch (err) {

@@ -1,6 +1,6 @@
 import { AppError, IDEMPOTENCY_KEY, REQUEST_ID, signedHeaders, type Caller } from '@studio/shared';
 import { readBody } from '@studio/shared/body';
-import { Pool, UpstreamError } from './http1';
+import { type Pool, UpstreamError } from './http1';
 
 /** Hop-by-hop, framing and caller-controlled headers that never cross the gateway (the hop sets its own framing). */
 const DROP_REQUEST = new Set([

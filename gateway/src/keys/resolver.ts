@@ -2,7 +2,7 @@ import type { Sql } from '@studio/shared/io/db';
 import type { Redis } from '@studio/shared/io/redis';
 import type { KeyKind } from '@studio/shared';
 import { TieredCache, type CacheTier, type SharedTier } from '../cache/tiered';
-import { RECORD_TTL_S, redisNames } from './redis-names';
+import { RECORD_TTL_S, type redisNames } from './redis-names';
 
 export interface KeyRecord {
   id: string;
@@ -58,7 +58,7 @@ export class KeyResolver {
   /** Redis records cached earlier than this (the last flush: start, or a broken or restored subscription) are not trusted. */
   private trustSince = Date.now();
 
-  constructor(private sql: Sql, private redis: Redis | null, private names: ReturnType<typeof redisNames>, private onRead?: (tier: CacheTier) => void, o: KeyCacheOptions = {}) {
+  constructor(private sql: Sql, redis: Redis | null, private names: ReturnType<typeof redisNames>, private onRead?: (tier: CacheTier) => void, o: KeyCacheOptions = {}) {
     this.shared = redis ? this.redisTier(redis) : undefined;
     this.cache = new TieredCache<KeyRecord | null>({
       freshMs: (rec) => (rec ? LOCAL_TTL_MS : NEGATIVE_TTL_MS),

@@ -15,7 +15,7 @@ function compileRouter(surface: Surface) {
     let r = routes.get(op.path);
     if (!r) {
       const dynamic = op.path.includes('{');
-      r = { path: op.path, byMethod: new Map(), re: dynamic ? new RegExp('^' + op.path.replace(/\{\w+\}/g, '[^/]+') + '$') : null };
+      r = { path: op.path, byMethod: new Map(), re: dynamic ? new RegExp(`^${op.path.replace(/\{\w+\}/g, '[^/]+')}$`) : null };
       routes.set(op.path, r);
     }
     r.byMethod.set(op.method, op);

@@ -5,7 +5,7 @@ import { routeStep } from '../../src/pipeline/route';
 import { ctxOf, profiles, record } from './helpers';
 
 let calls = 0;
-let up = true;
+const up = true;
 const service = Bun.serve({
   port: 0,
   fetch(req) {

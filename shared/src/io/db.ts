@@ -1,6 +1,8 @@
 import postgres from 'postgres';
 
+// biome-ignore lint/complexity/noBannedTypes: postgres.js spells "no custom column types" as {}
 export type Sql = postgres.Sql<{}>;
+// biome-ignore lint/complexity/noBannedTypes: as above
 export type Tx = postgres.TransactionSql<{}>;
 /** The plain client or a transaction: what a query function takes. */
 export type Db = Sql | Tx;

@@ -28,7 +28,7 @@ const attribute = (key: string, v: string | number) =>
 export function createSpanExporter(endpoint: string, serviceName: string) {
   if (!endpoint) return null;
   const url = `${endpoint.replace(/\/$/, '')}/v1/traces`;
-  let queue: object[] = [];
+  const queue: object[] = [];
   let sending: Promise<void> | null = null;
 
   async function send() {

@@ -17,6 +17,7 @@ export async function runService(o: {
   name: string;
   surface: Surface;
   port: (config: Config) => number;
+  // biome-ignore lint/suspicious/noExplicitAny: any service's app; Elysia's seven type parameters differ per service
   build: (deps: { config: Config; sql: Sql; redis: Redis | null; metrics: Metrics }) => Elysia<any, any, any, any, any, any, any>;
   /** Work the process does beside answering requests (management-service: the webhook dispatcher), started once it listens and drained with it. */
   background?: (deps: { config: Config; sql: Sql; metrics: Metrics }) => { stop(): Promise<void> };

@@ -1,5 +1,5 @@
 // Progressive enhancement only: every action also works without this file.
-'use strict';
+
 
 // The one-time key page is a POST response: make reload and back go to the list instead of re-posting the form.
 if (document.querySelector('#new-key')) history.replaceState(null, '', '/keys');
@@ -26,7 +26,7 @@ for (const btn of document.querySelectorAll('[data-copy]')) {
       const sel = window.getSelection();
       sel.removeAllRanges();
       sel.addRange(range);
-      ok = document.execCommand && document.execCommand('copy');
+      ok = document.execCommand?.('copy');
     }
     btn.textContent = ok ? 'Copied' : 'Copy failed';
     if (status) status.textContent = ok ? (status.getAttribute('data-copied') || 'The key is on your clipboard.') : 'Select it and copy it by hand.';
