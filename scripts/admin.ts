@@ -1,22 +1,41 @@
 #!/usr/bin/env bun
 /** Operator command line (docs/design/cli.md): one JSON object on stdout; a one-line error and exit 1 on failure. */
 import { parseArgs } from 'node:util';
-import { AppError, answers, isScope, loadConfigOrExit, redisMode, resolveDatabase, SCOPES, SINGLE_NODE, type KeyKind } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
-import { createRedis, connectRedis, quitRedis } from '@studio/shared/io/redis';
-import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/gateway/keys/store';
-import { parseOriginList } from '@studio/shared/origins';
+import { type Broadcasts, postgresBroadcasts, redisBroadcasts } from '@studio/gateway/broadcasts/bus';
 import { createLoginLink } from '@studio/gateway/dashboard/links';
+import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/gateway/keys/store';
+import {
+  AppError,
+  answers,
+  isScope,
+  type KeyKind,
+  loadConfigOrExit,
+  redisMode,
+  resolveDatabase,
+  SCOPES,
+  SINGLE_NODE,
+} from '@studio/shared';
+import { createSql } from '@studio/shared/io/db';
+import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
+import { parseOriginList } from '@studio/shared/origins';
 import { migrate } from './lib/migrate';
 import { createStudio, deleteStudio, publishSite, requireStudio } from './lib/studios';
-import { webhookCreate, webhookDelete, webhookList, webhookRollSecret, webhookSetEnabled, webhookTest } from './lib/webhooks';
-import { postgresBroadcasts, redisBroadcasts, type Broadcasts } from '@studio/gateway/broadcasts/bus';
+import {
+  webhookCreate,
+  webhookDelete,
+  webhookList,
+  webhookRollSecret,
+  webhookSetEnabled,
+  webhookTest,
+} from './lib/webhooks';
 
 class UsageError extends Error {}
 class ShellExports {
   constructor(readonly vars: Record<string, string>) {}
   toString() {
-    return Object.entries(this.vars).map(([k, v]) => `export ${k}=${v}`).join('\n');
+    return Object.entries(this.vars)
+      .map(([k, v]) => `export ${k}=${v}`)
+      .join('\n');
   }
 }
 
@@ -42,10 +61,22 @@ const USAGE = `usage: bun run admin <command> [options]
 
 const [command, ...rest] = Bun.argv.slice(2);
 const OPTIONS = {
-  name: { type: 'string' }, slug: { type: 'string' }, timezone: { type: 'string' }, 'admin-email': { type: 'string' },
-  modes: { type: 'string' }, origins: { type: 'string' }, studio: { type: 'string' }, kind: { type: 'string' }, scopes: { type: 'string' },
-  key: { type: 'string' }, file: { type: 'string' }, export: { type: 'boolean' }, 'expires-in': { type: 'string' },
-  url: { type: 'string' }, events: { type: 'string' }, endpoint: { type: 'string' },
+  name: { type: 'string' },
+  slug: { type: 'string' },
+  timezone: { type: 'string' },
+  'admin-email': { type: 'string' },
+  modes: { type: 'string' },
+  origins: { type: 'string' },
+  studio: { type: 'string' },
+  kind: { type: 'string' },
+  scopes: { type: 'string' },
+  key: { type: 'string' },
+  file: { type: 'string' },
+  export: { type: 'boolean' },
+  'expires-in': { type: 'string' },
+  url: { type: 'string' },
+  events: { type: 'string' },
+  endpoint: { type: 'string' },
 } as const;
 let opts: Partial<Record<Exclude<keyof typeof OPTIONS, 'export'>, string>> & { export?: boolean } = {};
 
@@ -57,10 +88,17 @@ const need = (name: keyof typeof opts): string => {
 /** `30s`, `90m`, `24h`, `7d` or `0` as milliseconds. */
 function duration(text: string): number {
   const m = /^(\d+)([smhd]?)$/.exec(text.trim());
-  if (!m || (m[1] !== '0' && !m[2])) throw new UsageError(`--expires-in must look like 30s, 90m, 24h or 7d (or 0), not ${text}`);
+  if (!m || (m[1] !== '0' && !m[2]))
+    throw new UsageError(`--expires-in must look like 30s, 90m, 24h or 7d (or 0), not ${text}`);
   return Number(m[1]) * { '': 0, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
 }
-const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
+const list = (s: string | undefined) =>
+  s
+    ? s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean)
+    : undefined;
 
 /** `--origins a,b`: checked origin patterns, null when none given. */
 function originsOption(text: string | undefined): string[] | null {
@@ -111,22 +149,31 @@ async function run(): Promise<unknown> {
     case 'migrate':
       return { applied: await migrate(config.DATABASE_URL) };
     case 'studio:create':
-      return createStudio(db(), { name: need('name'), slug: opts.slug, timezone: opts.timezone, adminEmail: opts['admin-email'], modes: list(opts.modes) });
+      return createStudio(db(), {
+        name: need('name'),
+        slug: opts.slug,
+        timezone: opts.timezone,
+        adminEmail: opts['admin-email'],
+        modes: list(opts.modes),
+      });
     case 'studio:delete':
       return withBroadcasts(async (bus) => ({ studio: await deleteStudio(db(), bus, need('studio')) }));
     case 'key:create': {
       const kind = need('kind');
-      if (kind !== 'secret' && kind !== 'publishable') throw new UsageError(`--kind must be secret or publishable, not ${kind}`);
+      if (kind !== 'secret' && kind !== 'publishable')
+        throw new UsageError(`--kind must be secret or publishable, not ${kind}`);
       const [studioId, name] = [need('studio'), need('name')];
       const scopes = list(opts.scopes) ?? [];
       const bad = scopes.find((s) => !isScope(s));
       if (bad) throw new UsageError(`unknown scope ${bad}; scopes are ${SCOPES.join(', ')}`);
       if (kind === 'publishable' && scopes.length) throw new UsageError('publishable keys take no --scopes');
       // as the dashboard: a secret key that can call nothing is a mistake, not a key
-      if (kind === 'secret' && !scopes.length) throw new UsageError(`a secret key needs --scopes (one or more of ${SCOPES.join(', ')})`);
+      if (kind === 'secret' && !scopes.length)
+        throw new UsageError(`a secret key needs --scopes (one or more of ${SCOPES.join(', ')})`);
       const expiresAt = opts['expires-in'] === undefined ? null : new Date(Date.now() + duration(opts['expires-in']));
       const allowedOrigins = originsOption(opts.origins);
-      if (kind === 'secret' && allowedOrigins) throw new UsageError('--origins is for publishable keys (secret keys never run in a browser)');
+      if (kind === 'secret' && allowedOrigins)
+        throw new UsageError('--origins is for publishable keys (secret keys never run in a browser)');
       return createApiKey(db(), { studioId, kind: kind as KeyKind, name, scopes, expiresAt, allowedOrigins });
     }
     case 'key:origins': {
@@ -140,7 +187,11 @@ async function run(): Promise<unknown> {
       return withBroadcasts(async (bus) => {
         const rolled = await rollApiKey(db(), bus, keyId, expiresIn);
         if (!rolled.propagated) {
-          console.error(redisMode(config) === 'single-node' ? NOT_CONFIRMED : 'warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and the expiry holds there');
+          console.error(
+            redisMode(config) === 'single-node'
+              ? NOT_CONFIRMED
+              : 'warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and the expiry holds there',
+          );
         }
         return { key: rolled.key, record: rolled.record, previous: rolled.previous };
       });
@@ -148,7 +199,10 @@ async function run(): Promise<unknown> {
     case 'key:revoke':
       return withBroadcasts(async (bus, reachable) => {
         const record = await revokeApiKey(db(), bus, need('key'));
-        if (!reachable) console.error('warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and revocation holds there');
+        if (!reachable)
+          console.error(
+            'warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and revocation holds there',
+          );
         else if (!record.propagated && redisMode(config) === 'single-node') console.error(NOT_CONFIRMED);
         return { record };
       });
@@ -167,7 +221,8 @@ async function run(): Promise<unknown> {
       } catch {
         throw new UsageError(`${opts.file} is not valid JSON`);
       }
-      if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new UsageError(`${opts.file} must hold a JSON object`);
+      if (!doc || typeof doc !== 'object' || Array.isArray(doc))
+        throw new UsageError(`${opts.file} must hold a JSON object`);
       const site = await publishSite(db(), studio, doc as Record<string, unknown>);
       await withBroadcasts((bus) => bus.storefrontChanged(studio));
       return { site };
@@ -182,7 +237,11 @@ async function run(): Promise<unknown> {
       const demo = await seedDemo(db(), config);
       if (!opts.export) return demo;
       // for `eval "$(bun run --silent admin seed:demo --export)"`: the keys land in the shell, not in a file
-      return new ShellExports({ STUDIO_ID: demo.studio.id, PUBLISHABLE_KEY: demo.keys.publishable, SECRET_KEY: demo.keys.secret });
+      return new ShellExports({
+        STUDIO_ID: demo.studio.id,
+        PUBLISHABLE_KEY: demo.keys.publishable,
+        SECRET_KEY: demo.keys.secret,
+      });
     }
     case 'webhook:create':
       return webhookCreate(db(), config, need('studio'), need('url'), list(opts.events));
@@ -194,7 +253,12 @@ async function run(): Promise<unknown> {
     case 'webhook:delete':
       return webhookDelete(db(), need('endpoint'));
     case 'webhook:roll-secret':
-      return webhookRollSecret(db(), config, need('endpoint'), opts['expires-in'] === undefined ? undefined : duration(opts['expires-in']));
+      return webhookRollSecret(
+        db(),
+        config,
+        need('endpoint'),
+        opts['expires-in'] === undefined ? undefined : duration(opts['expires-in']),
+      );
     case 'webhook:test':
       return webhookTest(db(), need('endpoint'));
     default:
@@ -208,10 +272,13 @@ try {
   await sql?.end({ timeout: 2 });
   process.exit(0);
 } catch (err) {
-  const msg = err instanceof UsageError || err instanceof AppError ? err.message : (err as Error)?.message ?? String(err);
+  const msg =
+    err instanceof UsageError || err instanceof AppError ? err.message : ((err as Error)?.message ?? String(err));
   console.error(`error: ${msg.split('\n')[0]}`);
   if (database.source === 'embedded' && /ECONNREFUSED|CONNECT_TIMEOUT/i.test(msg)) {
-    console.error(`The embedded Postgres (data in ${database.dataDir}) is not running: start the stack with \`bun run start\`.`);
+    console.error(
+      `The embedded Postgres (data in ${database.dataDir}) is not running: start the stack with \`bun run start\`.`,
+    );
   }
   if (!command || msg.includes('unknown command')) console.error(USAGE);
   await sql?.end({ timeout: 2 }).catch(() => {});

@@ -4,11 +4,12 @@
  * (`app.handle`, signed like the gateway) on a scratch database it creates and drops.
  *   bun scripts/bench-management.ts [--rows 1000000]
  */
-import postgres from 'postgres';
-import { loadConfig, newId, signedHeaders, SCOPES, type Caller } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
+
 import { createManagementService } from '@studio/management-service';
 import { signCursor } from '@studio/management-service/kit/pagination';
+import { type Caller, loadConfig, newId, SCOPES, signedHeaders } from '@studio/shared';
+import { createSql } from '@studio/shared/io/db';
+import postgres from 'postgres';
 import { migrate } from './lib/migrate';
 import { createStudio } from './lib/studios';
 
@@ -30,7 +31,10 @@ async function call(caller: Caller, method: string, path: string, body?: unknown
   const text = body === undefined ? undefined : JSON.stringify(body);
   const idempotencyKey = text === undefined ? undefined : crypto.randomUUID();
   // signed as the gateway signs: the body's hash and the Idempotency-Key included
-  const headers: Record<string, string> = signedHeaders(config.GATEWAY_SECRET, method, path, caller, Date.now(), { body: text, idempotencyKey });
+  const headers: Record<string, string> = signedHeaders(config.GATEWAY_SECRET, method, path, caller, Date.now(), {
+    body: text,
+    idempotencyKey,
+  });
   if (text !== undefined) {
     headers['content-type'] = 'application/json';
     headers['idempotency-key'] = idempotencyKey!;
@@ -51,7 +55,13 @@ async function studioWith(n: number) {
            now() + make_interval(days => 1 + g % 300), 60, now() - make_interval(secs => ${n} - g), now()
     from generate_series(1, ${n}) g`;
   await sql`analyze classes`;
-  const caller: Caller = { studioId: studio.id, keyId: 'key_bench', scopes: [...SCOPES], operationId: 'bench', requestId: 'req_bench' };
+  const caller: Caller = {
+    studioId: studio.id,
+    keyId: 'key_bench',
+    scopes: [...SCOPES],
+    operationId: 'bench',
+    requestId: 'req_bench',
+  };
   return { caller, instructorId };
 }
 
@@ -63,7 +73,14 @@ async function listP50(n: number) {
   const [row] = await sql<{ id: string; k: string }[]>`
     select id, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as k from classes
     where studio_id = ${caller.studioId} order by created_at, id offset ${Math.floor(n * 0.9)} limit 1`;
-  const cursor = signCursor(config.CURSOR_SECRET, { v: 1, l: 'classes', s: caller.studioId, k: row!.k, i: row!.id, f: {} });
+  const cursor = signCursor(config.CURSOR_SECRET, {
+    v: 1,
+    l: 'classes',
+    s: caller.studioId,
+    k: row!.k,
+    i: row!.id,
+    f: {},
+  });
   for (let i = 0; i < 5; i++) await call(caller, 'GET', '/v1/classes?limit=25'); // warm-up
   for (let i = 0; i < 50; i++) {
     let t = performance.now();
@@ -85,7 +102,14 @@ async function createP50() {
     const start = new Date(Date.now() + 86_400_000);
     start.setUTCHours(0, i * 61, 0, 0);
     const t = performance.now();
-    await call(caller, 'POST', '/v1/classes', { title: `Weekly ${i}`, mode: 'broadcast', instructorId, startsAt: start.toISOString(), durationMinutes: 60, recurrence: { intervalDays: 7, count: 52 } });
+    await call(caller, 'POST', '/v1/classes', {
+      title: `Weekly ${i}`,
+      mode: 'broadcast',
+      instructorId,
+      startsAt: start.toISOString(),
+      durationMinutes: 60,
+      recurrence: { intervalDays: 7, count: 52 },
+    });
     times.push(performance.now() - t);
   }
   return { occurrences: 52, createP50Ms: +p50(times).toFixed(2) };

@@ -14,11 +14,11 @@
  */
 import { createSql } from '@studio/shared/io/db';
 import { createApiKey } from '../gateway/src/keys/store';
+import { nginxPath, startNginx } from './bench/nginx';
 import { seedBenchStudio } from './bench/seed';
+import { createBenchStack, waitFor } from './bench/stack';
 import { runWrk, type WrkResult } from './bench/wrk';
 import { freePorts } from './lib/ports';
-import { createBenchStack, waitFor } from './bench/stack';
-import { nginxPath, startNginx } from './bench/nginx';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -35,7 +35,9 @@ if (!Bun.which('wrk')) {
   process.exit(1);
 }
 if (!nginxPath()) {
-  console.error('error: nginx is not installed (Debian/Ubuntu: apt-get install -y nginx); it is the anchor this bench compares with');
+  console.error(
+    'error: nginx is not installed (Debian/Ubuntu: apt-get install -y nginx); it is the anchor this bench compares with',
+  );
   process.exit(1);
 }
 if (!Bun.which('taskset')) {
@@ -49,30 +51,52 @@ const sql = createSql(stack.config.DATABASE_URL, { max: 4 });
 let failed = false;
 let stopNginx = async () => {};
 try {
-  console.log(`bench: database ${stack.dbName}, Redis prefix ${stack.config.REDIS_PREFIX}, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}, ${CONNECTIONS} connections, ${SECONDS} s each`);
+  console.log(
+    `bench: database ${stack.dbName}, Redis prefix ${stack.config.REDIS_PREFIX}, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}, ${CONNECTIONS} connections, ${SECONDS} s each`,
+  );
   const t0 = performance.now();
   const seed = await seedBenchStudio(sql);
-  console.log(`seeded ${seed.instructors} instructors, ${seed.classes} classes, ${seed.occurrences} occurrences in ${Math.round(performance.now() - t0)} ms`);
+  console.log(
+    `seeded ${seed.instructors} instructors, ${seed.classes} classes, ${seed.occurrences} occurrences in ${Math.round(performance.now() - t0)} ms`,
+  );
   const { key } = await createApiKey(sql, { studioId: seed.studioId, kind: 'publishable', name: 'bench', scopes: [] });
 
   // The classes query of storefrontListClasses, as the service runs it.
-  const plan = await sql.unsafe(`explain (analyze, buffers, costs off)
+  const plan = await sql.unsafe(
+    `explain (analyze, buffers, costs off)
     select o.id, o.class_id, c.title, c.discipline, c.level, c.mode, o.starts_at, o.duration_minutes, o.instructor_id, i.name
     from occurrences o
     join classes c on c.id = o.class_id and c.studio_id = o.studio_id
     join instructors i on i.id = o.instructor_id and i.studio_id = o.studio_id
     where o.studio_id = $1 and o.status = 'scheduled' and o.starts_at >= now() and o.starts_at < now() + interval '14 days'
       and c.status = 'scheduled' and c.visibility = 'public'
-    order by o.starts_at, o.id limit 500`, [seed.studioId]);
-  console.log(`\nEXPLAIN (ANALYZE) of the classes query:\n${plan.map((r) => `  ${r['QUERY PLAN'] ?? r.queryPlan}`).join('\n')}`);
+    order by o.starts_at, o.id limit 500`,
+    [seed.studioId],
+  );
+  console.log(
+    `\nEXPLAIN (ANALYZE) of the classes query:\n${plan.map((r) => `  ${r['QUERY PLAN'] ?? r.queryPlan}`).join('\n')}`,
+  );
 
   // (b) plain Bun.serve hello-world and (a) the Storefront through the gateway, all on the server CPU.
   // Each is measured alone while the other idles, in alternating rounds: this VM's speed drifts
   // by tens of percent within a minute, so a ratio is only fair between neighbouring runs.
-  stack.spawn('hello', ['bun', '-e', `Bun.serve({ development: false, hostname: '127.0.0.1', port: ${helloPort}, fetch: () => new Response('Hello, world!') })`]);
-  stack.spawn('elysia', ['bun', '-e', `const { Elysia } = await import('elysia'); new Elysia().get('/', () => 'Hello, world!').listen({ development: false, hostname: '127.0.0.1', port: ${elysiaPort} })`]);
+  stack.spawn('hello', [
+    'bun',
+    '-e',
+    `Bun.serve({ development: false, hostname: '127.0.0.1', port: ${helloPort}, fetch: () => new Response('Hello, world!') })`,
+  ]);
+  stack.spawn('elysia', [
+    'bun',
+    '-e',
+    `const { Elysia } = await import('elysia'); new Elysia().get('/', () => 'Hello, world!').listen({ development: false, hostname: '127.0.0.1', port: ${elysiaPort} })`,
+  ]);
   await waitFor(`http://127.0.0.1:${helloPort}/`);
-  const nginx = await startNginx({ upstream: `http://127.0.0.1:${elysiaPort}`, headers: {}, cpu: SERVER_CPU, readyPath: '/' });
+  const nginx = await startNginx({
+    upstream: `http://127.0.0.1:${elysiaPort}`,
+    headers: {},
+    cpu: SERVER_CPU,
+    readyPath: '/',
+  });
   stopNginx = nginx.stop;
   await stack.start(['storefront-service', 'gateway']);
   const helloUrl = `http://127.0.0.1:${helloPort}/`;
@@ -85,8 +109,12 @@ try {
   const wire = await fetch(url, { headers, decompress: false } as RequestInit);
   const wireBytes = (await wire.arrayBuffer()).byteLength;
   if (probe.status !== 200) throw new Error(`GET ${PATH} answered ${probe.status}: ${text.slice(0, 300)}`);
-  const classes = PATH.startsWith('/v1/classes') ? `${(JSON.parse(text) as { classes: unknown[] }).classes.length} classes, ` : '';
-  console.log(`\nGET ${PATH}: ${classes}${text.length} bytes (${wireBytes} bytes ${wire.headers.get('content-encoding') ?? 'uncompressed'} on the wire to a browser)`);
+  const classes = PATH.startsWith('/v1/classes')
+    ? `${(JSON.parse(text) as { classes: unknown[] }).classes.length} classes, `
+    : '';
+  console.log(
+    `\nGET ${PATH}: ${classes}${text.length} bytes (${wireBytes} bytes ${wire.headers.get('content-encoding') ?? 'uncompressed'} on the wire to a browser)`,
+  );
 
   const measure = async (target: string, h?: Record<string, string>) => {
     await runWrk(target, { connections: CONNECTIONS, seconds: 1, cpu: LOAD_CPU, headers: h }); // warm-up
@@ -95,12 +123,19 @@ try {
   const anchorUrl = `${nginx.url}/`;
   type Round = { gateway: WrkResult; anchor: WrkResult; hello: WrkResult };
   const rounds: Round[] = [];
-  for (let i = 0; i < ROUNDS; i++) rounds.push({ hello: await measure(helloUrl), anchor: await measure(anchorUrl), gateway: await measure(url, headers) });
+  for (let i = 0; i < ROUNDS; i++)
+    rounds.push({
+      hello: await measure(helloUrl),
+      anchor: await measure(anchorUrl),
+      gateway: await measure(url, headers),
+    });
   const plainResult = await measure(url, plainHeaders);
 
   const row = (name: string, r: WrkResult) =>
     `| ${name.padEnd(40)} | ${r.rps.toFixed(0).padStart(9)} | ${r.p50.toFixed(2).padStart(8)} | ${r.p99.toFixed(2).padStart(8)} | ${String(r.non2xx).padStart(7)} |`;
-  console.log(`\n| ${'target'.padEnd(40)} | ${'req/s'.padStart(9)} | ${'p50 ms'.padStart(8)} | ${'p99 ms'.padStart(8)} | ${'non-2xx'.padStart(7)} |`);
+  console.log(
+    `\n| ${'target'.padEnd(40)} | ${'req/s'.padStart(9)} | ${'p50 ms'.padStart(8)} | ${'p99 ms'.padStart(8)} | ${'non-2xx'.padStart(7)} |`,
+  );
   console.log(`|${'-'.repeat(42)}|${'-'.repeat(11)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(9)}|`);
   rounds.forEach((r, i) => {
     console.log(row(`round ${i + 1}: Bun.serve hello-world`, r.hello));
@@ -113,11 +148,19 @@ try {
   const ratio = median(ratios);
   const p99 = median(rounds.map((r) => r.gateway.p99));
   console.log(`\nratio (a)/(b) per round: ${ratios.map((x) => `${x.toFixed(2)}×`).join(', ')}`);
-  console.log(`median ratio: ${ratio.toFixed(2)}×  (target ≥ ${TARGET_RATIO.toFixed(2)}×); against the bare Bun.serve hello-world: ${(median(rounds.map((r) => r.gateway.rps / r.hello.rps)) * 100).toFixed(1)} %`);
-  console.log(`median gateway p99: ${p99.toFixed(2)} ms  (target ≤ ${TARGET_P99_MS} ms); nginx -> Elysia p99: ${median(rounds.map((r) => r.anchor.p99)).toFixed(2)} ms`);
-  console.log(`uncompressed (a')/(b) against the median anchor: ${(plainResult.rps / median(rounds.map((r) => r.anchor.rps))).toFixed(2)}×, p99 ${plainResult.p99.toFixed(2)} ms (for reference; browsers always accept gzip)`);
-  for (const r of [...rounds.flatMap((x) => [x.gateway, x.anchor, x.hello]), plainResult]) if (r.errors) console.log(`wrk: ${r.errors}`);
-  failed = ratio < TARGET_RATIO || p99 > TARGET_P99_MS || rounds.some((r) => r.gateway.non2xx > 0 || r.anchor.non2xx > 0);
+  console.log(
+    `median ratio: ${ratio.toFixed(2)}×  (target ≥ ${TARGET_RATIO.toFixed(2)}×); against the bare Bun.serve hello-world: ${(median(rounds.map((r) => r.gateway.rps / r.hello.rps)) * 100).toFixed(1)} %`,
+  );
+  console.log(
+    `median gateway p99: ${p99.toFixed(2)} ms  (target ≤ ${TARGET_P99_MS} ms); nginx -> Elysia p99: ${median(rounds.map((r) => r.anchor.p99)).toFixed(2)} ms`,
+  );
+  console.log(
+    `uncompressed (a')/(b) against the median anchor: ${(plainResult.rps / median(rounds.map((r) => r.anchor.rps))).toFixed(2)}×, p99 ${plainResult.p99.toFixed(2)} ms (for reference; browsers always accept gzip)`,
+  );
+  for (const r of [...rounds.flatMap((x) => [x.gateway, x.anchor, x.hello]), plainResult])
+    if (r.errors) console.log(`wrk: ${r.errors}`);
+  failed =
+    ratio < TARGET_RATIO || p99 > TARGET_P99_MS || rounds.some((r) => r.gateway.non2xx > 0 || r.anchor.non2xx > 0);
   console.log(failed ? 'RESULT: below target' : 'RESULT: meets target');
 } catch (err) {
   console.error(`bench failed: ${(err as Error).stack ?? err}`);

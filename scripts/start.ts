@@ -1,4 +1,5 @@
 #!/usr/bin/env bun
+import { join, relative } from 'node:path';
 /**
  * `bun run start`: the database (§17: DATABASE_URL, else Postgres on 127.0.0.1:5432, else an
  * embedded Postgres it starts), migrations, then the three processes (gateway,
@@ -7,15 +8,15 @@
  * Ctrl-C stops them all, then the embedded Postgres.
  */
 import { answers, LOCAL_DATABASE_URL, loadConfigOrExit, redisMode, resolveDatabase, SINGLE_NODE } from '@studio/shared';
-import { join, relative } from 'node:path';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './lib/embedded-pg';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from './lib/embedded-pg';
 import { migrate } from './lib/migrate';
 
 const began = performance.now();
 const root = join(import.meta.dir, '..');
 const database = resolveDatabase(process.env);
 // the mode, decided once for every child (§17): no Redis named and none on 127.0.0.1:6379 is single-node mode
-if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES && !answers('127.0.0.1', 6379)) process.env.REDIS_URL = SINGLE_NODE;
+if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES && !answers('127.0.0.1', 6379))
+  process.env.REDIS_URL = SINGLE_NODE;
 // refuses development secrets beyond loopback before anything starts (the embedded Postgres included)
 loadConfigOrExit({ ...process.env, DATABASE_URL: database.url ?? LOCAL_DATABASE_URL });
 
@@ -30,13 +31,22 @@ if (database.source === 'embedded') {
       log: (msg) => console.log(JSON.stringify({ level: 'info', msg })),
     });
   } catch (err) {
-    console.error(`error: cannot start the embedded Postgres (data in ${shown(database.dataDir)}): ${(err as Error).message}`);
+    console.error(
+      `error: cannot start the embedded Postgres (data in ${shown(database.dataDir)}): ${(err as Error).message}`,
+    );
     console.error('Or use a Postgres of your own: set DATABASE_URL (README "Quickstart").');
     process.exit(1);
   }
-  console.log(JSON.stringify({
-    level: 'info', msg: 'embedded Postgres started', dataDir: embedded.dataDir, port: embedded.port, runsAs: embedded.user, initialised: embedded.initialised,
-  }));
+  console.log(
+    JSON.stringify({
+      level: 'info',
+      msg: 'embedded Postgres started',
+      dataDir: embedded.dataDir,
+      port: embedded.port,
+      runsAs: embedded.user,
+      initialised: embedded.initialised,
+    }),
+  );
   process.env.DATABASE_URL = embedded.url;
 } else {
   process.env.DATABASE_URL = database.url; // every child uses what was resolved here, without resolving again
@@ -54,8 +64,16 @@ try {
 }
 
 const processes = [
-  { name: 'storefront-service', entry: 'storefront-service/src/main.ts', health: `http://${config.HOST}:${config.STOREFRONT_SERVICE_PORT}/readyz` },
-  { name: 'management-service', entry: 'management-service/src/main.ts', health: `http://${config.HOST}:${config.MANAGEMENT_SERVICE_PORT}/readyz` },
+  {
+    name: 'storefront-service',
+    entry: 'storefront-service/src/main.ts',
+    health: `http://${config.HOST}:${config.STOREFRONT_SERVICE_PORT}/readyz`,
+  },
+  {
+    name: 'management-service',
+    entry: 'management-service/src/main.ts',
+    health: `http://${config.HOST}:${config.MANAGEMENT_SERVICE_PORT}/readyz`,
+  },
   { name: 'gateway', entry: 'gateway/src/main.ts', health: `http://${config.HOST}:${config.STOREFRONT_PORT}/readyz` },
 ];
 
@@ -67,7 +85,12 @@ const processes = [
 const children = new Map<string, ReturnType<typeof Bun.spawn>>();
 let stopping = false;
 function run(p: (typeof processes)[number], failures = 0) {
-  const child = Bun.spawn(['bun', join(root, p.entry)], { cwd: root, env: process.env, stdout: 'inherit', stderr: 'inherit' });
+  const child = Bun.spawn(['bun', join(root, p.entry)], {
+    cwd: root,
+    env: process.env,
+    stdout: 'inherit',
+    stderr: 'inherit',
+  });
   children.set(p.name, child);
   console.log(JSON.stringify({ level: 'info', msg: 'process started', process: p.name, pid: child.pid }));
   const started = Date.now();
@@ -75,7 +98,9 @@ function run(p: (typeof processes)[number], failures = 0) {
     if (stopping) return;
     const streak = Date.now() - started > 60_000 ? 0 : failures;
     const delay = Math.min(30_000, 500 * 2 ** streak);
-    console.error(JSON.stringify({ level: 'warn', msg: 'process exited; restarting', process: p.name, code, restartInMs: delay }));
+    console.error(
+      JSON.stringify({ level: 'warn', msg: 'process exited; restarting', process: p.name, code, restartInMs: delay }),
+    );
     setTimeout(() => stopping || run(p, streak + 1), delay);
   });
 }
@@ -104,8 +129,16 @@ async function ready(url: string) {
 }
 const ok = await Promise.all(processes.map((p) => ready(p.health)));
 if (!ok.every(Boolean)) {
-  const hint = redisMode(config) === 'single-node' ? 'single-node mode: does another gateway run against this database?' : 'is Redis running?';
-  console.error(`not ready: ${processes.filter((_, i) => !ok[i]).map((p) => p.name).join(', ')} (${hint})`);
+  const hint =
+    redisMode(config) === 'single-node'
+      ? 'single-node mode: does another gateway run against this database?'
+      : 'is Redis running?';
+  console.error(
+    `not ready: ${processes
+      .filter((_, i) => !ok[i])
+      .map((p) => p.name)
+      .join(', ')} (${hint})`,
+  );
   stopAll(1);
 } else {
   const db = embedded
@@ -118,8 +151,10 @@ Studio API is running (ready in ${((performance.now() - began) / 1000).toFixed(1
   Dashboard   ${config.DASHBOARD_PUBLIC_URL}      (sign in with: bun run admin login-link --studio <id>)
   Operations  http://${config.HOST}:${config.OPS_PORT}/metrics   (gateway metrics; each service's at its own port /metrics)
   Database    ${db}
-  Mode        ${redisMode(config) === 'single-node'
-    ? 'single-node mode: no Redis (one gateway; set REDIS_URL on every process to run more than one)'
-    : `Redis ${config.REDIS_CLUSTER_NODES ? `Cluster ${config.REDIS_CLUSTER_NODES}` : masked(config.REDIS_URL)} (gateway replicas may be added)`}
+  Mode        ${
+    redisMode(config) === 'single-node'
+      ? 'single-node mode: no Redis (one gateway; set REDIS_URL on every process to run more than one)'
+      : `Redis ${config.REDIS_CLUSTER_NODES ? `Cluster ${config.REDIS_CLUSTER_NODES}` : masked(config.REDIS_URL)} (gateway replicas may be added)`
+  }
 Press Ctrl-C to stop.`);
 }

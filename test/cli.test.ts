@@ -1,7 +1,7 @@
 /** The operator command line, run as operators run it, against a live stack. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { expectProblem, inMode, MODES, startStack, type Stack } from './harness';
+import { expectProblem, inMode, MODES, type Stack, startStack } from './harness';
 
 let s: Stack;
 beforeAll(async () => (s = await startStack()));
@@ -9,16 +9,30 @@ afterAll(() => s.close());
 
 const root = join(import.meta.dir, '..');
 /** The CLI against a stack, as an operator runs it beside that stack (single-node: REDIS_URL=none). */
-const adminOf = (st: Stack) => async (...args: string[]) => {
-  const p = Bun.spawn(['bun', 'scripts/admin.ts', ...args], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: st.config.DATABASE_URL, REDIS_URL: st.config.REDIS_URL, REDIS_CLUSTER_NODES: st.config.REDIS_CLUSTER_NODES, REDIS_PREFIX: st.config.REDIS_PREFIX, DASHBOARD_PUBLIC_URL: st.dashboardUrl, DASHBOARD_SECRET: st.config.DASHBOARD_SECRET },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  return { out, err, code, json: () => JSON.parse(out) };
-};
+const adminOf =
+  (st: Stack) =>
+  async (...args: string[]) => {
+    const p = Bun.spawn(['bun', 'scripts/admin.ts', ...args], {
+      cwd: root,
+      env: {
+        ...process.env,
+        DATABASE_URL: st.config.DATABASE_URL,
+        REDIS_URL: st.config.REDIS_URL,
+        REDIS_CLUSTER_NODES: st.config.REDIS_CLUSTER_NODES,
+        REDIS_PREFIX: st.config.REDIS_PREFIX,
+        DASHBOARD_PUBLIC_URL: st.dashboardUrl,
+        DASHBOARD_SECRET: st.config.DASHBOARD_SECRET,
+      },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const [out, err, code] = await Promise.all([
+      new Response(p.stdout).text(),
+      new Response(p.stderr).text(),
+      p.exited,
+    ]);
+    return { out, err, code, json: () => JSON.parse(out) };
+  };
 const admin = (...args: string[]) => adminOf(s)(...args);
 async function fails(args: string[], message: RegExp, runner = admin) {
   const r = await runner(...args);
@@ -31,7 +45,15 @@ async function fails(args: string[], message: RegExp, runner = admin) {
 let studioId = '';
 describe('studio and keys', () => {
   test('studio:create makes a studio and its active admin', async () => {
-    const r = await admin('studio:create', '--name', 'Lotus Yoga', '--timezone', 'Europe/Berlin', '--admin-email', 'Owner@Lotus.test');
+    const r = await admin(
+      'studio:create',
+      '--name',
+      'Lotus Yoga',
+      '--timezone',
+      'Europe/Berlin',
+      '--admin-email',
+      'Owner@Lotus.test',
+    );
     expect(r.code).toBe(0);
     const j = r.json();
     expect(j.studio.id).toMatch(/^std_/);
@@ -40,21 +62,73 @@ describe('studio and keys', () => {
     studioId = j.studio.id;
   });
   test('key:create --origins restricts a publishable key; key:origins changes it; bad input is refused', async () => {
-    const r = (await admin('key:create', '--studio', studioId, '--kind', 'publishable', '--name', 'site', '--origins', 'https://Lotus.example,https://*.lotus.example')).json();
+    const r = (
+      await admin(
+        'key:create',
+        '--studio',
+        studioId,
+        '--kind',
+        'publishable',
+        '--name',
+        'site',
+        '--origins',
+        'https://Lotus.example,https://*.lotus.example',
+      )
+    ).json();
     expect(r.record.allowedOrigins).toEqual(['https://lotus.example', 'https://*.lotus.example']);
-    await expectProblem(await s.sf('/v1/instructors', r.key, { headers: { origin: 'https://evil.example' } }), 403, 'origin_not_allowed');
+    await expectProblem(
+      await s.sf('/v1/instructors', r.key, { headers: { origin: 'https://evil.example' } }),
+      403,
+      'origin_not_allowed',
+    );
     const changed = (await admin('key:origins', '--key', r.record.id, '--origins', 'https://evil.example')).json();
     expect(changed.record.allowedOrigins).toEqual(['https://evil.example']);
     expect((await s.sf('/v1/instructors', r.key, { headers: { origin: 'https://evil.example' } })).status).toBe(200);
     expect((await admin('key:origins', '--key', r.record.id, '--origins', '')).json().record.allowedOrigins).toBeNull();
-    await fails(['key:create', '--studio', studioId, '--kind', 'publishable', '--name', 'x', '--origins', 'lotus.example'], /not an origin/);
-    await fails(['key:create', '--studio', studioId, '--kind', 'secret', '--name', 'x', '--scopes', 'classes:read', '--origins', 'https://a.example'], /publishable/);
+    await fails(
+      ['key:create', '--studio', studioId, '--kind', 'publishable', '--name', 'x', '--origins', 'lotus.example'],
+      /not an origin/,
+    );
+    await fails(
+      [
+        'key:create',
+        '--studio',
+        studioId,
+        '--kind',
+        'secret',
+        '--name',
+        'x',
+        '--scopes',
+        'classes:read',
+        '--origins',
+        'https://a.example',
+      ],
+      /publishable/,
+    );
   });
 
   test('key:create prints the key once; key:list never shows it', async () => {
-    const r = (await admin('key:create', '--studio', studioId, '--kind', 'secret', '--name', 'ci', '--scopes', 'classes:read,instructors:read')).json();
+    const r = (
+      await admin(
+        'key:create',
+        '--studio',
+        studioId,
+        '--kind',
+        'secret',
+        '--name',
+        'ci',
+        '--scopes',
+        'classes:read,instructors:read',
+      )
+    ).json();
     expect(r.key).toMatch(/^svc_sk_[0-9A-Za-z]{32}$/);
-    expect(r.record).toMatchObject({ kind: 'secret', name: 'ci', scopes: ['classes:read', 'instructors:read'], revokedAt: null, lastUsedAt: null });
+    expect(r.record).toMatchObject({
+      kind: 'secret',
+      name: 'ci',
+      scopes: ['classes:read', 'instructors:read'],
+      revokedAt: null,
+      lastUsedAt: null,
+    });
     expect(r.record.hint).toBe(`svc_sk_…${r.key.slice(-4)}`);
     const list = await admin('key:list', '--studio', studioId);
     expect(list.out).not.toContain(r.key);
@@ -63,11 +137,23 @@ describe('studio and keys', () => {
     expect(JSON.stringify(stored)).not.toContain(r.key);
   });
   test('bad input: one clear line and a non-zero exit', async () => {
-    await fails(['key:create', '--studio', studioId, '--kind', 'secret', '--name', 'x', '--scopes', 'classes:read,classes:admin'], /unknown scope classes:admin/);
-    await fails(['key:create', '--studio', studioId, '--kind', 'master', '--name', 'x'], /--kind must be secret or publishable/);
-    await fails(['key:create', '--studio', 'std_nope', '--kind', 'secret', '--name', 'x', '--scopes', 'classes:read'], /no studio std_nope/);
+    await fails(
+      ['key:create', '--studio', studioId, '--kind', 'secret', '--name', 'x', '--scopes', 'classes:read,classes:admin'],
+      /unknown scope classes:admin/,
+    );
+    await fails(
+      ['key:create', '--studio', studioId, '--kind', 'master', '--name', 'x'],
+      /--kind must be secret or publishable/,
+    );
+    await fails(
+      ['key:create', '--studio', 'std_nope', '--kind', 'secret', '--name', 'x', '--scopes', 'classes:read'],
+      /no studio std_nope/,
+    );
     await fails(['key:create', '--studio', studioId, '--kind', 'secret', '--name', 'x'], /a secret key needs --scopes/);
-    await fails(['key:create', '--studio', studioId, '--kind', 'publishable', '--name', 'x', '--scopes', 'classes:read'], /publishable keys take no --scopes/);
+    await fails(
+      ['key:create', '--studio', studioId, '--kind', 'publishable', '--name', 'x', '--scopes', 'classes:read'],
+      /publishable keys take no --scopes/,
+    );
     await fails(['key:create', '--studio', studioId, '--kind', 'secret'], /--name is required/);
     await fails(['key:revoke', '--key', 'key_nope'], /no key key_nope/);
     await fails(['key:list', '--studio', 'std_nope'], /no studio std_nope/);
@@ -79,75 +165,93 @@ describe('studio and keys', () => {
 });
 
 // with Redis, and in single-node mode (the CLI's changes reach the gateway over Postgres NOTIFY, docs/design/single-node.md)
-for (const mode of MODES) describe(`effects on a running gateway (${mode})`, () => {
-  let g: Stack; // the file's stack with Redis; a single-node one of its own otherwise
-  let sid = '';
-  let run: ReturnType<typeof adminOf>;
-  beforeAll(async () => {
-    g = mode === 'redis' ? s : await startStack(inMode(mode));
-    run = adminOf(g);
-    sid = mode === 'redis' ? studioId : (await run('studio:create', '--name', 'Lotus Yoga')).json().studio.id;
-  });
-  afterAll(async () => {
-    if (g !== s) await g?.close();
-  });
+for (const mode of MODES)
+  describe(`effects on a running gateway (${mode})`, () => {
+    let g: Stack; // the file's stack with Redis; a single-node one of its own otherwise
+    let sid = '';
+    let run: ReturnType<typeof adminOf>;
+    beforeAll(async () => {
+      g = mode === 'redis' ? s : await startStack(inMode(mode));
+      run = adminOf(g);
+      sid = mode === 'redis' ? studioId : (await run('studio:create', '--name', 'Lotus Yoga')).json().studio.id;
+    });
+    afterAll(async () => {
+      if (g !== s) await g?.close();
+    });
 
-  test('key:revoke takes effect at once', async () => {
-    const { key, record } = (await run('key:create', '--studio', sid, '--kind', 'publishable', '--name', 'web')).json();
-    expect((await g.sf('/v1/instructors', key)).status).toBe(200);
-    const r = await run('key:revoke', '--key', record.id);
-    expect(r.code).toBe(0);
-    expect(r.json().record.revokedAt).toBeString();
-    await expectProblem(await g.sf('/v1/instructors', key), 401, 'api_key_revoked');
+    test('key:revoke takes effect at once', async () => {
+      const { key, record } = (
+        await run('key:create', '--studio', sid, '--kind', 'publishable', '--name', 'web')
+      ).json();
+      expect((await g.sf('/v1/instructors', key)).status).toBe(200);
+      const r = await run('key:revoke', '--key', record.id);
+      expect(r.code).toBe(0);
+      expect(r.json().record.revokedAt).toBeString();
+      await expectProblem(await g.sf('/v1/instructors', key), 401, 'api_key_revoked');
+    });
+    test('key:roll makes a new key and ends the old one after --expires-in; key:create --expires-in', async () => {
+      const { key, record } = (
+        await run('key:create', '--studio', sid, '--kind', 'secret', '--name', 'ci', '--scopes', 'instructors:read')
+      ).json();
+      expect((await g.mg('/v1/instructors', key)).status).toBe(200);
+      const r = await run('key:roll', '--key', record.id, '--expires-in', '0');
+      expect(r.code).toBe(0);
+      const rolled = r.json();
+      expect(rolled.key).toMatch(/^svc_sk_/);
+      expect(rolled.record).toMatchObject({ name: 'ci', kind: 'secret', scopes: ['instructors:read'] });
+      expect(rolled.previous.id).toBe(record.id);
+      await expectProblem(await g.mg('/v1/instructors', key), 401, 'api_key_expired');
+      expect((await g.mg('/v1/instructors', rolled.key)).status).toBe(200);
+      // the default grace is 24 hours
+      const later = (await run('key:roll', '--key', rolled.record.id)).json();
+      expect(Date.parse(later.previous.expiresAt) - Date.now()).toBeGreaterThan(23.9 * 3_600_000);
+      const expiring = (
+        await run('key:create', '--studio', sid, '--kind', 'publishable', '--name', 'promo', '--expires-in', '7d')
+      ).json();
+      expect(Date.parse(expiring.record.expiresAt) - Date.now()).toBeGreaterThan(6.9 * 86_400_000);
+      await fails(
+        ['key:roll', '--key', record.id, '--expires-in', 'soon'],
+        /--expires-in must look like 30s, 90m, 24h or 7d/,
+        run,
+      );
+    });
+    test('studio:delete turns its keys into 403 studio_required at once', async () => {
+      const st = (await run('studio:create', '--name', 'Doomed')).json().studio.id;
+      const { key } = (
+        await run('key:create', '--studio', st, '--kind', 'secret', '--name', 'x', '--scopes', 'instructors:read')
+      ).json();
+      expect((await g.mg('/v1/instructors', key)).status).toBe(200);
+      expect((await run('studio:delete', '--studio', st)).code).toBe(0);
+      await expectProblem(await g.mg('/v1/instructors', key), 403, 'studio_required');
+    });
+    test('site:publish and login-link', async () => {
+      const file = join(await import('node:os').then((o) => o.tmpdir()), `site-${Date.now()}.json`);
+      await Bun.write(file, JSON.stringify({ title: 'Lotus Yoga', tagline: 'Breathe' }));
+      const r = await run('site:publish', '--studio', sid, '--file', file);
+      expect(r.code).toBe(0);
+      expect(r.json().site).toMatchObject({ title: 'Lotus Yoga', tagline: 'Breathe' });
+      await Bun.write(file, JSON.stringify({ title: 'x', colour: 'red' }));
+      await fails(['site:publish', '--studio', sid, '--file', file], /unknown site field colour/, run);
+      await fails(['site:publish', '--studio', sid, '--file', '/nonexistent.json'], /no such file/, run);
+      const link = (await run('login-link', '--studio', sid)).json();
+      expect(link.url).toStartWith(`${g.dashboardUrl}/login?token=`);
+    });
   });
-  test('key:roll makes a new key and ends the old one after --expires-in; key:create --expires-in', async () => {
-    const { key, record } = (await run('key:create', '--studio', sid, '--kind', 'secret', '--name', 'ci', '--scopes', 'instructors:read')).json();
-    expect((await g.mg('/v1/instructors', key)).status).toBe(200);
-    const r = await run('key:roll', '--key', record.id, '--expires-in', '0');
-    expect(r.code).toBe(0);
-    const rolled = r.json();
-    expect(rolled.key).toMatch(/^svc_sk_/);
-    expect(rolled.record).toMatchObject({ name: 'ci', kind: 'secret', scopes: ['instructors:read'] });
-    expect(rolled.previous.id).toBe(record.id);
-    await expectProblem(await g.mg('/v1/instructors', key), 401, 'api_key_expired');
-    expect((await g.mg('/v1/instructors', rolled.key)).status).toBe(200);
-    // the default grace is 24 hours
-    const later = (await run('key:roll', '--key', rolled.record.id)).json();
-    expect(Date.parse(later.previous.expiresAt) - Date.now()).toBeGreaterThan(23.9 * 3_600_000);
-    const expiring = (await run('key:create', '--studio', sid, '--kind', 'publishable', '--name', 'promo', '--expires-in', '7d')).json();
-    expect(Date.parse(expiring.record.expiresAt) - Date.now()).toBeGreaterThan(6.9 * 86_400_000);
-    await fails(['key:roll', '--key', record.id, '--expires-in', 'soon'], /--expires-in must look like 30s, 90m, 24h or 7d/, run);
-  });
-  test('studio:delete turns its keys into 403 studio_required at once', async () => {
-    const st = (await run('studio:create', '--name', 'Doomed')).json().studio.id;
-    const { key } = (await run('key:create', '--studio', st, '--kind', 'secret', '--name', 'x', '--scopes', 'instructors:read')).json();
-    expect((await g.mg('/v1/instructors', key)).status).toBe(200);
-    expect((await run('studio:delete', '--studio', st)).code).toBe(0);
-    await expectProblem(await g.mg('/v1/instructors', key), 403, 'studio_required');
-  });
-  test('site:publish and login-link', async () => {
-    const file = join(await import('node:os').then((o) => o.tmpdir()), `site-${Date.now()}.json`);
-    await Bun.write(file, JSON.stringify({ title: 'Lotus Yoga', tagline: 'Breathe' }));
-    const r = await run('site:publish', '--studio', sid, '--file', file);
-    expect(r.code).toBe(0);
-    expect(r.json().site).toMatchObject({ title: 'Lotus Yoga', tagline: 'Breathe' });
-    await Bun.write(file, JSON.stringify({ title: 'x', colour: 'red' }));
-    await fails(['site:publish', '--studio', sid, '--file', file], /unknown site field colour/, run);
-    await fails(['site:publish', '--studio', sid, '--file', '/nonexistent.json'], /no such file/, run);
-    const link = (await run('login-link', '--studio', sid)).json();
-    expect(link.url).toStartWith(`${g.dashboardUrl}/login?token=`);
-  });
-});
 
 describe('the README quickstart', () => {
   test('seed:demo --export prints shell exports whose keys call both surfaces', async () => {
     const r = await admin('seed:demo', '--export');
     expect(r.code).toBe(0);
-    const vars = Object.fromEntries(r.out.trim().split('\n').map((line) => {
-      const m = /^export ([A-Z_]+)=(\S+)$/.exec(line);
-      if (!m) throw new Error(`not an export line: ${line}`);
-      return [m[1]!, m[2]!];
-    }));
+    const vars = Object.fromEntries(
+      r.out
+        .trim()
+        .split('\n')
+        .map((line) => {
+          const m = /^export ([A-Z_]+)=(\S+)$/.exec(line);
+          if (!m) throw new Error(`not an export line: ${line}`);
+          return [m[1]!, m[2]!];
+        }),
+    );
     expect(Object.keys(vars).sort()).toEqual(['PUBLISHABLE_KEY', 'SECRET_KEY', 'STUDIO_ID']);
     const classes = await s.sf('/v1/classes', vars.PUBLISHABLE_KEY!);
     expect(classes.status).toBe(200);

@@ -8,11 +8,12 @@ import { expect, test } from 'bun:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import openapiTS, { astToString } from 'openapi-typescript';
 import type { Surface } from '@studio/shared';
 import { openApiDocument } from '@studio/shared/openapi';
+import openapiTS, { astToString } from 'openapi-typescript';
 
-const generated = async (surface: Surface) => astToString(await openapiTS(openApiDocument(surface, { publicUrl: 'http://127.0.0.1' }) as never));
+const generated = async (surface: Surface) =>
+  astToString(await openapiTS(openApiDocument(surface, { publicUrl: 'http://127.0.0.1' }) as never));
 
 /** The members of one generated component, as text. */
 function component(text: string, name: string): string {
@@ -26,8 +27,12 @@ test('the generated request types name the config unions and the role enum', asy
   expect(component(mg, 'CreatePlanBody')).toContain('config: components["schemas"]["PlanConfig"];');
   expect(component(mg, 'UpdatePlanBody')).toContain('config?: components["schemas"]["PlanConfig"];');
   expect(component(mg, 'CreateCouponBody')).toContain('config: components["schemas"]["CouponConfig"];');
-  expect(mg).toContain('PlanConfig: components["schemas"]["MembershipConfig"] | components["schemas"]["ClassPackConfig"] | components["schemas"]["DropInConfig"];');
-  expect(mg).toContain('CouponConfig: components["schemas"]["PercentCouponConfig"] | components["schemas"]["AmountCouponConfig"];');
+  expect(mg).toContain(
+    'PlanConfig: components["schemas"]["MembershipConfig"] | components["schemas"]["ClassPackConfig"] | components["schemas"]["DropInConfig"];',
+  );
+  expect(mg).toContain(
+    'CouponConfig: components["schemas"]["PercentCouponConfig"] | components["schemas"]["AmountCouponConfig"];',
+  );
   for (const body of ['InviteMemberBody', 'UpdateMemberBody']) {
     expect(component(mg, body)).toContain('role?: "admin" | "manager" | "instructor" | "front_desk" | "member";');
   }
@@ -42,7 +47,9 @@ test('a program that sends a wrong config or role does not type-check; a right o
   try {
     await Bun.write(join(dir, 'management.d.ts'), await generated('management'));
     // each @ts-expect-error must meet an error: were a type `unknown` (or string), the line would compile and tsc fail on the unused directive
-    await Bun.write(join(dir, 'program.ts'), `import type { components } from './management';
+    await Bun.write(
+      join(dir, 'program.ts'),
+      `import type { components } from './management';
 type S = components['schemas'];
 export const plan: S['CreatePlanBody'] = { name: 'Drop-in', type: 'drop_in', config: { priceCents: 1500, currency: 'EUR' } };
 export const patch: S['UpdatePlanBody'] = { config: { priceCents: 1500, currency: 'EUR', interval: 'month' } };
@@ -56,13 +63,33 @@ export const badPatch: S['UpdatePlanBody'] = { config: 42 };
 export const badCoupon: S['CreateCouponBody'] = { code: 'X1X', config: { kind: 'gift' } };
 // @ts-expect-error a role is one of five
 export const badMember: S['InviteMemberBody'] = { email: 'a@b.example', role: 'owner' };
-`);
-    await Bun.write(join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { strict: true, noEmit: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', types: [], skipLibCheck: true },
-      files: ['program.ts', 'management.d.ts'],
-    }));
-    const p = Bun.spawn(['bunx', 'tsc', '-p', join(dir, 'tsconfig.json')], { cwd: join(import.meta.dir, '..'), stdout: 'pipe', stderr: 'pipe' });
-    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+`,
+    );
+    await Bun.write(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          target: 'ES2022',
+          module: 'ESNext',
+          moduleResolution: 'Bundler',
+          types: [],
+          skipLibCheck: true,
+        },
+        files: ['program.ts', 'management.d.ts'],
+      }),
+    );
+    const p = Bun.spawn(['bunx', 'tsc', '-p', join(dir, 'tsconfig.json')], {
+      cwd: join(import.meta.dir, '..'),
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const [out, err, code] = await Promise.all([
+      new Response(p.stdout).text(),
+      new Response(p.stderr).text(),
+      p.exited,
+    ]);
     if (code !== 0) throw new Error(out + err);
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { SCOPES } from '@studio/shared';
-import { generateClients, GENERATED } from './client/generate';
-import { startStack, type Stack } from './harness';
+import { GENERATED, generateClients } from './client/generate';
+import { type Stack, startStack } from './harness';
 
 const root = join(import.meta.dir, '..');
 let s: Stack;
@@ -29,14 +29,20 @@ test('the program type-checks against the generated clients', async () => {
 }, 60_000);
 
 test('a program that sends durationMinutes as a string, or misspells a field, does not', async () => {
-  await Bun.write(`${GENERATED}wrong.ts`, `import createClient from 'openapi-fetch';
+  await Bun.write(
+    `${GENERATED}wrong.ts`,
+    `import createClient from 'openapi-fetch';
 import type { paths } from './management';
 const c = createClient<paths>({ baseUrl: 'http://x' });
 await c.POST('/v1/classes', { params: { header: { 'Idempotency-Key': 'k' } },
   body: { title: 't', mode: 'two_way', instructorId: 'ins_x', startsAt: '2030-01-01T00:00:00Z', durationMinutes: '60' } });
 await c.POST('/v1/instructors', { params: { header: { 'Idempotency-Key': 'k' } }, body: { nmae: 'Ana' } });
-`);
-  await Bun.write(`${GENERATED}tsconfig.wrong.json`, JSON.stringify({ extends: '../../../tsconfig.json', include: ['wrong.ts', '*.d.ts'], exclude: [] }));
+`,
+  );
+  await Bun.write(
+    `${GENERATED}tsconfig.wrong.json`,
+    JSON.stringify({ extends: '../../../tsconfig.json', include: ['wrong.ts', '*.d.ts'], exclude: [] }),
+  );
   const r = await tsc(`${GENERATED}tsconfig.wrong.json`);
   expect(r.code).not.toBe(0);
   expect(r.output).toContain("Type 'string' is not assignable to type 'number'");
@@ -47,11 +53,20 @@ test('the program runs: lists classes, creates an instructor and a class, reads 
   // imported by path at run time: the program's types exist only once generateClients has run, after the repository's own type-check
   const program = `${import.meta.dir}/client/program.ts`;
   type Rec = { id: string; occurrenceCount?: number };
-  const { run } = (await import(program)) as { run: (e: { storefrontUrl: string; managementUrl: string; publishableKey: string; secretKey: string }) => Promise<{ upcoming: unknown[]; created: { instructor: Rec; class: Rec }; readBack: { instructor: Rec; class: Rec }; classes: Rec[] }> };
+  const { run } = (await import(program)) as {
+    run: (e: { storefrontUrl: string; managementUrl: string; publishableKey: string; secretKey: string }) => Promise<{
+      upcoming: unknown[];
+      created: { instructor: Rec; class: Rec };
+      readBack: { instructor: Rec; class: Rec };
+      classes: Rec[];
+    }>;
+  };
   const studio = await s.studio();
   const result = await run({
-    storefrontUrl: s.storefrontUrl, managementUrl: s.managementUrl,
-    publishableKey: (await s.key(studio.id, 'publishable')).key, secretKey: (await s.key(studio.id, 'secret', SCOPES)).key,
+    storefrontUrl: s.storefrontUrl,
+    managementUrl: s.managementUrl,
+    publishableKey: (await s.key(studio.id, 'publishable')).key,
+    secretKey: (await s.key(studio.id, 'secret', SCOPES)).key,
   });
   expect(result.upcoming).toEqual([]);
   expect(result.readBack.instructor).toEqual(result.created.instructor);

@@ -5,11 +5,11 @@
  * cluster client reach both, and the revoke counts both before it returns.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { connectRedis, createRedis, quitRedis, type Redis } from '@studio/shared/io/redis';
 import { createGateway, type Gateway } from '@studio/gateway';
 import { revokeApiKey } from '@studio/gateway/keys/store';
 import { publishStorefrontChange } from '@studio/shared/io/invalidation';
-import { expectProblem, startStack, type Stack } from './harness';
+import { connectRedis, createRedis, quitRedis, type Redis } from '@studio/shared/io/redis';
+import { expectProblem, type Stack, startStack } from './harness';
 
 const nodes = (process.env.TEST_REDIS_CLUSTER_NODES ?? '').split(',').filter(Boolean);
 
@@ -24,7 +24,18 @@ describe.skipIf(nodes.length < 2)('broadcasts on a Redis Cluster', () => {
       await connectRedis(subscriber);
       const gateway = createGateway({ config: s.config, sql: s.sql, redis: s.redis, subscriber });
       await gateway.start();
-      replicas.push({ gateway, subscriber, server: Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req, srv) => (new URL(req.url).pathname.startsWith('/v1/instructors') && req.headers.get('x-surface') === 'sf' ? gateway.storefront(req, srv) : gateway.management(req, srv)) }) });
+      replicas.push({
+        gateway,
+        subscriber,
+        server: Bun.serve({
+          hostname: '127.0.0.1',
+          port: 0,
+          fetch: (req, srv) =>
+            new URL(req.url).pathname.startsWith('/v1/instructors') && req.headers.get('x-surface') === 'sf'
+              ? gateway.storefront(req, srv)
+              : gateway.management(req, srv),
+        }),
+      });
     }
   });
   afterAll(async () => {
@@ -37,7 +48,9 @@ describe.skipIf(nodes.length < 2)('broadcasts on a Redis Cluster', () => {
   });
 
   const call = (i: number, key: string, surface: 'sf' | 'mg' = 'mg') =>
-    fetch(`http://127.0.0.1:${replicas[i]!.server.port}/v1/instructors`, { headers: { authorization: `Bearer ${key}`, 'x-surface': surface } });
+    fetch(`http://127.0.0.1:${replicas[i]!.server.port}/v1/instructors`, {
+      headers: { authorization: `Bearer ${key}`, 'x-surface': surface },
+    });
 
   test('a revoke reaches replicas on two different nodes and waits for both', async () => {
     const studio = await s.studio();

@@ -4,11 +4,12 @@
  * type, and a body matching the documented schema (strict ajv, JSON Schema 2020-12).
  * `test/preload.ts` wraps `fetch` so every test's responses pass through `checkDocumented`.
  */
+
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { elysiaPath, type Operation, operationsOf, type Surface } from '@studio/shared';
+import { openApiDocument } from '@studio/shared/openapi';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { elysiaPath, operationsOf, type Operation, type Surface } from '@studio/shared';
-import { openApiDocument } from '@studio/shared/openapi';
 
 type Json = Record<string, any>;
 
@@ -56,7 +57,12 @@ async function bodyText(res: Response): Promise<string> {
   if (!encoding) return res.text();
   const bytes = new Uint8Array(await res.arrayBuffer());
   // fetch has already decoded it unless the test turned that off
-  const decoded = bytes[0] === 0x7b || bytes[0] === 0x5b ? bytes : encoding === 'br' ? brotliDecompressSync(bytes) : gunzipSync(bytes);
+  const decoded =
+    bytes[0] === 0x7b || bytes[0] === 0x5b
+      ? bytes
+      : encoding === 'br'
+        ? brotliDecompressSync(bytes)
+        : gunzipSync(bytes);
   return new TextDecoder().decode(decoded);
 }
 
@@ -79,12 +85,14 @@ export async function checkDocumented(surface: Surface, method: string, url: URL
   };
   if (!route) {
     // unknown path or method: the gateway's own 404/405, always a problem
-    if (type !== 'application/problem+json') throw new Error(`${where}: expected application/problem+json, got ${type}`);
+    if (type !== 'application/problem+json')
+      throw new Error(`${where}: expected application/problem+json, got ${type}`);
     if (!c.problem(parse())) throw new Error(`${where}: not a Problem: ${JSON.stringify(c.problem.errors)}`);
     return;
   }
   const documented = c.responses.get(`${route.op.id} ${res.status}`);
-  if (!documented) throw new Error(`${where}: status ${res.status} is not documented for ${route.op.id}: ${text.slice(0, 300)}`);
+  if (!documented)
+    throw new Error(`${where}: status ${res.status} is not documented for ${route.op.id}: ${text.slice(0, 300)}`);
   if (!documented.contentType) {
     if (text.length) throw new Error(`${where}: documented without a body, got ${text.slice(0, 200)}`);
     return;
@@ -92,7 +100,9 @@ export async function checkDocumented(surface: Surface, method: string, url: URL
   if (type !== documented.contentType) throw new Error(`${where}: documented ${documented.contentType}, got ${type}`);
   const body = parse();
   if (documented.validate && !documented.validate(body)) {
-    throw new Error(`${where}: body does not match the ${route.op.id} document: ${JSON.stringify(documented.validate.errors)}\n${text.slice(0, 500)}`);
+    throw new Error(
+      `${where}: body does not match the ${route.op.id} document: ${JSON.stringify(documented.validate.errors)}\n${text.slice(0, 500)}`,
+    );
   }
 }
 

@@ -3,20 +3,21 @@
  * (cloned from the migrated template), its own Redis namespace, both services and
  * the gateway listening on free ports. Nothing is mocked.
  */
-import postgres from 'postgres';
-import { loadConfig, type Config, type KeyKind, type Scope } from '@studio/shared';
-import { createSql, type Sql } from '@studio/shared/io/db';
-import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/io/redis';
-import { randomBase62 } from '@studio/shared/base62';
+
 import { createGateway, type Gateway } from '@studio/gateway';
+import { type Broadcasts, broadcastsFor } from '@studio/gateway/broadcasts/bus';
 import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
-import { broadcastsFor, type Broadcasts } from '@studio/gateway/broadcasts/bus';
-import { createStorefrontService } from '@studio/storefront-service';
 import { createManagementService } from '@studio/management-service';
+import { type Config, type KeyKind, loadConfig, type Scope } from '@studio/shared';
+import { randomBase62 } from '@studio/shared/base62';
+import { createSql, type Sql } from '@studio/shared/io/db';
+import { createMetrics, type Metrics } from '@studio/shared/io/metrics';
+import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/io/redis';
+import { SERVE_DEFAULTS, type ServedApp, serveService } from '@studio/shared/io/serve';
+import { createStorefrontService } from '@studio/storefront-service';
+import postgres from 'postgres';
 import { createStudio, deleteStudio, type StudioInput } from '../scripts/lib/studios';
 import { checkedSurfaces } from './documented';
-import { createMetrics, type Metrics } from '@studio/shared/io/metrics';
-import { SERVE_DEFAULTS, serveService, type ServedApp } from '@studio/shared/io/serve';
 
 /**
  * The two ways replicas agree (docs/design/single-node.md), for tests that run against both: with Redis
@@ -26,15 +27,19 @@ import { SERVE_DEFAULTS, serveService, type ServedApp } from '@studio/shared/io/
 export const MODES: readonly Mode[] = process.env.TEST_REDIS_CLUSTER_NODES ? ['redis'] : ['redis', 'single-node'];
 export type Mode = 'redis' | 'single-node';
 /** A stack's options for a mode. */
-export const inMode = (mode: Mode, options: StackOptions = {}): StackOptions => (mode === 'single-node' ? { ...options, redis: 'none' } : options);
+export const inMode = (mode: Mode, options: StackOptions = {}): StackOptions =>
+  mode === 'single-node' ? { ...options, redis: 'none' } : options;
 
 /** What a single-node stack has instead of Redis: any use fails the test and says why. */
-const NO_REDIS = new Proxy({}, {
-  get: (_, prop) => {
-    if (prop === 'isReady' || prop === 'isOpen') return false;
-    throw new Error(`a single-node stack has no Redis (s.redis.${String(prop)})`);
+const NO_REDIS = new Proxy(
+  {},
+  {
+    get: (_, prop) => {
+      if (prop === 'isReady' || prop === 'isOpen') return false;
+      throw new Error(`a single-node stack has no Redis (s.redis.${String(prop)})`);
+    },
   },
-}) as Redis;
+) as Redis;
 
 export interface StackOptions {
   /** `none`: single-node mode (REDIS_URL=none): no Redis anywhere, every role in memory or Postgres. */
@@ -68,7 +73,12 @@ export interface Stack {
   /** The services' metrics (what their `/metrics` shows). */
   metrics: { storefront: Metrics; management: Metrics };
   studio(input?: Partial<StudioInput>): Promise<{ id: string; adminId: string }>;
-  key(studioId: string, kind: KeyKind, scopes?: Scope[] | readonly Scope[], name?: string): Promise<{ key: string; id: string }>;
+  key(
+    studioId: string,
+    kind: KeyKind,
+    scopes?: Scope[] | readonly Scope[],
+    name?: string,
+  ): Promise<{ key: string; id: string }>;
   revoke(keyId: string): Promise<void>;
   deleteStudio(studioId: string): Promise<void>;
   /** fetch against a gateway surface with a key. */
@@ -119,24 +129,56 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   const metrics = { storefront: createMetrics(), management: createMetrics() };
   const serve = (app: ServedApp, surface: 'storefront' | 'management') =>
-    serveService(app, { name: `${surface}-service`, surface, config, metrics: metrics[surface], hostname: '127.0.0.1', port: 0 });
+    serveService(app, {
+      name: `${surface}-service`,
+      surface,
+      config,
+      metrics: metrics[surface],
+      hostname: '127.0.0.1',
+      port: 0,
+    });
   const storefrontApp = serve(createStorefrontService({ config, sql, redis: appRedis }), 'storefront');
-  const managementApp = serve(createManagementService({ config, sql, redis: appRedis, metrics: metrics.management }), 'management');
+  const managementApp = serve(
+    createManagementService({ config, sql, redis: appRedis, metrics: metrics.management }),
+    'management',
+  );
   const storefrontServiceUrl = storefrontApp.url;
   const managementServiceUrl = managementApp.url;
 
   // The gateway needs the services' addresses and its own public ones, known only after listening.
   const gwRedisUrl = options.gatewayRedisUrl ?? config.REDIS_URL;
-  const gwRedis = single ? null : gwRedisUrl === config.REDIS_URL ? redis : createRedis(gwRedisUrl, 'test gateway redis');
+  const gwRedis = single
+    ? null
+    : gwRedisUrl === config.REDIS_URL
+      ? redis
+      : createRedis(gwRedisUrl, 'test gateway redis');
   const subscriber = gwRedis?.duplicate() ?? null;
   subscriber?.on('error', () => {});
-  await Promise.all([!gwRedis || gwRedis === redis ? Promise.resolve() : connectRedis(gwRedis), subscriber ? connectRedis(subscriber) : null]);
+  await Promise.all([
+    !gwRedis || gwRedis === redis ? Promise.resolve() : connectRedis(gwRedis),
+    subscriber ? connectRedis(subscriber) : null,
+  ]);
   const servers: ReturnType<typeof Bun.serve>[] = [];
   const holder: { gw?: Gateway } = {};
   const listen = (pick: (g: Gateway) => (req: Request, server: Bun.Server<unknown>) => Response | Promise<Response>) =>
-    Bun.serve({ ...SERVE_DEFAULTS, hostname: '127.0.0.1', port: 0, fetch: (req, server) => pick(holder.gw!)(req, server) });
-  servers.push(listen((g) => g.storefront), listen((g) => g.management), listen((g) => g.dashboard), listen((g) => g.ops));
-  const [sfUrl, mgUrl, dbUrlPublic, opsUrl] = servers.map((s) => `http://127.0.0.1:${s.port}`) as [string, string, string, string];
+    Bun.serve({
+      ...SERVE_DEFAULTS,
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: (req, server) => pick(holder.gw!)(req, server),
+    });
+  servers.push(
+    listen((g) => g.storefront),
+    listen((g) => g.management),
+    listen((g) => g.dashboard),
+    listen((g) => g.ops),
+  );
+  const [sfUrl, mgUrl, dbUrlPublic, opsUrl] = servers.map((s) => `http://127.0.0.1:${s.port}`) as [
+    string,
+    string,
+    string,
+    string,
+  ];
   checkedSurfaces.set(sfUrl, 'storefront');
   checkedSurfaces.set(mgUrl, 'management');
   config = loadConfig({
@@ -154,9 +196,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const bus = broadcastsFor(config, sql, appRedis);
 
   return {
-    mode: single ? 'single-node' : 'redis', config, sql, redis, bus, gateway, databaseName, metrics,
-    storefrontUrl: sfUrl, managementUrl: mgUrl, dashboardUrl: dbUrlPublic, opsUrl,
-    storefrontServiceUrl, managementServiceUrl,
+    mode: single ? 'single-node' : 'redis',
+    config,
+    sql,
+    redis,
+    bus,
+    gateway,
+    databaseName,
+    metrics,
+    storefrontUrl: sfUrl,
+    managementUrl: mgUrl,
+    dashboardUrl: dbUrlPublic,
+    opsUrl,
+    storefrontServiceUrl,
+    managementServiceUrl,
     async studio(input = {}) {
       const r = await createStudio(sql, { name: 'Test Studio', ...input });
       return { id: r.studio.id as string, adminId: r.admin.id as string };
@@ -182,7 +235,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await storefrontApp.stop();
       await managementApp.stop();
       if (redis.isReady) await deleteByPrefix(redis, prefix);
-      await Promise.all([quitRedis(subscriber), gwRedis === redis ? null : quitRedis(gwRedis), quitRedis(appRedis), sql.end({ timeout: 2 })]);
+      await Promise.all([
+        quitRedis(subscriber),
+        gwRedis === redis ? null : quitRedis(gwRedis),
+        quitRedis(appRedis),
+        sql.end({ timeout: 2 }),
+      ]);
       const a = postgres(baseUrl, { max: 1, onnotice: () => {} });
       await a.unsafe(`drop database if exists ${databaseName} with (force)`);
       await a.end();
@@ -195,7 +253,8 @@ export async function expectProblem(res: Response, status: number, code: string)
   const text = await res.text();
   const ctx = `${res.status} ${text}`;
   if (res.status !== status) throw new Error(`expected ${status} ${code}, got ${ctx}`);
-  if (!res.headers.get('content-type')?.startsWith('application/problem+json')) throw new Error(`expected problem+json, got ${res.headers.get('content-type')}: ${ctx}`);
+  if (!res.headers.get('content-type')?.startsWith('application/problem+json'))
+    throw new Error(`expected problem+json, got ${res.headers.get('content-type')}: ${ctx}`);
   const body = JSON.parse(text);
   if (body.code !== code) throw new Error(`expected code ${code}, got ${ctx}`);
   if (body.status !== status) throw new Error(`body status ${body.status} != ${status}`);

@@ -9,7 +9,16 @@
  * other packages are leaves.
  */
 import { describe, expect, test } from 'bun:test';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
@@ -17,7 +26,11 @@ import ts from 'typescript';
 const ROOT = resolve(import.meta.dir, '..');
 
 type Graph = Map<string, string[]>;
-interface Workspace { name: string; dir: string; exports: Record<string, string> }
+interface Workspace {
+  name: string;
+  dir: string;
+  exports: Record<string, string>;
+}
 
 function workspacesOf(root: string): Workspace[] {
   const dirs = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).workspaces ?? []) as string[];
@@ -38,7 +51,8 @@ const sourcesUnder = (dir: string): string[] =>
 
 const isFile = (p: string) => existsSync(p) && statSync(p).isFile();
 function resolveFile(base: string): string | null {
-  for (const p of [base, `${base}.ts`, `${base}.tsx`, join(base, 'index.ts'), join(base, 'index.tsx')]) if (isFile(p)) return p;
+  for (const p of [base, `${base}.ts`, `${base}.tsx`, join(base, 'index.ts'), join(base, 'index.tsx')])
+    if (isFile(p)) return p;
   return null;
 }
 
@@ -80,7 +94,8 @@ function importGraph(roots: string[], workspaces: Workspace[] = []): { graph: Gr
       if (target) {
         if (!edges.includes(target)) edges.push(target);
         if (!target.includes(`${sep}node_modules${sep}`)) todo.push(target);
-      } else if (relativeSpec || spec.startsWith('@studio/')) unresolved.push(`${relative(ROOT, file)} imports '${spec}'`);
+      } else if (relativeSpec || spec.startsWith('@studio/'))
+        unresolved.push(`${relative(ROOT, file)} imports '${spec}'`);
     }
   }
   return { graph, unresolved };
@@ -172,7 +187,9 @@ const show = (files: string[]) => files.map((f) => relative(ROOT, f)).join(' →
 
 describe('imports', () => {
   test('the checks see every tree, and every relative or workspace import names a file', () => {
-    expect(trees.map((t) => relative(ROOT, t))).toEqual(expect.arrayContaining(['shared/src', 'gateway/src', 'storefront-service/src', 'management-service/src']));
+    expect(trees.map((t) => relative(ROOT, t))).toEqual(
+      expect.arrayContaining(['shared/src', 'gateway/src', 'storefront-service/src', 'management-service/src']),
+    );
     expect(unresolved).toEqual([]);
   });
 
@@ -180,7 +197,10 @@ describe('imports', () => {
     test(`no import circle in ${relative(ROOT, tree)}`, () => {
       const circles = importCycles(graph)
         .filter((c) => c.files.some((f) => f.startsWith(tree + sep)))
-        .map((c) => `${c.files.length} files in one circle, e.g. ${show(c.example)} (all: ${c.files.map((f) => relative(ROOT, f)).join(', ')})`);
+        .map(
+          (c) =>
+            `${c.files.length} files in one circle, e.g. ${show(c.example)} (all: ${c.files.map((f) => relative(ROOT, f)).join(', ')})`,
+        );
       expect(circles).toEqual([]);
     });
   }
@@ -212,7 +232,9 @@ describe('the checks themselves', () => {
       const { graph: g, unresolved: u } = importGraph([join(dir, 'src')]);
       expect(u).toEqual([]);
       const found = importCycles(g);
-      expect(found.map((c) => c.example.map((f) => relative(dir, f)))).toEqual([['src/app.ts', 'src/things/routes.ts', 'src/app.ts']]);
+      expect(found.map((c) => c.example.map((f) => relative(dir, f)))).toEqual([
+        ['src/app.ts', 'src/things/routes.ts', 'src/app.ts'],
+      ]);
       expect(found[0]!.files.length).toBe(2); // kit/index.ts is imported, but in no circle (the comment is no import)
       expect(folderCrossings(g, join(dir, 'src'))).toEqual(['things/routes.ts imports app.ts']);
     } finally {

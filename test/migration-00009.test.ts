@@ -8,8 +8,8 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import postgres from 'postgres';
 import { randomBase62 } from '@studio/shared/base62';
+import postgres from 'postgres';
 import { MIGRATIONS_DIR, migrate, statementsOf } from '../scripts/lib/migrate';
 
 const FILE = '00009_activity_one_btree.sql';
@@ -29,7 +29,8 @@ const at00008 = newDb();
 beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), 'migrations-'));
   try {
-    for (const f of (await readdir(MIGRATIONS_DIR)).filter((f) => f < FILE)) await cp(join(MIGRATIONS_DIR, f), join(dir, f));
+    for (const f of (await readdir(MIGRATIONS_DIR)).filter((f) => f < FILE))
+      await cp(join(MIGRATIONS_DIR, f), join(dir, f));
     await migrate(urlOf(at00008), dir);
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -60,11 +61,23 @@ async function stateOf(db: string) {
   const sql = connect(db);
   try {
     const [count] = await sql<{ n: number }[]>`select count(*)::int as n from activity`;
-    const indexes = await sql<{ indexdef: string }[]>`select indexdef from pg_indexes where tablename = 'activity' order by indexname`;
-    const [pk] = await sql<{ def: string }[]>`select pg_get_constraintdef(oid) as def from pg_constraint where conname = 'activity_pkey'`;
+    const indexes = await sql<
+      { indexdef: string }[]
+    >`select indexdef from pg_indexes where tablename = 'activity' order by indexname`;
+    const [pk] = await sql<
+      { def: string }[]
+    >`select pg_get_constraintdef(oid) as def from pg_constraint where conname = 'activity_pkey'`;
     const checks = await sql`select 1 from pg_constraint where conname = 'activity_key_id_present'`;
-    const [old] = await sql<{ keyId: string }[]>`select key_id as "keyId" from activity where studio_id = 'std_a' and request_id = 'req_000000000000000150'`;
-    return { entries: count!.n, key: pk!.def, indexes: indexes.map((i) => i.indexdef.replace(/^.* USING /, '')), checks: checks.length, oldIdKey: old?.keyId };
+    const [old] = await sql<
+      { keyId: string }[]
+    >`select key_id as "keyId" from activity where studio_id = 'std_a' and request_id = 'req_000000000000000150'`;
+    return {
+      entries: count!.n,
+      key: pk!.def,
+      indexes: indexes.map((i) => i.indexdef.replace(/^.* USING /, '')),
+      checks: checks.length,
+      oldIdKey: old?.keyId,
+    };
   } finally {
     await sql.end();
   }
@@ -122,7 +135,9 @@ test('00009 lets the gateways write while it runs, keeps every entry on the new 
   try {
     await check.begin(async (tx) => {
       await tx`set local enable_seqscan = off`;
-      const plan = await tx.unsafe(`explain select * from activity where studio_id = 'std_a' and request_id = 'req_000000000000000150' and length(request_id) < 26`);
+      const plan = await tx.unsafe(
+        `explain select * from activity where studio_id = 'std_a' and request_id = 'req_000000000000000150' and length(request_id) < 26`,
+      );
       expect(plan.map((r) => Object.values(r)[0]).join('\n')).toContain('activity_studio_request_before_00009');
     });
   } finally {

@@ -24,7 +24,8 @@ const LANDED: Record<string, string> = {
   '00014_webhooks.sql': '7732cc6cd50d65b5cdc6c702c907105afea9d491ceaf0bda8e9f0d9ea1a91ec7',
 };
 
-const sha256 = async (file: string) => new Bun.CryptoHasher('sha256').update(await Bun.file(file).bytes()).digest('hex');
+const sha256 = async (file: string) =>
+  new Bun.CryptoHasher('sha256').update(await Bun.file(file).bytes()).digest('hex');
 
 test('every landed migration is byte for byte as it landed, and every migration file is recorded here', async () => {
   const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort();
@@ -32,7 +33,8 @@ test('every landed migration is byte for byte as it landed, and every migration 
   for (const f of files) {
     const want = LANDED[f];
     if (!want) changed.push(`${f}: new, record its SHA-256 in test/migrations-frozen.test.ts`);
-    else if ((await sha256(`${MIGRATIONS_DIR}/${f}`)) !== want) changed.push(`${f}: edited after it landed; put the change in a new file`);
+    else if ((await sha256(`${MIGRATIONS_DIR}/${f}`)) !== want)
+      changed.push(`${f}: edited after it landed; put the change in a new file`);
   }
   for (const f of Object.keys(LANDED)) if (!files.includes(f)) changed.push(`${f}: deleted after it landed`);
   expect(changed).toEqual([]);

@@ -5,7 +5,7 @@
  * the trace id and problem code.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startStack, type Stack } from './harness';
+import { type Stack, startStack } from './harness';
 
 /** An OTLP/HTTP (JSON) receiver: the spans it was sent. */
 type Span = { traceId: string; spanId: string; parentSpanId?: string; name: string; service: string };
@@ -13,7 +13,12 @@ const received: Span[] = [];
 const collector = Bun.serve({
   port: 0,
   async fetch(req) {
-    const body = (await req.json()) as { resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: Omit<Span, 'service'>[] }[] }[] };
+    const body = (await req.json()) as {
+      resourceSpans: {
+        resource: { attributes: { key: string; value: { stringValue?: string } }[] };
+        scopeSpans: { spans: Omit<Span, 'service'>[] }[];
+      }[];
+    };
     for (const rs of body.resourceSpans) {
       const service = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
       for (const ss of rs.scopeSpans) for (const span of ss.spans) received.push({ ...span, service });
@@ -46,7 +51,7 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 }
 
 describe('trace context', () => {
-  test('a valid traceparent is continued: the answer\'s traceresponse and the activity entry carry its trace id', async () => {
+  test("a valid traceparent is continued: the answer's traceresponse and the activity entry carry its trace id", async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const res = await s.mg('/v1/instructors', key, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
     expect(res.status).toBe(200);
@@ -55,12 +60,19 @@ describe('trace context', () => {
     expect(tr.split('-')[1]).toBe(traceId);
     expect(tr.split('-')[2]).not.toBe('00f067aa0ba902b7'); // the gateway's own span
     await s.gateway.activity.flush();
-    const [row] = await s.sql<{ traceId: string }[]>`select trace_id from activity where request_id = ${res.headers.get('x-request-id')}`;
+    const [row] = await s.sql<
+      { traceId: string }[]
+    >`select trace_id from activity where request_id = ${res.headers.get('x-request-id')}`;
     expect(row!.traceId).toBe(traceId);
   });
 
   test('an invalid traceparent starts a new trace; so does none; problems carry traceresponse too', async () => {
-    for (const bad of ['00-00000000000000000000000000000000-00f067aa0ba902b7-01', 'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01', 'garbage']) {
+    for (const bad of [
+      '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+      'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01',
+      'garbage',
+    ]) {
       const tr = (await s.mg('/v1/instructors', key, { headers: { traceparent: bad } })).headers.get('traceresponse')!;
       expect(tr).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
       expect(tr).not.toContain('4bf92f3577b34da6a3ce929d0e0e4736');
@@ -70,7 +82,7 @@ describe('trace context', () => {
     expect(refused.headers.get('traceresponse')).toMatch(/^00-[0-9a-f]{32}-/);
   });
 
-  test('the gateway and the service each export a span of the same trace, the service\'s a child of the gateway\'s', async () => {
+  test("the gateway and the service each export a span of the same trace, the service's a child of the gateway's", async () => {
     const traceId = 'a3ce929d0e0e47364bf92f3577b34da6';
     const res = await s.mg('/v1/instructors', key, { headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } });
     expect(res.status).toBe(200);
@@ -82,7 +94,11 @@ describe('trace context', () => {
     }
     const gw = spans.find((x) => x.service === 'gateway')!;
     const svc = spans.find((x) => x.service === 'management-service')!;
-    expect(gw).toMatchObject({ spanId: gatewaySpan, parentSpanId: 'b7ad6b7169203331', name: 'GET managementListInstructors' });
+    expect(gw).toMatchObject({
+      spanId: gatewaySpan,
+      parentSpanId: 'b7ad6b7169203331',
+      name: 'GET managementListInstructors',
+    });
     expect(svc.parentSpanId).toBe(gatewaySpan);
     expect(svc.name).toBe('GET managementListInstructors');
   });
@@ -91,7 +107,11 @@ describe('trace context', () => {
 describe('metrics', () => {
   test('the operations port counts requests by surface, operation and status; unknown paths are one label', async () => {
     const before = await (await fetch(`${s.opsUrl}/metrics`)).text();
-    const n = sample(before, 'studio_http_requests_total', { surface: 'management', operation: 'managementListInstructors', status: '200' });
+    const n = sample(before, 'studio_http_requests_total', {
+      surface: 'management',
+      operation: 'managementListInstructors',
+      status: '200',
+    });
     await s.mg('/v1/instructors', key);
     await s.mg('/v1/instructors', key);
     await s.mg('/v1/no-such-thing', key);
@@ -99,17 +119,37 @@ describe('metrics', () => {
     const res = await fetch(`${s.opsUrl}/metrics`);
     expect(res.headers.get('content-type')).toStartWith('text/plain');
     const text = await res.text();
-    expect(sample(text, 'studio_http_requests_total', { surface: 'management', operation: 'managementListInstructors', status: '200' })).toBe(n + 2);
-    expect(sample(text, 'studio_http_requests_total', { surface: 'management', operation: 'unknown', status: '404' })).toBeGreaterThanOrEqual(2);
+    expect(
+      sample(text, 'studio_http_requests_total', {
+        surface: 'management',
+        operation: 'managementListInstructors',
+        status: '200',
+      }),
+    ).toBe(n + 2);
+    expect(
+      sample(text, 'studio_http_requests_total', { surface: 'management', operation: 'unknown', status: '404' }),
+    ).toBeGreaterThanOrEqual(2);
     expect(text).not.toContain('no-such-thing');
-    expect(sample(text, 'studio_http_request_duration_seconds_count', { surface: 'management', operation: 'managementListInstructors' })).toBeGreaterThanOrEqual(2);
+    expect(
+      sample(text, 'studio_http_request_duration_seconds_count', {
+        surface: 'management',
+        operation: 'managementListInstructors',
+      }),
+    ).toBeGreaterThanOrEqual(2);
     expect(sample(text, 'studio_rate_limit_decisions_total', { decision: 'allowed' })).toBeGreaterThan(0);
     expect(sample(text, 'studio_key_cache_lookups_total', { result: 'memory' })).toBeGreaterThan(0);
     expect(text).toContain('studio_activity_buffered');
     expect(text).toContain('studio_activity_written_total');
     expect(text).toMatch(/^studio_activity_flush_failures_total \d+$/m);
     // every line is a comment, blank, or `name{labels} value`
-    for (const line of text.split('\n')) expect(line === '' || line.startsWith('#') || /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.e+-]+$|^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? (NaN|\+Inf|-Inf)$/.test(line)).toBe(true);
+    for (const line of text.split('\n'))
+      expect(
+        line === '' ||
+          line.startsWith('#') ||
+          /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.e+-]+$|^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? (NaN|\+Inf|-Inf)$/.test(
+            line,
+          ),
+      ).toBe(true);
   });
 
   test('metrics and the ops port are not on the public surfaces', async () => {
@@ -122,9 +162,17 @@ describe('metrics', () => {
     const body = JSON.stringify({ name: 'Noor' });
     const headers = { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() };
     expect((await s.mg('/v1/instructors', key, { method: 'POST', body, headers })).status).toBe(201);
-    expect((await s.mg('/v1/instructors', key, { method: 'POST', body, headers })).headers.get('idempotent-replayed')).toBe('true');
+    expect(
+      (await s.mg('/v1/instructors', key, { method: 'POST', body, headers })).headers.get('idempotent-replayed'),
+    ).toBe('true');
     const text = await (await fetch(`${s.managementServiceUrl}/metrics`)).text();
-    expect(sample(text, 'studio_http_requests_total', { surface: 'management', operation: 'managementCreateInstructor', status: '201' })).toBe(2);
+    expect(
+      sample(text, 'studio_http_requests_total', {
+        surface: 'management',
+        operation: 'managementCreateInstructor',
+        status: '201',
+      }),
+    ).toBe(2);
     expect(sample(text, 'studio_idempotency_outcomes_total', { outcome: 'new' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'studio_idempotency_outcomes_total', { outcome: 'replayed' })).toBeGreaterThanOrEqual(1);
     const sf = await (await fetch(`${s.storefrontServiceUrl}/metrics`)).text();
@@ -136,6 +184,8 @@ test('an activity entry keeps the problem code and the query string of a refused
   const res = await s.mg('/v1/instructors?cursor=nonsense', key);
   expect(res.status).toBe(400);
   await s.gateway.activity.flush();
-  const [row] = await s.sql<{ problemCode: string; query: string }[]>`select problem_code, query from activity where request_id = ${res.headers.get('x-request-id')}`;
+  const [row] = await s.sql<
+    { problemCode: string; query: string }[]
+  >`select problem_code, query from activity where request_id = ${res.headers.get('x-request-id')}`;
   expect(row).toEqual({ problemCode: 'invalid_cursor', query: 'cursor=nonsense' });
 });

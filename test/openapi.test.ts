@@ -7,14 +7,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { createManagementService } from '@studio/management-service';
 import { elysiaPath, loadConfig, operationsOf, PROBLEM_CODES, type Surface } from '@studio/shared';
-import { openApiDocument } from '@studio/shared/openapi';
 import { EVENT_TYPES, TEST_EVENT_TYPE } from '@studio/shared/event-types';
 import { createSql } from '@studio/shared/io/db';
+import { openApiDocument } from '@studio/shared/openapi';
 import { createStorefrontService } from '@studio/storefront-service';
-import { createManagementService } from '@studio/management-service';
 import { documentAjv } from './documented';
-import { startStack, type Stack } from './harness';
+import { type Stack, startStack } from './harness';
 
 type Json = Record<string, any>;
 const SURFACES: Surface[] = ['storefront', 'management'];
@@ -25,7 +25,11 @@ afterAll(() => s.close());
 
 /** The operations of the registry in a document: every path item's methods but the Storefront's CORS preflight (`options`, the gateway's own answer). */
 const apiOperations = (doc: Json): [string, string, Json][] =>
-  Object.entries<Json>(doc.paths).flatMap(([path, item]) => Object.entries<Json>(item).filter(([m]) => m !== 'options').map(([m, o]): [string, string, Json] => [path, m, o]));
+  Object.entries<Json>(doc.paths).flatMap(([path, item]) =>
+    Object.entries<Json>(item)
+      .filter(([m]) => m !== 'options')
+      .map(([m, o]): [string, string, Json] => [path, m, o]),
+  );
 
 /** Every schema object under a node, with where it is. */
 function* schemasIn(node: unknown, where: string): Generator<[string, Json]> {
@@ -61,7 +65,8 @@ describe.each(SURFACES)('%s document', (surface) => {
   });
 
   test('every component and inline schema compiles under strict ajv', () => {
-    for (const name of Object.keys(doc.components.schemas)) expect(ajv.getSchema(`${surface}.json#/$defs/${name}`)).toBeFunction();
+    for (const name of Object.keys(doc.components.schemas))
+      expect(ajv.getSchema(`${surface}.json#/$defs/${name}`)).toBeFunction();
     for (const [where, schema] of schemasIn(doc.paths, '')) {
       try {
         compile(schema);
@@ -76,7 +81,8 @@ describe.each(SURFACES)('%s document', (surface) => {
     expect(text).not.toMatch(/"type":\[/);
     for (const [where, schema] of schemasIn(doc, '')) {
       const branches = (schema.anyOf ?? []).map((b: Json) => b.type);
-      if (branches.includes('string') && (branches.includes('integer') || branches.includes('number'))) throw new Error(`${where} is string | number`);
+      if (branches.includes('string') && (branches.includes('integer') || branches.includes('number')))
+        throw new Error(`${where} is string | number`);
     }
   });
 
@@ -86,7 +92,9 @@ describe.each(SURFACES)('%s document', (surface) => {
       for (const [status, ref] of Object.entries<Json>(op.responses)) {
         if (Number(status) < 400) continue;
         const r = response(ref);
-        expect(`${method} ${path} ${status}: ${Object.keys(r.content)}`).toBe(`${method} ${path} ${status}: application/problem+json`);
+        expect(`${method} ${path} ${status}: ${Object.keys(r.content)}`).toBe(
+          `${method} ${path} ${status}: application/problem+json`,
+        );
         expect(r.content['application/problem+json'].schema.allOf[0]).toEqual({ $ref: '#/components/schemas/Problem' });
         expect(r.headers['X-Request-Id']).toBeDefined();
       }
@@ -109,7 +117,8 @@ describe.each(SURFACES)('%s document', (surface) => {
       for (const [where, m] of media) {
         if (m.example === undefined) throw new Error(`${where}: no example`);
         const validate = compile(m.schema);
-        if (!validate(m.example)) throw new Error(`${where}: example does not match: ${JSON.stringify(validate.errors)}`);
+        if (!validate(m.example))
+          throw new Error(`${where}: example does not match: ${JSON.stringify(validate.errors)}`);
       }
     }
   });
@@ -122,7 +131,13 @@ describe.each(SURFACES)('%s document', (surface) => {
         continue;
       }
       if (!p) throw new Error(`${method} ${path}: no Idempotency-Key`);
-      const fixed = { example: p.example, examples: p.examples, ...Object.fromEntries(['example', 'examples', 'default', 'const', 'enum'].map((k) => [`schema.${k}`, p.schema[k]])) };
+      const fixed = {
+        example: p.example,
+        examples: p.examples,
+        ...Object.fromEntries(
+          ['example', 'examples', 'default', 'const', 'enum'].map((k) => [`schema.${k}`, p.schema[k]]),
+        ),
+      };
       expect(`${method} ${path} ${JSON.stringify(fixed)}`).toBe(`${method} ${path} {}`);
       expect(p.description).toContain('fresh');
     }
@@ -133,43 +148,67 @@ describe.each(SURFACES)('%s document', (surface) => {
       if (!op.responses['405']) throw new Error(`${method} ${path}: no 405`);
       const r = response(op.responses['405']);
       expect(r.headers.Allow).toEqual({ $ref: '#/components/headers/Allow' });
-      expect(r.content['application/problem+json'].schema.allOf[1].properties.code.enum).toEqual(['method_not_allowed']);
+      expect(r.content['application/problem+json'].schema.allOf[1].properties.code.enum).toEqual([
+        'method_not_allowed',
+      ]);
     }
   });
 
-  test(surface === 'storefront' ? 'every answer documents the CORS headers, and every path its preflight' : 'no CORS headers or preflights', () => {
-    const CORS = ['Access-Control-Allow-Origin', 'Access-Control-Expose-Headers'];
-    for (const [path, method, op] of apiOperations(doc)) {
-      for (const [status, r] of Object.entries<Json>(op.responses)) {
-        const names = Object.keys(response(r).headers ?? {});
-        const where = `${method} ${path} ${status}`;
-        expect(`${where}: ${CORS.filter((h) => names.includes(h))}`).toBe(`${where}: ${surface === 'storefront' ? CORS : ''}`);
+  test(
+    surface === 'storefront'
+      ? 'every answer documents the CORS headers, and every path its preflight'
+      : 'no CORS headers or preflights',
+    () => {
+      const CORS = ['Access-Control-Allow-Origin', 'Access-Control-Expose-Headers'];
+      for (const [path, method, op] of apiOperations(doc)) {
+        for (const [status, r] of Object.entries<Json>(op.responses)) {
+          const names = Object.keys(response(r).headers ?? {});
+          const where = `${method} ${path} ${status}`;
+          expect(`${where}: ${CORS.filter((h) => names.includes(h))}`).toBe(
+            `${where}: ${surface === 'storefront' ? CORS : ''}`,
+          );
+        }
       }
-    }
-    for (const [path, item] of Object.entries<Json>(doc.paths)) {
-      if (surface === 'management') {
-        expect(item.options).toBeUndefined();
-        continue;
+      for (const [path, item] of Object.entries<Json>(doc.paths)) {
+        if (surface === 'management') {
+          expect(item.options).toBeUndefined();
+          continue;
+        }
+        const preflight = item.options;
+        if (!preflight) throw new Error(`${path}: no preflight`);
+        expect(preflight.security).toEqual([]);
+        expect(preflight.tags).toEqual(['CORS']);
+        expect(Object.keys(preflight.responses)).toEqual(['204']);
+        expect(Object.keys(preflight.responses['204'].headers).sort()).toEqual(
+          [
+            'X-Request-Id',
+            ...CORS,
+            'Access-Control-Allow-Methods',
+            'Access-Control-Allow-Headers',
+            'Access-Control-Max-Age',
+          ].sort(),
+        );
       }
-      const preflight = item.options;
-      if (!preflight) throw new Error(`${path}: no preflight`);
-      expect(preflight.security).toEqual([]);
-      expect(preflight.tags).toEqual(['CORS']);
-      expect(Object.keys(preflight.responses)).toEqual(['204']);
-      expect(Object.keys(preflight.responses['204'].headers).sort()).toEqual(
-        ['X-Request-Id', ...CORS, 'Access-Control-Allow-Methods', 'Access-Control-Allow-Headers', 'Access-Control-Max-Age'].sort());
-    }
-    if (surface === 'storefront') expect(doc.tags.map((t: Json) => t.name)).toContain('CORS');
-  });
+      if (surface === 'storefront') expect(doc.tags.map((t: Json) => t.name)).toContain('CORS');
+    },
+  );
 
   test('the service registers exactly the routes of the registry, in both directions', () => {
     const config = loadConfig({});
     const sql = createSql(config.DATABASE_URL, { max: 1 });
-    const app = surface === 'storefront' ? createStorefrontService({ config, sql, redis: null }) : createManagementService({ config, sql, redis: null });
+    const app =
+      surface === 'storefront'
+        ? createStorefrontService({ config, sql, redis: null })
+        : createManagementService({ config, sql, redis: null });
     const registered = app.routes
       .filter((r) => r.path.startsWith('/v1/'))
-      .map((r) => `${r.method} ${r.path}`).sort();
-    expect(registered).toEqual(operationsOf(surface).map((o) => `${o.method} ${elysiaPath(o.path)}`).sort());
+      .map((r) => `${r.method} ${r.path}`)
+      .sort();
+    expect(registered).toEqual(
+      operationsOf(surface)
+        .map((o) => `${o.method} ${elysiaPath(o.path)}`)
+        .sort(),
+    );
     const others = app.routes.filter((r) => !r.path.startsWith('/v1/')).map((r) => r.path);
     expect(others.every((p) => p === '/healthz' || p === '/readyz')).toBe(true);
     void sql.end();
@@ -184,14 +223,19 @@ describe('webhooks (OpenAPI 3.1 `webhooks`, docs/design/events.md–16)', () => 
     for (const [type, item] of Object.entries<Json>(doc.webhooks)) {
       expect(`${type}: ${Object.keys(item)}`).toBe(`${type}: post`);
       const op = item.post;
-      expect(op.parameters.map((p: Json) => p.$ref)).toEqual(['WebhookId', 'WebhookTimestamp', 'WebhookSignature'].map((p) => `#/components/parameters/${p}`));
+      expect(op.parameters.map((p: Json) => p.$ref)).toEqual(
+        ['WebhookId', 'WebhookTimestamp', 'WebhookSignature'].map((p) => `#/components/parameters/${p}`),
+      );
       const media = op.requestBody.content['application/json'];
       expect(media.schema.properties.type.const).toBe(type);
       expect(media.example.type).toBe(type);
       const validate = compile(media.schema);
-      if (!validate(media.example)) throw new Error(`${type}: example does not match: ${JSON.stringify(validate.errors)}`);
+      if (!validate(media.example))
+        throw new Error(`${type}: example does not match: ${JSON.stringify(validate.errors)}`);
       // the body's own type only: another type's example is refused
-      expect(validate({ ...media.example, type: type === 'class.created' ? 'class.updated' : 'class.created' })).toBe(false);
+      expect(validate({ ...media.example, type: type === 'class.created' ? 'class.updated' : 'class.created' })).toBe(
+        false,
+      );
       expect(Object.keys(op.responses).sort()).toEqual(['2XX', '410', 'default']);
     }
     expect(doc.components.parameters.WebhookSignature.name).toBe('webhook-signature');
@@ -199,11 +243,22 @@ describe('webhooks (OpenAPI 3.1 `webhooks`, docs/design/events.md–16)', () => 
     expect(openApiDocument('storefront', { publicUrl: 'http://127.0.0.1' }).webhooks).toBeUndefined();
   });
 
-  test('data.object is the resource\'s schema; previousAttributes exactly on *.updated and *.rescheduled', () => {
+  test("data.object is the resource's schema; previousAttributes exactly on *.updated and *.rescheduled", () => {
     for (const type of EVENT_TYPES) {
       const data = doc.webhooks[type].post.requestBody.content['application/json'].schema.properties.data;
-      const resource = { class: 'Class', occurrence: 'Occurrence', member: 'Member', membership: 'Member', content: 'Video', plan: 'Plan',
-        instructor: 'Instructor', location: 'Location', room: 'Room', coupon: 'Coupon', program: 'Program' }[type.split('.')[0]!];
+      const resource = {
+        class: 'Class',
+        occurrence: 'Occurrence',
+        member: 'Member',
+        membership: 'Member',
+        content: 'Video',
+        plan: 'Plan',
+        instructor: 'Instructor',
+        location: 'Location',
+        room: 'Room',
+        coupon: 'Coupon',
+        program: 'Program',
+      }[type.split('.')[0]!];
       expect(`${type}: ${data.properties.object.$ref}`).toBe(`${type}: #/components/schemas/${resource}`);
       const previous = /\.(updated|rescheduled)$/.test(type);
       expect(`${type}: ${data.required}`).toBe(`${type}: ${previous ? 'object,previousAttributes' : 'object'}`);

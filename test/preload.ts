@@ -6,10 +6,10 @@
 import { afterAll } from 'bun:test';
 import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
+import { type LogLevel, setLogLevel } from '@studio/shared';
 import postgres from 'postgres';
 import { MIGRATIONS_DIR, migrate } from '../scripts/lib/migrate';
 import { checkDocumented, checkedSurfaces } from './documented';
-import { setLogLevel, type LogLevel } from '@studio/shared';
 
 // one access line per request would bury the test report: warnings and errors only, unless asked
 setLogLevel((process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'warn');
@@ -17,10 +17,12 @@ setLogLevel((process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'warn');
 async function dockerAnswers(): Promise<boolean> {
   const host = process.env.DOCKER_HOST;
   try {
-    if (host?.startsWith('tcp://')) return (await fetch(`${host.replace('tcp://', 'http://')}/_ping`, { signal: AbortSignal.timeout(1000) })).ok;
+    if (host?.startsWith('tcp://'))
+      return (await fetch(`${host.replace('tcp://', 'http://')}/_ping`, { signal: AbortSignal.timeout(1000) })).ok;
     const socket = host?.startsWith('unix://') ? host.slice(7) : '/var/run/docker.sock';
     if (!(await Bun.file(socket).exists())) return false;
-    return (await fetch('http://localhost/_ping', { unix: socket, signal: AbortSignal.timeout(1000) } as RequestInit)).ok;
+    return (await fetch('http://localhost/_ping', { unix: socket, signal: AbortSignal.timeout(1000) } as RequestInit))
+      .ok;
   } catch {
     return false;
   }
@@ -31,11 +33,19 @@ if (!process.env.TEST_DATABASE_URL) {
   if (process.env.TESTCONTAINERS !== '0' && (await dockerAnswers())) {
     const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
     const { RedisContainer } = await import('@testcontainers/redis');
-    const [pg, rd] = await Promise.all([new PostgreSqlContainer('postgres:15').start(), new RedisContainer('redis:7').start()]);
-    stops.push(() => pg.stop(), () => rd.stop());
+    const [pg, rd] = await Promise.all([
+      new PostgreSqlContainer('postgres:15').start(),
+      new RedisContainer('redis:7').start(),
+    ]);
+    stops.push(
+      () => pg.stop(),
+      () => rd.stop(),
+    );
     process.env.TEST_DATABASE_URL = pg.getConnectionUri();
     process.env.TEST_REDIS_URL = rd.getConnectionUrl();
-    console.error(`tests: testcontainers Postgres ${pg.getHost()}:${pg.getPort()}, Redis ${rd.getHost()}:${rd.getPort()}`);
+    console.error(
+      `tests: testcontainers Postgres ${pg.getHost()}:${pg.getPort()}, Redis ${rd.getHost()}:${rd.getPort()}`,
+    );
   } else {
     process.env.TEST_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
     process.env.TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -63,7 +73,9 @@ if (!exists) {
   const u = new URL(process.env.TEST_DATABASE_URL!);
   u.pathname = `/${building}`;
   await migrate(u.href);
-  await admin.unsafe(`alter database ${building} rename to ${template}`).catch(() => admin.unsafe(`drop database if exists ${building}`));
+  await admin
+    .unsafe(`alter database ${building} rename to ${template}`)
+    .catch(() => admin.unsafe(`drop database if exists ${building}`));
 }
 await admin.end();
 process.env.TEST_TEMPLATE_DB = template;
@@ -74,7 +86,13 @@ globalThis.fetch = Object.assign(async (input: string | URL | Request, init?: Re
   const res = await realFetch(input, init);
   const url = new URL(input instanceof Request ? input.url : String(input));
   const surface = checkedSurfaces.get(url.origin);
-  if (surface) await checkDocumented(surface, (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase(), url, res.clone());
+  if (surface)
+    await checkDocumented(
+      surface,
+      (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase(),
+      url,
+      res.clone(),
+    );
   return res;
 }, realFetch);
 

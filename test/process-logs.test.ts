@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { SCOPES } from '@studio/shared';
 import { freePorts } from '../scripts/lib/ports';
-import { startStack, type Stack } from './harness';
+import { type Stack, startStack } from './harness';
 
 const root = join(import.meta.dir, '..');
 type Line = Record<string, unknown>;
@@ -30,14 +30,24 @@ function spawn(name: string, entry: string, env: Record<string, string>) {
 
 async function ready(url: string) {
   for (let i = 0; i < 200; i++) {
-    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(`${url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await Bun.sleep(50);
   }
   throw new Error(`${url} never became ready`);
 }
 
 const linesOf = (name: string): Line[] =>
-  procs.find((p) => p.name === name)!.out.text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line);
+  procs
+    .find((p) => p.name === name)!
+    .out.text.split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Line);
 
 /** The access lines of this request id, waited for (they are flushed every 100 ms). */
 async function requestLines(name: string, match: (l: Line) => boolean): Promise<Line[]> {
@@ -56,13 +66,25 @@ beforeAll(async () => {
   urls = { storefront: at(sf), management: at(mg), dashboard: at(db), ops: at(ops) };
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
-    HOST: '127.0.0.1', LOG_LEVEL: 'info',
-    DATABASE_URL: s.config.DATABASE_URL, REDIS_URL: s.config.REDIS_URL, REDIS_PREFIX: s.config.REDIS_PREFIX,
-    GATEWAY_SECRET: s.config.GATEWAY_SECRET, DASHBOARD_SECRET: s.config.DASHBOARD_SECRET, CURSOR_SECRET: s.config.CURSOR_SECRET,
-    STOREFRONT_PORT: String(sf), MANAGEMENT_PORT: String(mg), DASHBOARD_PORT: String(db), OPS_PORT: String(ops),
-    STOREFRONT_SERVICE_PORT: String(sfSvc), MANAGEMENT_SERVICE_PORT: String(mgSvc),
-    STOREFRONT_SERVICE_URL: at(sfSvc), MANAGEMENT_SERVICE_URL: at(mgSvc),
-    STOREFRONT_PUBLIC_URL: urls.storefront, MANAGEMENT_PUBLIC_URL: urls.management, DASHBOARD_PUBLIC_URL: urls.dashboard,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: s.config.DATABASE_URL,
+    REDIS_URL: s.config.REDIS_URL,
+    REDIS_PREFIX: s.config.REDIS_PREFIX,
+    GATEWAY_SECRET: s.config.GATEWAY_SECRET,
+    DASHBOARD_SECRET: s.config.DASHBOARD_SECRET,
+    CURSOR_SECRET: s.config.CURSOR_SECRET,
+    STOREFRONT_PORT: String(sf),
+    MANAGEMENT_PORT: String(mg),
+    DASHBOARD_PORT: String(db),
+    OPS_PORT: String(ops),
+    STOREFRONT_SERVICE_PORT: String(sfSvc),
+    MANAGEMENT_SERVICE_PORT: String(mgSvc),
+    STOREFRONT_SERVICE_URL: at(sfSvc),
+    MANAGEMENT_SERVICE_URL: at(mgSvc),
+    STOREFRONT_PUBLIC_URL: urls.storefront,
+    MANAGEMENT_PUBLIC_URL: urls.management,
+    DASHBOARD_PUBLIC_URL: urls.dashboard,
   };
   spawn('storefront-service', 'storefront-service/src/main.ts', env);
   spawn('management-service', 'management-service/src/main.ts', env);
@@ -86,12 +108,25 @@ test('a proxied request is logged once by the gateway and once by its service, e
   const svcLines = await requestLines('management-service', (l) => l.requestId === requestId);
   expect([gwLines.length, svcLines.length]).toEqual([1, 1]);
   const [gw, svc] = [gwLines[0], svcLines[0]];
-  expect(gw).toMatchObject({ service: 'gateway', surface: 'management', operation: 'managementListInstructors', status: 200 });
-  expect(svc).toMatchObject({ service: 'management-service', surface: 'management', operation: 'managementListInstructors', status: 200 });
+  expect(gw).toMatchObject({
+    service: 'gateway',
+    surface: 'management',
+    operation: 'managementListInstructors',
+    status: 200,
+  });
+  expect(svc).toMatchObject({
+    service: 'management-service',
+    surface: 'management',
+    operation: 'managementListInstructors',
+    status: 200,
+  });
   expect(gw!.traceId).toBe(svc!.traceId);
   const sfRes = await fetch(`${urls.storefront}/v1/classes`, { headers: { authorization: 'Bearer svc_pk_nope' } });
   expect(sfRes.status).toBe(401);
-  expect((await requestLines('gateway', (l) => l.requestId === sfRes.headers.get('x-request-id')))[0]).toMatchObject({ service: 'gateway', surface: 'storefront' });
+  expect((await requestLines('gateway', (l) => l.requestId === sfRes.headers.get('x-request-id')))[0]).toMatchObject({
+    service: 'gateway',
+    surface: 'storefront',
+  });
   // every line of every process names it, access lines and the others ("listening") alike
   for (const p of procs) {
     const lines = linesOf(p.name);
@@ -104,9 +139,19 @@ test('a dashboard request is logged (path without its query) and counted, labell
   const res = await fetch(`${urls.dashboard}/login?token=secret-token-text`);
   const requestId = res.headers.get('x-request-id')!;
   const [line] = await requestLines('gateway', (l) => l.requestId === requestId);
-  expect(line).toMatchObject({ service: 'gateway', surface: 'dashboard', operation: '/login', method: 'GET', path: '/login', status: res.status, keyId: null });
+  expect(line).toMatchObject({
+    service: 'gateway',
+    surface: 'dashboard',
+    operation: '/login',
+    method: 'GET',
+    path: '/login',
+    status: res.status,
+    keyId: null,
+  });
   expect(typeof line!.durationMs).toBe('number');
   expect(procs.find((p) => p.name === 'gateway')!.out.text).not.toContain('secret-token-text');
   const metrics = await (await fetch(`${urls.ops}/metrics`)).text();
-  expect(metrics).toContain(`studio_http_requests_total{surface="dashboard",operation="/login",status="${res.status}"} 1`);
+  expect(metrics).toContain(
+    `studio_http_requests_total{surface="dashboard",operation="/login",status="${res.status}"} 1`,
+  );
 });

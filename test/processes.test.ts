@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { signedHeaders, type Caller } from '@studio/shared';
+import { type Caller, signedHeaders } from '@studio/shared';
 import { freePort } from '../scripts/lib/ports';
-import { startStack, type Stack } from './harness';
+import { type Stack, startStack } from './harness';
 
 const root = join(import.meta.dir, '..');
 let s: Stack;
@@ -21,10 +21,21 @@ afterAll(() => s.close());
 async function spawnService(logLevel: string) {
   const port = await freePort();
   const env = {
-    ...(process.env as Record<string, string>), DATABASE_URL: s.config.DATABASE_URL, REDIS_URL: s.config.REDIS_URL, REDIS_PREFIX: s.config.REDIS_PREFIX,
-    GATEWAY_SECRET: s.config.GATEWAY_SECRET, CURSOR_SECRET: s.config.CURSOR_SECRET, MANAGEMENT_SERVICE_PORT: String(port), LOG_LEVEL: logLevel,
+    ...(process.env as Record<string, string>),
+    DATABASE_URL: s.config.DATABASE_URL,
+    REDIS_URL: s.config.REDIS_URL,
+    REDIS_PREFIX: s.config.REDIS_PREFIX,
+    GATEWAY_SECRET: s.config.GATEWAY_SECRET,
+    CURSOR_SECRET: s.config.CURSOR_SECRET,
+    MANAGEMENT_SERVICE_PORT: String(port),
+    LOG_LEVEL: logLevel,
   };
-  const proc = Bun.spawn(['bun', join(root, 'management-service/src/main.ts')], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
+  const proc = Bun.spawn(['bun', join(root, 'management-service/src/main.ts')], {
+    cwd: root,
+    env,
+    stdout: 'pipe',
+    stderr: 'inherit',
+  });
   const out = { text: '' };
   void (async () => {
     const decoder = new TextDecoder();
@@ -33,21 +44,39 @@ async function spawnService(logLevel: string) {
   })();
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
-    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     await Bun.sleep(50);
   }
-  const lines = () => out.text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = () =>
+    out.text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   return { proc, url, lines };
 }
 
-const callerOf = (operationId: string): Caller => ({ studioId, keyId: 'key_logged', scopes: ['instructors:read', 'instructors:write'], operationId, requestId: `req_${crypto.randomUUID().slice(0, 8)}` });
+const callerOf = (operationId: string): Caller => ({
+  studioId,
+  keyId: 'key_logged',
+  scopes: ['instructors:read', 'instructors:write'],
+  operationId,
+  requestId: `req_${crypto.randomUUID().slice(0, 8)}`,
+});
 
 test('one JSON access line per request, with ids, trace, operation, status and duration; none below LOG_LEVEL', async () => {
   const svc = await spawnService('info');
   try {
     const caller = callerOf('managementListInstructors');
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-    const res = await fetch(`${svc.url}/v1/instructors`, { headers: { ...signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller), traceparent } });
+    const res = await fetch(`${svc.url}/v1/instructors`, {
+      headers: { ...signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller), traceparent },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('traceresponse')).toStartWith('00-0af7651916cd43dd8448eb211c80319c-');
     let line: Record<string, unknown> | undefined;
@@ -56,8 +85,14 @@ test('one JSON access line per request, with ids, trace, operation, status and d
       line = svc.lines().find((l) => l.msg === 'request' && l.requestId === caller.requestId);
     }
     expect(line).toMatchObject({
-      level: 'info', requestId: caller.requestId, traceId: '0af7651916cd43dd8448eb211c80319c', surface: 'management',
-      operation: 'managementListInstructors', method: 'GET', status: 200, keyId: 'key_logged',
+      level: 'info',
+      requestId: caller.requestId,
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      surface: 'management',
+      operation: 'managementListInstructors',
+      method: 'GET',
+      status: 200,
+      keyId: 'key_logged',
     });
     expect(typeof line!.durationMs).toBe('number');
     expect(typeof line!.time).toBe('string');
@@ -68,7 +103,9 @@ test('one JSON access line per request, with ids, trace, operation, status and d
   const quiet = await spawnService('warn');
   try {
     const caller = callerOf('managementListInstructors');
-    await fetch(`${quiet.url}/v1/instructors`, { headers: signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller) });
+    await fetch(`${quiet.url}/v1/instructors`, {
+      headers: signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller),
+    });
     await Bun.sleep(300);
     expect(quiet.lines().filter((l) => l.msg === 'request')).toEqual([]);
   } finally {
@@ -94,13 +131,24 @@ test('SIGTERM drains: no new connections, the request in flight completes, the p
   const body = JSON.stringify({ name: 'Drained' });
   const idempotencyKey = crypto.randomUUID();
   const inFlight = fetch(`${svc.url}/v1/instructors`, {
-    method: 'POST', body,
-    headers: { ...signedHeaders(s.config.GATEWAY_SECRET, 'POST', '/v1/instructors', caller, Date.now(), { body, idempotencyKey }), 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+    method: 'POST',
+    body,
+    headers: {
+      ...signedHeaders(s.config.GATEWAY_SECRET, 'POST', '/v1/instructors', caller, Date.now(), {
+        body,
+        idempotencyKey,
+      }),
+      'content-type': 'application/json',
+      'idempotency-key': idempotencyKey,
+    },
   });
   await Bun.sleep(300);
   svc.proc.kill('SIGTERM');
   await Bun.sleep(300);
-  const late = await fetch(`${svc.url}/readyz`).then((r) => r.status, () => 'refused');
+  const late = await fetch(`${svc.url}/readyz`).then(
+    (r) => r.status,
+    () => 'refused',
+  );
   expect(['refused', 503]).toContain(late);
   release();
   const res = await inFlight;

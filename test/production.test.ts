@@ -7,12 +7,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import net from 'node:net';
 import { join } from 'node:path';
-import { GW, signedHeaders, type Caller } from '@studio/shared';
+import { createGateway } from '@studio/gateway';
+import { type Caller, GW, signedHeaders } from '@studio/shared';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { requestTarget } from '@studio/shared/target';
-import { createGateway } from '@studio/gateway';
 import { freePorts } from '../scripts/lib/ports';
-import { expectProblem, startStack, type Stack } from './harness';
+import { expectProblem, type Stack, startStack } from './harness';
 
 const root = join(import.meta.dir, '..');
 let s: Stack;
@@ -27,7 +27,11 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-interface RawAnswer { status: number; headers: Record<string, string>; body: string }
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
 
 /** One HTTP/1.1 exchange written by hand: what no HTTP client sends (a malformed Host, an upload cut short). */
 function raw(base: string, request: string, o: { closeAfterMs?: number } = {}): Promise<RawAnswer> {
@@ -46,12 +50,17 @@ function raw(base: string, request: string, o: { closeAfterMs?: number } = {}): 
       const [statusLine = '', ...lines] = text.slice(0, end < 0 ? undefined : end).split('\r\n');
       const headers: Record<string, string> = {};
       for (const l of lines) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
-      resolve({ status: Number(statusLine.split(' ')[1] ?? 0), headers, body: end < 0 ? '' : data.subarray(end + 4).toString('utf8') });
+      resolve({
+        status: Number(statusLine.split(' ')[1] ?? 0),
+        headers,
+        body: end < 0 ? '' : data.subarray(end + 4).toString('utf8'),
+      });
     });
   });
 }
 
-const get = (target: string, host: string, extra = '') => `GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`;
+const get = (target: string, host: string, extra = '') =>
+  `GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`;
 
 /** A 400 `malformed_request` with a problem body, and nothing of the process's insides. */
 function expectMalformed(a: RawAnswer, where: string) {
@@ -69,15 +78,22 @@ const HOSTS = ['a/b', '[', 'a b', '', 'a:b:c', '%2f', '999.1.1.1', 'x@y'];
 describe('a malformed Host or target', () => {
   test('is 400 malformed_request with a problem body on all four gateway ports and both services, nothing served', async () => {
     const bases = {
-      storefront: s.storefrontUrl, management: s.managementUrl, dashboard: s.dashboardUrl, ops: s.opsUrl,
-      'storefront-service': s.storefrontServiceUrl, 'management-service': s.managementServiceUrl,
+      storefront: s.storefrontUrl,
+      management: s.managementUrl,
+      dashboard: s.dashboardUrl,
+      ops: s.opsUrl,
+      'storefront-service': s.storefrontServiceUrl,
+      'management-service': s.managementServiceUrl,
     };
     const auth = (name: string) => `Authorization: Bearer ${name === 'storefront' ? publishable.key : secret.key}\r\n`;
     for (const [name, base] of Object.entries(bases)) {
       for (const host of HOSTS) {
         // the dropped-segment case: `/anything/v1/instructors` once served `/v1/instructors`
         for (const target of ['/anything/v1/instructors', '/v1/instructors', '/metrics', '/sign-in']) {
-          expectMalformed(await raw(base, get(target, host, auth(name))), `${name} Host ${JSON.stringify(host)} ${target}`);
+          expectMalformed(
+            await raw(base, get(target, host, auth(name))),
+            `${name} Host ${JSON.stringify(host)} ${target}`,
+          );
         }
       }
     }
@@ -85,7 +101,11 @@ describe('a malformed Host or target', () => {
 
   test('Hosts Bun refuses itself (none, NUL) are a bare 400, never a page with a stack', async () => {
     for (const base of [s.storefrontUrl, s.dashboardUrl, s.opsUrl, s.managementServiceUrl]) {
-      for (const request of [get('/v1/instructors', '\x00'), 'GET /v1/instructors HTTP/1.1\r\nConnection: close\r\n\r\n', get('*', 'a')]) {
+      for (const request of [
+        get('/v1/instructors', '\x00'),
+        'GET /v1/instructors HTTP/1.1\r\nConnection: close\r\n\r\n',
+        get('*', 'a'),
+      ]) {
         const a = await raw(base, request);
         expect(a.status).toBe(400);
         expect(a.body).not.toMatch(/\.ts\b|\n\s+at /);
@@ -95,21 +115,38 @@ describe('a malformed Host or target', () => {
 
   test('with a well-formed Host no segment is ever dropped', async () => {
     const host = new URL(s.managementUrl).host;
-    const a = await raw(s.managementUrl, get('/anything/v1/instructors', host, `Authorization: Bearer ${secret.key}\r\n`));
+    const a = await raw(
+      s.managementUrl,
+      get('/anything/v1/instructors', host, `Authorization: Bearer ${secret.key}\r\n`),
+    );
     expect(a.status).toBe(404);
     expect(JSON.parse(a.body).code).toBe('route_not_found');
-    expect((await raw(s.managementUrl, get('/v1/instructors', host, `Authorization: Bearer ${secret.key}\r\n`))).status).toBe(200);
+    expect(
+      (await raw(s.managementUrl, get('/v1/instructors', host, `Authorization: Bearer ${secret.key}\r\n`))).status,
+    ).toBe(200);
   });
 });
 
 const callerOf = (operationId: string, scopes: string[] = ['instructors:read', 'instructors:write']): Caller => ({
-  studioId, keyId: secret.id, scopes, operationId, requestId: `req_${crypto.randomUUID().slice(0, 8)}`,
+  studioId,
+  keyId: secret.id,
+  scopes,
+  operationId,
+  requestId: `req_${crypto.randomUUID().slice(0, 8)}`,
 });
 
 describe('services route by the request target whatever the host', () => {
   test('a service reached as http://mg (a host shorter than Elysia expects) answers reads and writes', async () => {
-    const list = signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', callerOf('managementListInstructors'));
-    const head = (h: Record<string, string>) => Object.entries(h).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const list = signedHeaders(
+      s.config.GATEWAY_SECRET,
+      'GET',
+      '/v1/instructors',
+      callerOf('managementListInstructors'),
+    );
+    const head = (h: Record<string, string>) =>
+      Object.entries(h)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
     for (const host of ['mg', 'a', 'mg:80']) {
       const a = await raw(s.managementServiceUrl, get('/v1/instructors', host, head(list)));
       expect(a.status, `${host}: ${a.body}`).toBe(200);
@@ -117,11 +154,24 @@ describe('services route by the request target whatever the host', () => {
     }
     const body = JSON.stringify({ name: 'Reached as mg' });
     const idempotencyKey = crypto.randomUUID();
-    const create = signedHeaders(s.config.GATEWAY_SECRET, 'POST', '/v1/instructors', callerOf('managementCreateInstructor'), Date.now(), { body, idempotencyKey });
-    const post = await raw(s.managementServiceUrl, `POST /v1/instructors HTTP/1.1\r\nHost: mg\r\n${head(create)}content-type: application/json\r\nidempotency-key: ${idempotencyKey}\r\ncontent-length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    const create = signedHeaders(
+      s.config.GATEWAY_SECRET,
+      'POST',
+      '/v1/instructors',
+      callerOf('managementCreateInstructor'),
+      Date.now(),
+      { body, idempotencyKey },
+    );
+    const post = await raw(
+      s.managementServiceUrl,
+      `POST /v1/instructors HTTP/1.1\r\nHost: mg\r\n${head(create)}content-type: application/json\r\nidempotency-key: ${idempotencyKey}\r\ncontent-length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
     expect(post.status, post.body).toBe(201);
     expect(JSON.parse(post.body).name).toBe('Reached as mg');
-    const sf = signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', { ...callerOf('storefrontListInstructors', []), keyId: publishable.id });
+    const sf = signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', {
+      ...callerOf('storefrontListInstructors', []),
+      keyId: publishable.id,
+    });
     const read = await raw(s.storefrontServiceUrl, get('/v1/instructors', 'sf', head(sf)));
     expect(read.status, read.body).toBe(200);
   });
@@ -132,23 +182,41 @@ describe('the hop signature covers the body and the Idempotency-Key', () => {
     // a second gateway whose management hop ends at a recorder: what the gateway sends, byte for byte
     const captured: { method: string; target: string; headers: Record<string, string>; body: string }[] = [];
     const recorder = Bun.serve({
-      ...SERVE_DEFAULTS, hostname: '127.0.0.1', port: 0,
+      ...SERVE_DEFAULTS,
+      hostname: '127.0.0.1',
+      port: 0,
       async fetch(req) {
         const headers: Record<string, string> = {};
         req.headers.forEach((v, k) => (headers[k] = v));
-        captured.push({ method: req.method, target: requestTarget(req.url).pathAndQuery, headers, body: await req.text() });
+        captured.push({
+          method: req.method,
+          target: requestTarget(req.url).pathAndQuery,
+          headers,
+          body: await req.text(),
+        });
         return Response.json({ recorded: true }, { status: 201 });
       },
     });
     const subscriber = s.redis.duplicate();
     await subscriber.connect();
-    const replica = createGateway({ config: { ...s.config, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${recorder.port}` }, sql: s.sql, redis: s.redis, subscriber });
+    const replica = createGateway({
+      config: { ...s.config, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${recorder.port}` },
+      sql: s.sql,
+      redis: s.redis,
+      subscriber,
+    });
     await replica.start();
     const front = Bun.serve({ ...SERVE_DEFAULTS, hostname: '127.0.0.1', port: 0, fetch: replica.management });
     try {
       const body = JSON.stringify({ name: 'Original' });
       const sent = await fetch(`http://127.0.0.1:${front.port}/v1/instructors`, {
-        method: 'POST', body, headers: { authorization: `Bearer ${secret.key}`, 'content-type': 'application/json', 'idempotency-key': 'replay-1' },
+        method: 'POST',
+        body,
+        headers: {
+          authorization: `Bearer ${secret.key}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'replay-1',
+        },
       });
       expect(sent.status).toBe(201);
       const hop = captured[0]!;
@@ -156,17 +224,40 @@ describe('the hop signature covers the body and the Idempotency-Key', () => {
 
       const replay = (over: { body?: string; headers?: Record<string, string> }) => {
         const { host: _h, 'content-length': _l, ...headers } = { ...hop.headers, ...over.headers };
-        return fetch(`${s.managementServiceUrl}${hop.target}`, { method: hop.method, headers, body: over.body ?? hop.body });
+        return fetch(`${s.managementServiceUrl}${hop.target}`, {
+          method: hop.method,
+          headers,
+          body: over.body ?? hop.body,
+        });
       };
-      const count = async () => (await s.sql`select count(*)::int as n from instructors where studio_id = ${studioId} and name = 'Replayed'`)[0]!.n;
-      await expectProblem(await replay({ body: JSON.stringify({ name: 'Replayed' }) }), 401, 'gateway_signature_invalid');
+      const count = async () =>
+        (
+          await s.sql`select count(*)::int as n from instructors where studio_id = ${studioId} and name = 'Replayed'`
+        )[0]!.n;
+      await expectProblem(
+        await replay({ body: JSON.stringify({ name: 'Replayed' }) }),
+        401,
+        'gateway_signature_invalid',
+      );
       // the same body length, one character changed
-      await expectProblem(await replay({ body: JSON.stringify({ name: 'Originam' }) }), 401, 'gateway_signature_invalid');
+      await expectProblem(
+        await replay({ body: JSON.stringify({ name: 'Originam' }) }),
+        401,
+        'gateway_signature_invalid',
+      );
       // another Idempotency-Key would make it a new action: refused before any route runs
-      await expectProblem(await replay({ headers: { 'idempotency-key': 'replay-2' } }), 401, 'gateway_signature_invalid');
+      await expectProblem(
+        await replay({ headers: { 'idempotency-key': 'replay-2' } }),
+        401,
+        'gateway_signature_invalid',
+      );
       // claiming the other body's hash breaks the signature itself
       const forged = new Bun.CryptoHasher('sha256').update(JSON.stringify({ name: 'Replayed' })).digest('hex');
-      await expectProblem(await replay({ body: JSON.stringify({ name: 'Replayed' }), headers: { [GW.bodySha256]: forged } }), 401, 'gateway_signature_invalid');
+      await expectProblem(
+        await replay({ body: JSON.stringify({ name: 'Replayed' }), headers: { [GW.bodySha256]: forged } }),
+        401,
+        'gateway_signature_invalid',
+      );
       expect(await count()).toBe(0);
       // the genuine request, as captured, is what the service accepts
       const genuine = await replay({});
@@ -181,22 +272,33 @@ describe('the hop signature covers the body and the Idempotency-Key', () => {
   });
 });
 
-const metricLines = async (name: string) => (await (await fetch(`${s.opsUrl}/metrics`)).text()).split('\n').filter((l) => l.startsWith(name)).join('\n');
+const metricLines = async (name: string) =>
+  (await (await fetch(`${s.opsUrl}/metrics`)).text())
+    .split('\n')
+    .filter((l) => l.startsWith(name))
+    .join('\n');
 
 describe('a client that leaves mid-upload', () => {
   test('is recorded as 499 client_closed_request, not as an upstream failure', async () => {
     const upstreamBefore = await metricLines('studio_upstream_errors_total');
     const host = new URL(s.managementUrl).host;
-    await raw(s.managementUrl, `POST /v1/instructors HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${secret.key}\r\ncontent-type: application/json\r\nidempotency-key: left-1\r\nContent-Length: 1000\r\n\r\n{"name":"A`, { closeAfterMs: 100 });
+    await raw(
+      s.managementUrl,
+      `POST /v1/instructors HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${secret.key}\r\ncontent-type: application/json\r\nidempotency-key: left-1\r\nContent-Length: 1000\r\n\r\n{"name":"A`,
+      { closeAfterMs: 100 },
+    );
     let rows: { status: number; problemCode: string | null; outcome: string }[] = [];
     for (let i = 0; i < 50 && !rows.length; i++) {
       await Bun.sleep(50);
       await s.gateway.activity.flush();
-      rows = await s.sql`select status, problem_code, outcome from activity where key_id = ${secret.id} and operation_id = 'managementCreateInstructor' and status >= 400`;
+      rows =
+        await s.sql`select status, problem_code, outcome from activity where key_id = ${secret.id} and operation_id = 'managementCreateInstructor' and status >= 400`;
     }
     expect(rows).toEqual([{ status: 499, problemCode: 'client_closed_request', outcome: 'client_error' }]);
     expect(await metricLines('studio_upstream_errors_total')).toBe(upstreamBefore);
-    expect(await metricLines('studio_http_requests_total')).toContain('operation="managementCreateInstructor",status="499"} 1');
+    expect(await metricLines('studio_http_requests_total')).toContain(
+      'operation="managementCreateInstructor",status="499"} 1',
+    );
   });
 });
 
@@ -204,7 +306,12 @@ describe('nosniff', () => {
   test('on every answer of every port: API answers (cached too), refusals, docs, dashboard, ops, services', async () => {
     const sfKey = { authorization: `Bearer ${publishable.key}` };
     const mgKey = { authorization: `Bearer ${secret.key}` };
-    const signed = signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', callerOf('managementListInstructors'));
+    const signed = signedHeaders(
+      s.config.GATEWAY_SECRET,
+      'GET',
+      '/v1/instructors',
+      callerOf('managementListInstructors'),
+    );
     const sample: [string, RequestInit?][] = [
       [`${s.storefrontUrl}/v1/instructors`, { headers: sfKey }], // a miss
       [`${s.storefrontUrl}/v1/instructors`, { headers: sfKey }], // the cached answer
@@ -212,22 +319,44 @@ describe('nosniff', () => {
       [`${s.storefrontUrl}/v1/instructors`], // 401
       [`${s.storefrontUrl}/v1/nothing-here`, { headers: sfKey }], // 404
       [`${s.storefrontUrl}/v1/instructors`, { method: 'OPTIONS' }], // preflight
-      [`${s.storefrontUrl}/docs`], [`${s.storefrontUrl}/openapi.json`], [`${s.storefrontUrl}/`, { redirect: 'manual' }],
+      [`${s.storefrontUrl}/docs`],
+      [`${s.storefrontUrl}/openapi.json`],
+      [`${s.storefrontUrl}/`, { redirect: 'manual' }],
       [`${s.managementUrl}/v1/instructors`, { headers: mgKey }],
       [`${s.managementUrl}/v1/instructors`, { method: 'PUT', headers: mgKey }], // 405
-      [`${s.managementUrl}/v1/instructors`, { method: 'POST', headers: { ...mgKey, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() }, body: '{' }], // the service's 400
+      [
+        `${s.managementUrl}/v1/instructors`,
+        {
+          method: 'POST',
+          headers: { ...mgKey, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+          body: '{',
+        },
+      ], // the service's 400
       [`${s.managementUrl}/docs/problems`],
-      [`${s.dashboardUrl}/sign-in`], [`${s.dashboardUrl}/keys`, { redirect: 'manual' }], [`${s.dashboardUrl}/assets/dashboard.css`], [`${s.dashboardUrl}/nowhere`],
-      [`${s.opsUrl}/metrics`], [`${s.opsUrl}/healthz`], [`${s.opsUrl}/readyz`], [`${s.opsUrl}/nowhere`], [`${s.opsUrl}/metrics`, { method: 'POST' }],
-      [`${s.managementServiceUrl}/healthz`], [`${s.managementServiceUrl}/metrics`], [`${s.managementServiceUrl}/v1/instructors`], // unsigned: 401
-      [`${s.managementServiceUrl}/v1/instructors`, { headers: signed }], [`${s.storefrontServiceUrl}/readyz`], [`${s.storefrontServiceUrl}/nowhere`],
+      [`${s.dashboardUrl}/sign-in`],
+      [`${s.dashboardUrl}/keys`, { redirect: 'manual' }],
+      [`${s.dashboardUrl}/assets/dashboard.css`],
+      [`${s.dashboardUrl}/nowhere`],
+      [`${s.opsUrl}/metrics`],
+      [`${s.opsUrl}/healthz`],
+      [`${s.opsUrl}/readyz`],
+      [`${s.opsUrl}/nowhere`],
+      [`${s.opsUrl}/metrics`, { method: 'POST' }],
+      [`${s.managementServiceUrl}/healthz`],
+      [`${s.managementServiceUrl}/metrics`],
+      [`${s.managementServiceUrl}/v1/instructors`], // unsigned: 401
+      [`${s.managementServiceUrl}/v1/instructors`, { headers: signed }],
+      [`${s.storefrontServiceUrl}/readyz`],
+      [`${s.storefrontServiceUrl}/nowhere`],
     ];
     const statuses = new Set<number>();
     for (const [url, init] of sample) {
       const res = await fetch(url, init);
       await res.arrayBuffer();
       statuses.add(res.status);
-      expect(res.headers.get('x-content-type-options'), `${init?.method ?? 'GET'} ${url} -> ${res.status}`).toBe('nosniff');
+      expect(res.headers.get('x-content-type-options'), `${init?.method ?? 'GET'} ${url} -> ${res.status}`).toBe(
+        'nosniff',
+      );
     }
     // the walk did cover answers of every kind
     for (const status of [200, 204, 302, 304, 400, 401, 404, 405]) expect(statuses.has(status)).toBe(true);
@@ -238,22 +367,50 @@ describe('processes as started', () => {
   /** A process's main.ts with only the environment given (nothing inherited that names a secret or HOST). */
   function spawnMain(entry: string, env: Record<string, string>) {
     const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
-    return Bun.spawn(['bun', join(root, entry)], { cwd: root, env: { ...base, ...env }, stdout: 'pipe', stderr: 'pipe' });
+    return Bun.spawn(['bun', join(root, entry)], {
+      cwd: root,
+      env: { ...base, ...env },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
   }
-  const stores = () => ({ DATABASE_URL: s.config.DATABASE_URL, REDIS_URL: s.config.REDIS_URL, REDIS_PREFIX: s.config.REDIS_PREFIX, LOG_LEVEL: 'warn' });
+  const stores = () => ({
+    DATABASE_URL: s.config.DATABASE_URL,
+    REDIS_URL: s.config.REDIS_URL,
+    REDIS_PREFIX: s.config.REDIS_PREFIX,
+    LOG_LEVEL: 'warn',
+  });
 
   test('beyond loopback with a development secret, a process refuses to start and names the variables', async () => {
     const [port, ...gw] = await freePorts(5);
     for (const [entry, ports] of [
       ['management-service/src/main.ts', { MANAGEMENT_SERVICE_PORT: String(port) }],
-      ['gateway/src/main.ts', { STOREFRONT_PORT: String(gw[0]), MANAGEMENT_PORT: String(gw[1]), DASHBOARD_PORT: String(gw[2]), OPS_PORT: String(gw[3]) }],
+      [
+        'gateway/src/main.ts',
+        {
+          STOREFRONT_PORT: String(gw[0]),
+          MANAGEMENT_PORT: String(gw[1]),
+          DASHBOARD_PORT: String(gw[2]),
+          OPS_PORT: String(gw[3]),
+        },
+      ],
     ] as const) {
-      const proc = spawnMain(entry, { ...stores(), ...ports, HOST: '0.0.0.0', GATEWAY_SECRET: s.config.GATEWAY_SECRET });
+      const proc = spawnMain(entry, {
+        ...stores(),
+        ...ports,
+        HOST: '0.0.0.0',
+        GATEWAY_SECRET: s.config.GATEWAY_SECRET,
+      });
       // one that starts anyway is stopped, not left listening
-      const exited = await Promise.race([proc.exited, Bun.sleep(10_000).then(() => (proc.kill('SIGKILL'), 'still running'))]);
+      const exited = await Promise.race([
+        proc.exited,
+        Bun.sleep(10_000).then(() => (proc.kill('SIGKILL'), 'still running')),
+      ]);
       expect(exited).toBe(1);
       const stderr = await new Response(proc.stderr as ReadableStream).text();
-      expect(stderr).toContain('DASHBOARD_SECRET, CURSOR_SECRET, WEBHOOK_SECRET_KEY still hold their development default while HOST=0.0.0.0');
+      expect(stderr).toContain(
+        'DASHBOARD_SECRET, CURSOR_SECRET, WEBHOOK_SECRET_KEY still hold their development default while HOST=0.0.0.0',
+      );
       expect(stderr).toContain('ALLOW_DEVELOPMENT_SECRETS=true');
       expect(stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
     }
@@ -261,11 +418,19 @@ describe('processes as started', () => {
 
   test('with ALLOW_DEVELOPMENT_SECRETS=true it starts', async () => {
     const [port] = await freePorts(1);
-    const proc = spawnMain('management-service/src/main.ts', { ...stores(), MANAGEMENT_SERVICE_PORT: String(port), HOST: '0.0.0.0', ALLOW_DEVELOPMENT_SECRETS: 'true' });
+    const proc = spawnMain('management-service/src/main.ts', {
+      ...stores(),
+      MANAGEMENT_SERVICE_PORT: String(port),
+      HOST: '0.0.0.0',
+      ALLOW_DEVELOPMENT_SECRETS: 'true',
+    });
     try {
       let ready = false;
       for (let i = 0; i < 100 && !ready; i++) {
-        ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+        ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        );
         if (!ready) await Bun.sleep(50);
       }
       expect(ready).toBe(true);
@@ -278,18 +443,28 @@ describe('processes as started', () => {
   test('the gateway as main.ts starts it (loopback, development defaults): a malformed Host is 400 on its four ports', async () => {
     const ports = await freePorts(4);
     const proc = spawnMain('gateway/src/main.ts', {
-      ...stores(), STOREFRONT_PORT: String(ports[0]), MANAGEMENT_PORT: String(ports[1]), DASHBOARD_PORT: String(ports[2]), OPS_PORT: String(ports[3]),
-      STOREFRONT_SERVICE_URL: s.storefrontServiceUrl, MANAGEMENT_SERVICE_URL: s.managementServiceUrl,
+      ...stores(),
+      STOREFRONT_PORT: String(ports[0]),
+      MANAGEMENT_PORT: String(ports[1]),
+      DASHBOARD_PORT: String(ports[2]),
+      OPS_PORT: String(ports[3]),
+      STOREFRONT_SERVICE_URL: s.storefrontServiceUrl,
+      MANAGEMENT_SERVICE_URL: s.managementServiceUrl,
     });
     try {
       const bases = ports.map((p) => `http://127.0.0.1:${p}`);
       let ready = false;
       for (let i = 0; i < 100 && !ready; i++) {
-        ready = await fetch(`${bases[3]}/healthz`).then((r) => r.ok, () => false);
+        ready = await fetch(`${bases[3]}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        );
         if (!ready) await Bun.sleep(50);
       }
       expect(ready).toBe(true);
-      for (const base of bases) for (const host of ['[', 'a b']) expectMalformed(await raw(base, get('/anything/v1/instructors', host)), `${base} ${host}`);
+      for (const base of bases)
+        for (const host of ['[', 'a b'])
+          expectMalformed(await raw(base, get('/anything/v1/instructors', host)), `${base} ${host}`);
     } finally {
       proc.kill('SIGTERM');
       await proc.exited;

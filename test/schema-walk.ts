@@ -28,13 +28,15 @@ export function unbounded(schema: Json, at = '', resolve?: (ref: string) => Json
   if (schema['x-doc']) walk(schema['x-doc'], at);
   const kind = kindOf(schema);
   if ((kind === 'Unknown' || kind === 'Any') && !schema['x-doc']) out.push(`${at || '/'}: any value, undocumented`);
-  if (schema.type === 'string' && !isConst(schema) && typeof schema.maxLength !== 'number') out.push(`${at || '/'}: string without maxLength`);
+  if (schema.type === 'string' && !isConst(schema) && typeof schema.maxLength !== 'number')
+    out.push(`${at || '/'}: string without maxLength`);
   if (schema.type === 'array') {
     if (typeof schema.maxItems !== 'number') out.push(`${at || '/'}: array without maxItems`);
     if (schema.items) walk(schema.items, `${at}/0`);
   }
   if (schema.patternProperties) out.push(`${at || '/'}: open map (patternProperties)`);
-  if (schema.additionalProperties && typeof schema.additionalProperties === 'object') out.push(`${at || '/'}: open map (additionalProperties)`);
+  if (schema.additionalProperties && typeof schema.additionalProperties === 'object')
+    out.push(`${at || '/'}: open map (additionalProperties)`);
   for (const [k, v] of Object.entries<Json>(schema.properties ?? {})) walk(v, `${at}/${k}`);
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) for (const b of schema[key] ?? []) walk(b, at);
   return out;
@@ -51,7 +53,8 @@ export function textPaths(schema: Json, at = '', documented = false): { path: st
   if ((kind === 'Unknown' || kind === 'Any') && schema['x-doc']) return textPaths(schema['x-doc'], at, true);
   if (schema.type === 'string' && !isConst(schema)) out.push({ path: at, documented });
   if (schema.type === 'array' && schema.items) out.push(...textPaths(schema.items, `${at}/0`, documented));
-  for (const [k, v] of Object.entries<Json>(schema.properties ?? {})) out.push(...textPaths(v, `${at}/${k}`, documented));
+  for (const [k, v] of Object.entries<Json>(schema.properties ?? {}))
+    out.push(...textPaths(v, `${at}/${k}`, documented));
   for (const b of schema.anyOf ?? []) out.push(...textPaths(b, at, documented));
   const seen = new Set<string>();
   return out.filter((p) => !seen.has(p.path) && seen.add(p.path));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { startStack, type Stack } from './harness';
+import { type Stack, startStack } from './harness';
 
 let s: Stack;
 beforeAll(async () => (s = await startStack()));

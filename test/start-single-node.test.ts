@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import postgres from 'postgres';
 import { randomBase62 } from '@studio/shared/base62';
+import postgres from 'postgres';
 import { freePorts } from '../scripts/lib/ports';
 
 const root = join(import.meta.dir, '..');
@@ -16,11 +16,20 @@ const dbUrl = Object.assign(new URL(base), { pathname: `/${dbName}` }).href;
 const [sf, mg, dash, sfSvc, mgSvc, ops] = (await freePorts(6)) as [number, number, number, number, number, number];
 const env: Record<string, string> = {
   ...(process.env as Record<string, string>),
-  DATABASE_URL: dbUrl, REDIS_URL: 'none', REDIS_CLUSTER_NODES: '',
-  STOREFRONT_PORT: String(sf), MANAGEMENT_PORT: String(mg), DASHBOARD_PORT: String(dash), OPS_PORT: String(ops),
-  STOREFRONT_SERVICE_PORT: String(sfSvc), MANAGEMENT_SERVICE_PORT: String(mgSvc),
-  STOREFRONT_SERVICE_URL: `http://127.0.0.1:${sfSvc}`, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${mgSvc}`,
-  STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${sf}`, MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${mg}`, DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${dash}`,
+  DATABASE_URL: dbUrl,
+  REDIS_URL: 'none',
+  REDIS_CLUSTER_NODES: '',
+  STOREFRONT_PORT: String(sf),
+  MANAGEMENT_PORT: String(mg),
+  DASHBOARD_PORT: String(dash),
+  OPS_PORT: String(ops),
+  STOREFRONT_SERVICE_PORT: String(sfSvc),
+  MANAGEMENT_SERVICE_PORT: String(mgSvc),
+  STOREFRONT_SERVICE_URL: `http://127.0.0.1:${sfSvc}`,
+  MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${mgSvc}`,
+  STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${sf}`,
+  MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${mg}`,
+  DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${dash}`,
 };
 
 let proc: ReturnType<typeof Bun.spawn>;

@@ -4,13 +4,13 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import postgres from 'postgres';
+import { createApiKey } from '@studio/gateway/keys/store';
 import { randomBase62 } from '@studio/shared/base62';
 import { createSql, type Sql } from '@studio/shared/io/db';
-import { createApiKey } from '@studio/gateway/keys/store';
+import postgres from 'postgres';
+import { freePorts } from '../scripts/lib/ports';
 import { createStudio } from '../scripts/lib/studios';
 import { expectProblem } from './harness';
-import { freePorts } from '../scripts/lib/ports';
 
 const root = join(import.meta.dir, '..');
 const base = process.env.TEST_DATABASE_URL!;
@@ -23,10 +23,17 @@ const env: Record<string, string> = {
   REDIS_URL: process.env.TEST_REDIS_URL!,
   REDIS_PREFIX: `start_${randomBase62(6)}:`,
   ACTIVITY_FLUSH_MS: '600000', // only the shutdown flush can write the entries below
-  STOREFRONT_PORT: String(port), MANAGEMENT_PORT: String(p1), DASHBOARD_PORT: String(p2), OPS_PORT: String(p5),
-  STOREFRONT_SERVICE_PORT: String(p3), MANAGEMENT_SERVICE_PORT: String(p4),
-  STOREFRONT_SERVICE_URL: `http://127.0.0.1:${p3}`, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${p4}`,
-  STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${port}`, MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${p1}`, DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${p2}`,
+  STOREFRONT_PORT: String(port),
+  MANAGEMENT_PORT: String(p1),
+  DASHBOARD_PORT: String(p2),
+  OPS_PORT: String(p5),
+  STOREFRONT_SERVICE_PORT: String(p3),
+  MANAGEMENT_SERVICE_PORT: String(p4),
+  STOREFRONT_SERVICE_URL: `http://127.0.0.1:${p3}`,
+  MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${p4}`,
+  STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${port}`,
+  MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${p1}`,
+  DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${p2}`,
 };
 
 let proc: ReturnType<typeof Bun.spawn>;
@@ -43,7 +50,8 @@ beforeAll(async () => {
     output += new TextDecoder().decode(value);
   }
   reader.releaseLock();
-  if (!output.includes('Studio API is running')) console.error(await new Response(proc.stderr as ReadableStream).text());
+  if (!output.includes('Studio API is running'))
+    console.error(await new Response(proc.stderr as ReadableStream).text());
   sql = createSql(dbUrl, { max: 2 });
 }, 30_000);
 
@@ -70,7 +78,10 @@ test('a child that dies is started again, and the stack keeps serving', async ()
   let back = false;
   for (let i = 0; i < 100 && !back; i++) {
     await Bun.sleep(100);
-    back = await fetch(`http://127.0.0.1:${p4}/readyz`).then((r) => r.status === 200, () => false);
+    back = await fetch(`http://127.0.0.1:${p4}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
   }
   expect(back).toBe(true);
   expect(proc.exitCode).toBeNull(); // `bun run start` itself is still running
@@ -83,7 +94,11 @@ test('a publishable key answers 200 on the Storefront and 401 on Management; SIG
   expect(ok.status).toBe(200);
   expect(ok.headers.get('content-type')).toStartWith('application/json');
   expect(await ok.json()).toEqual({ instructors: [] });
-  await expectProblem(await fetch(`http://127.0.0.1:${p1}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } }), 401, 'api_key_wrong_kind');
+  await expectProblem(
+    await fetch(`http://127.0.0.1:${p1}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } }),
+    401,
+    'api_key_wrong_kind',
+  );
   // the internal ports refuse callers who skip the gateway
   await expectProblem(await fetch(`http://127.0.0.1:${p3}/v1/instructors`), 401, 'gateway_signature_invalid');
 
@@ -91,5 +106,8 @@ test('a publishable key answers 200 on the Storefront and 401 on Management; SIG
   proc.kill('SIGTERM');
   expect(await proc.exited).toBe(0);
   const rows = await sql`select operation_id, status from activity where key_id = ${record.id} order by id`;
-  expect(rows.map((r) => [r.operationId, r.status])).toEqual([['storefrontListInstructors', 200], ['managementListInstructors', 401]]);
+  expect(rows.map((r) => [r.operationId, r.status])).toEqual([
+    ['storefrontListInstructors', 200],
+    ['managementListInstructors', 401],
+  ]);
 });

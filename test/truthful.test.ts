@@ -5,12 +5,12 @@
  * counted, and a demo whose "Sunday Meditation" is on Sundays.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createApiKey } from '@studio/gateway/keys/store';
 import { JSON_TYPE, SCOPES, type Surface } from '@studio/shared';
 import { openApiDocument } from '@studio/shared/openapi';
-import { createApiKey } from '@studio/gateway/keys/store';
 import { get, signIn } from '../gateway/test/dashboard-helpers';
 import { seedDemo } from '../scripts/lib/seed';
-import { expectProblem, startStack, type Stack } from './harness';
+import { expectProblem, type Stack, startStack } from './harness';
 
 type Json = Record<string, any>;
 
@@ -31,21 +31,29 @@ const documentOf = (surface: Surface) => openApiDocument(surface, { publicUrl: '
 const documented = (doc: Json, header: string) => doc.components.headers[header].example;
 
 describe('405', () => {
-  test.each(['storefront', 'management'] as Surface[])('%s: every path answers another method 405 with Allow naming exactly its documented methods', async (surface) => {
-    const doc = documentOf(surface);
-    const call = surface === 'storefront' ? s.sf : s.mg;
-    const key = surface === 'storefront' ? pk : sk;
-    for (const [path, item] of Object.entries<Json>(doc.paths)) {
-      const methods = Object.keys(item).filter((m) => m !== 'options').map((m) => m.toUpperCase());
-      const other = ['PUT', 'POST', 'DELETE', 'PATCH', 'GET'].find((m) => !methods.includes(m))!;
-      const url = path.replace(/\{[^}]+\}/g, 'x');
-      const res = await call(url, key, { method: other });
-      await expectProblem(res.clone(), 405, 'method_not_allowed');
-      expect(`${other} ${path}: ${res.headers.get('allow')?.split(', ').sort()}`).toBe(`${other} ${path}: ${methods.sort()}`);
-      // what the document says the path's operations answer
-      for (const m of Object.keys(item).filter((x) => x !== 'options')) expect(item[m].responses['405']).toBeDefined();
-    }
-  });
+  test.each(['storefront', 'management'] as Surface[])(
+    '%s: every path answers another method 405 with Allow naming exactly its documented methods',
+    async (surface) => {
+      const doc = documentOf(surface);
+      const call = surface === 'storefront' ? s.sf : s.mg;
+      const key = surface === 'storefront' ? pk : sk;
+      for (const [path, item] of Object.entries<Json>(doc.paths)) {
+        const methods = Object.keys(item)
+          .filter((m) => m !== 'options')
+          .map((m) => m.toUpperCase());
+        const other = ['PUT', 'POST', 'DELETE', 'PATCH', 'GET'].find((m) => !methods.includes(m))!;
+        const url = path.replace(/\{[^}]+\}/g, 'x');
+        const res = await call(url, key, { method: other });
+        await expectProblem(res.clone(), 405, 'method_not_allowed');
+        expect(`${other} ${path}: ${res.headers.get('allow')?.split(', ').sort()}`).toBe(
+          `${other} ${path}: ${methods.sort()}`,
+        );
+        // what the document says the path's operations answer
+        for (const m of Object.keys(item).filter((x) => x !== 'options'))
+          expect(item[m].responses['405']).toBeDefined();
+      }
+    },
+  );
 });
 
 describe('Storefront CORS, as documented', () => {
@@ -68,11 +76,18 @@ describe('Storefront CORS, as documented', () => {
       expect(`${r.status} ${r.headers.get('access-control-expose-headers')}`).toBe(`${r.status} ${expose}`);
     }
     // the documented ETag promise: the 200 and the 304 carry one, a problem none
-    expect([answers[0]!.headers.has('etag'), answers[1]!.headers.has('etag'), answers[2]!.headers.has('etag')]).toEqual([true, true, false]);
+    expect([answers[0]!.headers.has('etag'), answers[1]!.headers.has('etag'), answers[2]!.headers.has('etag')]).toEqual(
+      [true, true, false],
+    );
   });
 
-  test('a key restricted to websites: its successful answer names the calling origin, as the header\'s description says', async () => {
-    const restricted = await createApiKey(s.sql, { studioId, kind: 'publishable', name: 'site', allowedOrigins: ['https://lotus.example'] });
+  test("a key restricted to websites: its successful answer names the calling origin, as the header's description says", async () => {
+    const restricted = await createApiKey(s.sql, {
+      studioId,
+      kind: 'publishable',
+      name: 'site',
+      allowedOrigins: ['https://lotus.example'],
+    });
     const res = await s.sf('/v1/instructors', restricted.key, { headers: { origin: 'https://lotus.example' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('access-control-allow-origin')).toBe('https://lotus.example');
@@ -83,7 +98,12 @@ describe('Storefront CORS, as documented', () => {
     for (const path of Object.keys(doc.paths)) {
       const url = path.replace(/\{[^}]+\}/g, 'x');
       const res = await fetch(`${s.storefrontUrl}${url}`, {
-        method: 'OPTIONS', headers: { origin: 'https://lotus.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+        method: 'OPTIONS',
+        headers: {
+          origin: 'https://lotus.example',
+          'access-control-request-method': 'GET',
+          'access-control-request-headers': 'authorization',
+        },
       });
       expect(`${path} ${res.status}`).toBe(`${path} 204`);
       const headers = doc.paths[path].options.responses['204'].headers as Json;
@@ -97,9 +117,12 @@ describe('Storefront CORS, as documented', () => {
 });
 
 test('every JSON answer, of every process, spells its media type one way', async () => {
-  const create = () => s.mg('/v1/instructors', sk, {
-    method: 'POST', body: JSON.stringify({ name: 'Noor' }), headers: { 'content-type': 'application/json', 'idempotency-key': 'one-spelling' },
-  });
+  const create = () =>
+    s.mg('/v1/instructors', sk, {
+      method: 'POST',
+      body: JSON.stringify({ name: 'Noor' }),
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'one-spelling' },
+    });
   const answers: [string, Response][] = [
     ['storefront read', await s.sf('/v1/classes', pk)],
     ['storefront read, cached', await s.sf('/v1/classes', pk)],
@@ -115,25 +138,37 @@ test('every JSON answer, of every process, spells its media type one way', async
     ['service healthz', await fetch(`${s.storefrontServiceUrl}/healthz`)],
     ['service readyz', await fetch(`${s.managementServiceUrl}/readyz`)],
   ];
-  expect(answers.map(([what, r]) => `${what}: ${r.status} ${r.headers.get('content-type')}`))
-    .toEqual(answers.map(([what, r]) => `${what}: ${r.status} ${JSON_TYPE}`));
+  expect(answers.map(([what, r]) => `${what}: ${r.status} ${r.headers.get('content-type')}`)).toEqual(
+    answers.map(([what, r]) => `${what}: ${r.status} ${JSON_TYPE}`),
+  );
 });
 
 describe('metrics', () => {
   /** `promtool check metrics` on an exposition: its complaints, or '' when it has none. */
   async function promtool(text: string): Promise<string> {
     const bin = Bun.which('promtool');
-    if (!bin) throw new Error('promtool is not installed: apt-get install -y --no-install-recommends prometheus (.ci/run does)');
+    if (!bin)
+      throw new Error(
+        'promtool is not installed: apt-get install -y --no-install-recommends prometheus (.ci/run does)',
+      );
     const p = Bun.spawn([bin, 'check', 'metrics'], { stdin: new Blob([text]), stdout: 'pipe', stderr: 'pipe' });
-    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+    const [out, err, code] = await Promise.all([
+      new Response(p.stdout).text(),
+      new Response(p.stderr).text(),
+      p.exited,
+    ]);
     return code === 0 ? '' : `exit ${code}: ${out}${err}`;
   }
 
-  test('the gateway\'s and both services\' /metrics pass promtool check metrics', async () => {
+  test("the gateway's and both services' /metrics pass promtool check metrics", async () => {
     await s.sf('/v1/classes', pk);
     await s.mg('/v1/instructors', sk);
     await fetch(`${s.dashboardUrl}/sign-in`);
-    for (const url of [`${s.opsUrl}/metrics`, `${s.storefrontServiceUrl}/metrics`, `${s.managementServiceUrl}/metrics`]) {
+    for (const url of [
+      `${s.opsUrl}/metrics`,
+      `${s.storefrontServiceUrl}/metrics`,
+      `${s.managementServiceUrl}/metrics`,
+    ]) {
       const text = await (await fetch(url)).text();
       expect(text).toContain('studio_http_requests_total{');
       expect(`${url}: ${await promtool(text)}`).toBe(`${url}: `);
@@ -167,7 +202,11 @@ test('the demo\'s "Sunday Meditation" runs on Sundays (in the studio\'s time zon
 describe('pages that said what is not so', () => {
   test('/docs/problems: more scopes come from a new key, not a roll; an origin is added with the dashboard\'s own button, "Websites"', async () => {
     const html = await (await fetch(`${s.storefrontUrl}/docs/problems`)).text();
-    const section = (code: string) => html.slice(html.indexOf(`<section id="${code}">`), html.indexOf('</section>', html.indexOf(`<section id="${code}">`)));
+    const section = (code: string) =>
+      html.slice(
+        html.indexOf(`<section id="${code}">`),
+        html.indexOf('</section>', html.indexOf(`<section id="${code}">`)),
+      );
     expect(section('scope_required')).toContain('Create a secret key with that scope');
     expect(section('scope_required')).not.toMatch(/roll one with more scopes/);
     expect(section('origin_not_allowed')).toContain('Websites button');

@@ -1,27 +1,27 @@
-import { redisMode, type Config, type RedisMode } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
-import type { Redis } from '@studio/shared/io/redis';
+import { type Config, type RedisMode, redisMode } from '@studio/shared';
 import { channels } from '@studio/shared/broadcasts';
-import { KeyResolver, type KeyCacheOptions } from './keys/resolver';
-import { redisNames } from './keys/redis-names';
-import { RateLimiter } from './limits/rate-limiter';
-import type { BucketStore } from './limits/buckets';
-import { MemoryBuckets } from './limits/memory-buckets';
-import { RedisBuckets } from './limits/redis-buckets';
-import { ActivityWriter } from './activity/writer';
-import { createSurface } from './pipeline';
-import { surfaceProfiles } from './pipeline/profile';
-import { createDocsHandler } from './docs';
-import { createDashboard } from './dashboard';
-import { StorefrontCache } from './cache/storefront';
-import { subscribeBroadcasts, trustMemory } from './broadcasts/subscribe';
-import { broadcastsFor } from './broadcasts/bus';
-import { pgBroadcastHandlers } from './broadcasts/listen';
-import { GatewayLock } from './lock';
+import type { Sql } from '@studio/shared/io/db';
 import { createMetrics } from '@studio/shared/io/metrics';
 import { createSpanExporter } from '@studio/shared/io/otlp';
+import type { Redis } from '@studio/shared/io/redis';
+import { ActivityWriter } from './activity/writer';
+import { broadcastsFor } from './broadcasts/bus';
+import { pgBroadcastHandlers } from './broadcasts/listen';
+import { subscribeBroadcasts, trustMemory } from './broadcasts/subscribe';
+import { StorefrontCache } from './cache/storefront';
+import { createDashboard } from './dashboard';
+import { createDocsHandler } from './docs';
+import { redisNames } from './keys/redis-names';
+import { type KeyCacheOptions, KeyResolver } from './keys/resolver';
+import type { BucketStore } from './limits/buckets';
+import { MemoryBuckets } from './limits/memory-buckets';
+import { RateLimiter } from './limits/rate-limiter';
+import { RedisBuckets } from './limits/redis-buckets';
+import { GatewayLock } from './lock';
 import { gatewayMetrics } from './metrics';
 import { createOpsHandler } from './ops';
+import { createSurface } from './pipeline';
+import { surfaceProfiles } from './pipeline/profile';
 
 export interface GatewayDeps {
   config: Config;
@@ -54,7 +54,13 @@ export function createGateway(deps: GatewayDeps) {
   const metrics = createMetrics();
   const activity = new ActivityWriter(sql, config.ACTIVITY_FLUSH_MS);
   const observed = gatewayMetrics(metrics, activity);
-  const keys = new KeyResolver(sql, redis, names, (tier) => observed.keyLookups({ result: LOOKUP_RESULT[tier] }), deps.keyCache);
+  const keys = new KeyResolver(
+    sql,
+    redis,
+    names,
+    (tier) => observed.keyLookups({ result: LOOKUP_RESULT[tier] }),
+    deps.keyCache,
+  );
   const limiter = rateLimiter(config, single ? new MemoryBuckets() : new RedisBuckets(redis, names));
   // single-node: nothing is served until the lock is held (`start`), and again after the lock's session drops
   const state = { draining: false, paused: single };
@@ -86,7 +92,14 @@ export function createGateway(deps: GatewayDeps) {
     async start() {
       await lock.start();
       activity.start();
-      if (!single) await subscribeBroadcasts({ subscriber, redis, channels: channels(config.REDIS_PREFIX), keys, storefrontCache });
+      if (!single)
+        await subscribeBroadcasts({
+          subscriber,
+          redis,
+          channels: channels(config.REDIS_PREFIX),
+          keys,
+          storefrontCache,
+        });
     },
     /** Stopping (SIGTERM): readiness answers 503 from now on, so load balancers send no more work. */
     drain() {
@@ -103,18 +116,23 @@ export function createGateway(deps: GatewayDeps) {
 }
 export type Gateway = ReturnType<typeof createGateway>;
 
-const rateLimiter = (config: Config, store: BucketStore) => new RateLimiter(store, {
-  secret: config.RATE_LIMIT_SECRET,
-  publishableClient: config.RATE_LIMIT_PUBLISHABLE_CLIENT,
-  publishable: config.RATE_LIMIT_PUBLISHABLE,
-  unknownKey: config.RATE_LIMIT_UNKNOWN_KEY,
-});
+const rateLimiter = (config: Config, store: BucketStore) =>
+  new RateLimiter(store, {
+    secret: config.RATE_LIMIT_SECRET,
+    publishableClient: config.RATE_LIMIT_PUBLISHABLE_CLIENT,
+    publishable: config.RATE_LIMIT_PUBLISHABLE,
+    unknownKey: config.RATE_LIMIT_UNKNOWN_KEY,
+  });
 
 /**
  * The gateway lock (`lock.ts`). In single-node mode its session also hears the broadcasts,
  * memory is trusted only while it holds the lock, and nothing is served while it does not.
  */
-function gatewayLock(deps: GatewayDeps, mode: RedisMode, o: { keys: KeyResolver; storefrontCache: StorefrontCache; state: { paused: boolean } }) {
+function gatewayLock(
+  deps: GatewayDeps,
+  mode: RedisMode,
+  o: { keys: KeyResolver; storefrontCache: StorefrontCache; state: { paused: boolean } },
+) {
   const { keys, storefrontCache, state } = o;
   return new GatewayLock({
     url: deps.config.DATABASE_URL,

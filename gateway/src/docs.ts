@@ -1,10 +1,20 @@
 import { brotliCompressSync, constants } from 'node:zlib';
-import { JSON_TYPE, jsonResponse, PROBLEM_CODES, PROBLEMS, problemResponse, problemTypeBase, publicUrlOf, type Config, type Surface } from '@studio/shared';
-import { escapeHtml } from './dashboard/html';
-import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
-import { openApiDocument } from '@studio/shared/openapi';
+import {
+  type Config,
+  JSON_TYPE,
+  jsonResponse,
+  PROBLEM_CODES,
+  PROBLEMS,
+  problemResponse,
+  problemTypeBase,
+  publicUrlOf,
+  type Surface,
+} from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
-import { readiness, type RedisCheck } from '@studio/shared/io/readiness';
+import { type RedisCheck, readiness } from '@studio/shared/io/readiness';
+import { openApiDocument } from '@studio/shared/openapi';
+import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
+import { escapeHtml } from './dashboard/html';
 
 export type DocsHandler = (surface: Surface, path: string, requestId: string, req: Request) => Promise<Response>;
 
@@ -33,11 +43,18 @@ ${entries}</body></html>`;
 const SCALAR_PATH = Bun.fileURLToPath(new URL('./browser/standalone.js', import.meta.resolve('@scalar/api-reference')));
 
 /** A static asset kept in memory with its strong tag and brotli / gzip copies (Scalar's bundle is 4 MB raw). */
-interface Asset { identity: Blob; br: Blob; gzip: Blob; etag: string; type: string }
+interface Asset {
+  identity: Blob;
+  br: Blob;
+  gzip: Blob;
+  etag: string;
+  type: string;
+}
 async function loadAsset(path: string, type: string): Promise<Asset> {
   const identity = new Uint8Array(await Bun.file(path).arrayBuffer());
   return {
-    identity: new Blob([identity]), type,
+    identity: new Blob([identity]),
+    type,
     br: new Blob([brotliCompressSync(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: 6 } })]),
     gzip: new Blob([Bun.gzipSync(identity)]),
     etag: `"${new Bun.CryptoHasher('sha256').update(identity).digest('base64url').slice(0, 22)}"`,
@@ -45,7 +62,12 @@ async function loadAsset(path: string, type: string): Promise<Asset> {
 }
 
 function serveAsset(asset: Asset, req: Request): Response {
-  const headers: Record<string, string> = { 'content-type': asset.type, etag: asset.etag, 'cache-control': 'public, max-age=86400', vary: 'Accept-Encoding' };
+  const headers: Record<string, string> = {
+    'content-type': asset.type,
+    etag: asset.etag,
+    'cache-control': 'public, max-age=86400',
+    vary: 'Accept-Encoding',
+  };
   if (req.headers.get('if-none-match') === asset.etag) return new Response(null, { status: 304, headers });
   const accept = req.headers.get('accept-encoding') ?? '';
   if (/\bbr\b/.test(accept)) return new Response(asset.br, { headers: { ...headers, 'content-encoding': 'br' } });
@@ -58,7 +80,10 @@ function serveAsset(asset: Asset, req: Request): Response {
  * enters a key: the kind of key the surface takes (Scalar's own placeholder, `YOUR_SECRET_TOKEN`,
  * told Storefront readers to send a secret).
  */
-const KEY_PLACEHOLDER = { storefront: ['PublishableKeyAuth', 'svc_pk_YOUR_PUBLISHABLE_KEY'], management: ['SecretKeyAuth', 'svc_sk_YOUR_SECRET_KEY'] } as const;
+const KEY_PLACEHOLDER = {
+  storefront: ['PublishableKeyAuth', 'svc_pk_YOUR_PUBLISHABLE_KEY'],
+  management: ['SecretKeyAuth', 'svc_sk_YOUR_SECRET_KEY'],
+} as const;
 
 /** The API reference page: Scalar from this origin, reading this surface's document, no fonts or services from elsewhere. */
 function referencePage(surface: Surface): string {
@@ -68,8 +93,15 @@ function referencePage(surface: Surface): string {
   // No download button: the page shows a copy of the document adapted for Test Request (REFERENCE_JS);
   // the document itself is linked from its description.
   const configuration = {
-    url: '/openapi.json', withDefaultFonts: false, hideClientButton: true, showDeveloperTools: 'never', telemetry: false,
-    agent: { disabled: true }, mcp: { disabled: true }, defaultOpenAllTags: true, documentDownloadType: 'none',
+    url: '/openapi.json',
+    withDefaultFonts: false,
+    hideClientButton: true,
+    showDeveloperTools: 'never',
+    telemetry: false,
+    agent: { disabled: true },
+    mcp: { disabled: true },
+    defaultOpenAllTags: true,
+    documentDownloadType: 'none',
     authentication: { preferredSecurityScheme: scheme, securitySchemes: { [scheme]: { token } } },
   };
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -108,7 +140,8 @@ fetch(url).then((r) => r.json()).then((doc) => {
 }, () => Scalar.createApiReference(app, { ...config, url }));
 `;
 /** The browser may load nothing from another host, whatever the bundle tries (studios run this on closed networks). */
-const REFERENCE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; base-uri 'none'; frame-ancestors 'none'";
+const REFERENCE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; base-uri 'none'; frame-ancestors 'none'";
 
 /**
  * The gateway's keyless paths: its own health, each surface's OpenAPI document (built
@@ -116,7 +149,12 @@ const REFERENCE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' '
  * problems page. Nothing is fetched from a service or another host.
  */
 /** `state.draining`: the gateway is stopping; `state.paused`: it is retaking its lock (single-node mode). Either way `/readyz` answers 503. */
-export function createDocsHandler(config: Config, sql: Sql, redis: RedisCheck, state: { draining: boolean; paused?: boolean } = { draining: false }): DocsHandler {
+export function createDocsHandler(
+  config: Config,
+  sql: Sql,
+  redis: RedisCheck,
+  state: { draining: boolean; paused?: boolean } = { draining: false },
+): DocsHandler {
   const page = problemsPage();
   const documents = new Map<Surface, string>();
   const documentOf = (surface: Surface) => {
@@ -131,11 +169,22 @@ export function createDocsHandler(config: Config, sql: Sql, redis: RedisCheck, s
   return async (surface, path, requestId, req) => {
     if (path === '/healthz') return jsonResponse({ status: 'ok' });
     if (path === '/readyz') return readiness(sql, redis, state.draining || !!state.paused);
-    if (path === '/openapi.json') return new Response(documentOf(surface), { headers: { 'content-type': JSON_TYPE, 'cache-control': 'public, max-age=300' } });
-    if (path === '/docs') return new Response(referencePage(surface), { headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': REFERENCE_CSP } });
-    if (path === '/docs/reference.js') return new Response(REFERENCE_JS, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' } });
-    if (path === '/docs/scalar.js') return serveAsset(await (scalar ??= loadAsset(SCALAR_PATH, 'text/javascript; charset=utf-8')), req);
-    if (path === '/docs/problems') return new Response(page, { headers: { 'content-type': 'text/html; charset=utf-8' } });
+    if (path === '/openapi.json')
+      return new Response(documentOf(surface), {
+        headers: { 'content-type': JSON_TYPE, 'cache-control': 'public, max-age=300' },
+      });
+    if (path === '/docs')
+      return new Response(referencePage(surface), {
+        headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': REFERENCE_CSP },
+      });
+    if (path === '/docs/reference.js')
+      return new Response(REFERENCE_JS, {
+        headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' },
+      });
+    if (path === '/docs/scalar.js')
+      return serveAsset(await (scalar ??= loadAsset(SCALAR_PATH, 'text/javascript; charset=utf-8')), req);
+    if (path === '/docs/problems')
+      return new Response(page, { headers: { 'content-type': 'text/html; charset=utf-8' } });
     return problemResponse('route_not_found', requestId, { typeBase: problemTypeBase(config, surface) });
   };
 }

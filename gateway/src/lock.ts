@@ -1,6 +1,6 @@
-import postgres from 'postgres';
 import { log, type RedisMode } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
+import postgres from 'postgres';
 
 /**
  * The gateway lock (docs/design/single-node.md): every gateway holds one Postgres advisory lock while it runs,
@@ -63,7 +63,11 @@ export class GatewayLock {
   constructor(private o: GatewayLockOptions) {
     // one connection for as long as the gateway runs: no idle or lifetime limit may close it under the lock
     this.session = postgres(o.url, {
-      max: 1, idle_timeout: null, max_lifetime: null, connect_timeout: 2, fetch_types: false,
+      max: 1,
+      idle_timeout: null,
+      max_lifetime: null,
+      connect_timeout: 2,
+      fetch_types: false,
       onnotice: () => {},
       onclose: () => this.dropped(),
       // notifications of this connection (postgres.js's own `listen` hears them through this option too)
@@ -92,7 +96,8 @@ export class GatewayLock {
 
   private async attempt(): Promise<'held' | 'refused' | 'error'> {
     try {
-      for (const channel of Object.keys(this.o.listen ?? {})) await this.session.unsafe(`listen "${channel.replaceAll('"', '""')}"`);
+      for (const channel of Object.keys(this.o.listen ?? {}))
+        await this.session.unsafe(`listen "${channel.replaceAll('"', '""')}"`);
       const fn = this.o.mode === 'single-node' ? 'pg_try_advisory_lock' : 'pg_try_advisory_lock_shared';
       const [row] = await this.session.unsafe<{ ok: boolean }[]>(`select ${fn}(${LOCK}) as ok`);
       if (!row?.ok) return 'refused';
@@ -118,16 +123,19 @@ export class GatewayLock {
 
   private retry(): void {
     if (this.stopped || this.timer) return;
-    this.timer = setTimeout(async () => {
-      this.timer = null;
-      const got = await this.attempt();
-      if (got === 'error') return this.retry();
-      if (got === 'held') return log('info', 'gateway lock held again');
-      const message = lockRefusal(this.o.mode);
-      log('error', `gateway lock lost to another gateway: ${message}`);
-      await this.stop();
-      this.o.onRefused?.(message);
-    }, Math.min(RETRY_MAX_MS, 100 * 2 ** this.retries++));
+    this.timer = setTimeout(
+      async () => {
+        this.timer = null;
+        const got = await this.attempt();
+        if (got === 'error') return this.retry();
+        if (got === 'held') return log('info', 'gateway lock held again');
+        const message = lockRefusal(this.o.mode);
+        log('error', `gateway lock lost to another gateway: ${message}`);
+        await this.stop();
+        this.o.onRefused?.(message);
+      },
+      Math.min(RETRY_MAX_MS, 100 * 2 ** this.retries++),
+    );
     this.timer.unref?.();
   }
 }

@@ -33,7 +33,13 @@ const servers = [
   Bun.serve({ ...common, port: config.DASHBOARD_PORT, fetch: gateway.dashboard }),
 ];
 const ops = Bun.serve({ ...common, port: config.OPS_PORT, fetch: gateway.ops });
-log('info', 'gateway listening', { mode: gateway.mode, storefront: servers[0]!.url.href, management: servers[1]!.url.href, dashboard: servers[2]!.url.href, ops: ops.url.href });
+log('info', 'gateway listening', {
+  mode: gateway.mode,
+  storefront: servers[0]!.url.href,
+  management: servers[1]!.url.href,
+  dashboard: servers[2]!.url.href,
+  ops: ops.url.href,
+});
 
 /** In-flight requests get this long to finish once the gateway stops accepting. */
 const DRAIN_MS = 10_000;
@@ -43,7 +49,10 @@ async function shutdown(signal: string, code = 0) {
   stopping = true;
   log('info', 'gateway draining', { signal });
   gateway.drain(); // readiness 503 on every port from now on
-  await Promise.race([Promise.all(servers.map((s) => s.stop())), Bun.sleep(DRAIN_MS).then(() => servers.forEach((s) => s.stop(true)))]);
+  await Promise.race([
+    Promise.all(servers.map((s) => s.stop())),
+    Bun.sleep(DRAIN_MS).then(() => servers.forEach((s) => s.stop(true))),
+  ]);
   await gateway.stop(); // flushes pending activity entries and spans
   ops.stop(true);
   await Promise.all([quitRedis(subscriber), quitRedis(redis), sql.end({ timeout: 5 })]);

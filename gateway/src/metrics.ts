@@ -3,15 +3,39 @@ import type { ActivityWriter } from './activity/writer';
 
 /** The gateway's own metrics (docs/design/observability.md), beside the request counts every process has. */
 export function gatewayMetrics(m: Metrics, activity: ActivityWriter) {
-  m.gauge('studio_activity_buffered', 'Activity entries recorded and not yet written to Postgres.', () => activity.buffered);
+  m.gauge(
+    'studio_activity_buffered',
+    'Activity entries recorded and not yet written to Postgres.',
+    () => activity.buffered,
+  );
   m.total('studio_activity_written_total', 'Activity entries written to Postgres.', () => activity.written);
-  m.total('studio_activity_dropped_total', 'Activity entries dropped (the buffer is bounded while Postgres is away).', () => activity.dropped);
-  m.total('studio_activity_flush_failures_total', 'Activity flushes that failed (Postgres away); their entries wait for the next one.', () => activity.failedFlushes);
+  m.total(
+    'studio_activity_dropped_total',
+    'Activity entries dropped (the buffer is bounded while Postgres is away).',
+    () => activity.dropped,
+  );
+  m.total(
+    'studio_activity_flush_failures_total',
+    'Activity flushes that failed (Postgres away); their entries wait for the next one.',
+    () => activity.failedFlushes,
+  );
   return {
     requests: m,
-    keyLookups: m.counter('studio_key_cache_lookups_total', 'Key lookups by where they were answered: memory, stale (memory, while refreshing), redis, postgres.', ['result'] as const),
-    limitDecisions: m.counter('studio_rate_limit_decisions_total', 'Rate-limit decisions: allowed, limited, revoked, fail_open (Redis could not decide).', ['decision'] as const),
-    upstreamErrors: m.counter('studio_upstream_errors_total', 'Calls to a service that failed: timeout or unavailable.', ['surface', 'kind'] as const),
+    keyLookups: m.counter(
+      'studio_key_cache_lookups_total',
+      'Key lookups by where they were answered: memory, stale (memory, while refreshing), redis, postgres.',
+      ['result'] as const,
+    ),
+    limitDecisions: m.counter(
+      'studio_rate_limit_decisions_total',
+      'Rate-limit decisions: allowed, limited, revoked, fail_open (Redis could not decide).',
+      ['decision'] as const,
+    ),
+    upstreamErrors: m.counter(
+      'studio_upstream_errors_total',
+      'Calls to a service that failed: timeout or unavailable.',
+      ['surface', 'kind'] as const,
+    ),
   };
 }
 export type GatewayMetrics = ReturnType<typeof gatewayMetrics>;

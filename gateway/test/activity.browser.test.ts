@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
+import { type Stack, startStack } from '../../test/harness';
 import { launchChromium, SHOTS } from './browser';
-import { startStack, type Stack } from '../../test/harness';
 import { loginLink } from './dashboard-helpers';
 
 const WIDTHS = { phone: { width: 390, height: 844 }, desktop: { width: 1280, height: 800 } };
@@ -28,7 +28,9 @@ function measure(page: Page) {
   return page.evaluate(() => {
     const px = (el: Element) => parseFloat(getComputedStyle(el).fontSize);
     const labels = Array.from(document.querySelectorAll('.chart-x span, .chart-y span')).map((el) => ({
-      text: el.textContent, size: px(el), height: el.getBoundingClientRect().height,
+      text: el.textContent,
+      size: px(el),
+      height: el.getBoundingClientRect().height,
     }));
     // each camel-case part of an operation id (a text node between <wbr>s) on one line: no break inside a word
     const brokenWords: string[] = [];
@@ -41,7 +43,13 @@ function measure(page: Page) {
         if (lines.size > 1) brokenWords.push(node.textContent ?? '');
       }
     }
-    return { labels, brokenWords, width: document.documentElement.scrollWidth, viewport: window.innerWidth, ops: document.querySelectorAll('code.op-id').length };
+    return {
+      labels,
+      brokenWords,
+      width: document.documentElement.scrollWidth,
+      viewport: window.innerWidth,
+      ops: document.querySelectorAll('code.op-id').length,
+    };
   });
 }
 
@@ -56,8 +64,16 @@ test('activity page and chart: labels readable and ids whole at 390 and 1280 px;
   for (let h = 0; h < 24; h++) {
     for (let i = 0; i < (h * 7) % 11; i++) {
       s.gateway.activity.record({
-        studioId: studio.id, keyId: sync.id, operationId: 'managementListRooms', method: 'GET', path: '/v1/locations/loc_x/rooms',
-        status: i % 4 ? 200 : 404, outcome: i % 4 ? 'success' : 'client_error', durationMs: 3, requestId: `req_chart_${h}_${i}`, at: now - h * 3_600_000 - i * 1000,
+        studioId: studio.id,
+        keyId: sync.id,
+        operationId: 'managementListRooms',
+        method: 'GET',
+        path: '/v1/locations/loc_x/rooms',
+        status: i % 4 ? 200 : 404,
+        outcome: i % 4 ? 'success' : 'client_error',
+        durationMs: 3,
+        requestId: `req_chart_${h}_${i}`,
+        at: now - h * 3_600_000 - i * 1000,
       });
     }
   }
@@ -77,7 +93,8 @@ test('activity page and chart: labels readable and ids whole at 390 and 1280 px;
     const m = await measure(page);
     expect(m.labels.length).toBe(8); // six times under the bars, the scale's top and 0 beside them
     for (const l of m.labels) {
-      if (l.size < 11 || l.height === 0) throw new Error(`${label}: axis label "${l.text}" is ${l.size} px (rendered height ${l.height})`);
+      if (l.size < 11 || l.height === 0)
+        throw new Error(`${label}: axis label "${l.text}" is ${l.size} px (rendered height ${l.height})`);
     }
     expect(m.ops).toBeGreaterThan(5);
     expect(`${label}: ${m.brokenWords}`).toBe(`${label}: `);

@@ -13,7 +13,13 @@ export const form = (fields: Record<string, string | string[]>) => {
   return body;
 };
 
-export function postForm(s: Stack, path: string, fields: Record<string, string | string[]>, cookie?: string, headers: Record<string, string> = {}) {
+export function postForm(
+  s: Stack,
+  path: string,
+  fields: Record<string, string | string[]>,
+  cookie?: string,
+  headers: Record<string, string> = {},
+) {
   return fetch(s.dashboardUrl + path, {
     method: 'POST',
     redirect: 'manual',

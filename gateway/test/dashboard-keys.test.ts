@@ -1,8 +1,8 @@
 /** The dashboard's key actions and activity views over plain HTTP (issue 12). */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
-import { get, postForm, signIn } from './dashboard-helpers';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { escapeHtml } from '../src/dashboard/html';
+import { get, postForm, signIn } from './dashboard-helpers';
 
 let s: Stack;
 let studioId: string;
@@ -14,11 +14,12 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const post = (path: string, fields: Record<string, string | string[]>) => postForm(s, path, { csrf: session.csrf, ...fields }, session.cookie);
+const post = (path: string, fields: Record<string, string | string[]>) =>
+  postForm(s, path, { csrf: session.csrf, ...fields }, session.cookie);
 const page = async (path: string) => (await get(s, path, session.cookie)).text();
 
 describe('keys', () => {
-  test('the header names the studio and its id, and links each surface\'s docs', async () => {
+  test("the header names the studio and its id, and links each surface's docs", async () => {
     const html = await page('/keys');
     expect(html).toContain('Lotus Yoga');
     expect(html).toContain(studioId);
@@ -33,9 +34,16 @@ describe('keys', () => {
     expect(html).toContain('role="alert"');
     expect(html).toContain('not an origin');
     expect(html).toMatch(/name="name"[^>]*value="site"[^>]*autofocus/);
-    const ok = await post('/keys', { kind: 'publishable', name: 'site', origins: 'https://lotus.example\nhttps://*.lotus.example', expires: '7d' });
+    const ok = await post('/keys', {
+      kind: 'publishable',
+      name: 'site',
+      origins: 'https://lotus.example\nhttps://*.lotus.example',
+      expires: '7d',
+    });
     expect(ok.status).toBe(201);
-    const [row] = await s.sql<{ allowedOrigins: string[]; expiresAt: Date }[]>`select allowed_origins, expires_at from api_keys where studio_id = ${studioId} and name = 'site'`;
+    const [row] = await s.sql<
+      { allowedOrigins: string[]; expiresAt: Date }[]
+    >`select allowed_origins, expires_at from api_keys where studio_id = ${studioId} and name = 'site'`;
     expect(row!.allowedOrigins).toEqual(['https://lotus.example', 'https://*.lotus.example']);
     expect(Math.abs(row!.expiresAt.getTime() - (Date.now() + 7 * 86_400_000))).toBeLessThan(60_000);
   });
@@ -51,7 +59,9 @@ describe('keys', () => {
     expect((await s.mg('/v1/instructors', newKey)).status).toBe(200);
     await expectProblem(await s.mg('/v1/instructors', oldKey), 401, 'api_key_expired');
 
-    const [next] = await s.sql<{ id: string }[]>`select id from api_keys where studio_id = ${studioId} and name = 'sync' and expires_at is null`;
+    const [next] = await s.sql<
+      { id: string }[]
+    >`select id from api_keys where studio_id = ${studioId} and name = 'sync' and expires_at is null`;
     expect((await post(`/keys/${next!.id}/rename`, { name: '' })).status).toBe(422);
     expect((await post(`/keys/${next!.id}/rename`, { name: 'sync v2' })).status).toBe(303);
     expect(await page('/keys')).toContain('sync v2');
@@ -59,7 +69,11 @@ describe('keys', () => {
     const pub = await s.key(studioId, 'publishable', [], 'embed');
     expect((await post(`/keys/${pub.id}/origins`, { origins: 'ftp://nope' })).status).toBe(422);
     expect((await post(`/keys/${pub.id}/origins`, { origins: 'https://lotus.example' })).status).toBe(303);
-    await expectProblem(await s.sf('/v1/instructors', pub.key, { headers: { origin: 'https://evil.example' } }), 403, 'origin_not_allowed');
+    await expectProblem(
+      await s.sf('/v1/instructors', pub.key, { headers: { origin: 'https://evil.example' } }),
+      403,
+      'origin_not_allowed',
+    );
     expect((await get(s, `/keys/${next!.id}/origins`, session.cookie)).status).toBe(404); // secret keys have no websites
   });
 
@@ -89,7 +103,9 @@ describe('activity', () => {
 
   test('an entry opens from its row and from a request-id search, with problem code and detail, query, trace, caller and local time', async () => {
     const userAgent = 'LotusSync/2.1 (booking bridge)';
-    const res = await s.mg('/v1/instructors?cursor=bad', key, { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'user-agent': userAgent } });
+    const res = await s.mg('/v1/instructors?cursor=bad', key, {
+      headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'user-agent': userAgent },
+    });
     const requestId = res.headers.get('x-request-id')!;
     const { detail: problemDetail } = await res.json();
     await s.gateway.activity.flush();
@@ -99,10 +115,21 @@ describe('activity', () => {
     expect(search.status).toBe(303);
     expect(search.headers.get('location')).toBe(`/activity/${requestId}`);
     // the search form's older parameter name still finds it
-    expect((await get(s, `/activity?request=${requestId}`, session.cookie)).headers.get('location')).toBe(`/activity/${requestId}`);
+    expect((await get(s, `/activity?request=${requestId}`, session.cookie)).headers.get('location')).toBe(
+      `/activity/${requestId}`,
+    );
     const detail = await page(`/activity/${requestId}`);
-    for (const part of ['invalid_cursor', escapeHtml(problemDetail), 'cursor=bad', '4bf92f3577b34da6a3ce929d0e0e4736', 'managementListInstructors', 'reader',
-      `${s.managementUrl}/docs/problems#invalid_cursor`, '<code>127.0.0.1</code>', escapeHtml(userAgent)]) {
+    for (const part of [
+      'invalid_cursor',
+      escapeHtml(problemDetail),
+      'cursor=bad',
+      '4bf92f3577b34da6a3ce929d0e0e4736',
+      'managementListInstructors',
+      'reader',
+      `${s.managementUrl}/docs/problems#invalid_cursor`,
+      '<code>127.0.0.1</code>',
+      escapeHtml(userAgent),
+    ]) {
       expect(detail).toContain(part);
     }
     // a refusal made by the gateway keeps its detail too
@@ -112,7 +139,9 @@ describe('activity', () => {
     expect(refusal.code).toBe('scope_required');
     await s.gateway.activity.flush();
     expect(await page(`/activity/${refusedId}`)).toContain(escapeHtml(refusal.detail));
-    expect(detail).toMatch(/<time datetime="[^"]+" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d Europe\/Berlin">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/time>/);
+    expect(detail).toMatch(
+      /<time datetime="[^"]+" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d Europe\/Berlin">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/time>/,
+    );
     const missing = await get(s, '/activity?requestId=req_nothing', session.cookie);
     expect(missing.status).toBe(404);
     expect(await missing.text()).toContain('No call of this studio has the request id');
@@ -123,10 +152,20 @@ describe('activity', () => {
   });
 
   test('a date range keeps only its days; the chart counts calls and errors per hour and per day', async () => {
-    const [k] = await s.sql<{ id: string }[]>`select id from api_keys where studio_id = ${studioId} and name = 'reader'`;
+    const [k] = await s.sql<
+      { id: string }[]
+    >`select id from api_keys where studio_id = ${studioId} and name = 'reader'`;
     const entry = (requestId: string, at: Date, status: number) => ({
-      studioId, keyId: k!.id, operationId: 'managementListInstructors', method: 'GET', path: '/v1/instructors', status,
-      outcome: status < 400 ? 'success' as const : 'client_error' as const, durationMs: 1, requestId, at: at.getTime(),
+      studioId,
+      keyId: k!.id,
+      operationId: 'managementListInstructors',
+      method: 'GET',
+      path: '/v1/instructors',
+      status,
+      outcome: status < 400 ? ('success' as const) : ('client_error' as const),
+      durationMs: 1,
+      requestId,
+      at: at.getTime(),
     });
     s.gateway.activity.record(entry('req_old_day', new Date('2026-01-10T12:00:00Z'), 200));
     s.gateway.activity.record(entry('req_next_day', new Date('2026-01-11T09:00:00Z'), 200));

@@ -1,6 +1,6 @@
 /** docs/design/hostile-callers.md on the dashboard: NUL in a form's text is the form's own 422, never a 500 from Postgres. */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { startStack, type Stack } from '../../test/harness';
+import { type Stack, startStack } from '../../test/harness';
 import { postForm, signIn } from './dashboard-helpers';
 
 let s: Stack;
@@ -13,7 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const post = (path: string, fields: Record<string, string | string[]>) => postForm(s, path, { csrf: session.csrf, ...fields }, session.cookie);
+const post = (path: string, fields: Record<string, string | string[]>) =>
+  postForm(s, path, { csrf: session.csrf, ...fields }, session.cookie);
 
 test('a key name or a website with NUL: each form answers 422 with its message, and nothing is stored', async () => {
   const site = await s.key(studioId, 'publishable', [], 'site');

@@ -5,7 +5,9 @@ import { scopeSummary } from '../src/dashboard/scopes';
 test('scopes are summarised in a few words', () => {
   expect(scopeSummary([...SCOPES])).toBe('all');
   expect(scopeSummary(SCOPES.filter((s) => s.endsWith(':read')))).toBe('all read');
-  expect(scopeSummary([...SCOPES.filter((s) => s.endsWith(':read')), 'classes:write'])).toBe('all read; classes: write');
+  expect(scopeSummary([...SCOPES.filter((s) => s.endsWith(':read')), 'classes:write'])).toBe(
+    'all read; classes: write',
+  );
   expect(scopeSummary(['classes:read', 'classes:write', 'members:read'])).toBe('classes: read, write; members: read');
   expect(scopeSummary([])).toBe('none');
 });

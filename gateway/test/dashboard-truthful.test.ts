@@ -5,7 +5,7 @@
  * and the chart's axis labels are page text.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { startStack, type Stack } from '../../test/harness';
+import { type Stack, startStack } from '../../test/harness';
 import { get, postForm, signIn } from './dashboard-helpers';
 
 let s: Stack;
@@ -21,7 +21,7 @@ afterAll(() => s.close());
 const page = async (path: string) => (await get(s, path, session.cookie)).text();
 const search = (text: string) => get(s, `/activity?requestId=${encodeURIComponent(text)}`, session.cookie);
 
-test('the request-id search finds a call by its problem\'s instance (urn:request:…), with spaces and quotes around it', async () => {
+test("the request-id search finds a call by its problem's instance (urn:request:…), with spaces and quotes around it", async () => {
   const { key } = await s.key(studioId, 'secret', ['instructors:read'], 'reader');
   const refused = await s.mg('/v1/classes', key);
   const problem = (await refused.json()) as { instance: string; code: string };
@@ -29,9 +29,17 @@ test('the request-id search finds a call by its problem\'s instance (urn:request
   expect(problem.instance).toStartWith('urn:request:req_');
   const requestId = problem.instance.slice('urn:request:'.length);
   await s.gateway.activity.flush();
-  for (const pasted of [problem.instance, `  ${problem.instance}\n`, `"${problem.instance}"`, requestId, ` ${requestId} `]) {
+  for (const pasted of [
+    problem.instance,
+    `  ${problem.instance}\n`,
+    `"${problem.instance}"`,
+    requestId,
+    ` ${requestId} `,
+  ]) {
     const res = await search(pasted);
-    expect(`${JSON.stringify(pasted)} -> ${res.status} ${res.headers.get('location')}`).toBe(`${JSON.stringify(pasted)} -> 303 /activity/${requestId}`);
+    expect(`${JSON.stringify(pasted)} -> ${res.status} ${res.headers.get('location')}`).toBe(
+      `${JSON.stringify(pasted)} -> 303 /activity/${requestId}`,
+    );
   }
   const missing = await search('urn:request:req_nothing');
   expect(missing.status).toBe(404);
@@ -43,8 +51,12 @@ test('an activity row names its operation by summary, and its id breaks only bet
   expect((await s.mg('/v1/instructors', key)).status).toBe(200);
   await s.gateway.activity.flush();
   const html = await page('/activity');
-  const cell = /<td data-label="Operation" class="op" data-operation="managementListInstructors">(.*?)<\/td>/s.exec(html)?.[1];
-  expect(cell).toBe('<span class="op-name">List instructors</span><br><code class="op-id small">management<wbr>List<wbr>Instructors</code>');
+  const cell = /<td data-label="Operation" class="op" data-operation="managementListInstructors">(.*?)<\/td>/s.exec(
+    html,
+  )?.[1];
+  expect(cell).toBe(
+    '<span class="op-name">List instructors</span><br><code class="op-id small">management<wbr>List<wbr>Instructors</code>',
+  );
 });
 
 test('after a roll, the keys page says which key replaced which', async () => {
@@ -70,7 +82,7 @@ test('after a roll, the keys page says which key replaced which', async () => {
   expect(rowOf(plain.id)).not.toContain('lineage');
 });
 
-test('the chart\'s axis labels are page text beside and under the bars, not text inside the scaled SVG', async () => {
+test("the chart's axis labels are page text beside and under the bars, not text inside the scaled SVG", async () => {
   const html = await page('/activity');
   const svg = html.slice(html.indexOf('<svg class="chart"'), html.indexOf('</svg>'));
   expect(svg).not.toContain('<text');

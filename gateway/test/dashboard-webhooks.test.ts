@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
-import { createEndpoint, webhookContext, type WebhookContext } from '@studio/shared/io/webhooks/endpoints';
 import { sendTestEvent } from '@studio/shared/io/webhooks/deliveries';
-import { startStack, type Stack } from '../../test/harness';
-import { startReceiver, until, type Receiver } from '../../test/webhooks/helpers';
+import { createEndpoint, type WebhookContext, webhookContext } from '@studio/shared/io/webhooks/endpoints';
+import { type Stack, startStack } from '../../test/harness';
+import { type Receiver, startReceiver, until } from '../../test/webhooks/helpers';
 import { get, postForm, signIn } from './dashboard-helpers';
 
 let s: Stack;
@@ -30,7 +30,11 @@ beforeAll(async () => {
   local = webhookContext(s.sql, { ...s.config, WEBHOOK_ALLOW_PRIVATE_URLS: true });
   receiver = startReceiver([{ status: 500, body: HOSTILE }], 200);
   dispatcher = createDispatcher({
-    sql: s.sql, config: { ...s.config, WEBHOOK_ALLOW_PRIVATE_URLS: true }, timeoutMs: 2_000, pollMs: 100, retryScheduleMs: [60_000],
+    sql: s.sql,
+    config: { ...s.config, WEBHOOK_ALLOW_PRIVATE_URLS: true },
+    timeoutMs: 2_000,
+    pollMs: 100,
+    retryScheduleMs: [60_000],
   });
   dispatcher.start();
 });
@@ -40,7 +44,8 @@ afterAll(async () => {
   await s?.close();
 });
 
-const post = (path: string, fields: Record<string, string | string[]> = {}) => postForm(s, path, { csrf: session.csrf, ...fields }, session.cookie);
+const post = (path: string, fields: Record<string, string | string[]> = {}) =>
+  postForm(s, path, { csrf: session.csrf, ...fields }, session.cookie);
 const page = async (path: string) => (await get(s, path, session.cookie)).text();
 const endpointCount = async (studio = studioId) =>
   (await s.sql<{ n: number }[]>`select count(*)::int as n from webhook_endpoints where studio_id = ${studio}`)[0]!.n;
@@ -63,7 +68,9 @@ describe('webhooks page', () => {
     expect(noToken.status).toBe(403);
     const wrongToken = await postForm(s, '/webhooks', { url: PUBLIC_URL, csrf: 'x'.repeat(32) }, session.cookie);
     expect(wrongToken.status).toBe(403);
-    const crossSite = await postForm(s, '/webhooks', { url: PUBLIC_URL, csrf: session.csrf }, session.cookie, { 'sec-fetch-site': 'cross-site' });
+    const crossSite = await postForm(s, '/webhooks', { url: PUBLIC_URL, csrf: session.csrf }, session.cookie, {
+      'sec-fetch-site': 'cross-site',
+    });
     expect(crossSite.status).toBe(403);
     expect(await endpointCount()).toBe(0);
     const { endpoint } = await createEndpoint(local, { studioId, url: PUBLIC_URL });
@@ -76,7 +83,7 @@ describe('webhooks page', () => {
     expect((await post(`/webhooks/${endpoint.id}/delete`, { confirm: 'yes' })).status).toBe(303);
   });
 
-  test('the module\'s refusals are form errors at the form, keeping what was typed: private and http:// URLs, no event type, an unknown one', async () => {
+  test("the module's refusals are form errors at the form, keeping what was typed: private and http:// URLs, no event type, an unknown one", async () => {
     for (const [url, says] of [
       ['http://127.0.0.1:9/hooks', 'must start with https://'],
       ['https://127.0.0.1/hooks', '127.0.0.1 is not a public address'],
@@ -95,7 +102,11 @@ describe('webhooks page', () => {
     const none = await post('/webhooks', { url: PUBLIC_URL, which: 'chosen' });
     expect(none.status).toBe(422);
     expect(await none.text()).toContain('Tick at least one event type');
-    const unknown = await post('/webhooks', { url: PUBLIC_URL, which: 'chosen', event: ['class.created', 'class.exploded'] });
+    const unknown = await post('/webhooks', {
+      url: PUBLIC_URL,
+      which: 'chosen',
+      event: ['class.created', 'class.exploded'],
+    });
     expect(unknown.status).toBe(422);
     const html = await unknown.text();
     expect(html).toContain('Unknown event type class.exploded');
@@ -104,18 +115,25 @@ describe('webhooks page', () => {
     expect(await endpointCount()).toBe(0);
   });
 
-  test('the signing secret is shown once, on the create\'s own answer; chosen event types are kept', async () => {
-    const res = await post('/webhooks', { url: PUBLIC_URL, which: 'chosen', event: ['class.cancelled', 'class.created'] });
+  test("the signing secret is shown once, on the create's own answer; chosen event types are kept", async () => {
+    const res = await post('/webhooks', {
+      url: PUBLIC_URL,
+      which: 'chosen',
+      event: ['class.cancelled', 'class.created'],
+    });
     expect(res.status).toBe(201);
     const html = await res.text();
     const [secret, ...more] = secretsIn(html);
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(more).toEqual([]);
     expect(html).toContain('it will not be shown again');
-    const [row] = await s.sql<{ id: string; eventTypes: string[] }[]>`select id, event_types from webhook_endpoints where studio_id = ${studioId}`;
+    const [row] = await s.sql<
+      { id: string; eventTypes: string[] }[]
+    >`select id, event_types from webhook_endpoints where studio_id = ${studioId}`;
     expect(row!.eventTypes).toEqual(['class.cancelled', 'class.created']);
     expect(html).toContain(`data-reveal-return="/webhooks/${row!.id}"`);
-    for (const path of ['/webhooks', `/webhooks/${row!.id}`, `/webhooks/${row!.id}/roll`]) expect(secretsIn(await page(path))).toEqual([]);
+    for (const path of ['/webhooks', `/webhooks/${row!.id}`, `/webhooks/${row!.id}/roll`])
+      expect(secretsIn(await page(path))).toEqual([]);
 
     // a roll: a new secret, once; both sign for 24 hours, and the page says so
     const confirm = await page(`/webhooks/${row!.id}/roll`);
@@ -143,7 +161,7 @@ describe('webhooks page', () => {
     expect(await endpointCount(studio)).toBe(16);
   });
 
-  test('another studio\'s endpoint and delivery are 404 for every page and action, and stay as they were', async () => {
+  test("another studio's endpoint and delivery are 404 for every page and action, and stay as they were", async () => {
     const other = (await s.studio({ name: 'Other Studio' })).id;
     const { endpoint } = await createEndpoint(local, { studioId: other, url: PUBLIC_URL });
     const delivery = await sendTestEvent(s.sql, endpoint.id);
@@ -154,10 +172,15 @@ describe('webhooks page', () => {
       expect(`${action} ${res.status}`).toBe(`${action} 404`);
     }
     expect((await post(`/webhooks/${endpoint.id}/deliveries/${delivery.id}/replay`)).status).toBe(404);
-    const [row] = await s.sql<{ enabled: boolean; updatedAt: Date; createdAt: Date }[]>`select enabled, updated_at, created_at from webhook_endpoints where id = ${endpoint.id}`;
+    const [row] = await s.sql<
+      { enabled: boolean; updatedAt: Date; createdAt: Date }[]
+    >`select enabled, updated_at, created_at from webhook_endpoints where id = ${endpoint.id}`;
     expect(row!.enabled).toBe(true);
     expect(row!.updatedAt).toEqual(row!.createdAt); // not rolled, not disabled
-    const [{ n }] = (await s.sql`select count(*)::int as n from webhook_deliveries where endpoint_id = ${endpoint.id}`) as unknown as [{ n: number }];
+    const [{ n }] =
+      (await s.sql`select count(*)::int as n from webhook_deliveries where endpoint_id = ${endpoint.id}`) as unknown as [
+        { n: number },
+      ];
     expect(n).toBe(1); // no test event sent on its behalf
     expect(await page('/webhooks')).not.toContain(endpoint.id);
   });
@@ -169,15 +192,20 @@ describe('webhooks page', () => {
     expect(sent.headers.get('location')).toBe(`/webhooks/${endpoint.id}?done=test`);
     expect(await page(`/webhooks/${endpoint.id}?done=test`)).toContain('A test event (webhook.test) is on its way');
     await until(() => receiver.received.length >= 1, 10_000, 'the test event');
-    const attempts = async () => (await s.sql<{ n: number }[]>`
-      select count(*)::int as n from webhook_attempts a join webhook_deliveries d on d.studio_id = a.studio_id and d.id = a.delivery_id where d.endpoint_id = ${endpoint.id}`)[0]!.n;
+    const attempts = async () =>
+      (
+        await s.sql<{ n: number }[]>`
+      select count(*)::int as n from webhook_attempts a join webhook_deliveries d on d.studio_id = a.studio_id and d.id = a.delivery_id where d.endpoint_id = ${endpoint.id}`
+      )[0]!.n;
     await until(async () => (await attempts()) === 1, 10_000, 'the attempt recorded');
     const log = await page(`/webhooks/${endpoint.id}`);
     expect(log).toContain('webhook.test');
     expect(log).toContain('HTTP 500');
     expect(log).not.toContain('<script>alert');
     expect(log).not.toContain('<img src=x');
-    expect(log).toContain('&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;amp;');
+    expect(log).toContain(
+      '&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;amp;',
+    );
     const deliveryId = /data-delivery-id="(whd_[0-9A-Za-z]+)"/.exec(log)![1]!;
 
     // replay: attempted again at once (the schedule would wait a minute), answered 200 this time
@@ -188,17 +216,24 @@ describe('webhooks page', () => {
     const again = await page(`/webhooks/${endpoint.id}`);
     expect(again).toContain('HTTP 200');
     expect(again).toContain('Delivered');
-    expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([receiver.received[0]!.headers['webhook-id']!, receiver.received[0]!.headers['webhook-id']!]);
+    expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([
+      receiver.received[0]!.headers['webhook-id']!,
+      receiver.received[0]!.headers['webhook-id']!,
+    ]);
 
     // disabled: no test event, no replay (form errors naming why), and the page says so
-    expect((await post(`/webhooks/${endpoint.id}/disable`)).headers.get('location')).toBe(`/webhooks/${endpoint.id}?done=disabled`);
+    expect((await post(`/webhooks/${endpoint.id}/disable`)).headers.get('location')).toBe(
+      `/webhooks/${endpoint.id}?done=disabled`,
+    );
     expect(await page(`/webhooks/${endpoint.id}`)).toContain('Disabled by hand.');
     const refused = await post(`/webhooks/${endpoint.id}/test`);
     expect(refused.status).toBe(422);
     expect(await refused.text()).toContain('is disabled; enable it before sending a test event.');
     const noReplay = await post(`/webhooks/${endpoint.id}/deliveries/${deliveryId}/replay`);
     expect(noReplay.status).toBe(422);
-    expect((await post(`/webhooks/${endpoint.id}/enable`)).headers.get('location')).toBe(`/webhooks/${endpoint.id}?done=enabled`);
+    expect((await post(`/webhooks/${endpoint.id}/enable`)).headers.get('location')).toBe(
+      `/webhooks/${endpoint.id}?done=enabled`,
+    );
     expect(await page(`/webhooks/${endpoint.id}`)).toContain('<span class="status ok">Enabled</span>');
 
     // delete: without confirm=yes (no JavaScript) a confirmation page, and nothing deleted
@@ -220,7 +255,13 @@ describe('webhooks page', () => {
     expect((await post('/webhooks/whe_ThisIsNotALabel/deliveries/whd_NorThisOne/replay')).status).toBe(404);
     const text = await (await fetch(`${s.opsUrl}/metrics`)).text();
     const lines = text.split('\n').filter((l) => l.startsWith('studio_http_requests_total{surface="dashboard"'));
-    for (const route of ['/webhooks', '/webhooks/{endpointId}', '/webhooks/{endpointId}/test', '/webhooks/{endpointId}/roll', '/webhooks/{endpointId}/deliveries/{deliveryId}/replay']) {
+    for (const route of [
+      '/webhooks',
+      '/webhooks/{endpointId}',
+      '/webhooks/{endpointId}/test',
+      '/webhooks/{endpointId}/roll',
+      '/webhooks/{endpointId}/deliveries/{deliveryId}/replay',
+    ]) {
       expect(`${route}: ${lines.some((l) => l.includes(`operation="${route}"`))}`).toBe(`${route}: true`);
     }
     expect(text).not.toContain('ThisIsNotALabel');

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
+import { type Stack, startStack } from '../../test/harness';
 import { launchChromium, SHOTS } from './browser';
-import { startStack, type Stack } from '../../test/harness';
 import { loginLink } from './dashboard-helpers';
 
 const DESKTOP = { width: 1280, height: 800 };
@@ -26,11 +26,20 @@ afterAll(async () => {
 async function cliLoginLink(studioId: string): Promise<string> {
   const proc = Bun.spawn(['bun', 'run', 'admin', 'login-link', '--studio', studioId], {
     cwd: new URL('../../', import.meta.url).pathname,
-    env: { ...process.env, DATABASE_URL: s.config.DATABASE_URL, DASHBOARD_SECRET: s.config.DASHBOARD_SECRET, DASHBOARD_PUBLIC_URL: s.dashboardUrl },
+    env: {
+      ...process.env,
+      DATABASE_URL: s.config.DATABASE_URL,
+      DASHBOARD_SECRET: s.config.DASHBOARD_SECRET,
+      DASHBOARD_PUBLIC_URL: s.dashboardUrl,
+    },
     stdout: 'pipe',
     stderr: 'pipe',
   });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0) throw new Error(`login-link failed: ${err}`);
   return JSON.parse(out).url;
 }
@@ -103,7 +112,9 @@ test('sign in, create a secret key, use it, find the call in the activity log, r
   console.log(`activity latency: the call was on the activity page ${Math.round(latency)} ms after its response`);
   expect(latency).toBeLessThan(2000);
   // the operation's summary, then its id (issue 19: the id alone broke mid-word on a phone)
-  await expect(entry.locator('td[data-label="Operation"] code.op-id').textContent()).resolves.toBe('managementListInstructors');
+  await expect(entry.locator('td[data-label="Operation"] code.op-id').textContent()).resolves.toBe(
+    'managementListInstructors',
+  );
   await expect(entry.locator('td[data-label="Operation"] .op-name').textContent()).resolves.toBe('List instructors');
   await expect(entry.locator('td[data-label="Status"]').textContent()).resolves.toBe('200');
   await expect(entry.locator('td[data-label="Key"]').textContent()).resolves.toContain('booking-sync');
@@ -170,13 +181,18 @@ test('a used or expired login link and a forged session cookie are refused', asy
   await page.goto(expired.url); // the page is shown while the link is still valid...
   await s.sql`update login_links set expires_at = now() - interval '1 second' where id = ${expired.token.split('.')[0]!}`;
   // ...and using it after expiry is refused (the refusal is the POST's own page, at /login without the token)
-  await Promise.all([page.waitForURL(`${s.dashboardUrl}/login`), page.getByRole('button', { name: 'Continue' }).click()]);
+  await Promise.all([
+    page.waitForURL(`${s.dashboardUrl}/login`),
+    page.getByRole('button', { name: 'Continue' }).click(),
+  ]);
   await expect(page.locator('[role=alert]').textContent()).resolves.toContain('expired');
   expect(await context.cookies()).toEqual([]);
   await page.goto(expired.url);
   await expect(page.locator('[role=alert]').textContent()).resolves.toContain('expired');
 
-  await context.addCookies([{ name: 'dashboard_session', value: 'Z'.repeat(43), url: s.dashboardUrl, httpOnly: true, sameSite: 'Strict' }]);
+  await context.addCookies([
+    { name: 'dashboard_session', value: 'Z'.repeat(43), url: s.dashboardUrl, httpOnly: true, sameSite: 'Strict' },
+  ]);
   await page.goto(`${s.dashboardUrl}/keys`);
   expect(new URL(page.url()).pathname).toBe('/sign-in');
   expect(await page.content()).not.toContain('hidden-key');
@@ -195,7 +211,10 @@ test('without JavaScript: create a key and revoke it through the confirmation pa
   const form = page.locator('form', { has: page.getByRole('button', { name: 'Create secret key' }) });
   await form.getByLabel('Name').fill('no-js');
   await form.getByLabel('read-all').check();
-  await Promise.all([page.waitForURL(`${s.dashboardUrl}/keys`), form.getByRole('button', { name: 'Create secret key' }).click()]);
+  await Promise.all([
+    page.waitForURL(`${s.dashboardUrl}/keys`),
+    form.getByRole('button', { name: 'Create secret key' }).click(),
+  ]);
   const key = (await page.locator('#new-key').textContent())!.trim();
   expect((await s.mg('/v1/instructors', key)).status).toBe(200);
   await page.goto(`${s.dashboardUrl}/keys`);

@@ -1,6 +1,6 @@
 /** The dashboard's security rules and pages over plain HTTP (the browser journey is in dashboard.browser.test.ts). */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startStack, type Stack } from '../../test/harness';
+import { type Stack, startStack } from '../../test/harness';
 import { csrfOf, get, keyCount, loginLink, postForm, signIn } from './dashboard-helpers';
 
 let s: Stack;
@@ -121,7 +121,12 @@ describe('forms', () => {
     const { cookie, csrf } = await signIn(s, studio.id);
     const missing = await postForm(s, '/keys', { kind: 'publishable', name: 'x' }, cookie);
     expect(missing.status).toBe(403);
-    const wrong = await postForm(s, '/keys', { csrf: csrf.slice(0, -1) + (csrf.endsWith('a') ? 'b' : 'a'), kind: 'publishable', name: 'x' }, cookie);
+    const wrong = await postForm(
+      s,
+      '/keys',
+      { csrf: csrf.slice(0, -1) + (csrf.endsWith('a') ? 'b' : 'a'), kind: 'publishable', name: 'x' },
+      cookie,
+    );
     expect(wrong.status).toBe(403);
     const { key, id } = await s.key(studio.id, 'secret', ['instructors:read']);
     const revoke = await postForm(s, `/keys/${id}/revoke`, { confirm: 'yes' }, cookie);
@@ -144,7 +149,11 @@ describe('forms', () => {
   test('a POST from another origin is refused even with the right token', async () => {
     const studio = await s.studio();
     const { cookie, csrf } = await signIn(s, studio.id);
-    for (const headers of [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }] as Record<string, string>[]) {
+    for (const headers of [
+      { origin: 'https://evil.example' },
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+    ] as Record<string, string>[]) {
       const res = await postForm(s, '/keys', { csrf, kind: 'publishable', name: 'x' }, cookie, headers);
       expect(res.status).toBe(403);
     }
@@ -175,14 +184,21 @@ describe('keys', () => {
   test('create a secret key: shown once on the POST response, never again; the list shows the hint', async () => {
     const studio = await s.studio();
     const { cookie, csrf } = await signIn(s, studio.id);
-    const res = await postForm(s, '/keys', { csrf, kind: 'secret', name: 'sync', scope: ['instructors:read', 'classes:write'] }, cookie);
+    const res = await postForm(
+      s,
+      '/keys',
+      { csrf, kind: 'secret', name: 'sync', scope: ['instructors:read', 'classes:write'] },
+      cookie,
+    );
     expect(res.status).toBe(201);
     expect(res.headers.get('cache-control')).toBe('no-store');
     const body = await res.text();
     const key = /id="new-key" class="secret">(svc_sk_[0-9A-Za-z]{32})</.exec(body)?.[1];
     expect(key).toBeDefined();
     expect(body).toContain('will not be shown again');
-    const [row] = await s.sql<{ scopes: string[]; hint: string }[]>`select scopes, hint from api_keys where studio_id = ${studio.id}`;
+    const [row] = await s.sql<
+      { scopes: string[]; hint: string }[]
+    >`select scopes, hint from api_keys where studio_id = ${studio.id}`;
     expect(row!.scopes).toEqual(['classes:write', 'instructors:read']);
     const list = await (await get(s, '/keys', cookie)).text();
     expect(list).not.toContain(key!);
@@ -193,9 +209,15 @@ describe('keys', () => {
   test('the read-all shortcut gives every read scope; a publishable key gets none', async () => {
     const studio = await s.studio();
     const { cookie, csrf } = await signIn(s, studio.id);
-    expect((await postForm(s, '/keys', { csrf, kind: 'secret', name: 'reader', all: 'read' }, cookie)).status).toBe(201);
-    expect((await postForm(s, '/keys', { csrf, kind: 'publishable', name: 'site', scope: 'classes:write' }, cookie)).status).toBe(201);
-    const rows = await s.sql<{ kind: string; scopes: string[] }[]>`select kind, scopes from api_keys where studio_id = ${studio.id} order by kind`;
+    expect((await postForm(s, '/keys', { csrf, kind: 'secret', name: 'reader', all: 'read' }, cookie)).status).toBe(
+      201,
+    );
+    expect(
+      (await postForm(s, '/keys', { csrf, kind: 'publishable', name: 'site', scope: 'classes:write' }, cookie)).status,
+    ).toBe(201);
+    const rows = await s.sql<
+      { kind: string; scopes: string[] }[]
+    >`select kind, scopes from api_keys where studio_id = ${studio.id} order by kind`;
     expect(rows[0]!.kind).toBe('publishable');
     expect(rows[0]!.scopes).toEqual([]);
     expect(rows[1]!.scopes).toHaveLength(9);
@@ -270,15 +292,24 @@ describe('activity', () => {
     const b = await s.key(studio.id, 'secret', ['instructors:read'], 'beta');
     const t0 = Date.now() - 3600_000;
     // 120 entries a second apart: every 3rd by beta, every 10th a 500, every 7th an unknown route.
-    await s.sql`insert into activity ${s.sql(Array.from({ length: 120 }, (_, i) => ({
-      studioId: studio.id, keyId: i % 3 === 0 ? b.id : a.id,
-      operationId: i % 7 === 0 ? null : 'managementListInstructors', method: 'GET', path: i % 7 === 0 ? '/v1/nowhere' : '/v1/instructors',
-      status: i % 10 === 0 ? 500 : 200, outcome: i % 10 === 0 ? 'server_error' : 'success', durationMs: 1.5, requestId: `req_test_${i}`,
-      at: new Date(t0 + i * 1000),
-    })))}`;
+    await s.sql`insert into activity ${s.sql(
+      Array.from({ length: 120 }, (_, i) => ({
+        studioId: studio.id,
+        keyId: i % 3 === 0 ? b.id : a.id,
+        operationId: i % 7 === 0 ? null : 'managementListInstructors',
+        method: 'GET',
+        path: i % 7 === 0 ? '/v1/nowhere' : '/v1/instructors',
+        status: i % 10 === 0 ? 500 : 200,
+        outcome: i % 10 === 0 ? 'server_error' : 'success',
+        durationMs: 1.5,
+        requestId: `req_test_${i}`,
+        at: new Date(t0 + i * 1000),
+      })),
+    )}`;
     const { cookie } = await signIn(s, studio.id);
     const ids = (page: string) => [...page.matchAll(/data-request-id="req_test_(\d+)"/g)].map((m) => Number(m[1]));
-    const next = (page: string) => /href="\/activity\?([^"]*)"[^>]*rel="next"/.exec(page)?.[1]?.replaceAll('&amp;', '&');
+    const next = (page: string) =>
+      /href="\/activity\?([^"]*)"[^>]*rel="next"/.exec(page)?.[1]?.replaceAll('&amp;', '&');
 
     const p1 = await (await get(s, '/activity', cookie)).text();
     expect(ids(p1)).toEqual(Array.from({ length: 50 }, (_, i) => 119 - i));
@@ -317,7 +348,8 @@ describe('activity', () => {
       from generate_series(0, 59) g`;
     const { cookie } = await signIn(s, studio.id);
     const ids = (page: string) => [...page.matchAll(/data-request-id="req_tie_(\d+)"/g)].map((m) => Number(m[1]));
-    const next = (page: string) => /href="\/activity\?([^"]*)"[^>]*rel="next"/.exec(page)?.[1]?.replaceAll('&amp;', '&');
+    const next = (page: string) =>
+      /href="\/activity\?([^"]*)"[^>]*rel="next"/.exec(page)?.[1]?.replaceAll('&amp;', '&');
     const p1 = await (await get(s, '/activity', cookie)).text();
     const p2 = await (await get(s, `/activity?${next(p1)}`, cookie)).text();
     expect(ids(p1)).toHaveLength(50);
@@ -325,7 +357,11 @@ describe('activity', () => {
     expect(next(p2)).toBeUndefined();
     expect(new Set([...ids(p1), ...ids(p2)]).size).toBe(60);
     // the later instant first
-    expect(ids(p1).slice(0, 30).every((i) => i % 2 === 1)).toBe(true);
+    expect(
+      ids(p1)
+        .slice(0, 30)
+        .every((i) => i % 2 === 1),
+    ).toBe(true);
   });
 
   test('a real call shows up with its operation, status and request id, and stamps last used', async () => {

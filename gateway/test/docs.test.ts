@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { PROBLEM_CODES } from '@studio/shared';
 import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
-import { startStack, type Stack } from '../../test/harness';
+import { type Stack, startStack } from '../../test/harness';
 
 let s: Stack;
 beforeAll(async () => (s = await startStack()));
@@ -34,7 +34,10 @@ describe.each(['storefront', 'management'] as const)('%s surface', (surface) => 
   });
 
   test('/docs/scalar.js: the pinned bundle with an ETag, 304 on revalidation, brotli when accepted', async () => {
-    const res = await fetch(`${base()}/docs/scalar.js`, { headers: { 'accept-encoding': 'br' }, decompress: false } as RequestInit);
+    const res = await fetch(`${base()}/docs/scalar.js`, {
+      headers: { 'accept-encoding': 'br' },
+      decompress: false,
+    } as RequestInit);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toStartWith('text/javascript');
     expect(res.headers.get('content-encoding')).toBe('br');

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { SCOPES } from '@studio/shared';
 import { quitRedis } from '@studio/shared/io/redis';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
 import { rollApiKey } from '../src/keys/store';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
 
 let s: Stack;
 let replica: Gateway;
@@ -21,7 +21,10 @@ beforeAll(async () => {
   await sub.connect();
   replica = createGateway({ config: s.config, sql: s.sql, redis: s.redis, subscriber: sub });
   await replica.start();
-  servers = [Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.storefront }), Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.management })];
+  servers = [
+    Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.storefront }),
+    Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.management }),
+  ];
 });
 afterAll(async () => {
   for (const server of servers) server.stop(true);
@@ -30,31 +33,38 @@ afterAll(async () => {
   await s?.close();
 });
 
-const call = (base: string, key: string) => fetch(`${base}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } });
+const call = (base: string, key: string) =>
+  fetch(`${base}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } });
 
-test.each(['publishable', 'secret'] as const)('a rolled %s key: the old text works until its expiresAt, then 401 api_key_expired everywhere', async (kind) => {
-  const st = await s.studio();
-  const old = await s.key(st.id, kind, kind === 'secret' ? SCOPES : []);
-  const bases = kind === 'secret' ? [s.managementUrl, `http://127.0.0.1:${servers[1]!.port}`] : [s.storefrontUrl, `http://127.0.0.1:${servers[0]!.port}`];
-  for (const base of bases) expect((await call(base, old.key)).status).toBe(200); // cached on both replicas
+test.each(['publishable', 'secret'] as const)(
+  'a rolled %s key: the old text works until its expiresAt, then 401 api_key_expired everywhere',
+  async (kind) => {
+    const st = await s.studio();
+    const old = await s.key(st.id, kind, kind === 'secret' ? SCOPES : []);
+    const bases =
+      kind === 'secret'
+        ? [s.managementUrl, `http://127.0.0.1:${servers[1]!.port}`]
+        : [s.storefrontUrl, `http://127.0.0.1:${servers[0]!.port}`];
+    for (const base of bases) expect((await call(base, old.key)).status).toBe(200); // cached on both replicas
 
-  const rolled = await rollApiKey(s.sql, s.bus, old.id, 700);
-  expect(rolled.propagated).toBe(true);
-  expect(rolled.record).toMatchObject({ kind, name: 'test', studioId: st.id });
-  const expiresAt = Date.parse(rolled.previous.expiresAt);
-  expect(expiresAt).toBeGreaterThan(Date.now());
-  // the grace period: both texts work on both replicas (and the old record is cached again)
-  for (const base of bases) {
-    expect((await call(base, old.key)).status).toBe(200);
-    expect((await call(base, rolled.key)).status).toBe(200);
-  }
-  await Bun.sleep(Math.max(0, expiresAt - Date.now()) + 20);
-  for (const base of bases) {
-    const body = await expectProblem(await call(base, old.key), 401, 'api_key_expired');
-    expect(String(body.detail)).toContain('expired');
-    expect((await call(base, rolled.key)).status).toBe(200);
-  }
-});
+    const rolled = await rollApiKey(s.sql, s.bus, old.id, 700);
+    expect(rolled.propagated).toBe(true);
+    expect(rolled.record).toMatchObject({ kind, name: 'test', studioId: st.id });
+    const expiresAt = Date.parse(rolled.previous.expiresAt);
+    expect(expiresAt).toBeGreaterThan(Date.now());
+    // the grace period: both texts work on both replicas (and the old record is cached again)
+    for (const base of bases) {
+      expect((await call(base, old.key)).status).toBe(200);
+      expect((await call(base, rolled.key)).status).toBe(200);
+    }
+    await Bun.sleep(Math.max(0, expiresAt - Date.now()) + 20);
+    for (const base of bases) {
+      const body = await expectProblem(await call(base, old.key), 401, 'api_key_expired');
+      expect(String(body.detail)).toContain('expired');
+      expect((await call(base, rolled.key)).status).toBe(200);
+    }
+  },
+);
 
 test('rolling with 0 stops the old key at once; a revoked key cannot be rolled', async () => {
   const st = await s.studio();

@@ -1,7 +1,7 @@
 /** The gateway when its neighbours fail: a dead Redis, a dead or slow service. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
 import { freePort } from '../../scripts/lib/ports';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 
 describe('Redis unreachable', () => {
   let s: Stack;
@@ -30,8 +30,20 @@ describe('Redis dies under a running gateway', () => {
   let port = 0;
   beforeAll(async () => {
     port = await freePort();
-    proc = Bun.spawn(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdout: 'ignore', stderr: 'ignore' });
-    for (let i = 0; i < 50 && !(await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } }).then((c) => (c.end(), true), () => false)); i++) await Bun.sleep(50);
+    proc = Bun.spawn(
+      ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdout: 'ignore', stderr: 'ignore' },
+    );
+    for (
+      let i = 0;
+      i < 50 &&
+      !(await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } }).then(
+        (c) => (c.end(), true),
+        () => false,
+      ));
+      i++
+    )
+      await Bun.sleep(50);
     s = await startStack({ gatewayRedisUrl: `redis://127.0.0.1:${port}` });
   });
   afterAll(async () => {
@@ -54,10 +66,18 @@ describe('Redis dies under a running gateway', () => {
 
 describe('services down or slow', () => {
   let s: Stack;
-  const slow = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: async () => (await Bun.sleep(3_000), new Response('late')) });
+  const slow = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: async () => (await Bun.sleep(3_000), new Response('late')),
+  });
   beforeAll(async () => {
     s = await startStack({
-      gatewayEnv: { STOREFRONT_SERVICE_URL: 'http://127.0.0.1:1', MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${slow.port}`, UPSTREAM_TIMEOUT_MS: '300' },
+      gatewayEnv: {
+        STOREFRONT_SERVICE_URL: 'http://127.0.0.1:1',
+        MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${slow.port}`,
+        UPSTREAM_TIMEOUT_MS: '300',
+      },
     });
   });
   afterAll(async () => {

@@ -10,8 +10,8 @@ import { generateKey, hashKey } from '@studio/shared';
 import { quitRedis } from '@studio/shared/io/redis';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
-import { clientBlock } from '../src/limits/rate-limiter';
 import { createApiKey } from '../src/keys/store';
+import { clientBlock } from '../src/limits/rate-limiter';
 import { get, signIn } from './dashboard-helpers';
 
 let s: Stack;

@@ -1,20 +1,29 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { GW, signedHeaders } from '@studio/shared';
-import { quitRedis } from '@studio/shared/io/redis';
 import { createGateway } from '@studio/gateway';
-import { revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/gateway/keys/store';
-import { deleteStudio } from '../../scripts/lib/studios';
-import { redisNames } from '@studio/gateway/keys/redis-names';
-import { expectProblem, inMode, MODES, startStack, type Stack } from '../../test/harness';
-import { createSql } from '@studio/shared/io/db';
 import type { ActivityEntry } from '@studio/gateway/activity/entry';
 import { ActivityWriter, FLUSH_ROWS } from '@studio/gateway/activity/writer';
+import { redisNames } from '@studio/gateway/keys/redis-names';
+import { revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/gateway/keys/store';
+import { GW, signedHeaders } from '@studio/shared';
+import { createSql } from '@studio/shared/io/db';
+import { quitRedis } from '@studio/shared/io/redis';
 import { freePort } from '../../scripts/lib/ports';
+import { deleteStudio } from '../../scripts/lib/studios';
+import { expectProblem, inMode, MODES, type Stack, startStack } from '../../test/harness';
 
 let s: Stack;
 /** A studio's successful call, as the record step logs one. */
 const entryOf = (studioId: string, requestId: string, at = Date.now()): ActivityEntry => ({
-  studioId, keyId: 'key_entry', operationId: null, method: 'GET', path: '/v1/x', status: 200, outcome: 'success', durationMs: 0.1, requestId, at,
+  studioId,
+  keyId: 'key_entry',
+  operationId: null,
+  method: 'GET',
+  path: '/v1/x',
+  status: 200,
+  outcome: 'success',
+  durationMs: 0.1,
+  requestId,
+  at,
 });
 beforeAll(async () => (s = await startStack()));
 afterAll(() => s.close());
@@ -24,83 +33,121 @@ async function addInstructor(studioId: string, name: string) {
 }
 
 // with Redis, and in single-node mode (revocation over Postgres LISTEN/NOTIFY, docs/design/single-node.md)
-for (const mode of MODES) describe(`revocation (${mode})`, () => {
-  let r: Stack; // the file's stack with Redis; a single-node one of its own otherwise
-  beforeAll(async () => (r = mode === 'redis' ? s : await startStack(inMode(mode))));
-  afterAll(async () => {
-    if (r !== s) await r?.close();
-  });
-
-  test('a revoked key fails on the very next request, right after a successful one', async () => {
-    const st = await r.studio();
-    for (let i = 0; i < 20; i++) {
-      const { key, id } = await r.key(st.id, 'secret', ['instructors:read']);
-      expect((await r.mg('/v1/instructors', key)).status).toBe(200); // now cached in-process and in Redis
-      await r.revoke(id);
-      await expectProblem(await r.mg('/v1/instructors', key), 401, 'api_key_revoked');
-    }
-  });
-  test.if(mode === 'redis')('every gateway replica refuses a revoked key once the revoke returns', async () => {
-    // a second replica beside the harness's, sharing Postgres and Redis as production replicas do
-    const subscriber = r.redis.duplicate();
-    await subscriber.connect();
-    // this replica hears broadcasts 100 ms late, as over a slow network: only waiting for its ack makes the revoke safe
-    const late = new Proxy(subscriber, {
-      get: (target, prop) => prop === 'subscribe'
-        ? (channel: string, listener: (m: string) => void) => target.subscribe(channel, (m: string) => void setTimeout(() => listener(m), 100))
-        : Reflect.get(target, prop),
+for (const mode of MODES)
+  describe(`revocation (${mode})`, () => {
+    let r: Stack; // the file's stack with Redis; a single-node one of its own otherwise
+    beforeAll(async () => (r = mode === 'redis' ? s : await startStack(inMode(mode))));
+    afterAll(async () => {
+      if (r !== s) await r?.close();
     });
-    const replica = createGateway({ config: r.config, sql: r.sql, redis: r.redis, subscriber: late });
-    await replica.start();
-    const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.management });
-    const viaReplica = (key: string) => fetch(`http://127.0.0.1:${server.port}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } });
-    try {
+
+    test('a revoked key fails on the very next request, right after a successful one', async () => {
       const st = await r.studio();
-      for (let i = 0; i < 10; i++) {
+      for (let i = 0; i < 20; i++) {
         const { key, id } = await r.key(st.id, 'secret', ['instructors:read']);
-        // warm both replicas' in-process caches, and the shared Redis record
-        expect((await viaReplica(key)).status).toBe(200);
-        expect((await r.mg('/v1/instructors', key)).status).toBe(200);
-        const record = await revokeApiKey(r.sql, r.bus, id);
-        expect(record.propagated).toBe(true);
-        await expectProblem(await viaReplica(key), 401, 'api_key_revoked');
+        expect((await r.mg('/v1/instructors', key)).status).toBe(200); // now cached in-process and in Redis
+        await r.revoke(id);
         await expectProblem(await r.mg('/v1/instructors', key), 401, 'api_key_revoked');
       }
-    } finally {
-      server.stop(true);
-      await replica.stop();
-      await quitRedis(subscriber);
-    }
+    });
+    test.if(mode === 'redis')('every gateway replica refuses a revoked key once the revoke returns', async () => {
+      // a second replica beside the harness's, sharing Postgres and Redis as production replicas do
+      const subscriber = r.redis.duplicate();
+      await subscriber.connect();
+      // this replica hears broadcasts 100 ms late, as over a slow network: only waiting for its ack makes the revoke safe
+      const late = new Proxy(subscriber, {
+        get: (target, prop) =>
+          prop === 'subscribe'
+            ? (channel: string, listener: (m: string) => void) =>
+                target.subscribe(channel, (m: string) => void setTimeout(() => listener(m), 100))
+            : Reflect.get(target, prop),
+      });
+      const replica = createGateway({ config: r.config, sql: r.sql, redis: r.redis, subscriber: late });
+      await replica.start();
+      const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.management });
+      const viaReplica = (key: string) =>
+        fetch(`http://127.0.0.1:${server.port}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } });
+      try {
+        const st = await r.studio();
+        for (let i = 0; i < 10; i++) {
+          const { key, id } = await r.key(st.id, 'secret', ['instructors:read']);
+          // warm both replicas' in-process caches, and the shared Redis record
+          expect((await viaReplica(key)).status).toBe(200);
+          expect((await r.mg('/v1/instructors', key)).status).toBe(200);
+          const record = await revokeApiKey(r.sql, r.bus, id);
+          expect(record.propagated).toBe(true);
+          await expectProblem(await viaReplica(key), 401, 'api_key_revoked');
+          await expectProblem(await r.mg('/v1/instructors', key), 401, 'api_key_revoked');
+        }
+      } finally {
+        server.stop(true);
+        await replica.stop();
+        await quitRedis(subscriber);
+      }
+    });
+    test.if(mode === 'redis')(
+      'a lookup that read Postgres before the revoke cannot park the live record in Redis after it',
+      async () => {
+        const st = await r.studio();
+        const { key, id } = await r.key(st.id, 'publishable');
+        const [row] = await r.sql<
+          { hash: string; studioId: string }[]
+        >`select hash, studio_id from api_keys where id = ${id}`;
+        const live = {
+          id,
+          studioId: row!.studioId,
+          kind: 'publishable' as const,
+          scopes: [],
+          revoked: false,
+          studioLive: true,
+          expiresAt: null,
+          allowedOrigins: null,
+        };
+        await revokeApiKey(r.sql, r.bus, id);
+        await r.gateway.keys.share(row!.hash, live); // the racing replica's late write
+        expect(await r.redis.exists(redisNames(r.config.REDIS_PREFIX).record(row!.hash))).toBe(0);
+        await expectProblem(await r.sf('/v1/instructors', key), 401, 'api_key_revoked');
+      },
+    );
+    test.if(mode === 'single-node')(
+      'the revoke returns once the gateway confirmed over Postgres that it dropped the key; roll, origins and studio deletion too',
+      async () => {
+        const st = await r.studio();
+        const hashOf = async (id: string) =>
+          (await r.sql<{ hash: string }[]>`select hash from api_keys where id = ${id}`)[0]!.hash;
+        for (const change of ['revoke', 'roll', 'origins', 'delete'] as const) {
+          const { key, id } = await r.key(
+            st.id,
+            change === 'origins' ? 'publishable' : 'secret',
+            change === 'origins' ? [] : ['instructors:read'],
+          );
+          const call = () =>
+            change === 'origins'
+              ? r.sf('/v1/instructors', key, { headers: { origin: 'https://elsewhere.example' } })
+              : r.mg('/v1/instructors', key);
+          expect((await call()).status).toBe(200);
+          expect(r.gateway.keys.peek(await hashOf(id))).toMatchObject({ id }); // in the gateway's memory
+          const propagated =
+            change === 'revoke'
+              ? (await revokeApiKey(r.sql, r.bus, id)).propagated
+              : change === 'roll'
+                ? (await rollApiKey(r.sql, r.bus, id, 0)).propagated
+                : change === 'origins'
+                  ? (await setKeyOrigins(r.sql, r.bus, id, ['https://lotus.example'])).propagated
+                  : (await deleteStudio(r.sql, r.bus, st.id), true);
+          expect(propagated).toBe(true);
+          expect(r.gateway.keys.peek(await hashOf(id))).toBeUndefined(); // dropped before the call returned
+          const refused = {
+            revoke: [401, 'api_key_revoked'],
+            roll: [401, 'api_key_expired'],
+            origins: [403, 'origin_not_allowed'],
+            delete: [403, 'studio_required'],
+          } as const;
+          await expectProblem(await call(), refused[change][0], refused[change][1]);
+        }
+      },
+    );
   });
-  test.if(mode === 'redis')('a lookup that read Postgres before the revoke cannot park the live record in Redis after it', async () => {
-    const st = await r.studio();
-    const { key, id } = await r.key(st.id, 'publishable');
-    const [row] = await r.sql<{ hash: string; studioId: string }[]>`select hash, studio_id from api_keys where id = ${id}`;
-    const live = { id, studioId: row!.studioId, kind: 'publishable' as const, scopes: [], revoked: false, studioLive: true, expiresAt: null, allowedOrigins: null };
-    await revokeApiKey(r.sql, r.bus, id);
-    await r.gateway.keys.share(row!.hash, live); // the racing replica's late write
-    expect(await r.redis.exists(redisNames(r.config.REDIS_PREFIX).record(row!.hash))).toBe(0);
-    await expectProblem(await r.sf('/v1/instructors', key), 401, 'api_key_revoked');
-  });
-  test.if(mode === 'single-node')('the revoke returns once the gateway confirmed over Postgres that it dropped the key; roll, origins and studio deletion too', async () => {
-    const st = await r.studio();
-    const hashOf = async (id: string) => (await r.sql<{ hash: string }[]>`select hash from api_keys where id = ${id}`)[0]!.hash;
-    for (const change of ['revoke', 'roll', 'origins', 'delete'] as const) {
-      const { key, id } = await r.key(st.id, change === 'origins' ? 'publishable' : 'secret', change === 'origins' ? [] : ['instructors:read']);
-      const call = () => (change === 'origins' ? r.sf('/v1/instructors', key, { headers: { origin: 'https://elsewhere.example' } }) : r.mg('/v1/instructors', key));
-      expect((await call()).status).toBe(200);
-      expect(r.gateway.keys.peek(await hashOf(id))).toMatchObject({ id }); // in the gateway's memory
-      const propagated = change === 'revoke' ? (await revokeApiKey(r.sql, r.bus, id)).propagated
-        : change === 'roll' ? (await rollApiKey(r.sql, r.bus, id, 0)).propagated
-        : change === 'origins' ? (await setKeyOrigins(r.sql, r.bus, id, ['https://lotus.example'])).propagated
-        : (await deleteStudio(r.sql, r.bus, st.id), true);
-      expect(propagated).toBe(true);
-      expect(r.gateway.keys.peek(await hashOf(id))).toBeUndefined(); // dropped before the call returned
-      const refused = { revoke: [401, 'api_key_revoked'], roll: [401, 'api_key_expired'], origins: [403, 'origin_not_allowed'], delete: [403, 'studio_required'] } as const;
-      await expectProblem(await call(), refused[change][0], refused[change][1]);
-    }
-  });
-});
 
 describe('caller-sent internal headers change nothing', () => {
   test('forged x-gw-* headers are dropped before forwarding', async () => {
@@ -109,8 +156,16 @@ describe('caller-sent internal headers change nothing', () => {
     await addInstructor(a.id, 'Ada of A');
     await addInstructor(b.id, 'Bea of B');
     const { key, id } = await s.key(a.id, 'secret', ['instructors:read']);
-    const forged = signedHeaders('guess', 'GET', '/v1/instructors', { studioId: b.id, keyId: id, scopes: ['instructors:write'], operationId: 'x', requestId: 'req_forged' });
-    const res = await s.mg('/v1/instructors', key, { headers: { ...forged, [GW.studio]: b.id, 'x-request-id': 'req_mine' } });
+    const forged = signedHeaders('guess', 'GET', '/v1/instructors', {
+      studioId: b.id,
+      keyId: id,
+      scopes: ['instructors:write'],
+      operationId: 'x',
+      requestId: 'req_forged',
+    });
+    const res = await s.mg('/v1/instructors', key, {
+      headers: { ...forged, [GW.studio]: b.id, 'x-request-id': 'req_mine' },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).not.toBe('req_mine');
     const body = (await res.json()) as { data: { name: string }[] };
@@ -119,7 +174,11 @@ describe('caller-sent internal headers change nothing', () => {
   test('forged scopes do not grant a scope', async () => {
     const a = await s.studio();
     const { key } = await s.key(a.id, 'secret', []);
-    await expectProblem(await s.mg('/v1/instructors', key, { headers: { [GW.scopes]: 'instructors:read' } }), 403, 'scope_required');
+    await expectProblem(
+      await s.mg('/v1/instructors', key, { headers: { [GW.scopes]: 'instructors:read' } }),
+      403,
+      'scope_required',
+    );
   });
 });
 
@@ -131,19 +190,55 @@ describe('services refuse requests the gateway did not sign', () => {
   });
   test('a signature with the wrong secret, for another path, or older than 60 s', async () => {
     const st = await s.studio();
-    const caller = { studioId: st.id, keyId: 'key_x', scopes: ['instructors:read'], operationId: 'managementListInstructors', requestId: 'req_1' };
-    await expectProblem(await direct(s.managementServiceUrl, signedHeaders('wrong-secret-wrong-secret', 'GET', '/v1/instructors', caller)), 401, 'gateway_signature_invalid');
-    await expectProblem(await direct(s.managementServiceUrl, signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/classes', caller)), 401, 'gateway_signature_invalid');
-    await expectProblem(await direct(s.managementServiceUrl, signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller, Date.now() - 61_000)), 401, 'gateway_signature_invalid');
-    const tampered = { ...signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller), [GW.studio]: 'std_other' };
+    const caller = {
+      studioId: st.id,
+      keyId: 'key_x',
+      scopes: ['instructors:read'],
+      operationId: 'managementListInstructors',
+      requestId: 'req_1',
+    };
+    await expectProblem(
+      await direct(
+        s.managementServiceUrl,
+        signedHeaders('wrong-secret-wrong-secret', 'GET', '/v1/instructors', caller),
+      ),
+      401,
+      'gateway_signature_invalid',
+    );
+    await expectProblem(
+      await direct(s.managementServiceUrl, signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/classes', caller)),
+      401,
+      'gateway_signature_invalid',
+    );
+    await expectProblem(
+      await direct(
+        s.managementServiceUrl,
+        signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller, Date.now() - 61_000),
+      ),
+      401,
+      'gateway_signature_invalid',
+    );
+    const tampered = {
+      ...signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller),
+      [GW.studio]: 'std_other',
+    };
     await expectProblem(await direct(s.managementServiceUrl, tampered), 401, 'gateway_signature_invalid');
     // and the genuine article works, which proves the refusals above are about the signature
-    expect((await direct(s.managementServiceUrl, signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller))).status).toBe(200);
+    expect(
+      (await direct(s.managementServiceUrl, signedHeaders(s.config.GATEWAY_SECRET, 'GET', '/v1/instructors', caller)))
+        .status,
+    ).toBe(200);
   });
   test('health endpoints need no signature', async () => {
     expect((await fetch(`${s.managementServiceUrl}/healthz`)).status).toBe(200);
     // one readiness answer (docs/design/processes.md) on every process: both services, both API surfaces and the dashboard
-    for (const url of [s.storefrontServiceUrl, s.managementServiceUrl, s.storefrontUrl, s.managementUrl, s.dashboardUrl]) {
+    for (const url of [
+      s.storefrontServiceUrl,
+      s.managementServiceUrl,
+      s.storefrontUrl,
+      s.managementUrl,
+      s.dashboardUrl,
+    ]) {
       const ready = await fetch(`${url}/readyz`);
       expect(ready.status).toBe(200);
       expect(await ready.json()).toEqual({ status: 'ready', checks: { postgres: 'up', redis: 'up' } });
@@ -156,7 +251,11 @@ describe('framing', () => {
     const st = await s.studio();
     const { key } = await s.key(st.id, 'publishable');
     const ids = new Set<string>();
-    for (const res of [await s.sf('/v1/instructors', key), await s.sf('/v1/nope', key), await s.mg('/v1/classes', null)]) {
+    for (const res of [
+      await s.sf('/v1/instructors', key),
+      await s.sf('/v1/nope', key),
+      await s.mg('/v1/classes', null),
+    ]) {
       ids.add(res.headers.get('x-request-id')!);
     }
     expect(ids.size).toBe(3);
@@ -165,7 +264,8 @@ describe('framing', () => {
     const st = await s.studio();
     const { key } = await s.key(st.id, 'secret', ['instructors:write']);
     const res = await s.mg('/v1/instructors', key, {
-      method: 'POST', body: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }),
+      method: 'POST',
+      body: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }),
       headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
     });
     await expectProblem(res, 413, 'payload_too_large');
@@ -188,7 +288,9 @@ describe('activity', () => {
     await s.mg('/v1/unknown', key); // 404 route
     await s.sf('/v1/instructors', key); // 401 wrong kind
     await s.gateway.activity.flush();
-    const rows = await s.sql<{ operationId: string | null; method: string; path: string; status: number; outcome: string; requestId: string }[]>`
+    const rows = await s.sql<
+      { operationId: string | null; method: string; path: string; status: number; outcome: string; requestId: string }[]
+    >`
       select operation_id, method, path, status, outcome, request_id from activity where key_id = ${id} order by id`;
     expect(rows.map((r) => [r.operationId, r.path, r.status, r.outcome])).toEqual([
       ['managementListInstructors', '/v1/instructors', 200, 'success'],
@@ -205,7 +307,8 @@ describe('activity', () => {
     await s.mg('/v1/classes', key); // 403 scope_required
     await s.sf('/v1/instructors', key); // 401 api_key_wrong_kind
     await s.gateway.activity.flush();
-    const lastUsed = async () => (await s.sql<{ lastUsedAt: Date | null }[]>`select last_used_at from api_keys where id = ${id}`)[0]!.lastUsedAt;
+    const lastUsed = async () =>
+      (await s.sql<{ lastUsedAt: Date | null }[]>`select last_used_at from api_keys where id = ${id}`)[0]!.lastUsedAt;
     expect(await lastUsed()).toBeNull();
     expect((await s.sql`select count(*)::int as n from activity where key_id = ${id}`)[0]!.n).toBe(2);
     await s.mg('/v1/instructors', key);
@@ -224,7 +327,10 @@ describe('activity', () => {
     const bodies = await Promise.all(answers.map((r) => r.json() as Promise<{ code: string; detail: string }>));
     expect(bodies.map((b) => b.code)).toEqual(['site_not_published', 'site_not_published', 'site_not_published']);
     const secret = await s.key(st.id, 'secret', ['instructors:read']);
-    const bad = await (await s.mg('/v1/instructors?cursor=bad', secret.key)).json() as { code: string; detail: string };
+    const bad = (await (await s.mg('/v1/instructors?cursor=bad', secret.key)).json()) as {
+      code: string;
+      detail: string;
+    };
     await s.gateway.activity.flush();
     const rows = await s.sql<{ keyId: string; problemCode: string; problemDetail: string }[]>`
       select key_id, problem_code, problem_detail from activity where studio_id = ${st.id} order by id`;
@@ -246,7 +352,18 @@ test('activity paths with tabs, newlines and backslashes are stored exactly', as
   const { key, id } = await s.key(st.id, 'publishable');
   const odd = '/v1/a%09b/c\\d';
   await s.sf(odd, key);
-  await s.gateway.activity.record({ studioId: st.id, keyId: id, operationId: null, method: 'GET', path: '/x\ty\nz\\w\r', status: 404, outcome: 'client_error', durationMs: 0.5, requestId: 'req_odd', at: Date.now() });
+  await s.gateway.activity.record({
+    studioId: st.id,
+    keyId: id,
+    operationId: null,
+    method: 'GET',
+    path: '/x\ty\nz\\w\r',
+    status: 404,
+    outcome: 'client_error',
+    durationMs: 0.5,
+    requestId: 'req_odd',
+    at: Date.now(),
+  });
   await s.gateway.activity.flush();
   const rows = await s.sql<{ path: string }[]>`select path from activity where key_id = ${id} order by id`;
   expect(rows.map((r) => r.path)).toEqual([new URL(`http://x${odd}`).pathname, '/x\ty\nz\\w\r']);
@@ -255,7 +372,18 @@ test('activity paths with tabs, newlines and backslashes are stored exactly', as
 test('a flush asked for while one is running still writes what was recorded after that one began; times and durations survive the binary COPY', async () => {
   const st = await s.studio();
   const { id } = await s.key(st.id, 'publishable');
-  const entry = (requestId: string, at: number) => ({ studioId: st.id, keyId: id, operationId: 'storefrontGetConfig', method: 'GET', path: '/v1/config', status: 200, outcome: 'success' as const, durationMs: 1.25, requestId, at });
+  const entry = (requestId: string, at: number) => ({
+    studioId: st.id,
+    keyId: id,
+    operationId: 'storefrontGetConfig',
+    method: 'GET',
+    path: '/v1/config',
+    status: 200,
+    outcome: 'success' as const,
+    durationMs: 1.25,
+    requestId,
+    at,
+  });
   const at = Date.parse('2026-11-22T10:11:12.345Z');
   s.gateway.activity.record(entry('req_first', at));
   const first = s.gateway.activity.flush();
@@ -271,7 +399,9 @@ test('a flush asked for while one is running still writes what was recorded afte
 });
 
 test('an activity entry costs Postgres one B-tree: the log is keyed (studio_id, key_id, at, id); the request-id index is only for ids older than their time stamp', async () => {
-  const rows = await s.sql<{ indexdef: string }[]>`select indexdef from pg_indexes where tablename = 'activity' order by indexname`;
+  const rows = await s.sql<
+    { indexdef: string }[]
+  >`select indexdef from pg_indexes where tablename = 'activity' order by indexname`;
   expect(rows.map((r) => r.indexdef.replace(/^.* USING /, ''))).toEqual([
     'btree (studio_id, key_id, at, id)',
     'btree (studio_id, request_id) WHERE (length(request_id) < 26)',
@@ -281,7 +411,18 @@ test('an activity entry costs Postgres one B-tree: the log is keyed (studio_id, 
 test('entries a failed flush could not write are kept and written by the next one, once', async () => {
   const st = await s.studio();
   const { id } = await s.key(st.id, 'publishable');
-  s.gateway.activity.record({ studioId: st.id, keyId: id, operationId: null, method: 'GET', path: '/v1/nowhere', status: 404, outcome: 'client_error', durationMs: 0.1, requestId: 'req_kept', at: Date.now() });
+  s.gateway.activity.record({
+    studioId: st.id,
+    keyId: id,
+    operationId: null,
+    method: 'GET',
+    path: '/v1/nowhere',
+    status: 404,
+    outcome: 'client_error',
+    durationMs: 0.1,
+    requestId: 'req_kept',
+    at: Date.now(),
+  });
   await s.sql`alter table activity rename to activity_away`;
   try {
     await s.gateway.activity.flush(); // fails: no such table
@@ -291,7 +432,11 @@ test('entries a failed flush could not write are kept and written by the next on
   expect(await s.sql`select 1 from activity where key_id = ${id}`).toHaveLength(0);
   await s.gateway.activity.flush();
   await s.gateway.activity.flush();
-  expect((await s.sql<{ requestId: string }[]>`select request_id from activity where key_id = ${id}`).map((r) => r.requestId)).toEqual(['req_kept']);
+  expect(
+    (await s.sql<{ requestId: string }[]>`select request_id from activity where key_id = ${id}`).map(
+      (r) => r.requestId,
+    ),
+  ).toEqual(['req_kept']);
 });
 
 test('a full batch of entries is written at once, without waiting for the interval; its hourly count follows with the next flush, once', async () => {
@@ -300,14 +445,17 @@ test('a full batch of entries is written at once, without waiting for the interv
   writer.start();
   try {
     for (let i = 0; i < FLUSH_ROWS; i++) writer.record(entryOf(st.id, `req_batch_${i}`));
-    const written = async () => (await s.sql<{ n: number }[]>`select count(*)::int as n from activity where studio_id = ${st.id}`)[0]!.n;
+    const written = async () =>
+      (await s.sql<{ n: number }[]>`select count(*)::int as n from activity where studio_id = ${st.id}`)[0]!.n;
     const deadline = Date.now() + 5_000;
     while ((await written()) < FLUSH_ROWS && Date.now() < deadline) await Bun.sleep(20);
     expect(await written()).toBe(FLUSH_ROWS);
     // the batch wrote entries only; the counts go with the interval's flush, with nothing lost or counted twice
     writer.record(entryOf(st.id, 'req_batch_last'));
     await writer.flush();
-    const [hourly] = await s.sql<{ calls: number }[]>`select sum(calls)::int as calls from activity_hourly where studio_id = ${st.id}`;
+    const [hourly] = await s.sql<
+      { calls: number }[]
+    >`select sum(calls)::int as calls from activity_hourly where studio_id = ${st.id}`;
     expect(hourly!.calls).toBe(FLUSH_ROWS + 1);
     expect(await written()).toBe(FLUSH_ROWS + 1);
   } finally {
@@ -337,8 +485,16 @@ test('activity_hourly counts every entry once, per studio and hour, through a fa
   const { id } = await s.key(st.id, 'publishable');
   const hour = Date.parse('2026-11-22T09:00:00Z');
   const entry = (n: number, status: number) => ({
-    studioId: st.id, keyId: id, operationId: null, method: 'GET', path: '/v1/x', status, outcome: status < 400 ? 'success' as const : 'client_error' as const,
-    durationMs: 0.1, requestId: `req_hourly_${n}`, at: hour + n * 60_000,
+    studioId: st.id,
+    keyId: id,
+    operationId: null,
+    method: 'GET',
+    path: '/v1/x',
+    status,
+    outcome: status < 400 ? ('success' as const) : ('client_error' as const),
+    durationMs: 0.1,
+    requestId: `req_hourly_${n}`,
+    at: hour + n * 60_000,
   });
   s.gateway.activity.record(entry(1, 200));
   s.gateway.activity.record(entry(2, 404));
@@ -352,7 +508,9 @@ test('activity_hourly counts every entry once, per studio and hour, through a fa
   }
   s.gateway.activity.record(entry(4, 500));
   await s.gateway.activity.flush();
-  const rows = await s.sql<{ hour: Date; calls: number; errors: number }[]>`select hour, calls, errors from activity_hourly where studio_id = ${st.id}`;
+  const rows = await s.sql<
+    { hour: Date; calls: number; errors: number }[]
+  >`select hour, calls, errors from activity_hourly where studio_id = ${st.id}`;
   expect(rows.map((r) => [r.hour.toISOString(), r.calls, r.errors])).toEqual([['2026-11-22T09:00:00.000Z', 4, 2]]);
   expect(await s.sql`select 1 from activity where studio_id = ${st.id}`).toHaveLength(4);
 });
@@ -366,6 +524,10 @@ test('retention: entries and hourly counts older than 90 days go, newer ones sta
   await s.gateway.activity.flush();
   expect(await s.sql`select 1 from activity_hourly where studio_id = ${st.id}`).toHaveLength(2);
   await s.gateway.activity.prune();
-  expect((await s.sql<{ requestId: string }[]>`select request_id from activity where studio_id = ${st.id}`).map((r) => r.requestId)).toEqual(['req_recent']);
+  expect(
+    (await s.sql<{ requestId: string }[]>`select request_id from activity where studio_id = ${st.id}`).map(
+      (r) => r.requestId,
+    ),
+  ).toEqual(['req_recent']);
   expect(await s.sql`select 1 from activity_hourly where studio_id = ${st.id}`).toHaveLength(1);
 });

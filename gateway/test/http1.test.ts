@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test';
-import { Pool, UpstreamError, parseAnswer } from '../src/forward/http1';
+import { Pool, parseAnswer, UpstreamError } from '../src/forward/http1';
 
 /** A raw TCP server that answers each request with whatever `reply` writes, to test framing the way a service may send it. */
 function rawServer(reply: (socket: Bun.Socket<{ buf: string }>, request: string) => void) {
@@ -32,9 +32,25 @@ const service = Bun.serve({
   async fetch(req) {
     const url = new URL(req.url);
     if (url.pathname === '/slow') await Bun.sleep(300);
-    if (url.pathname === '/echo') return new Response(await req.arrayBuffer(), { headers: { 'x-method': req.method, 'x-host': req.headers.get('host') ?? '' } });
-    if (url.pathname === '/stream') return new Response(new ReadableStream({ async pull(c) { c.enqueue(new TextEncoder().encode('ab')); await Bun.sleep(5); c.enqueue(new TextEncoder().encode('cd')); c.close(); } }));
-    return Response.json({ path: url.pathname + url.search, auth: req.headers.get('x-test') }, { status: url.pathname === '/created' ? 201 : 200 });
+    if (url.pathname === '/echo')
+      return new Response(await req.arrayBuffer(), {
+        headers: { 'x-method': req.method, 'x-host': req.headers.get('host') ?? '' },
+      });
+    if (url.pathname === '/stream')
+      return new Response(
+        new ReadableStream({
+          async pull(c) {
+            c.enqueue(new TextEncoder().encode('ab'));
+            await Bun.sleep(5);
+            c.enqueue(new TextEncoder().encode('cd'));
+            c.close();
+          },
+        }),
+      );
+    return Response.json(
+      { path: url.pathname + url.search, auth: req.headers.get('x-test') },
+      { status: url.pathname === '/created' ? 201 : 200 },
+    );
   },
 });
 afterAll(() => service.stop(true));
@@ -50,7 +66,9 @@ describe('service hop (HTTP/1.1 keep-alive pool)', () => {
       expect(a.headers.find(([k]) => k === 'content-type')?.[1]).toStartWith('application/json');
       expect(JSON.parse(text(a.body))).toEqual({ path: `/x?i=${i}`, auth: 'yes' });
     }
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.request('GET', `/p${i}`, '', null, 1000)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => pool.request('GET', `/p${i}`, '', null, 1000)),
+    );
     expect(answers.map((a) => JSON.parse(text(a.body)).path)).toEqual(Array.from({ length: 20 }, (_, i) => `/p${i}`));
     pool.close();
   });
@@ -149,7 +167,9 @@ describe('service hop (HTTP/1.1 keep-alive pool)', () => {
     const full = Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nabc');
     for (let i = 0; i < full.length; i++) expect(parseAnswer(full.subarray(0, i), false, false)).toBeNull();
     expect(text(parseAnswer(full, false, false)!.answer.body)).toBe('abc');
-    expect(parseAnswer(Buffer.from('HTTP/1.1 304 Not Modified\r\netag: "x"\r\n\r\n'), false, false)!.answer.status).toBe(304);
+    expect(
+      parseAnswer(Buffer.from('HTTP/1.1 304 Not Modified\r\netag: "x"\r\n\r\n'), false, false)!.answer.status,
+    ).toBe(304);
     expect(() => parseAnswer(Buffer.from('SSH-2.0-OpenSSH\r\n\r\n'), false, false)).toThrow(UpstreamError);
   });
 });

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
+import { type Stack, startStack } from '../../test/harness';
 import { launchChromium, SHOTS } from './browser';
-import { startStack, type Stack } from '../../test/harness';
 import { loginLink } from './dashboard-helpers';
 
 const WIDTHS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
@@ -15,7 +15,13 @@ const WIDTHS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, hei
 let s: Stack;
 let browser: Browser;
 /** Two websites on this machine: one the key allows, one it does not. */
-const site = () => Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('<!doctype html><title>site</title><p>site</p>', { headers: { 'content-type': 'text/html' } }) });
+const site = () =>
+  Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: () =>
+      new Response('<!doctype html><title>site</title><p>site</p>', { headers: { 'content-type': 'text/html' } }),
+  });
 let allowed: ReturnType<typeof site>;
 let other: ReturnType<typeof site>;
 beforeAll(async () => {
@@ -55,7 +61,12 @@ async function signIn(page: Page, studioId: string) {
 
 test('roll a key, restrict a website key, and open activity entries, in a browser that never overflows', async () => {
   const studio = await s.studio({ name: 'Lotus Yoga', timezone: 'Europe/Berlin' });
-  const sync = await s.key(studio.id, 'secret', ['classes:read', 'classes:write', 'instructors:read', 'members:read', 'plans:read'], 'booking-sync with a rather long descriptive name');
+  const sync = await s.key(
+    studio.id,
+    'secret',
+    ['classes:read', 'classes:write', 'instructors:read', 'members:read', 'plans:read'],
+    'booking-sync with a rather long descriptive name',
+  );
   const old = await s.key(studio.id, 'secret', ['instructors:read'], 'old-integration');
   await s.revoke(old.id);
   const context = await browser.newContext({ viewport: WIDTHS.desktop });
@@ -88,10 +99,13 @@ test('roll a key, restrict a website key, and open activity entries, in a browse
   const callFrom = async (origin: string) => {
     const visitor = await context.newPage();
     await visitor.goto(`${origin}/`);
-    const result = await visitor.evaluate(async ({ url, key }) => {
-      const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
-      return { status: res.status, body: await res.json() };
-    }, { url: `${s.storefrontUrl}/v1/instructors`, key: pk });
+    const result = await visitor.evaluate(
+      async ({ url, key }) => {
+        const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+        return { status: res.status, body: await res.json() };
+      },
+      { url: `${s.storefrontUrl}/v1/instructors`, key: pk },
+    );
     await visitor.close();
     return result;
   };

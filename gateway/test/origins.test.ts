@@ -4,8 +4,8 @@
  * origin is echoed in CORS; a change holds at once on every replica.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { createApiKey, setKeyOrigins } from '../src/keys/store';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
 
 let s: Stack;
 let studioId: string;
@@ -20,11 +20,23 @@ const from = (origin?: string): RequestInit => (origin ? { headers: { origin } }
 describe('a publishable key restricted to its sites', () => {
   let key: string;
   beforeAll(async () => {
-    key = (await createApiKey(s.sql, { studioId, kind: 'publishable', name: 'site', allowedOrigins: ['https://lotus.example', 'https://*.lotus.example'] })).key;
+    key = (
+      await createApiKey(s.sql, {
+        studioId,
+        kind: 'publishable',
+        name: 'site',
+        allowedOrigins: ['https://lotus.example', 'https://*.lotus.example'],
+      })
+    ).key;
   });
 
   test('exact origin and wildcard subdomains pass, with the origin echoed (on cached answers too)', async () => {
-    for (const origin of ['https://lotus.example', 'https://www.lotus.example', 'https://a.b.lotus.example', 'https://lotus.example']) {
+    for (const origin of [
+      'https://lotus.example',
+      'https://www.lotus.example',
+      'https://a.b.lotus.example',
+      'https://lotus.example',
+    ]) {
       const res = await s.sf('/v1/instructors', key, from(origin));
       expect(res.status).toBe(200);
       expect(res.headers.get('access-control-allow-origin')).toBe(origin);
@@ -33,7 +45,13 @@ describe('a publishable key restricted to its sites', () => {
   });
 
   test('a look-alike, another scheme or port, and another site are refused; a call without Origin passes', async () => {
-    for (const origin of ['https://lotus.example.evil.example', 'https://evil-lotus.example', 'http://lotus.example', 'https://www.lotus.example:8443', 'https://evil.example']) {
+    for (const origin of [
+      'https://lotus.example.evil.example',
+      'https://evil-lotus.example',
+      'http://lotus.example',
+      'https://www.lotus.example:8443',
+      'https://evil.example',
+    ]) {
       const body = await expectProblem(await s.sf('/v1/instructors', key, from(origin)), 403, 'origin_not_allowed');
       expect(String(body.detail)).toContain(origin);
     }
@@ -42,10 +60,21 @@ describe('a publishable key restricted to its sites', () => {
   });
 
   test('a refused call does not count as a use of the key', async () => {
-    const fresh = await createApiKey(s.sql, { studioId, kind: 'publishable', name: 'unused', allowedOrigins: ['https://lotus.example'] });
-    await expectProblem(await s.sf('/v1/instructors', fresh.key, from('https://evil.example')), 403, 'origin_not_allowed');
+    const fresh = await createApiKey(s.sql, {
+      studioId,
+      kind: 'publishable',
+      name: 'unused',
+      allowedOrigins: ['https://lotus.example'],
+    });
+    await expectProblem(
+      await s.sf('/v1/instructors', fresh.key, from('https://evil.example')),
+      403,
+      'origin_not_allowed',
+    );
     await s.gateway.activity.flush();
-    const [row] = await s.sql<{ lastUsedAt: Date | null }[]>`select last_used_at from api_keys where id = ${fresh.record.id}`;
+    const [row] = await s.sql<
+      { lastUsedAt: Date | null }[]
+    >`select last_used_at from api_keys where id = ${fresh.record.id}`;
     expect(row!.lastUsedAt).toBeNull();
   });
 });
@@ -64,7 +93,19 @@ test('an unrestricted key answers any origin with *; restricting it holds at onc
 });
 
 test('origins are for publishable keys only, and each must be an origin or https://*.domain', async () => {
-  await expect(createApiKey(s.sql, { studioId, kind: 'secret', name: 'x', scopes: ['classes:read'], allowedOrigins: ['https://lotus.example'] })).rejects.toThrow(/publishable/);
-  await expect(createApiKey(s.sql, { studioId, kind: 'publishable', name: 'x', allowedOrigins: ['lotus.example/path'] })).rejects.toThrow(/not an origin/);
-  await expect(createApiKey(s.sql, { studioId, kind: 'publishable', name: 'x', allowedOrigins: ['http://lotus.example'] })).rejects.toThrow(/https/);
+  await expect(
+    createApiKey(s.sql, {
+      studioId,
+      kind: 'secret',
+      name: 'x',
+      scopes: ['classes:read'],
+      allowedOrigins: ['https://lotus.example'],
+    }),
+  ).rejects.toThrow(/publishable/);
+  await expect(
+    createApiKey(s.sql, { studioId, kind: 'publishable', name: 'x', allowedOrigins: ['lotus.example/path'] }),
+  ).rejects.toThrow(/not an origin/);
+  await expect(
+    createApiKey(s.sql, { studioId, kind: 'publishable', name: 'x', allowedOrigins: ['http://lotus.example'] }),
+  ).rejects.toThrow(/https/);
 });

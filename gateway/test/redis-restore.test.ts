@@ -5,15 +5,16 @@
  * back, whatever Redis restored: a record cached before a replica's last reconnect is
  * judged by Postgres again.
  */
-import { redisNames } from '../src/keys/redis-names';
+
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRedis, connectRedis, quitRedis } from '@studio/shared/io/redis';
-import { createGateway, type Gateway } from '../src/app';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
 import { freePort } from '../../scripts/lib/ports';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
+import { createGateway, type Gateway } from '../src/app';
+import { redisNames } from '../src/keys/redis-names';
 
 let s: Stack;
 let dir = '';
@@ -25,10 +26,37 @@ let replicaRedis: ReturnType<typeof createRedis>;
 let replicaSub: ReturnType<typeof createRedis>;
 
 const startRedis = async () => {
-  proc = Bun.spawn(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--dbfilename', 'dump.rdb', '--save', '', '--appendonly', 'no'], { stdout: 'ignore', stderr: 'ignore' });
-  for (let i = 0; i < 100 && !(await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } }).then((c) => (c.end(), true), () => false)); i++) await Bun.sleep(50);
+  proc = Bun.spawn(
+    [
+      'redis-server',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--dbfilename',
+      'dump.rdb',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ],
+    { stdout: 'ignore', stderr: 'ignore' },
+  );
+  for (
+    let i = 0;
+    i < 100 &&
+    !(await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } }).then(
+      (c) => (c.end(), true),
+      () => false,
+    ));
+    i++
+  )
+    await Bun.sleep(50);
 };
-const redisCli = (...args: string[]) => Bun.spawn(['redis-cli', '-p', String(port), ...args], { stdout: 'pipe' }).exited;
+const redisCli = (...args: string[]) =>
+  Bun.spawn(['redis-cli', '-p', String(port), ...args], { stdout: 'pipe' }).exited;
 async function until(what: string, ok: () => boolean) {
   for (let i = 0; i < 200 && !ok(); i++) await Bun.sleep(50);
   if (!ok()) throw new Error(`timed out waiting for ${what}`);
@@ -61,7 +89,8 @@ afterAll(async () => {
 test('a key revoked while Redis was down is refused by every replica after Redis returns with its old data', async () => {
   const st = await s.studio();
   const { key, id } = await s.key(st.id, 'secret', ['instructors:read']);
-  const viaReplica = () => fetch(`http://127.0.0.1:${replicaServer.port}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } });
+  const viaReplica = () =>
+    fetch(`http://127.0.0.1:${replicaServer.port}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } });
   expect((await s.mg('/v1/instructors', key)).status).toBe(200);
   expect((await viaReplica()).status).toBe(200);
   const [row] = await s.sql<{ hash: string }[]>`select hash from api_keys where id = ${id}`;

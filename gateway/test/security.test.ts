@@ -3,8 +3,8 @@
  * way a key can be wrong, answered by the gateway before any service sees it.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { ANY_READ, generateKey, OPERATIONS, SCOPES, type Operation } from '@studio/shared';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { ANY_READ, generateKey, OPERATIONS, type Operation, SCOPES } from '@studio/shared';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 
 let s: Stack;
 let studioA: { id: string };
@@ -25,7 +25,8 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const concrete = (op: Operation) => op.path.replace(/\{(\w+)\}/g, (_, name: string) => `${name.replace(/Id$/, '')}_doesnotexist`);
+const concrete = (op: Operation) =>
+  op.path.replace(/\{(\w+)\}/g, (_, name: string) => `${name.replace(/Id$/, '')}_doesnotexist`);
 const call = (op: Operation, key: string | null, headers: Record<string, string> = {}) => {
   const init: RequestInit = { method: op.method, headers: { 'idempotency-key': crypto.randomUUID(), ...headers } };
   if (op.method !== 'GET' && op.method !== 'DELETE') {
@@ -53,7 +54,11 @@ describe.each(OPERATIONS.map((op) => [`${op.method} ${op.path} (${op.id})`, op] 
     await expectProblem(await call(op, null, { authorization: `Basic ${btoa('x:y')}` }), 401, 'api_key_invalid');
   });
   test('unknown key with a valid checksum -> 401 api_key_invalid', async () => {
-    await expectProblem(await call(op, generateKey(op.surface === 'storefront' ? 'publishable' : 'secret')), 401, 'api_key_invalid');
+    await expectProblem(
+      await call(op, generateKey(op.surface === 'storefront' ? 'publishable' : 'secret')),
+      401,
+      'api_key_invalid',
+    );
   });
   test('revoked key -> 401 api_key_revoked', async () => {
     await expectProblem(await call(op, revoked()), 401, 'api_key_revoked');
@@ -66,11 +71,22 @@ describe.each(OPERATIONS.map((op) => [`${op.method} ${op.path} (${op.id})`, op] 
       const body = await expectProblem(await call(op, k.skNone), 403, 'scope_required');
       expect(body.requiredScope).toBe(op.scope);
     });
-    test(op.scope === ANY_READ ? 'a key holding every write scope and no read scope -> 403' : 'a key holding every scope but this one -> 403', async () => {
-      // "*:read" (the events operations): any one read scope would do, so the nearest miss holds none
-      const almost = (await s.key(studioA.id, 'secret', SCOPES.filter((x) => (op.scope === ANY_READ ? !x.endsWith(':read') : x !== op.scope)))).key;
-      await expectProblem(await call(op, almost), 403, 'scope_required');
-    });
+    test(
+      op.scope === ANY_READ
+        ? 'a key holding every write scope and no read scope -> 403'
+        : 'a key holding every scope but this one -> 403',
+      async () => {
+        // "*:read" (the events operations): any one read scope would do, so the nearest miss holds none
+        const almost = (
+          await s.key(
+            studioA.id,
+            'secret',
+            SCOPES.filter((x) => (op.scope === ANY_READ ? !x.endsWith(':read') : x !== op.scope)),
+          )
+        ).key;
+        await expectProblem(await call(op, almost), 403, 'scope_required');
+      },
+    );
     if (op.scope === ANY_READ) {
       test('any single read scope passes the gateway', async () => {
         for (const scope of SCOPES.filter((x) => x.endsWith(':read'))) {
@@ -99,7 +115,11 @@ describe('route and method', () => {
   });
   test('any write on the Storefront surface -> 405 problem+json', async () => {
     for (const method of ['POST', 'PATCH', 'PUT', 'DELETE']) {
-      const res = await s.sf('/v1/classes', k.pk, { method, body: '{}', headers: { 'content-type': 'application/json' } });
+      const res = await s.sf('/v1/classes', k.pk, {
+        method,
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(res.headers.get('allow')).toBe('GET');
       await expectProblem(res, 405, 'method_not_allowed');
     }
@@ -128,7 +148,11 @@ describe('studio and kind rules', () => {
   test('CORS on the Storefront only', async () => {
     const pre = await fetch(`${s.storefrontUrl}/v1/classes`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://lotus.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+      headers: {
+        origin: 'https://lotus.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization',
+      },
     });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-origin')).toBe('*');

@@ -7,13 +7,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import postgres from 'postgres';
 import { randomBase62 } from '@studio/shared/base62';
 import { createSql, type Sql } from '@studio/shared/io/db';
-import { createApiKey } from '../src/keys/store';
-import { createStudio } from '../../scripts/lib/studios';
+import postgres from 'postgres';
 import { freePorts } from '../../scripts/lib/ports';
-import { expectProblem, inMode, startStack, type Stack } from '../../test/harness';
+import { createStudio } from '../../scripts/lib/studios';
+import { expectProblem, inMode, type Stack, startStack } from '../../test/harness';
+import { createApiKey } from '../src/keys/store';
 
 const root = join(import.meta.dir, '../..');
 const base = process.env.TEST_DATABASE_URL!;
@@ -34,18 +34,42 @@ async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> 
   };
 }
 
-type Gw = { proc: ReturnType<typeof Bun.spawn>; ports: number[]; url: (i: number, path: string) => string; stderr: () => Promise<string> };
+type Gw = {
+  proc: ReturnType<typeof Bun.spawn>;
+  ports: number[];
+  url: (i: number, path: string) => string;
+  stderr: () => Promise<string>;
+};
 
 /** `bun gateway/src/main.ts` on free ports, its services a stub that answers every call 200. */
 async function spawnGateway(databaseUrl: string, redisUrl: string, upstream: string): Promise<Gw> {
   const ports = await freePorts(4);
   const env = {
-    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: `sn_${randomBase62(6)}:`,
-    STOREFRONT_PORT: String(ports[0]), MANAGEMENT_PORT: String(ports[1]), DASHBOARD_PORT: String(ports[2]), OPS_PORT: String(ports[3]),
-    STOREFRONT_SERVICE_URL: upstream, MANAGEMENT_SERVICE_URL: upstream, LOG_LEVEL: 'warn',
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: `sn_${randomBase62(6)}:`,
+    STOREFRONT_PORT: String(ports[0]),
+    MANAGEMENT_PORT: String(ports[1]),
+    DASHBOARD_PORT: String(ports[2]),
+    OPS_PORT: String(ports[3]),
+    STOREFRONT_SERVICE_URL: upstream,
+    MANAGEMENT_SERVICE_URL: upstream,
+    LOG_LEVEL: 'warn',
   };
-  const proc = Bun.spawn(['bun', join(root, 'gateway/src/main.ts')], { cwd: root, env, stdout: 'ignore', stderr: 'pipe' });
-  return { proc, ports, url: (i, path) => `http://127.0.0.1:${ports[i]}${path}`, stderr: () => new Response(proc.stderr as ReadableStream).text() };
+  const proc = Bun.spawn(['bun', join(root, 'gateway/src/main.ts')], {
+    cwd: root,
+    env,
+    stdout: 'ignore',
+    stderr: 'pipe',
+  });
+  return {
+    proc,
+    ports,
+    url: (i, path) => `http://127.0.0.1:${ports[i]}${path}`,
+    stderr: () => new Response(proc.stderr as ReadableStream).text(),
+  };
 }
 
 async function until(what: string, ok: () => Promise<boolean> | boolean, ms = 10_000) {
@@ -56,7 +80,8 @@ async function until(what: string, ok: () => Promise<boolean> | boolean, ms = 10
   }
 }
 
-const exitedWithin = (proc: Gw['proc'], ms: number) => Promise.race([proc.exited, Bun.sleep(ms).then(() => 'still running' as const)]);
+const exitedWithin = (proc: Gw['proc'], ms: number) =>
+  Promise.race([proc.exited, Bun.sleep(ms).then(() => 'still running' as const)]);
 
 describe('the gateway process in single-node mode', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;
@@ -68,7 +93,15 @@ describe('the gateway process in single-node mode', () => {
     sql = createSql(db.url, { max: 2 });
     stub = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => Response.json({ instructors: [] }) });
     first = await spawnGateway(db.url, 'none', `http://127.0.0.1:${stub.port}`);
-    await until('the first gateway to be ready', () => fetch(first.url(3, '/readyz')).then((r) => r.ok, () => false), 20_000);
+    await until(
+      'the first gateway to be ready',
+      () =>
+        fetch(first.url(3, '/readyz')).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      20_000,
+    );
   }, 30_000);
   afterAll(async () => {
     if (first?.proc.exitCode === null) first.proc.kill('SIGTERM');
@@ -90,7 +123,11 @@ describe('the gateway process in single-node mode', () => {
       expect(await exitedWithin(second.proc, 15_000)).toBe(1);
       const stderr = await second.stderr();
       expect(stderr).toContain('set REDIS_URL');
-      expect(stderr).toContain(redisUrl === 'none' ? 'another gateway is running against this database' : 'a single-node gateway (REDIS_URL=none) is running');
+      expect(stderr).toContain(
+        redisUrl === 'none'
+          ? 'another gateway is running against this database'
+          : 'a single-node gateway (REDIS_URL=none) is running',
+      );
       expect(stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
     }
     expect((await fetch(first.url(3, '/readyz'))).status).toBe(200); // the first one serves on
@@ -98,11 +135,19 @@ describe('the gateway process in single-node mode', () => {
 
   test('a key revoked with the CLI is refused by the next call', async () => {
     const { studio } = await createStudio(sql, { name: 'Single Node' });
-    const { key, record } = await createApiKey(sql, { studioId: studio.id, kind: 'secret', name: 'ci', scopes: ['instructors:read'] });
+    const { key, record } = await createApiKey(sql, {
+      studioId: studio.id,
+      kind: 'secret',
+      name: 'ci',
+      scopes: ['instructors:read'],
+    });
     const call = () => fetch(first.url(1, '/v1/instructors'), { headers: { authorization: `Bearer ${key}` } });
     expect((await call()).status).toBe(200); // the key is now in the gateway's memory
     const cli = Bun.spawn(['bun', 'scripts/admin.ts', 'key:revoke', '--key', record.id], {
-      cwd: root, env: { ...process.env, DATABASE_URL: db.url, REDIS_URL: 'none', REDIS_CLUSTER_NODES: '' }, stdout: 'pipe', stderr: 'pipe',
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: db.url, REDIS_URL: 'none', REDIS_CLUSTER_NODES: '' },
+      stdout: 'pipe',
+      stderr: 'pipe',
     });
     const [code, err] = await Promise.all([cli.exited, new Response(cli.stderr as ReadableStream).text()]);
     expect(code).toBe(0);
@@ -141,15 +186,19 @@ describe('a single-node stack', () => {
     const st = await s.studio();
     const { key } = await s.key(st.id, 'secret', ['instructors:read']);
     const started = performance.now();
-    const statuses = await Promise.all(Array.from({ length: 600 }, async () => {
-      const res = await s.mg('/v1/instructors', key);
-      await res.arrayBuffer();
-      return res.status;
-    }));
+    const statuses = await Promise.all(
+      Array.from({ length: 600 }, async () => {
+        const res = await s.mg('/v1/instructors', key);
+        await res.arrayBuffer();
+        return res.status;
+      }),
+    );
     const seconds = (performance.now() - started) / 1000;
     const admitted = statuses.filter((x) => x === 200).length;
     const limited = statuses.filter((x) => x === 429).length;
-    console.log(`single-node, 600 concurrent calls: ${admitted} admitted, ${limited} refused in ${seconds.toFixed(2)} s`);
+    console.log(
+      `single-node, 600 concurrent calls: ${admitted} admitted, ${limited} refused in ${seconds.toFixed(2)} s`,
+    );
     expect(admitted + limited).toBe(600);
     expect(admitted).toBeGreaterThanOrEqual(200);
     expect(admitted).toBeLessThanOrEqual(200 + Math.ceil(100 * seconds));

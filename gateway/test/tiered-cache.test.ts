@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBase62 } from '@studio/shared/base62';
 import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/io/redis';
-import { TieredCache, type CacheTier, type SharedTier } from '../src/cache/tiered';
+import { type CacheTier, type SharedTier, TieredCache } from '../src/cache/tiered';
 
 let redis: Redis;
 const prefix = `t_tiered_${randomBase62(8)}:`;
@@ -25,7 +25,13 @@ const redisTier = (): SharedTier<string | null> => ({
 
 function cache(o: Partial<ConstructorParameters<typeof TieredCache<string | null>>[0]> = {}) {
   const reads: CacheTier[] = [];
-  const c = new TieredCache<string | null>({ freshMs: (v) => (v === null ? 20 : 60_000), staleMs: 0, maxEntries: 100, onRead: (t) => reads.push(t), ...o });
+  const c = new TieredCache<string | null>({
+    freshMs: (v) => (v === null ? 20 : 60_000),
+    staleMs: 0,
+    maxEntries: 100,
+    onRead: (t) => reads.push(t),
+    ...o,
+  });
   c.enabled = true;
   return { c, reads };
 }
@@ -109,7 +115,14 @@ describe('tiered cache', () => {
     expect(JSON.parse((await redis.get(`${prefix}fresh`))!)).toBe('from origin');
     expect(reads).toEqual(['shared', 'origin']);
     // a shared tier that fails is skipped
-    const broken = cache({ shared: { get: async () => { throw new Error('down'); }, set: async () => {} } });
+    const broken = cache({
+      shared: {
+        get: async () => {
+          throw new Error('down');
+        },
+        set: async () => {},
+      },
+    });
     expect(await broken.c.get('x', async () => 'from origin')).toBe('from origin');
   });
 
@@ -129,12 +142,23 @@ describe('tiered cache', () => {
     const { c } = cache({ maxEntries: 3, apart: { is: (v) => v === null, maxEntries: 5 } });
     for (const k of ['live1', 'live2']) await c.get(k, async () => k);
     for (let i = 0; i < 100; i++) await c.get(`unknown${i}`, async () => null);
-    expect([c.peek('live1'), c.peek('live2'), c.peek('unknown99'), c.peek('unknown0')]).toEqual(['live1', 'live2', null, undefined]);
+    expect([c.peek('live1'), c.peek('live2'), c.peek('unknown99'), c.peek('unknown0')]).toEqual([
+      'live1',
+      'live2',
+      null,
+      undefined,
+    ]);
     expect(c.size).toBe(7);
   });
 
   test('expired entries are swept out without a read, and changes older than a sweep are forgotten', async () => {
-    const { c } = cache({ freshMs: () => 10, staleMs: 10, sweepMs: 15, sizeOf: () => 100, groupOf: (k) => k.split('/')[0]! });
+    const { c } = cache({
+      freshMs: () => 10,
+      staleMs: 10,
+      sweepMs: 15,
+      sizeOf: () => 100,
+      groupOf: (k) => k.split('/')[0]!,
+    });
     for (let i = 0; i < 50; i++) await c.get(`s${i}/a`, async () => 'v');
     for (let i = 0; i < 50; i++) c.drop(`gone${i}`);
     expect([c.size, c.bytes, c.changes]).toEqual([50, 5_000, 50]);

@@ -7,12 +7,12 @@
  * (or SCREENSHOTS_DIR).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { type Stack, startStack } from '../../test/harness';
+import { type Receiver, startReceiver, until } from '../../test/webhooks/helpers';
 import { launchChromium, SHOTS } from './browser';
-import { startStack, type Stack } from '../../test/harness';
-import { startReceiver, until, type Receiver } from '../../test/webhooks/helpers';
 import { loginLink } from './dashboard-helpers';
 
 const WIDTHS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
@@ -54,13 +54,18 @@ async function atBothWidths(page: Page, name: string) {
 
 /** Reloads until the delivery log shows `text` (the dispatcher works in the background). */
 async function reloadUntil(page: Page, text: string | RegExp, count = 1) {
-  await until(async () => {
-    await page.reload();
-    const rows = page.locator('table.deliveries');
-    const content = (await rows.count()) ? await rows.innerText() : '';
-    const matches = typeof text === 'string' ? content.split(text).length - 1 : (content.match(new RegExp(text, 'g')) ?? []).length;
-    return matches >= count;
-  }, 15_000, `the delivery log to show ${text}`);
+  await until(
+    async () => {
+      await page.reload();
+      const rows = page.locator('table.deliveries');
+      const content = (await rows.count()) ? await rows.innerText() : '';
+      const matches =
+        typeof text === 'string' ? content.split(text).length - 1 : (content.match(new RegExp(text, 'g')) ?? []).length;
+      return matches >= count;
+    },
+    15_000,
+    `the delivery log to show ${text}`,
+  );
 }
 
 test('add an endpoint, its secret once, a test event delivered and logged, replayed, a real event, roll, delete', async () => {
@@ -112,7 +117,10 @@ test('add an endpoint, its secret once, a test event delivered and logged, repla
   await atBothWidths(page, 'delivery-log');
 
   // replay: the same webhook-id again, a second attempt in the log
-  await page.locator('table.deliveries tr', { hasText: 'webhook.test' }).getByRole('button', { name: 'Replay' }).click();
+  await page
+    .locator('table.deliveries tr', { hasText: 'webhook.test' })
+    .getByRole('button', { name: 'Replay' })
+    .click();
   await expect(page.locator('.notice').textContent()).resolves.toContain('queued again');
   await until(() => receiver.received.length === 2, 10_000, 'the replay');
   expect(receiver.received[1]!.headers['webhook-id']).toBe(got.headers['webhook-id']);
@@ -121,15 +129,22 @@ test('add an endpoint, its secret once, a test event delivered and logged, repla
   // a real change: the instructor created through the Management API is delivered as instructor.created
   const writtenAt = Date.now();
   const created = await s.mg('/v1/instructors', key, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
     body: JSON.stringify({ name: 'Mira Hoffmann', disciplines: ['yin'] }),
   });
   expect(created.status).toBe(201);
   const instructor = (await created.json()) as { id: string };
-  await until(() => receiver.received.some((r) => JSON.parse(r.body).type === 'instructor.created'), 10_000, 'the instructor.created event');
+  await until(
+    () => receiver.received.some((r) => JSON.parse(r.body).type === 'instructor.created'),
+    10_000,
+    'the instructor.created event',
+  );
   const event = receiver.received.find((r) => JSON.parse(r.body).type === 'instructor.created')!;
   console.log(`instructor.created delivered ${event.at - writtenAt} ms after the write was sent`);
-  expect((new Webhook(secret).verify(event.body, event.headers) as { data: { object: { id: string } } }).data.object.id).toBe(instructor.id);
+  expect(
+    (new Webhook(secret).verify(event.body, event.headers) as { data: { object: { id: string } } }).data.object.id,
+  ).toBe(instructor.id);
   await reloadUntil(page, 'Delivered', 2);
   expect(await page.locator('table.deliveries').innerText()).toContain('instructor.created');
   await atBothWidths(page, 'delivery-log-replayed');
@@ -137,7 +152,9 @@ test('add an endpoint, its secret once, a test event delivered and logged, repla
   // roll: the confirmation says both secrets sign for 24 hours; the new secret is shown once
   await page.getByRole('link', { name: 'Roll secret' }).click();
   await page.waitForURL(/\/roll$/);
-  await expect(page.locator('main').textContent()).resolves.toContain('For 24 hours, every delivery is signed with both secrets');
+  await expect(page.locator('main').textContent()).resolves.toContain(
+    'For 24 hours, every delivery is signed with both secrets',
+  );
   await atBothWidths(page, 'roll');
   await page.getByRole('button', { name: 'Roll secret' }).click();
   const rolled = (await page.locator('#new-secret').textContent())!.trim();

@@ -1,27 +1,38 @@
-import { Elysia } from 'elysia';
-import { serviceKit } from '@studio/shared/io/service-kit';
 import { registerOperations } from '@studio/shared/io/register';
+import { serviceKit } from '@studio/shared/io/service-kit';
+import { Elysia } from 'elysia';
+import { classHandlers } from './classes/routes';
+import { contentHandlers } from './content/routes';
+import { couponHandlers } from './coupons/routes';
+import { eventHandlers } from './events/routes';
+import { instructorHandlers } from './instructors/routes';
 import type { ManagementDeps } from './kit/deps';
 import { writeGuard } from './kit/guard';
-import { classHandlers } from './classes/routes';
-import { scheduleHandlers } from './schedule/routes';
-import { memberHandlers } from './members/routes';
-import { instructorHandlers } from './instructors/routes';
 import { locationHandlers } from './locations/routes';
+import { memberHandlers } from './members/routes';
 import { planHandlers } from './plans/routes';
-import { couponHandlers } from './coupons/routes';
 import { programHandlers } from './programs/routes';
-import { contentHandlers } from './content/routes';
-import { eventHandlers } from './events/routes';
+import { scheduleHandlers } from './schedule/routes';
 
 /** The Management service: scoped back-office reads and writes, one handler per registry row. Never listens itself. */
 export function createManagementService(deps: ManagementDeps) {
   return new Elysia({ name: 'management-service', normalize: false })
-    .use(serviceKit({ name: 'management', surface: 'management', config: deps.config, sql: deps.sql, redis: deps.redis }))
+    .use(
+      serviceKit({ name: 'management', surface: 'management', config: deps.config, sql: deps.sql, redis: deps.redis }),
+    )
     .use(writeGuard)
-    .use(registerOperations('management', {
-      ...classHandlers(deps), ...scheduleHandlers(deps), ...memberHandlers(deps), ...instructorHandlers(deps),
-      ...locationHandlers(deps), ...planHandlers(deps), ...couponHandlers(deps), ...programHandlers(deps), ...contentHandlers(deps),
-      ...eventHandlers(deps),
-    }));
+    .use(
+      registerOperations('management', {
+        ...classHandlers(deps),
+        ...scheduleHandlers(deps),
+        ...memberHandlers(deps),
+        ...instructorHandlers(deps),
+        ...locationHandlers(deps),
+        ...planHandlers(deps),
+        ...couponHandlers(deps),
+        ...programHandlers(deps),
+        ...contentHandlers(deps),
+        ...eventHandlers(deps),
+      }),
+    );
 }

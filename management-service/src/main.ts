@@ -11,5 +11,9 @@ function background(deps: Parameters<typeof startWebhookDispatcher>[0]) {
 }
 
 await runService({
-  name: 'management-service', surface: 'management', port: (c) => c.MANAGEMENT_SERVICE_PORT, build: createManagementService, background,
+  name: 'management-service',
+  surface: 'management',
+  port: (c) => c.MANAGEMENT_SERVICE_PORT,
+  build: createManagementService,
+  background,
 });

@@ -1,21 +1,30 @@
 /** Bad input gets a clear problem: messages a developer can act on, nesting bounded before parsing, 413 with a body. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { classBody, instructor, studioWithKey } from './fixtures';
 
 let s: Stack;
 beforeAll(async () => (s = await startStack()));
 afterAll(() => s.close());
 
-const errorsOf = async (res: Response) => (await expectProblem(res, 422, 'validation_failed')).errors as { path: string; message: string }[];
+const errorsOf = async (res: Response) =>
+  (await expectProblem(res, 422, 'validation_failed')).errors as { path: string; message: string }[];
 
 describe('validation messages name the allowed values, the format or the bound', () => {
   test('enums list their values; patterns, lengths, ranges, unknown and missing fields say what is wrong', async () => {
     const { studio, write } = await studioWithKey(s);
     const ana = await instructor(s, studio.id);
-    const errors = await errorsOf(await write('POST', '/v1/classes', {
-      ...classBody(ana), mode: 'hologram', title: '', durationMinutes: 2, colour: 'red', level: 'expert', capacity: null,
-    }));
+    const errors = await errorsOf(
+      await write('POST', '/v1/classes', {
+        ...classBody(ana),
+        mode: 'hologram',
+        title: '',
+        durationMinutes: 2,
+        colour: 'red',
+        level: 'expert',
+        capacity: null,
+      }),
+    );
     const at = (path: string) => errors.find((e) => e.path === path)?.message;
     expect(at('/body/mode')).toBe('must be one of: broadcast, two_way, community, coaching');
     expect(at('/body/level')).toBe('must be one of: all_levels, beginner, intermediate, advanced');
@@ -25,7 +34,9 @@ describe('validation messages name the allowed values, the format or the bound',
     expect(at('/body/capacity')).toBe('must be an integer');
     const missing = await errorsOf(await write('POST', '/v1/classes', { title: 'x' }));
     expect(missing.find((e) => e.path === '/body/mode')?.message).toBe('is required');
-    const code = await errorsOf(await write('POST', '/v1/coupons', { code: 'a b', config: { kind: 'percent', percentOff: 5 } }));
+    const code = await errorsOf(
+      await write('POST', '/v1/coupons', { code: 'a b', config: { kind: 'percent', percentOff: 5 } }),
+    );
     expect(code[0]!.message).toStartWith('is not in the expected format');
     expect(code[0]!.message).not.toContain('^');
   });
@@ -48,7 +59,11 @@ describe('nesting is bounded before parsing', () => {
     const nest = (n: number) => `${'{"a":'.repeat(n - 1)}{}${'}'.repeat(n - 1)}`;
     await expectProblem(await write('POST', '/v1/instructors', nest(33)), 400, 'malformed_json');
     await expectProblem(await write('POST', '/v1/instructors', nest(32)), 422, 'validation_failed');
-    const res = await write('POST', '/v1/instructors', JSON.stringify({ name: `${'['.repeat(50)} Ana ${'{'.repeat(50)}` }));
+    const res = await write(
+      'POST',
+      '/v1/instructors',
+      JSON.stringify({ name: `${'['.repeat(50)} Ana ${'{'.repeat(50)}` }),
+    );
     expect(res.status).toBe(201);
   });
   test('an empty or broken JSON body is 400 malformed_json', async () => {
@@ -77,7 +92,9 @@ describe('413 payload_too_large carries a problem body, whichever process answer
       },
     });
     const res = await s.mg('/v1/instructors', key, {
-      method: 'POST', body: stream, duplex: 'half',
+      method: 'POST',
+      body: stream,
+      duplex: 'half',
       headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
     } as RequestInit);
     await expectProblem(res, 413, 'payload_too_large');
@@ -85,9 +102,21 @@ describe('413 payload_too_large carries a problem body, whichever process answer
   test('the service itself, for a body the gateway did not read first (direct, signed)', async () => {
     const { signedHeaders } = await import('@studio/shared');
     const studio = await s.studio();
-    const caller = { studioId: studio.id, keyId: 'key_x', scopes: ['instructors:write'], operationId: 'managementCreateInstructor', requestId: 'req_direct' };
+    const caller = {
+      studioId: studio.id,
+      keyId: 'key_x',
+      scopes: ['instructors:write'],
+      operationId: 'managementCreateInstructor',
+      requestId: 'req_direct',
+    };
     // the body is refused for its size before its hash is compared, so only the key is signed here
-    const headers = { ...signedHeaders(s.config.GATEWAY_SECRET, 'POST', '/v1/instructors', caller, Date.now(), { idempotencyKey: 'k1' }), 'content-type': 'application/json', 'idempotency-key': 'k1' };
+    const headers = {
+      ...signedHeaders(s.config.GATEWAY_SECRET, 'POST', '/v1/instructors', caller, Date.now(), {
+        idempotencyKey: 'k1',
+      }),
+      'content-type': 'application/json',
+      'idempotency-key': 'k1',
+    };
     const res = await fetch(`${s.managementServiceUrl}/v1/instructors`, { method: 'POST', headers, body: big() });
     await expectProblem(res, 413, 'payload_too_large');
   });

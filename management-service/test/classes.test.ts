@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
 import type { Class } from '@studio/shared/schemas/classes';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { classBody, DAY, future, instructor, plan, studioWithKey } from './fixtures';
 
 let s: Stack;
 beforeAll(async () => (s = await startStack()));
 afterAll(() => s.close());
 
-const occurrences = (classId: string) => s.sql<{ startsAt: Date; status: string; instructorId: string; durationMinutes: number }[]>`
+const occurrences = (classId: string) => s.sql<
+  { startsAt: Date; status: string; instructorId: string; durationMinutes: number }[]
+>`
   select starts_at, status, instructor_id, duration_minutes from occurrences where class_id = ${classId} order by starts_at`;
 
 describe('managementCreateClass', () => {
@@ -16,18 +18,39 @@ describe('managementCreateClass', () => {
     const ins = await instructor(s, studio.id);
     const pln = await plan(s, studio.id);
     const startsAt = future(3);
-    const res = await write('POST', '/v1/classes', classBody(ins, {
-      startsAt: startsAt.replace('Z', '+00:00'), discipline: 'yoga', level: 'beginner', capacity: 12, visibility: 'unlisted',
-      planIds: [pln], recurrence: { intervalDays: 7, count: 52 },
-    }));
+    const res = await write(
+      'POST',
+      '/v1/classes',
+      classBody(ins, {
+        startsAt: startsAt.replace('Z', '+00:00'),
+        discipline: 'yoga',
+        level: 'beginner',
+        capacity: 12,
+        visibility: 'unlisted',
+        planIds: [pln],
+        recurrence: { intervalDays: 7, count: 52 },
+      }),
+    );
     expect(res.status).toBe(201);
     const c = (await res.json()) as Class;
     expect(res.headers.get('location')).toBe(`/v1/classes/${c.id}`);
     expect(c.id).toMatch(/^cls_/);
     expect(c).toMatchObject({
-      title: 'Morning Flow', mode: 'broadcast', instructorId: ins, startsAt, durationMinutes: 60, discipline: 'yoga', level: 'beginner',
-      capacity: 12, visibility: 'unlisted', planIds: [pln], recurrence: { intervalDays: 7, count: 52 }, status: 'scheduled',
-      occurrenceCount: 52, nextOccurrenceAt: startsAt, cancelledAt: null,
+      title: 'Morning Flow',
+      mode: 'broadcast',
+      instructorId: ins,
+      startsAt,
+      durationMinutes: 60,
+      discipline: 'yoga',
+      level: 'beginner',
+      capacity: 12,
+      visibility: 'unlisted',
+      planIds: [pln],
+      recurrence: { intervalDays: 7, count: 52 },
+      status: 'scheduled',
+      occurrenceCount: 52,
+      nextOccurrenceAt: startsAt,
+      cancelledAt: null,
     });
     expect(c.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const occ = await occurrences(c.id);
@@ -40,7 +63,15 @@ describe('managementCreateClass', () => {
   test('defaults: level all_levels, visibility public, one occurrence', async () => {
     const { studio, write } = await studioWithKey(s);
     const c = await (await write('POST', '/v1/classes', classBody(await instructor(s, studio.id)))).json();
-    expect(c).toMatchObject({ level: 'all_levels', visibility: 'public', occurrenceCount: 1, planIds: [], discipline: null, capacity: null, recurrence: null });
+    expect(c).toMatchObject({
+      level: 'all_levels',
+      visibility: 'public',
+      occurrenceCount: 1,
+      planIds: [],
+      discipline: null,
+      capacity: null,
+      recurrence: null,
+    });
   });
 
   test('409 instructor_double_booked, and a recurrence that collides creates nothing', async () => {
@@ -49,30 +80,73 @@ describe('managementCreateClass', () => {
     const at = future(40);
     const first = await (await write('POST', '/v1/classes', classBody(ins, { startsAt: at }))).json();
     const [firstOcc] = await s.sql`select id from occurrences where class_id = ${first.id}`;
-    const conflict = { id: firstOcc!.id, classId: first.id, startsAt: at, endsAt: new Date(Date.parse(at) + 3_600_000).toISOString() };
+    const conflict = {
+      id: firstOcc!.id,
+      classId: first.id,
+      startsAt: at,
+      endsAt: new Date(Date.parse(at) + 3_600_000).toISOString(),
+    };
     const overlapping = new Date(Date.parse(at) + 30 * 60_000).toISOString();
     const idem = crypto.randomUUID();
-    const refused = await expectProblem(await write('POST', '/v1/classes', classBody(ins, { startsAt: overlapping }), idem), 409, 'instructor_double_booked');
+    const refused = await expectProblem(
+      await write('POST', '/v1/classes', classBody(ins, { startsAt: overlapping }), idem),
+      409,
+      'instructor_double_booked',
+    );
     expect(refused.conflictingOccurrence).toEqual(conflict);
     // the stored answer a retry replays names it too
-    expect((await expectProblem(await write('POST', '/v1/classes', classBody(ins, { startsAt: overlapping }), idem), 409, 'instructor_double_booked')).conflictingOccurrence).toEqual(conflict);
+    expect(
+      (
+        await expectProblem(
+          await write('POST', '/v1/classes', classBody(ins, { startsAt: overlapping }), idem),
+          409,
+          'instructor_double_booked',
+        )
+      ).conflictingOccurrence,
+    ).toEqual(conflict);
     // the 5th weekly occurrence lands on the existing class: the whole series is refused, naming it
     const series = new Date(Date.parse(at) - 4 * 7 * DAY).toISOString();
-    const seriesRefused = await expectProblem(await write('POST', '/v1/classes', classBody(ins, { startsAt: series, recurrence: { intervalDays: 7, count: 8 } })), 409, 'instructor_double_booked');
+    const seriesRefused = await expectProblem(
+      await write(
+        'POST',
+        '/v1/classes',
+        classBody(ins, { startsAt: series, recurrence: { intervalDays: 7, count: 8 } }),
+      ),
+      409,
+      'instructor_double_booked',
+    );
     expect(seriesRefused.conflictingOccurrence).toEqual(conflict);
-    const [n] = await s.sql`select (select count(*)::int from classes where studio_id = ${studio.id}) as c, (select count(*)::int from occurrences where studio_id = ${studio.id}) as o`;
+    const [n] =
+      await s.sql`select (select count(*)::int from classes where studio_id = ${studio.id}) as c, (select count(*)::int from occurrences where studio_id = ${studio.id}) as o`;
     expect(n).toEqual({ c: 1, o: 1 });
     // back-to-back is fine ([start, end) ranges), and another instructor may teach at the same time
-    expect((await write('POST', '/v1/classes', classBody(ins, { startsAt: new Date(Date.parse(at) + 60 * 60_000).toISOString() }))).status).toBe(201);
-    expect((await write('POST', '/v1/classes', classBody(await instructor(s, studio.id, 'Bo'), { startsAt: at }))).status).toBe(201);
+    expect(
+      (
+        await write(
+          'POST',
+          '/v1/classes',
+          classBody(ins, { startsAt: new Date(Date.parse(at) + 60 * 60_000).toISOString() }),
+        )
+      ).status,
+    ).toBe(201);
+    expect(
+      (await write('POST', '/v1/classes', classBody(await instructor(s, studio.id, 'Bo'), { startsAt: at }))).status,
+    ).toBe(201);
   });
 
   test('20 concurrent overlapping creates for one instructor: exactly one class', async () => {
     const { studio, write } = await studioWithKey(s);
     const ins = await instructor(s, studio.id);
     const base = Date.parse(future(20));
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      write('POST', '/v1/classes', classBody(ins, { startsAt: new Date(base + i * 60_000).toISOString(), title: `Race ${i}` }))));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        write(
+          'POST',
+          '/v1/classes',
+          classBody(ins, { startsAt: new Date(base + i * 60_000).toISOString(), title: `Race ${i}` }),
+        ),
+      ),
+    );
     const statuses = results.map((r) => r.status).sort();
     expect(statuses.filter((x) => x === 201).length).toBe(1);
     for (const r of results) if (r.status !== 201) await expectProblem(r, 409, 'instructor_double_booked');
@@ -85,21 +159,66 @@ describe('managementCreateClass', () => {
     const ins = await instructor(s, studio.id);
     const other = await s.studio();
     await expectProblem(await write('POST', '/v1/classes', classBody('ins_doesnotexist')), 422, 'unknown_instructor');
-    await expectProblem(await write('POST', '/v1/classes', classBody(await instructor(s, other.id))), 422, 'unknown_instructor');
-    await expectProblem(await write('POST', '/v1/classes', classBody(await instructor(s, studio.id, 'Gone', false))), 422, 'unknown_instructor');
-    await expectProblem(await write('POST', '/v1/classes', classBody(ins, { planIds: ['pln_nope'] })), 422, 'unknown_plan');
-    await expectProblem(await write('POST', '/v1/classes', classBody(ins, { planIds: [await plan(s, studio.id, 'archived')] })), 422, 'unknown_plan');
-    await expectProblem(await write('POST', '/v1/classes', classBody(ins, { planIds: [await plan(s, other.id)] })), 422, 'unknown_plan');
-    await expectProblem(await write('POST', '/v1/classes', classBody(ins, { mode: 'coaching' })), 422, 'unsupported_channel');
-    await expectProblem(await write('POST', '/v1/classes', classBody(ins, { startsAt: new Date(Date.now() - 60_000).toISOString() })), 422, 'occurrence_in_past');
-    await expectProblem(await write('POST', '/v1/classes', classBody(ins, { locationId: 'loc_nope' })), 422, 'unknown_location');
+    await expectProblem(
+      await write('POST', '/v1/classes', classBody(await instructor(s, other.id))),
+      422,
+      'unknown_instructor',
+    );
+    await expectProblem(
+      await write('POST', '/v1/classes', classBody(await instructor(s, studio.id, 'Gone', false))),
+      422,
+      'unknown_instructor',
+    );
+    await expectProblem(
+      await write('POST', '/v1/classes', classBody(ins, { planIds: ['pln_nope'] })),
+      422,
+      'unknown_plan',
+    );
+    await expectProblem(
+      await write('POST', '/v1/classes', classBody(ins, { planIds: [await plan(s, studio.id, 'archived')] })),
+      422,
+      'unknown_plan',
+    );
+    await expectProblem(
+      await write('POST', '/v1/classes', classBody(ins, { planIds: [await plan(s, other.id)] })),
+      422,
+      'unknown_plan',
+    );
+    await expectProblem(
+      await write('POST', '/v1/classes', classBody(ins, { mode: 'coaching' })),
+      422,
+      'unsupported_channel',
+    );
+    await expectProblem(
+      await write('POST', '/v1/classes', classBody(ins, { startsAt: new Date(Date.now() - 60_000).toISOString() })),
+      422,
+      'occurrence_in_past',
+    );
+    await expectProblem(
+      await write('POST', '/v1/classes', classBody(ins, { locationId: 'loc_nope' })),
+      422,
+      'unknown_location',
+    );
     const bad = [
-      { mode: 'telepathy' }, { durationMinutes: 4 }, { durationMinutes: 721 }, { title: '' }, { startsAt: 'tomorrow' },
-      { startsAt: '2030-01-01T10:00:00' }, { capacity: 0 }, { level: 'expert' }, { visibility: 'secret' },
-      { recurrence: { intervalDays: 0, count: 2 } }, { recurrence: { intervalDays: 1, count: 366 } }, { extra: 1 },
+      { mode: 'telepathy' },
+      { durationMinutes: 4 },
+      { durationMinutes: 721 },
+      { title: '' },
+      { startsAt: 'tomorrow' },
+      { startsAt: '2030-01-01T10:00:00' },
+      { capacity: 0 },
+      { level: 'expert' },
+      { visibility: 'secret' },
+      { recurrence: { intervalDays: 0, count: 2 } },
+      { recurrence: { intervalDays: 1, count: 366 } },
+      { extra: 1 },
     ];
     for (const over of bad) {
-      const body = await expectProblem(await write('POST', '/v1/classes', classBody(ins, over)), 422, 'validation_failed');
+      const body = await expectProblem(
+        await write('POST', '/v1/classes', classBody(ins, over)),
+        422,
+        'validation_failed',
+      );
       expect(Array.isArray(body.errors)).toBe(true);
     }
     const { title: _t, ...noTitle } = classBody(ins);
@@ -116,24 +235,49 @@ describe('managementUpdateClass / managementCancelClass', () => {
     const ana = await instructor(s, studio.id);
     const bo = await instructor(s, studio.id, 'Bo');
     const at = future(5);
-    const c = await (await write('POST', '/v1/classes', classBody(ana, { startsAt: at, recurrence: { intervalDays: 1, count: 3 } }))).json();
+    const c = await (
+      await write('POST', '/v1/classes', classBody(ana, { startsAt: at, recurrence: { intervalDays: 1, count: 3 } }))
+    ).json();
     // Bo already teaches during the 2nd occurrence
-    const clash = await (await write('POST', '/v1/classes', classBody(bo, { startsAt: new Date(Date.parse(at) + DAY).toISOString() }))).json();
-    const patchRefused = await expectProblem(await write('PATCH', `/v1/classes/${c.id}`, { instructorId: bo, title: 'Renamed' }), 409, 'instructor_double_booked');
+    const clash = await (
+      await write('POST', '/v1/classes', classBody(bo, { startsAt: new Date(Date.parse(at) + DAY).toISOString() }))
+    ).json();
+    const patchRefused = await expectProblem(
+      await write('PATCH', `/v1/classes/${c.id}`, { instructorId: bo, title: 'Renamed' }),
+      409,
+      'instructor_double_booked',
+    );
     expect((patchRefused.conflictingOccurrence as { classId: string }).classId).toBe(clash.id);
     expect((await occurrences(c.id)).every((o) => o.instructorId === ana)).toBe(true);
     expect((await s.sql`select title from classes where id = ${c.id}`)[0]!.title).toBe('Morning Flow');
     expect((await write('DELETE', `/v1/classes/${clash.id}`)).status).toBe(200);
-    const res = await write('PATCH', `/v1/classes/${c.id}`, { instructorId: bo, durationMinutes: 90, title: 'Renamed', discipline: null, capacity: 8 });
+    const res = await write('PATCH', `/v1/classes/${c.id}`, {
+      instructorId: bo,
+      durationMinutes: 90,
+      title: 'Renamed',
+      discipline: null,
+      capacity: 8,
+    });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ id: c.id, instructorId: bo, durationMinutes: 90, title: 'Renamed', discipline: null, capacity: 8 });
+    expect(await res.json()).toMatchObject({
+      id: c.id,
+      instructorId: bo,
+      durationMinutes: 90,
+      title: 'Renamed',
+      discipline: null,
+      capacity: 8,
+    });
     expect((await occurrences(c.id)).every((o) => o.instructorId === bo && o.durationMinutes === 90)).toBe(true);
-    await expectProblem(await write('PATCH', `/v1/classes/${c.id}`, { instructorId: 'ins_nope' }), 422, 'unknown_instructor');
+    await expectProblem(
+      await write('PATCH', `/v1/classes/${c.id}`, { instructorId: 'ins_nope' }),
+      422,
+      'unknown_instructor',
+    );
     await expectProblem(await write('PATCH', `/v1/classes/${c.id}`, { planIds: ['pln_nope'] }), 422, 'unknown_plan');
     await expectProblem(await write('PATCH', `/v1/classes/${c.id}`, { mode: 'two_way' }), 422, 'validation_failed');
   });
 
-  test('404 for an unknown class or another studio\'s', async () => {
+  test("404 for an unknown class or another studio's", async () => {
     const a = await studioWithKey(s);
     const b = await studioWithKey(s);
     const c = await (await a.write('POST', '/v1/classes', classBody(await instructor(s, a.studio.id)))).json();
@@ -146,7 +290,9 @@ describe('managementUpdateClass / managementCancelClass', () => {
     const { studio, write } = await studioWithKey(s);
     const ins = await instructor(s, studio.id);
     const at = future(4);
-    const c = await (await write('POST', '/v1/classes', classBody(ins, { startsAt: at, recurrence: { intervalDays: 2, count: 4 } }))).json();
+    const c = await (
+      await write('POST', '/v1/classes', classBody(ins, { startsAt: at, recurrence: { intervalDays: 2, count: 4 } }))
+    ).json();
     const res = await write('DELETE', `/v1/classes/${c.id}`);
     expect(res.status).toBe(200);
     const done = await res.json();

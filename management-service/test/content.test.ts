@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { newId } from '@studio/shared';
 import { Video, VideoPage } from '@studio/shared/schemas/content';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { mgWrite } from './fixtures';
 
 let s: Stack;
@@ -31,7 +31,7 @@ async function instructor(studio: string, active = true): Promise<string> {
 }
 
 describe('content', () => {
-  test('list: the studio\'s videos with their shape', async () => {
+  test("list: the studio's videos with their shape", async () => {
     const id = await video(studioId, { description: 'Gentle', status: 'processing' });
     const theirs = await video(otherStudioId);
     const res = await s.mg('/v1/content', key);
@@ -40,18 +40,38 @@ describe('content', () => {
     expect(Value.Check(VideoPage, page)).toBe(true);
     expect(page.next_cursor).toBeNull();
     const mine = page.data.find((v: Video) => v.id === id);
-    expect(mine).toMatchObject({ title: 'Morning flow', description: 'Gentle', durationSeconds: 1800, instructorId: null, visibility: 'public', status: 'processing', deletedAt: null });
+    expect(mine).toMatchObject({
+      title: 'Morning flow',
+      description: 'Gentle',
+      durationSeconds: 1800,
+      instructorId: null,
+      visibility: 'public',
+      status: 'processing',
+      deletedAt: null,
+    });
     expect(page.data.map((v: Video) => v.id)).not.toContain(theirs);
   });
 
   test('PATCH: 200 with the record; instructorId must be an active instructor of the studio', async () => {
     const id = await video(studioId);
     const ins = await instructor(studioId);
-    const res = await write('PATCH', `/v1/content/${id}`, { title: 'Evening flow', visibility: 'members_only', instructorId: ins, description: null });
+    const res = await write('PATCH', `/v1/content/${id}`, {
+      title: 'Evening flow',
+      visibility: 'members_only',
+      instructorId: ins,
+      description: null,
+    });
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(Value.Check(Video, body)).toBe(true);
-    expect(body).toMatchObject({ id, title: 'Evening flow', visibility: 'members_only', instructorId: ins, description: null, durationSeconds: 1800 });
+    expect(body).toMatchObject({
+      id,
+      title: 'Evening flow',
+      visibility: 'members_only',
+      instructorId: ins,
+      description: null,
+      durationSeconds: 1800,
+    });
 
     const inactive = await instructor(studioId, false);
     const foreign = await instructor(otherStudioId);
@@ -65,7 +85,13 @@ describe('content', () => {
 
   test('PATCH 422 validation_failed: unknown or read-only fields, bad values', async () => {
     const id = await video(studioId);
-    for (const body of [{ status: 'ready' }, { durationSeconds: 10 }, { title: '' }, { visibility: 'secret' }, { tags: ['x'] }]) {
+    for (const body of [
+      { status: 'ready' },
+      { durationSeconds: 10 },
+      { title: '' },
+      { visibility: 'secret' },
+      { tags: ['x'] },
+    ]) {
       await expectProblem(await write('PATCH', `/v1/content/${id}`, body), 422, 'validation_failed');
     }
   });
@@ -84,13 +110,17 @@ describe('content', () => {
     expect(list.data.map((v: Video) => v.id)).not.toContain(id);
   });
 
-  test('another studio\'s video is 404 for PATCH and DELETE, and unchanged', async () => {
+  test("another studio's video is 404 for PATCH and DELETE, and unchanged", async () => {
     const theirs = await video(otherStudioId);
     await expectProblem(await write('PATCH', `/v1/content/${theirs}`, { title: 'Mine' }), 404, 'not_found');
     await expectProblem(await write('DELETE', `/v1/content/${theirs}`), 404, 'not_found');
     await expectProblem(await write('DELETE', '/v1/content/vid_missing'), 404, 'not_found');
     // 404 wins over the instructor check: the video is not there to judge
-    await expectProblem(await write('PATCH', `/v1/content/${theirs}`, { instructorId: 'ins_missing' }), 404, 'not_found');
+    await expectProblem(
+      await write('PATCH', `/v1/content/${theirs}`, { instructorId: 'ins_missing' }),
+      404,
+      'not_found',
+    );
     const [row] = await s.sql`select title, deleted_at from content where id = ${theirs}`;
     expect(row).toEqual({ title: 'Morning flow', deletedAt: null });
   });

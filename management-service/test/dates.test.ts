@@ -4,14 +4,19 @@
  * roll-over (2027-02-30 stored as 2 March), and the message says the expected format.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { classBody, instructor, studioWithKey } from './fixtures';
 
 let s: Stack;
 beforeAll(async () => (s = await startStack()));
 afterAll(() => s.close());
 
-const IMPOSSIBLE = ['2027-02-30T10:00:00Z', '2027-04-31T10:00:00Z', '2027-01-10T24:00:00Z', '2027-01-10T10:00:00+25:00'];
+const IMPOSSIBLE = [
+  '2027-02-30T10:00:00Z',
+  '2027-04-31T10:00:00Z',
+  '2027-01-10T24:00:00Z',
+  '2027-01-10T10:00:00+25:00',
+];
 
 async function refuses(res: Response, path: string) {
   const body = await expectProblem(res, 422, 'validation_failed');
@@ -31,7 +36,14 @@ test.each(IMPOSSIBLE)('%s is refused on every date field', async (date) => {
   await refuses(await write('PATCH', `/v1/schedule/${occ.id}`, { startsAt: date }), '/body/startsAt');
   await refuses(await get(`/v1/schedule?from=${encodeURIComponent(date)}`), '/query/from');
   await refuses(await get(`/v1/schedule?to=${encodeURIComponent(date)}`), '/query/to');
-  await refuses(await write('POST', '/v1/coupons', { code: 'SPRING', config: { kind: 'percent', percentOff: 10 }, expiresAt: date }), '/body/expiresAt');
+  await refuses(
+    await write('POST', '/v1/coupons', {
+      code: 'SPRING',
+      config: { kind: 'percent', percentOff: 10 },
+      expiresAt: date,
+    }),
+    '/body/expiresAt',
+  );
   const pk = (await s.key(studio.id, 'publishable')).key;
   await refuses(await s.sf(`/v1/classes?from=${encodeURIComponent(date)}`, pk), '/query/from');
   await refuses(await s.sf(`/v1/classes?to=${encodeURIComponent(date)}`, pk), '/query/to');

@@ -6,13 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { newId, SCOPES } from '@studio/shared';
-import { resourceOf, type EventResource, type EventType } from '@studio/shared/events';
-import { EXAMPLES } from '@studio/shared/schemas/examples';
+import { type EventResource, type EventType, resourceOf } from '@studio/shared/events';
 import type { Event } from '@studio/shared/schemas/events';
-import { event, insertEvents } from '../src/kit/events';
+import { EXAMPLES } from '@studio/shared/schemas/examples';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { SCAN_WINDOW } from '../src/events/queries';
 import { deleteExpiredEvents, startEventRetention } from '../src/events/retention';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { event, insertEvents } from '../src/kit/events';
 
 let s: Stack;
 beforeAll(async () => (s = await startStack()));
@@ -28,14 +28,30 @@ const origin = { requestId: 'req_feedtest', traceId: null };
 
 /** A realistic object for an event of `type` (the documents check every answer), with its own id when given. */
 const EXAMPLE_OF: Record<EventResource, object> = {
-  class: EXAMPLES.Class, occurrence: EXAMPLES.Occurrence, member: EXAMPLES.Member, membership: EXAMPLES.Member, content: EXAMPLES.Video,
-  plan: EXAMPLES.Plan, instructor: EXAMPLES.Instructor, location: EXAMPLES.Location, room: EXAMPLES.Room, coupon: EXAMPLES.Coupon, program: EXAMPLES.Program,
+  class: EXAMPLES.Class,
+  occurrence: EXAMPLES.Occurrence,
+  member: EXAMPLES.Member,
+  membership: EXAMPLES.Member,
+  content: EXAMPLES.Video,
+  plan: EXAMPLES.Plan,
+  instructor: EXAMPLES.Instructor,
+  location: EXAMPLES.Location,
+  room: EXAMPLES.Room,
+  coupon: EXAMPLES.Coupon,
+  program: EXAMPLES.Program,
 };
 const ev = (type: EventType, id?: string) => event(type, { ...EXAMPLE_OF[resourceOf(type)], ...(id ? { id } : {}) });
 
 /** Records events of the given types in one transaction, as the write runner does. */
 async function record(studioId: string, types: EventType[]): Promise<string[]> {
-  return s.sql.begin((tx) => insertEvents(tx, studioId, types.map((t) => ev(t)), origin));
+  return s.sql.begin((tx) =>
+    insertEvents(
+      tx,
+      studioId,
+      types.map((t) => ev(t)),
+      origin,
+    ),
+  );
 }
 
 /** Every event a key sees, by following `next_cursor` from `query`. */
@@ -125,7 +141,8 @@ describe('order: a reader resuming with after= misses nothing, however transacti
     expect((await all(key)).map((e) => e.id)).toEqual([]);
     release();
     const firstId = await first;
-    const [rows] = await s.sql`select (select seq from events where id = ${firstId}) > (select seq from events where id = ${second!}) as later`;
+    const [rows] =
+      await s.sql`select (select seq from events where id = ${firstId}) > (select seq from events where id = ${second!}) as later`;
     expect(rows!.later).toBe(true); // its seq is the larger one
     expect((await eventually(() => all(key), 2)).map((e) => e.id)).toEqual([firstId, second!]);
   });
@@ -135,7 +152,14 @@ test('xids compare as numbers, not as text (9 < 10 < 100)', async () => {
   const studio = await s.studio();
   const key = (await s.key(studio.id, 'secret', SCOPES)).key;
   const row = (xid: string) => ({
-    studioId: studio.id, id: newId('event'), type: 'plan.created', resource: 'plan', xid, data: s.sql.json({ object: EXAMPLES.Plan } as never), requestId: null, traceId: null,
+    studioId: studio.id,
+    id: newId('event'),
+    type: 'plan.created',
+    resource: 'plan',
+    xid,
+    data: s.sql.json({ object: EXAMPLES.Plan } as never),
+    requestId: null,
+    traceId: null,
   });
   // recorded by transactions long ended (ids far below any running one), the later ones first
   const rows = [row('100'), row('10'), row('9')];
@@ -151,7 +175,15 @@ describe('the list', () => {
   let studioId: string;
   let key: string;
   let ids: string[];
-  const TYPES: EventType[] = ['class.created', 'occurrence.created', 'occurrence.created', 'member.invited', 'plan.created', 'class.cancelled', 'coupon.created'];
+  const TYPES: EventType[] = [
+    'class.created',
+    'occurrence.created',
+    'occurrence.created',
+    'member.invited',
+    'plan.created',
+    'class.cancelled',
+    'coupon.created',
+  ];
   beforeAll(async () => {
     studioId = (await s.studio()).id;
     key = (await s.key(studioId, 'secret', SCOPES)).key;
@@ -164,14 +196,29 @@ describe('the list', () => {
     const first = await page(key);
     expect(first.data.map((e) => e.id)).toEqual(ids);
     expect(first.next_cursor).toBeNull();
-    expect(first.data[0]).toEqual({ id: ids[0]!, type: 'class.created', createdAt: expect.stringMatching(/Z$/), data: { object: expect.any(Object) }, requestId: 'req_feedtest' } as never);
+    expect(first.data[0]).toEqual({
+      id: ids[0]!,
+      type: 'class.created',
+      createdAt: expect.stringMatching(/Z$/),
+      data: { object: expect.any(Object) },
+      requestId: 'req_feedtest',
+    } as never);
     const many = await s.studio();
     const manyKey = (await s.key(many.id, 'secret', ['plans:read'])).key;
-    await s.sql.begin((tx) => insertEvents(tx, many.id, Array.from({ length: 130 }, (_, i) => ev('plan.created', `pln_${i}`)), origin));
+    await s.sql.begin((tx) =>
+      insertEvents(
+        tx,
+        many.id,
+        Array.from({ length: 130 }, (_, i) => ev('plan.created', `pln_${i}`)),
+        origin,
+      ),
+    );
     await eventually(() => all(manyKey), 130);
     expect((await page(manyKey)).data).toHaveLength(25);
     expect((await page(manyKey, '?limit=1000')).data).toHaveLength(100);
-    expect((await all(manyKey, '?limit=7')).map((e) => (e.data.object as { id: string }).id)).toEqual(Array.from({ length: 130 }, (_, i) => `pln_${i}`));
+    expect((await all(manyKey, '?limit=7')).map((e) => (e.data.object as { id: string }).id)).toEqual(
+      Array.from({ length: 130 }, (_, i) => `pln_${i}`),
+    );
   });
 
   test('paging by cursor: every event once, in order', async () => {
@@ -190,8 +237,14 @@ describe('the list', () => {
     expect((await all(key, '?type=occurrence.created')).map((e) => e.id)).toEqual([ids[1]!, ids[2]!]);
     expect((await all(key, '?type=coupon.created,class.created&limit=1')).map((e) => e.id)).toEqual([ids[0]!, ids[6]!]);
     const p = await page(key, '?type=occurrence.created&limit=1');
-    await expectProblem(await s.mg(`/v1/events?cursor=${p.next_cursor}&type=class.created`, key), 400, 'invalid_cursor');
-    expect((await page(key, `?cursor=${p.next_cursor}&type=occurrence.created`)).data.map((e) => e.id)).toEqual([ids[2]!]);
+    await expectProblem(
+      await s.mg(`/v1/events?cursor=${p.next_cursor}&type=class.created`, key),
+      400,
+      'invalid_cursor',
+    );
+    expect((await page(key, `?cursor=${p.next_cursor}&type=occurrence.created`)).data.map((e) => e.id)).toEqual([
+      ids[2]!,
+    ]);
     const bad = await expectProblem(await s.mg('/v1/events?type=class.exploded', key), 422, 'validation_failed');
     expect(JSON.stringify(bad.errors)).toContain('/query/type');
     await expectProblem(await s.mg('/v1/events?type=Class', key), 422, 'validation_failed');
@@ -211,7 +264,7 @@ describe('the list', () => {
     expect((await all(classesOnly, '?type=class.cancelled,occurrence.created')).map((e) => e.id)).toEqual([ids[5]!]);
   });
 
-  test('GET /v1/events/{id}: the event as listed; another studio\'s, a made-up or a malformed id is 404', async () => {
+  test("GET /v1/events/{id}: the event as listed; another studio's, a made-up or a malformed id is 404", async () => {
     const listed = (await page(key)).data[3];
     const res = await s.mg(`/v1/events/${ids[3]}`, key);
     expect(res.status).toBe(200);
@@ -230,10 +283,17 @@ describe('the list', () => {
   test('a filtered page reads a bounded stretch: fewer events than limit, yet a cursor, until the end', async () => {
     const studio = await s.studio();
     const k = (await s.key(studio.id, 'secret', SCOPES)).key;
-    await s.sql.begin((tx) => insertEvents(tx, studio.id, [
-      ...Array.from({ length: SCAN_WINDOW + 5 }, () => ev('plan.created', 'pln_x')),
-      ev('coupon.created', 'cpn_rare'),
-    ], origin));
+    await s.sql.begin((tx) =>
+      insertEvents(
+        tx,
+        studio.id,
+        [
+          ...Array.from({ length: SCAN_WINDOW + 5 }, () => ev('plan.created', 'pln_x')),
+          ev('coupon.created', 'cpn_rare'),
+        ],
+        origin,
+      ),
+    );
     await eventually(() => all(k, '?type=coupon.created'), 1);
     const first = await page(k, '?type=coupon.created');
     expect(first.data).toEqual([]);
@@ -249,7 +309,14 @@ describe('retention', () => {
     const studio = await s.studio();
     const key = (await s.key(studio.id, 'secret', SCOPES)).key;
     const [gone] = await record(studio.id, ['instructor.created']);
-    await s.sql.begin((tx) => insertEvents(tx, studio.id, Array.from({ length: 9 }, () => ev('instructor.updated', 'ins_x')), origin));
+    await s.sql.begin((tx) =>
+      insertEvents(
+        tx,
+        studio.id,
+        Array.from({ length: 9 }, () => ev('instructor.updated', 'ins_x')),
+        origin,
+      ),
+    );
     const [kept] = await record(studio.id, ['instructor.created']);
     await s.sql`update events set created_at = now() - interval '2 hours' where studio_id = ${studio.id} and id <> ${kept!}`;
     await eventually(() => all(key), 11);

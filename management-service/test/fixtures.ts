@@ -5,7 +5,8 @@ import type { Stack } from '../../test/harness';
 export const HOUR = 3_600_000;
 export const DAY = 24 * HOUR;
 /** A whole-minute instant `days` from now (plus `hours`), so tests never straddle "now". */
-export const future = (days: number, hours = 0) => new Date(Math.floor((Date.now() + days * DAY + hours * HOUR) / 60_000) * 60_000).toISOString();
+export const future = (days: number, hours = 0) =>
+  new Date(Math.floor((Date.now() + days * DAY + hours * HOUR) / 60_000) * 60_000).toISOString();
 
 export async function instructor(s: Stack, studioId: string, name = 'Ana', active = true): Promise<string> {
   const id = newId('instructor');
@@ -23,27 +24,54 @@ export async function plan(s: Stack, studioId: string, status = 'active'): Promi
 export async function twoStudios(s: Stack, scopes: Scope[], input: { timezone?: string } = {}) {
   const a = await s.studio(input);
   const b = await s.studio();
-  return { studioId: a.id, otherStudioId: b.id, key: (await s.key(a.id, 'secret', scopes)).key, otherKey: (await s.key(b.id, 'secret', scopes)).key };
+  return {
+    studioId: a.id,
+    otherStudioId: b.id,
+    key: (await s.key(a.id, 'secret', scopes)).key,
+    otherKey: (await s.key(b.id, 'secret', scopes)).key,
+  };
 }
 
 /** A Management write through the gateway with a fresh Idempotency-Key, and a JSON body when one is given. */
-export function mgWrite(s: Stack, method: string, path: string, key: string, body?: unknown, idem: string | null = crypto.randomUUID(), extra: Record<string, string> = {}) {
+export function mgWrite(
+  s: Stack,
+  method: string,
+  path: string,
+  key: string,
+  body?: unknown,
+  idem: string | null = crypto.randomUUID(),
+  extra: Record<string, string> = {},
+) {
   const headers: Record<string, string> = { ...extra };
   if (idem !== null) headers['idempotency-key'] = idem;
   if (body !== undefined) headers['content-type'] ??= 'application/json';
-  return s.mg(path, key, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  return s.mg(path, key, {
+    method,
+    headers,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }
 
 /** A studio, an all-scopes secret key, and a JSON writer with a fresh Idempotency-Key each call. */
 export async function studioWithKey(s: Stack, input: { modes?: string[] } = {}) {
   const studio = await s.studio(input);
   const { key } = await s.key(studio.id, 'secret', SCOPES);
-  const write = (method: string, path: string, body?: unknown, idem: string | null = crypto.randomUUID(), extra: Record<string, string> = {}) =>
-    mgWrite(s, method, path, key, body, idem, extra);
+  const write = (
+    method: string,
+    path: string,
+    body?: unknown,
+    idem: string | null = crypto.randomUUID(),
+    extra: Record<string, string> = {},
+  ) => mgWrite(s, method, path, key, body, idem, extra);
   const get = (path: string) => s.mg(path, key);
   return { studio, key, write, get };
 }
 
 export const classBody = (instructorId: string, over: Record<string, unknown> = {}) => ({
-  title: 'Morning Flow', mode: 'broadcast', instructorId, startsAt: future(2), durationMinutes: 60, ...over,
+  title: 'Morning Flow',
+  mode: 'broadcast',
+  instructorId,
+  startsAt: future(2),
+  durationMinutes: 60,
+  ...over,
 });

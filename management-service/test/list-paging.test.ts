@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { newId, SCOPES } from '@studio/shared';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { DAY, future, HOUR, instructor } from './fixtures';
 
 let s: Stack;
@@ -23,9 +23,18 @@ let seq = 0;
 const uniq = () => `${Date.now().toString(36)}${(seq++).toString(36)}`.toUpperCase();
 
 /** A studio of its own for one list, an all-scopes key, and what its rows hang on. */
-interface Ctx { studioId: string; key: string; instructorId: string; classId: string; locationId: string }
+interface Ctx {
+  studioId: string;
+  key: string;
+  instructorId: string;
+  classId: string;
+  locationId: string;
+}
 /** One row to seed: its sort value and whether it is soft-deleted (where the table has that). */
-interface Spec { at: Date; dead?: boolean }
+interface Spec {
+  at: Date;
+  dead?: boolean;
+}
 
 interface ListCase {
   name: string;
@@ -50,71 +59,227 @@ async function insert(table: string, rows: Record<string, unknown>[]): Promise<s
 
 const LISTS: ListCase[] = [
   {
-    name: 'classes', table: 'classes', column: 'created_at', field: 'createdAt', live: 'true', path: () => '/v1/classes',
-    seed: (c, specs) => insert('classes', specs.map(({ at }) => ({
-      id: newId('class'), studioId: c.studioId, title: 'Flow', mode: 'broadcast', instructorId: c.instructorId,
-      startsAt: new Date(Date.now() + 30 * DAY), durationMinutes: 60, createdAt: at, updatedAt: at,
-    }))),
+    name: 'classes',
+    table: 'classes',
+    column: 'created_at',
+    field: 'createdAt',
+    live: 'true',
+    path: () => '/v1/classes',
+    seed: (c, specs) =>
+      insert(
+        'classes',
+        specs.map(({ at }) => ({
+          id: newId('class'),
+          studioId: c.studioId,
+          title: 'Flow',
+          mode: 'broadcast',
+          instructorId: c.instructorId,
+          startsAt: new Date(Date.now() + 30 * DAY),
+          durationMinutes: 60,
+          createdAt: at,
+          updatedAt: at,
+        })),
+      ),
   },
   {
-    name: 'members', table: 'members', column: 'created_at', field: 'createdAt', live: 'true', path: () => '/v1/members',
-    seed: (c, specs) => insert('members', specs.map(({ at }) => ({
-      id: newId('member'), studioId: c.studioId, email: `p${uniq().toLowerCase()}@paging.test`, role: 'member', status: 'active', createdAt: at, updatedAt: at,
-    }))),
+    name: 'members',
+    table: 'members',
+    column: 'created_at',
+    field: 'createdAt',
+    live: 'true',
+    path: () => '/v1/members',
+    seed: (c, specs) =>
+      insert(
+        'members',
+        specs.map(({ at }) => ({
+          id: newId('member'),
+          studioId: c.studioId,
+          email: `p${uniq().toLowerCase()}@paging.test`,
+          role: 'member',
+          status: 'active',
+          createdAt: at,
+          updatedAt: at,
+        })),
+      ),
   },
   {
     // one instructor per occurrence, so equal start times never double-book
-    name: 'schedule', table: 'occurrences', column: 'starts_at', field: 'startsAt', live: 'true', path: () => '/v1/schedule',
+    name: 'schedule',
+    table: 'occurrences',
+    column: 'starts_at',
+    field: 'startsAt',
+    live: 'true',
+    path: () => '/v1/schedule',
     async seed(c, specs) {
-      const teachers = await insert('instructors', specs.map(() => ({ id: newId('instructor'), studioId: c.studioId, name: 'T' })));
-      return insert('occurrences', specs.map(({ at }, i) => ({
-        id: newId('occurrence'), studioId: c.studioId, classId: c.classId, instructorId: teachers[i], startsAt: at,
-        endsAt: new Date(at.getTime() + HOUR), durationMinutes: 60,
-      })));
+      const teachers = await insert(
+        'instructors',
+        specs.map(() => ({ id: newId('instructor'), studioId: c.studioId, name: 'T' })),
+      );
+      return insert(
+        'occurrences',
+        specs.map(({ at }, i) => ({
+          id: newId('occurrence'),
+          studioId: c.studioId,
+          classId: c.classId,
+          instructorId: teachers[i],
+          startsAt: at,
+          endsAt: new Date(at.getTime() + HOUR),
+          durationMinutes: 60,
+        })),
+      );
     },
   },
   {
-    name: 'content', table: 'content', column: 'created_at', field: 'createdAt', live: 'deleted_at is null', softDeletes: true, path: () => '/v1/content',
-    seed: (c, specs) => insert('content', specs.map(({ at, dead }) => ({
-      id: newId('content'), studioId: c.studioId, title: 'Video', durationSeconds: 60, deletedAt: dead ? at : null, createdAt: at, updatedAt: at,
-    }))),
+    name: 'content',
+    table: 'content',
+    column: 'created_at',
+    field: 'createdAt',
+    live: 'deleted_at is null',
+    softDeletes: true,
+    path: () => '/v1/content',
+    seed: (c, specs) =>
+      insert(
+        'content',
+        specs.map(({ at, dead }) => ({
+          id: newId('content'),
+          studioId: c.studioId,
+          title: 'Video',
+          durationSeconds: 60,
+          deletedAt: dead ? at : null,
+          createdAt: at,
+          updatedAt: at,
+        })),
+      ),
   },
   {
-    name: 'coupons', table: 'coupons', column: 'created_at', field: 'createdAt', live: 'true', path: () => '/v1/coupons',
-    seed: (c, specs) => insert('coupons', specs.map(({ at }, i) => ({
-      id: newId('coupon'), studioId: c.studioId, code: `PG${uniq()}`, config: s.sql.json({ kind: 'percent', percentOff: 10 }),
-      status: i % 7 === 3 ? 'archived' : 'active', createdAt: at, updatedAt: at,
-    }))),
+    name: 'coupons',
+    table: 'coupons',
+    column: 'created_at',
+    field: 'createdAt',
+    live: 'true',
+    path: () => '/v1/coupons',
+    seed: (c, specs) =>
+      insert(
+        'coupons',
+        specs.map(({ at }, i) => ({
+          id: newId('coupon'),
+          studioId: c.studioId,
+          code: `PG${uniq()}`,
+          config: s.sql.json({ kind: 'percent', percentOff: 10 }),
+          status: i % 7 === 3 ? 'archived' : 'active',
+          createdAt: at,
+          updatedAt: at,
+        })),
+      ),
   },
   {
-    name: 'instructors', table: 'instructors', column: 'created_at', field: 'createdAt', live: 'true', path: () => '/v1/instructors',
-    seed: (c, specs) => insert('instructors', specs.map(({ at }, i) => ({
-      id: newId('instructor'), studioId: c.studioId, name: `I${i}`, active: i % 5 !== 2, createdAt: at, updatedAt: at,
-    }))),
+    name: 'instructors',
+    table: 'instructors',
+    column: 'created_at',
+    field: 'createdAt',
+    live: 'true',
+    path: () => '/v1/instructors',
+    seed: (c, specs) =>
+      insert(
+        'instructors',
+        specs.map(({ at }, i) => ({
+          id: newId('instructor'),
+          studioId: c.studioId,
+          name: `I${i}`,
+          active: i % 5 !== 2,
+          createdAt: at,
+          updatedAt: at,
+        })),
+      ),
   },
   {
-    name: 'locations', table: 'locations', column: 'created_at', field: 'createdAt', live: "status = 'live'", softDeletes: true, path: () => '/v1/locations',
-    seed: (c, specs) => insert('locations', specs.map(({ at, dead }) => ({
-      id: newId('location'), studioId: c.studioId, name: 'L', timezone: 'UTC', status: dead ? 'deleted' : 'live', deletedAt: dead ? at : null, createdAt: at, updatedAt: at,
-    }))),
+    name: 'locations',
+    table: 'locations',
+    column: 'created_at',
+    field: 'createdAt',
+    live: "status = 'live'",
+    softDeletes: true,
+    path: () => '/v1/locations',
+    seed: (c, specs) =>
+      insert(
+        'locations',
+        specs.map(({ at, dead }) => ({
+          id: newId('location'),
+          studioId: c.studioId,
+          name: 'L',
+          timezone: 'UTC',
+          status: dead ? 'deleted' : 'live',
+          deletedAt: dead ? at : null,
+          createdAt: at,
+          updatedAt: at,
+        })),
+      ),
   },
   {
-    name: 'rooms', table: 'rooms', column: 'created_at', field: 'createdAt', live: "status = 'live'", softDeletes: true,
+    name: 'rooms',
+    table: 'rooms',
+    column: 'created_at',
+    field: 'createdAt',
+    live: "status = 'live'",
+    softDeletes: true,
     path: (c) => `/v1/locations/${c.locationId}/rooms`,
-    seed: (c, specs) => insert('rooms', specs.map(({ at, dead }) => ({
-      id: newId('room'), studioId: c.studioId, locationId: c.locationId, name: 'R', capacity: 10, status: dead ? 'deleted' : 'live', deletedAt: dead ? at : null, createdAt: at, updatedAt: at,
-    }))),
+    seed: (c, specs) =>
+      insert(
+        'rooms',
+        specs.map(({ at, dead }) => ({
+          id: newId('room'),
+          studioId: c.studioId,
+          locationId: c.locationId,
+          name: 'R',
+          capacity: 10,
+          status: dead ? 'deleted' : 'live',
+          deletedAt: dead ? at : null,
+          createdAt: at,
+          updatedAt: at,
+        })),
+      ),
   },
   {
-    name: 'plans', table: 'plans', column: 'created_at', field: 'createdAt', live: 'true', path: () => '/v1/plans',
-    seed: (c, specs) => insert('plans', specs.map(({ at }, i) => ({
-      id: newId('plan'), studioId: c.studioId, name: 'P', type: 'drop_in', config: s.sql.json({ priceCents: 1500, currency: 'USD' }),
-      status: i % 6 === 1 ? 'archived' : 'active', createdAt: at, updatedAt: at,
-    }))),
+    name: 'plans',
+    table: 'plans',
+    column: 'created_at',
+    field: 'createdAt',
+    live: 'true',
+    path: () => '/v1/plans',
+    seed: (c, specs) =>
+      insert(
+        'plans',
+        specs.map(({ at }, i) => ({
+          id: newId('plan'),
+          studioId: c.studioId,
+          name: 'P',
+          type: 'drop_in',
+          config: s.sql.json({ priceCents: 1500, currency: 'USD' }),
+          status: i % 6 === 1 ? 'archived' : 'active',
+          createdAt: at,
+          updatedAt: at,
+        })),
+      ),
   },
   {
-    name: 'programs', table: 'programs', column: 'created_at', field: 'createdAt', live: 'true', path: () => '/v1/programs',
-    seed: (c, specs) => insert('programs', specs.map(({ at }) => ({ id: newId('program'), studioId: c.studioId, name: 'G', pricing: 'free', createdAt: at, updatedAt: at }))),
+    name: 'programs',
+    table: 'programs',
+    column: 'created_at',
+    field: 'createdAt',
+    live: 'true',
+    path: () => '/v1/programs',
+    seed: (c, specs) =>
+      insert(
+        'programs',
+        specs.map(({ at }) => ({
+          id: newId('program'),
+          studioId: c.studioId,
+          name: 'G',
+          pricing: 'free',
+          createdAt: at,
+          updatedAt: at,
+        })),
+      ),
   },
 ];
 
@@ -133,7 +298,13 @@ async function context(): Promise<Ctx> {
 /** `n` rows, three to an instant, one in ten soft-deleted where the list hides those; then µs offsets on a quarter. */
 async function seed(l: ListCase, c: Ctx, n = SEEDED): Promise<void> {
   const base = l.column === 'starts_at' ? Date.now() + 10 * DAY : Date.now() - 10 * DAY;
-  const ids = await l.seed(c, Array.from({ length: n }, (_, i) => ({ at: new Date(base + Math.floor(i / 3) * 60_000), dead: !!l.softDeletes && i % 10 === 9 })));
+  const ids = await l.seed(
+    c,
+    Array.from({ length: n }, (_, i) => ({
+      at: new Date(base + Math.floor(i / 3) * 60_000),
+      dead: !!l.softDeletes && i % 10 === 9,
+    })),
+  );
   const jittered = ids.filter((_, i) => i % 4 === 1);
   const us = jittered.map((_, i) => 1 + ((i * 7919) % 999));
   const col = s.sql(l.column);
@@ -165,7 +336,10 @@ async function walk(l: ListCase, c: Ctx, limit: number, between?: (n: number) =>
   let cursor: string | null = null;
   let pages = 0;
   do {
-    const p = await page(c, withQuery(l.path(c), `limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`));
+    const p = await page(
+      c,
+      withQuery(l.path(c), `limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
+    );
     expect(p.data.length).toBeLessThanOrEqual(limit);
     if (p.next_cursor !== null) {
       expect(p.data).toHaveLength(limit);
@@ -270,20 +444,41 @@ describe('every Management list pages by cursor (docs/design/pagination.md)', ()
         const altered = [
           cursor.slice(0, -1) + (cursor.endsWith('A') ? 'B' : 'A'), // signature
           (body.startsWith('e') ? 'f' : 'e') + cursor.slice(1), // payload
-          forged((p) => { p.i = `${String(p.i)}0`; }),
-          forged((p) => { p.k = '1970-01-01T00:00:00.000000Z'; }),
-          `${body}.`, cursor + cursor, 'abc', 'Zm9v.YmFy', '.', '%00',
+          forged((p) => {
+            p.i = `${String(p.i)}0`;
+          }),
+          forged((p) => {
+            p.k = '1970-01-01T00:00:00.000000Z';
+          }),
+          `${body}.`,
+          cursor + cursor,
+          'abc',
+          'Zm9v.YmFy',
+          '.',
+          '%00',
         ];
         for (const bad of altered) {
-          await expectProblem(await s.mg(withQuery(l.path(c), `cursor=${encodeURIComponent(bad)}`), c.key), 400, 'invalid_cursor');
+          await expectProblem(
+            await s.mg(withQuery(l.path(c), `cursor=${encodeURIComponent(bad)}`), c.key),
+            400,
+            'invalid_cursor',
+          );
         }
         // every other list of the same studio refuses it (the cursor is checked before any query, so empty lists too)
         for (const other of LISTS.filter((o) => o !== l)) {
-          await expectProblem(await s.mg(withQuery(other.path(c), `cursor=${encodeURIComponent(cursor)}`), c.key), 400, 'invalid_cursor');
+          await expectProblem(
+            await s.mg(withQuery(other.path(c), `cursor=${encodeURIComponent(cursor)}`), c.key),
+            400,
+            'invalid_cursor',
+          );
         }
         // and so does the same list of another studio
         const otherStudio = await context();
-        await expectProblem(await s.mg(withQuery(l.path(otherStudio), `cursor=${encodeURIComponent(cursor)}`), otherStudio.key), 400, 'invalid_cursor');
+        await expectProblem(
+          await s.mg(withQuery(l.path(otherStudio), `cursor=${encodeURIComponent(cursor)}`), otherStudio.key),
+          400,
+          'invalid_cursor',
+        );
         // the genuine one still works
         expect((await page(c, withQuery(l.path(c), `cursor=${encodeURIComponent(cursor)}`))).data.length).toBe(25);
       });
@@ -300,13 +495,21 @@ describe('every Management list pages by cursor (docs/design/pagination.md)', ()
     });
   }
 
-  test('rooms: a cursor of one location\'s rooms is refused on another\'s; a deleted location\'s rooms are 404', async () => {
+  test("rooms: a cursor of one location's rooms is refused on another's; a deleted location's rooms are 404", async () => {
     const c = ctxs.get('rooms')!;
     const cursor = await cursorOf(c, `/v1/locations/${c.locationId}/rooms`);
     const other = newId('location');
     await s.sql`insert into locations ${s.sql({ id: other, studioId: c.studioId, name: 'Other', timezone: 'UTC' })}`;
-    await LISTS.find((l) => l.name === 'rooms')!.seed({ ...c, locationId: other }, [{ at: new Date() }, { at: new Date() }, { at: new Date() }]);
-    await expectProblem(await s.mg(`/v1/locations/${other}/rooms?cursor=${encodeURIComponent(cursor)}`, c.key), 400, 'invalid_cursor');
+    await LISTS.find((l) => l.name === 'rooms')!.seed({ ...c, locationId: other }, [
+      { at: new Date() },
+      { at: new Date() },
+      { at: new Date() },
+    ]);
+    await expectProblem(
+      await s.mg(`/v1/locations/${other}/rooms?cursor=${encodeURIComponent(cursor)}`, c.key),
+      400,
+      'invalid_cursor',
+    );
     expect((await page(c, `/v1/locations/${other}/rooms?limit=2`)).data).toHaveLength(2);
 
     await s.sql`update locations set status = 'deleted', deleted_at = now() where id = ${other}`;
@@ -318,12 +521,23 @@ describe('every Management list pages by cursor (docs/design/pagination.md)', ()
   test('schedule: a cursor keeps its filters; other filters with it are 400 invalid_cursor', async () => {
     const c = ctxs.get('schedule')!;
     const from = new Date(Date.now() + 10 * DAY + 20 * 60_000).toISOString();
-    const all = (await truth(LISTS.find((l) => l.name === 'schedule')!, c));
-    const rows = await s.sql<{ id: string }[]>`select id from occurrences where studio_id = ${c.studioId} and starts_at >= ${from} order by starts_at, id`;
+    const all = await truth(LISTS.find((l) => l.name === 'schedule')!, c);
+    const rows = await s.sql<
+      { id: string }[]
+    >`select id from occurrences where studio_id = ${c.studioId} and starts_at >= ${from} order by starts_at, id`;
     expect(rows.length).toBeLessThan(all.length);
     const first = await page(c, `/v1/schedule?from=${from}&limit=10`);
     const rest = await page(c, `/v1/schedule?limit=100&cursor=${encodeURIComponent(first.next_cursor!)}`);
-    expect([...first.data, ...rest.data].map((d) => d.id)).toEqual(rows.slice(0, 10 + rest.data.length).map((r) => r.id));
-    await expectProblem(await s.mg(`/v1/schedule?from=${new Date(Date.now() + DAY).toISOString()}&cursor=${encodeURIComponent(first.next_cursor!)}`, c.key), 400, 'invalid_cursor');
+    expect([...first.data, ...rest.data].map((d) => d.id)).toEqual(
+      rows.slice(0, 10 + rest.data.length).map((r) => r.id),
+    );
+    await expectProblem(
+      await s.mg(
+        `/v1/schedule?from=${new Date(Date.now() + DAY).toISOString()}&cursor=${encodeURIComponent(first.next_cursor!)}`,
+        c.key,
+      ),
+      400,
+      'invalid_cursor',
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { Location, LocationPage, Room, RoomPage } from '@studio/shared/schemas/locations';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { mgWrite, twoStudios } from './fixtures';
 
 let s: Stack;
@@ -26,12 +26,21 @@ const createRoom = async (k: string, locationId: string, body: Record<string, un
 };
 
 describe('locations', () => {
-  test('create: 201 + Location; timezone defaults to the studio\'s; address kept', async () => {
-    const res = await write('POST', '/v1/locations', key, { name: 'Downtown', address: { line1: '1 Main St', city: 'Berlin', postalCode: '10115', country: 'DE' } });
+  test("create: 201 + Location; timezone defaults to the studio's; address kept", async () => {
+    const res = await write('POST', '/v1/locations', key, {
+      name: 'Downtown',
+      address: { line1: '1 Main St', city: 'Berlin', postalCode: '10115', country: 'DE' },
+    });
     expect(res.status).toBe(201);
     const body = await res.json();
     expect(Value.Check(Location, body)).toBe(true);
-    expect(body).toMatchObject({ name: 'Downtown', timezone: 'Europe/Berlin', status: 'live', deletedAt: null, address: { line1: '1 Main St', city: 'Berlin', postalCode: '10115', country: 'DE' } });
+    expect(body).toMatchObject({
+      name: 'Downtown',
+      timezone: 'Europe/Berlin',
+      status: 'live',
+      deletedAt: null,
+      address: { line1: '1 Main St', city: 'Berlin', postalCode: '10115', country: 'DE' },
+    });
     expect(body.id).toMatch(/^loc_/);
     expect(res.headers.get('location')).toBe(`/v1/locations/${body.id}`);
   });
@@ -39,10 +48,18 @@ describe('locations', () => {
   test('an IANA timezone is accepted (canonicalised); anything else is 422 validation_failed', async () => {
     expect((await createLocation(key, { timezone: 'America/New_York' })).timezone).toBe('America/New_York');
     expect((await createLocation(key, { timezone: 'utc' })).timezone).toBe('UTC');
-    const p = await expectProblem(await write('POST', '/v1/locations', key, { name: 'X', timezone: 'Mars/Olympus' }), 422, 'validation_failed');
+    const p = await expectProblem(
+      await write('POST', '/v1/locations', key, { name: 'X', timezone: 'Mars/Olympus' }),
+      422,
+      'validation_failed',
+    );
     expect(p.errors).toEqual([{ path: '/body/timezone', message: expect.any(String) }]);
     const loc = await createLocation(key);
-    await expectProblem(await write('PATCH', `/v1/locations/${loc.id}`, key, { timezone: 'Nowhere/Town' }), 422, 'validation_failed');
+    await expectProblem(
+      await write('PATCH', `/v1/locations/${loc.id}`, key, { timezone: 'Nowhere/Town' }),
+      422,
+      'validation_failed',
+    );
   });
 
   test('422 validation_failed: missing name, unknown field, unknown address field', async () => {
@@ -51,9 +68,13 @@ describe('locations', () => {
     }
   });
 
-  test('update: 200 with the record; other studio\'s location 404', async () => {
+  test("update: 200 with the record; other studio's location 404", async () => {
     const loc = await createLocation(key);
-    const res = await write('PATCH', `/v1/locations/${loc.id}`, key, { name: 'Renamed', timezone: 'Asia/Tokyo', address: null });
+    const res = await write('PATCH', `/v1/locations/${loc.id}`, key, {
+      name: 'Renamed',
+      timezone: 'Asia/Tokyo',
+      address: null,
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ id: loc.id, name: 'Renamed', timezone: 'Asia/Tokyo', address: null });
     const theirs = await createLocation(otherKey);
@@ -77,13 +98,17 @@ describe('locations', () => {
     await expectProblem(await write('DELETE', `/v1/locations/${loc.id}`, key), 404, 'not_found');
     await expectProblem(await write('PATCH', `/v1/locations/${loc.id}`, key, { name: 'Back' }), 404, 'not_found');
     await expectProblem(await s.mg(`/v1/locations/${loc.id}/rooms`, key), 404, 'not_found');
-    await expectProblem(await write('PATCH', `/v1/locations/${loc.id}/rooms/${room.id}`, key, { name: 'R2' }), 404, 'not_found');
+    await expectProblem(
+      await write('PATCH', `/v1/locations/${loc.id}/rooms/${room.id}`, key, { name: 'R2' }),
+      404,
+      'not_found',
+    );
     const list = await (await s.mg('/v1/locations', key)).json();
     expect(Value.Check(LocationPage, list)).toBe(true);
     expect(list.data.map((l: Location) => l.id)).not.toContain(loc.id);
   });
 
-  test('409 last_venue: the studio\'s last live location cannot be deleted', async () => {
+  test("409 last_venue: the studio's last live location cannot be deleted", async () => {
     const studio = await s.studio();
     const k = (await s.key(studio.id, 'secret', ['locations:read', 'locations:write'])).key;
     const a = await createLocation(k, { name: 'A' });
@@ -99,10 +124,16 @@ describe('locations', () => {
       const studio = await s.studio();
       const k = (await s.key(studio.id, 'secret', ['locations:read', 'locations:write'])).key;
       const [a, b] = await Promise.all([createLocation(k, { name: 'A' }), createLocation(k, { name: 'B' })]);
-      const [ra, rb] = await Promise.all([write('DELETE', `/v1/locations/${a!.id}`, k), write('DELETE', `/v1/locations/${b!.id}`, k)]);
+      const [ra, rb] = await Promise.all([
+        write('DELETE', `/v1/locations/${a!.id}`, k),
+        write('DELETE', `/v1/locations/${b!.id}`, k),
+      ]);
       expect([ra.status, rb.status].sort()).toEqual([200, 409]);
       await expectProblem(ra.status === 409 ? ra : rb, 409, 'last_venue');
-      const [{ live }] = await s.sql`select count(*)::int as live from locations where studio_id = ${studio.id} and status = 'live'` as unknown as [{ live: number }];
+      const [{ live }] =
+        (await s.sql`select count(*)::int as live from locations where studio_id = ${studio.id} and status = 'live'`) as unknown as [
+          { live: number },
+        ];
       expect(live).toBe(1);
     }
   });
@@ -133,31 +164,57 @@ describe('rooms', () => {
     expect(del.status).toBe(200);
     expect(await del.json()).toMatchObject({ id: room.id, status: 'deleted' });
     await expectProblem(await write('DELETE', `/v1/locations/${loc.id}/rooms/${room.id}`, key), 404, 'not_found');
-    await expectProblem(await write('PATCH', `/v1/locations/${loc.id}/rooms/${room.id}`, key, { name: 'X' }), 404, 'not_found');
+    await expectProblem(
+      await write('PATCH', `/v1/locations/${loc.id}/rooms/${room.id}`, key, { name: 'X' }),
+      404,
+      'not_found',
+    );
     const after = await (await s.mg(`/v1/locations/${loc.id}/rooms`, key)).json();
     expect(after.data.map((r: Room) => r.id)).toEqual([second.id]);
   });
 
   test('capacity must be 1..10000; unknown fields are 422', async () => {
     const loc = await createLocation(key);
-    for (const body of [{ name: 'R', capacity: 0 }, { name: 'R', capacity: 10001 }, { name: 'R', capacity: 2.5 }, { capacity: 5 }, { name: 'R', seats: 4 }]) {
+    for (const body of [
+      { name: 'R', capacity: 0 },
+      { name: 'R', capacity: 10001 },
+      { name: 'R', capacity: 2.5 },
+      { capacity: 5 },
+      { name: 'R', seats: 4 },
+    ]) {
       await expectProblem(await write('POST', `/v1/locations/${loc.id}/rooms`, key, body), 422, 'validation_failed');
     }
     expect((await createRoom(key, loc.id, { capacity: 10000 })).capacity).toBe(10000);
     const room = await createRoom(key, loc.id, { capacity: 1 });
-    await expectProblem(await write('PATCH', `/v1/locations/${loc.id}/rooms/${room.id}`, key, { capacity: -1 }), 422, 'validation_failed');
+    await expectProblem(
+      await write('PATCH', `/v1/locations/${loc.id}/rooms/${room.id}`, key, { capacity: -1 }),
+      422,
+      'validation_failed',
+    );
   });
 
   test('a room of another studio, or of another location, is 404', async () => {
     const mine = await createLocation(key);
     const other = await createLocation(key);
     const room = await createRoom(key, mine.id);
-    await expectProblem(await write('PATCH', `/v1/locations/${other.id}/rooms/${room.id}`, key, { name: 'X' }), 404, 'not_found');
+    await expectProblem(
+      await write('PATCH', `/v1/locations/${other.id}/rooms/${room.id}`, key, { name: 'X' }),
+      404,
+      'not_found',
+    );
     await expectProblem(await write('DELETE', `/v1/locations/${other.id}/rooms/${room.id}`, key), 404, 'not_found');
     const theirLoc = await createLocation(otherKey);
     const theirRoom = await createRoom(otherKey, theirLoc.id);
-    await expectProblem(await write('PATCH', `/v1/locations/${theirLoc.id}/rooms/${theirRoom.id}`, key, { name: 'X' }), 404, 'not_found');
-    await expectProblem(await write('DELETE', `/v1/locations/${theirLoc.id}/rooms/${theirRoom.id}`, key), 404, 'not_found');
+    await expectProblem(
+      await write('PATCH', `/v1/locations/${theirLoc.id}/rooms/${theirRoom.id}`, key, { name: 'X' }),
+      404,
+      'not_found',
+    );
+    await expectProblem(
+      await write('DELETE', `/v1/locations/${theirLoc.id}/rooms/${theirRoom.id}`, key),
+      404,
+      'not_found',
+    );
     const [row] = await s.sql`select name, status from rooms where id = ${theirRoom.id}`;
     expect(row).toEqual({ name: 'Room A', status: 'live' });
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { studioWithKey } from './fixtures';
 
 let s: Stack;
@@ -12,7 +12,13 @@ describe('members', () => {
     const res = await write('POST', '/v1/members/invites', { email: 'Jo.Doe@Example.TEST', name: 'Jo' });
     expect(res.status).toBe(201);
     const m = await res.json();
-    expect(m).toMatchObject({ email: 'jo.doe@example.test', name: 'Jo', role: 'member', status: 'invited', cancelledAt: null });
+    expect(m).toMatchObject({
+      email: 'jo.doe@example.test',
+      name: 'Jo',
+      role: 'member',
+      status: 'invited',
+      cancelledAt: null,
+    });
     expect(m.id).toMatch(/^mem_/);
     expect(m.invitedAt).toMatch(/Z$/);
     expect(res.headers.get('location')).toBe(`/v1/members/${m.id}`);
@@ -30,16 +36,28 @@ describe('members', () => {
 
   test('422 invalid_role on invite and update; 422 validation_failed for a bad e-mail or unknown field', async () => {
     const { write } = await studioWithKey(s);
-    await expectProblem(await write('POST', '/v1/members/invites', { email: 'r@x.test', role: 'owner' }), 422, 'invalid_role');
+    await expectProblem(
+      await write('POST', '/v1/members/invites', { email: 'r@x.test', role: 'owner' }),
+      422,
+      'invalid_role',
+    );
     const m = await (await write('POST', '/v1/members/invites', { email: 'r@x.test', role: 'front_desk' })).json();
     expect(m.role).toBe('front_desk');
     await expectProblem(await write('PATCH', `/v1/members/${m.id}`, { role: 'superuser' }), 422, 'invalid_role');
-    await expectProblem(await write('POST', '/v1/members/invites', { email: 'not-an-email' }), 422, 'validation_failed');
+    await expectProblem(
+      await write('POST', '/v1/members/invites', { email: 'not-an-email' }),
+      422,
+      'validation_failed',
+    );
     await expectProblem(await write('POST', '/v1/members/invites', {}), 422, 'validation_failed');
-    await expectProblem(await write('POST', '/v1/members/invites', { email: 'z@x.test', status: 'active' }), 422, 'validation_failed');
+    await expectProblem(
+      await write('POST', '/v1/members/invites', { email: 'z@x.test', status: 'active' }),
+      422,
+      'validation_failed',
+    );
   });
 
-  test('PATCH name and role; 404 for another studio\'s member', async () => {
+  test("PATCH name and role; 404 for another studio's member", async () => {
     const a = await studioWithKey(s);
     const b = await studioWithKey(s);
     const m = await (await a.write('POST', '/v1/members/invites', { email: 'p@x.test' })).json();
@@ -57,7 +75,9 @@ describe('members', () => {
     await expectProblem(await write('POST', `/v1/members/${studio.adminId}/cancel`), 409, 'last_admin');
     expect((await write('PATCH', `/v1/members/${studio.adminId}`, { name: 'Owner', role: 'admin' })).status).toBe(200);
     // an invited admin does not count
-    const invited = await (await write('POST', '/v1/members/invites', { email: 'second@x.test', role: 'admin' })).json();
+    const invited = await (
+      await write('POST', '/v1/members/invites', { email: 'second@x.test', role: 'admin' })
+    ).json();
     await expectProblem(await write('PATCH', `/v1/members/${studio.adminId}`, { role: 'member' }), 409, 'last_admin');
     await s.sql`update members set status = 'active' where id = ${invited.id}`;
     const demoted = await write('PATCH', `/v1/members/${studio.adminId}`, { role: 'member' });
@@ -74,7 +94,8 @@ describe('members', () => {
       write('POST', `/v1/members/${second.id}/cancel`),
     ]);
     expect([r1.status, r2.status].sort()).toEqual([200, 409]);
-    const [n] = await s.sql`select count(*)::int as n from members where studio_id = ${studio.id} and role = 'admin' and status = 'active'`;
+    const [n] =
+      await s.sql`select count(*)::int as n from members where studio_id = ${studio.id} and role = 'admin' and status = 'active'`;
     expect(n!.n).toBe(1);
   });
 

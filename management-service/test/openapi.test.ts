@@ -1,15 +1,22 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { operationsOf } from '@studio/shared';
-import { startStack, type Stack } from '../../test/harness';
+import { type Stack, startStack } from '../../test/harness';
 
 let s: Stack;
 beforeAll(async () => (s = await startStack()));
 afterAll(() => s.close());
 
 const MINE = [
-  'managementListClasses', 'managementCreateClass', 'managementUpdateClass', 'managementCancelClass',
-  'managementListMembers', 'managementInviteMember', 'managementUpdateMember', 'managementCancelMembership',
-  'managementListSchedule', 'managementRescheduleOccurrence',
+  'managementListClasses',
+  'managementCreateClass',
+  'managementUpdateClass',
+  'managementCancelClass',
+  'managementListMembers',
+  'managementInviteMember',
+  'managementUpdateMember',
+  'managementCancelMembership',
+  'managementListSchedule',
+  'managementRescheduleOccurrence',
 ];
 
 describe('Management OpenAPI document', () => {
@@ -22,7 +29,8 @@ describe('Management OpenAPI document', () => {
     expect(doc.components.securitySchemes.SecretKeyAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     const ops = new Map<string, { method: string; path: string; op: Record<string, any> }>();
     for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
-      for (const [method, op] of Object.entries<Record<string, any>>(item)) if (op?.operationId) ops.set(op.operationId, { method, path, op });
+      for (const [method, op] of Object.entries<Record<string, any>>(item))
+        if (op?.operationId) ops.set(op.operationId, { method, path, op });
     }
     for (const o of operationsOf('management').filter((x) => MINE.includes(x.id))) {
       const found = ops.get(o.id);
@@ -36,14 +44,24 @@ describe('Management OpenAPI document', () => {
       if (o.method !== 'GET') {
         expect(response(found!.op.responses['400']).description).toContain('idempotency_key_required');
         expect(response(found!.op.responses['409']).description).toContain('idempotency_key_reused');
-        expect(found!.op.parameters.some((p: { name: string; in: string }) => p.name.toLowerCase() === 'idempotency-key' && p.in === 'header')).toBe(true);
+        expect(
+          found!.op.parameters.some(
+            (p: { name: string; in: string }) => p.name.toLowerCase() === 'idempotency-key' && p.in === 'header',
+          ),
+        ).toBe(true);
       }
       if (o.paginated) expect(response(found!.op.responses['400']).description).toContain('invalid_cursor');
     }
-    expect(response(ops.get('managementCreateClass')!.op.responses['409']).description).toContain('instructor_double_booked');
-    expect(response(ops.get('managementCreateClass')!.op.responses['422']).description).toContain('unsupported_channel');
+    expect(response(ops.get('managementCreateClass')!.op.responses['409']).description).toContain(
+      'instructor_double_booked',
+    );
+    expect(response(ops.get('managementCreateClass')!.op.responses['422']).description).toContain(
+      'unsupported_channel',
+    );
     expect(response(ops.get('managementUpdateMember')!.op.responses['409']).description).toContain('last_admin');
-    expect(response(ops.get('managementRescheduleOccurrence')!.op.responses['409']).description).toContain('occurrence_cancelled');
+    expect(response(ops.get('managementRescheduleOccurrence')!.op.responses['409']).description).toContain(
+      'occurrence_cancelled',
+    );
     expect(Object.keys(doc.paths)).not.toContain('/healthz');
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { newId } from '@studio/shared';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { classBody, future, instructor, studioWithKey } from './fixtures';
 
 let s: Stack;
@@ -9,12 +9,23 @@ afterAll(() => s.close());
 
 /** 250 members in one statement: they share created_at, so only the id breaks ties. */
 async function members(studioId: string, n: number) {
-  const rows = Array.from({ length: n }, (_, i) => ({ id: newId('member'), studioId, email: `m${i}@page.test`, role: 'member', status: 'active' }));
+  const rows = Array.from({ length: n }, (_, i) => ({
+    id: newId('member'),
+    studioId,
+    email: `m${i}@page.test`,
+    role: 'member',
+    status: 'active',
+  }));
   await s.sql`insert into members ${s.sql(rows)}`;
   return rows.map((r) => r.id);
 }
 
-async function walk(get: (p: string) => Promise<Response>, path: string, limit: string, between?: (page: number) => Promise<void>) {
+async function walk(
+  get: (p: string) => Promise<Response>,
+  path: string,
+  limit: string,
+  between?: (page: number) => Promise<void>,
+) {
   const seen: string[] = [];
   let cursor: string | null = null;
   let pages = 0;
@@ -53,12 +64,18 @@ describe('cursor pagination (docs/design/pagination.md)', () => {
     const base = Date.parse(future(30));
     const original: string[] = [];
     for (let i = 0; i < 250; i++) {
-      const c = await (await write('POST', '/v1/classes', classBody(ins, { startsAt: new Date(base + i * 3_600_000).toISOString() }))).json();
+      const c = await (
+        await write('POST', '/v1/classes', classBody(ins, { startsAt: new Date(base + i * 3_600_000).toISOString() }))
+      ).json();
       original.push(c.id);
     }
     let extra = 0;
     const { seen, pages } = await walk(get, '/v1/classes', '7', async () => {
-      await write('POST', '/v1/classes', classBody(ins, { startsAt: new Date(base - (++extra) * 3_600_000).toISOString() }));
+      await write(
+        'POST',
+        '/v1/classes',
+        classBody(ins, { startsAt: new Date(base - ++extra * 3_600_000).toISOString() }),
+      );
     });
     expect(pages).toBeGreaterThanOrEqual(36);
     for (const id of original) expect(seen.filter((x) => x === id).length).toBe(1);

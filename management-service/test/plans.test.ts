@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { Plan, PlanPage } from '@studio/shared/schemas/plans';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { mgWrite, twoStudios } from './fixtures';
 
 let s: Stack;
@@ -26,20 +26,39 @@ const create = async (k: string, body: Record<string, unknown>) => {
 
 describe('plans', () => {
   test('create each type: 201 + Location, membership defaults filled in', async () => {
-    const res = await write('POST', '/v1/plans', key, { name: 'Unlimited', type: 'membership', config: membership, description: 'All classes' });
+    const res = await write('POST', '/v1/plans', key, {
+      name: 'Unlimited',
+      type: 'membership',
+      config: membership,
+      description: 'All classes',
+    });
     expect(res.status).toBe(201);
     const plan = await res.json();
     expect(Value.Check(Plan, plan)).toBe(true);
     expect(plan).toMatchObject({
-      name: 'Unlimited', type: 'membership', description: 'All classes', visibility: 'public', status: 'active', archivedAt: null,
+      name: 'Unlimited',
+      type: 'membership',
+      description: 'All classes',
+      visibility: 'public',
+      status: 'active',
+      archivedAt: null,
       config: { ...membership, intervalCount: 1, classesPerInterval: null },
     });
     expect(plan.id).toMatch(/^pln_/);
     expect(res.headers.get('location')).toBe(`/v1/plans/${plan.id}`);
-    expect((await create(key, { name: '10 pack', type: 'class_pack', config: classPack, visibility: 'private' })).config).toEqual(classPack);
+    expect(
+      (await create(key, { name: '10 pack', type: 'class_pack', config: classPack, visibility: 'private' })).config,
+    ).toEqual(classPack);
     expect((await create(key, { name: 'Drop in', type: 'drop_in', config: dropIn })).config).toEqual(dropIn);
-    expect((await create(key, { name: '8 a month', type: 'membership', config: { ...membership, intervalCount: 3, classesPerInterval: 8 } })).config)
-      .toEqual({ ...membership, intervalCount: 3, classesPerInterval: 8 });
+    expect(
+      (
+        await create(key, {
+          name: '8 a month',
+          type: 'membership',
+          config: { ...membership, intervalCount: 3, classesPerInterval: 8 },
+        })
+      ).config,
+    ).toEqual({ ...membership, intervalCount: 3, classesPerInterval: 8 });
   });
 
   test('422 invalid_plan_config with errors: missing, extra, out-of-range, wrong-type field', async () => {
@@ -62,18 +81,30 @@ describe('plans', () => {
       ['drop_in', null, '/body/config'],
     ];
     for (const [type, config, path] of cases) {
-      const p = await expectProblem(await write('POST', '/v1/plans', key, { name: 'Bad', type, config }), 422, 'invalid_plan_config');
+      const p = await expectProblem(
+        await write('POST', '/v1/plans', key, { name: 'Bad', type, config }),
+        422,
+        'invalid_plan_config',
+      );
       const paths = (p.errors as { path: string }[]).map((e) => e.path);
-      if (!paths.includes(path)) throw new Error(`${type} ${JSON.stringify(config)}: expected an error at ${path}, got ${JSON.stringify(p.errors)}`);
+      if (!paths.includes(path))
+        throw new Error(
+          `${type} ${JSON.stringify(config)}: expected an error at ${path}, got ${JSON.stringify(p.errors)}`,
+        );
     }
-    const [{ n }] = await s.sql`select count(*)::int as n from plans where name = 'Bad'` as unknown as [{ n: number }];
+    const [{ n }] = (await s.sql`select count(*)::int as n from plans where name = 'Bad'`) as unknown as [
+      { n: number },
+    ];
     expect(n).toBe(0);
   });
 
   test('422 validation_failed: missing name, unknown type, missing config, unknown field', async () => {
     for (const body of [
-      { type: 'drop_in', config: dropIn }, { name: 'X', type: 'season_pass', config: dropIn }, { name: 'X', type: 'drop_in' },
-      { name: 'X', type: 'drop_in', config: dropIn, color: 'red' }, { name: 'X', type: 'drop_in', config: dropIn, visibility: 'secret' },
+      { type: 'drop_in', config: dropIn },
+      { name: 'X', type: 'season_pass', config: dropIn },
+      { name: 'X', type: 'drop_in' },
+      { name: 'X', type: 'drop_in', config: dropIn, color: 'red' },
+      { name: 'X', type: 'drop_in', config: dropIn, visibility: 'secret' },
     ]) {
       await expectProblem(await write('POST', '/v1/plans', key, body), 422, 'validation_failed');
     }
@@ -81,15 +112,38 @@ describe('plans', () => {
 
   test('PATCH: 200; config re-checked against the stored type; type cannot change', async () => {
     const plan = await create(key, { name: 'Pack', type: 'class_pack', config: classPack });
-    const res = await write('PATCH', `/v1/plans/${plan.id}`, key, { name: 'Pack of 20', config: { ...classPack, classCount: 20 }, visibility: 'private', description: null });
+    const res = await write('PATCH', `/v1/plans/${plan.id}`, key, {
+      name: 'Pack of 20',
+      config: { ...classPack, classCount: 20 },
+      visibility: 'private',
+      description: null,
+    });
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(Value.Check(Plan, body)).toBe(true);
-    expect(body).toMatchObject({ id: plan.id, name: 'Pack of 20', type: 'class_pack', visibility: 'private', config: { ...classPack, classCount: 20 } });
+    expect(body).toMatchObject({
+      id: plan.id,
+      name: 'Pack of 20',
+      type: 'class_pack',
+      visibility: 'private',
+      config: { ...classPack, classCount: 20 },
+    });
     // a valid drop_in config is not valid for this class_pack plan
-    await expectProblem(await write('PATCH', `/v1/plans/${plan.id}`, key, { config: dropIn }), 422, 'invalid_plan_config');
-    await expectProblem(await write('PATCH', `/v1/plans/${plan.id}`, key, { type: 'drop_in' }), 422, 'validation_failed');
-    await expectProblem(await write('PATCH', `/v1/plans/${plan.id}`, key, { type: 'drop_in', config: dropIn }), 422, 'validation_failed');
+    await expectProblem(
+      await write('PATCH', `/v1/plans/${plan.id}`, key, { config: dropIn }),
+      422,
+      'invalid_plan_config',
+    );
+    await expectProblem(
+      await write('PATCH', `/v1/plans/${plan.id}`, key, { type: 'drop_in' }),
+      422,
+      'validation_failed',
+    );
+    await expectProblem(
+      await write('PATCH', `/v1/plans/${plan.id}`, key, { type: 'drop_in', config: dropIn }),
+      422,
+      'validation_failed',
+    );
     const [row] = await s.sql`select type, config from plans where id = ${plan.id}`;
     expect(row).toEqual({ type: 'class_pack', config: { ...classPack, classCount: 20 } });
   });
@@ -108,7 +162,7 @@ describe('plans', () => {
     expect(list.data.find((p: Plan) => p.id === plan.id)?.status).toBe('archived');
   });
 
-  test('another studio\'s plan is 404 and unchanged; lists are per studio', async () => {
+  test("another studio's plan is 404 and unchanged; lists are per studio", async () => {
     const theirs = await create(otherKey, { name: 'Theirs', type: 'drop_in', config: dropIn });
     await expectProblem(await write('PATCH', `/v1/plans/${theirs.id}`, key, { name: 'Mine' }), 404, 'not_found');
     await expectProblem(await write('DELETE', `/v1/plans/${theirs.id}`, key), 404, 'not_found');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { newId } from '@studio/shared';
 import { Program, ProgramPage } from '@studio/shared/schemas/programs';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { mgWrite, twoStudios } from './fixtures';
 
 let s: Stack;
@@ -34,11 +34,26 @@ async function classOf(studio: string): Promise<string> {
 describe('programs', () => {
   test('create free and paid: 201 + Location; get by id; list', async () => {
     const classId = await classOf(studioId);
-    const res = await write('POST', '/v1/programs', key, { name: '30-day challenge', description: 'Daily', pricing: 'paid', priceCents: 4900, currency: 'USD', classIds: [classId] });
+    const res = await write('POST', '/v1/programs', key, {
+      name: '30-day challenge',
+      description: 'Daily',
+      pricing: 'paid',
+      priceCents: 4900,
+      currency: 'USD',
+      classIds: [classId],
+    });
     expect(res.status).toBe(201);
     const paid = await res.json();
     expect(Value.Check(Program, paid)).toBe(true);
-    expect(paid).toMatchObject({ name: '30-day challenge', description: 'Daily', pricing: 'paid', priceCents: 4900, currency: 'USD', classIds: [classId], status: 'active' });
+    expect(paid).toMatchObject({
+      name: '30-day challenge',
+      description: 'Daily',
+      pricing: 'paid',
+      priceCents: 4900,
+      currency: 'USD',
+      classIds: [classId],
+      status: 'active',
+    });
     expect(paid.id).toMatch(/^prg_/);
     expect(res.headers.get('location')).toBe(`/v1/programs/${paid.id}`);
 
@@ -56,9 +71,14 @@ describe('programs', () => {
 
   test('422 invalid_price on create', async () => {
     for (const body of [
-      { name: 'P', pricing: 'paid' }, { name: 'P', pricing: 'paid', priceCents: 1000 }, { name: 'P', pricing: 'paid', currency: 'USD' },
-      { name: 'P', pricing: 'paid', priceCents: 0, currency: 'USD' }, { name: 'P', pricing: 'paid', priceCents: -5, currency: 'USD' },
-      { name: 'P', pricing: 'free', priceCents: 1000, currency: 'USD' }, { name: 'P', pricing: 'free', currency: 'USD' }, { name: 'P', priceCents: 100 },
+      { name: 'P', pricing: 'paid' },
+      { name: 'P', pricing: 'paid', priceCents: 1000 },
+      { name: 'P', pricing: 'paid', currency: 'USD' },
+      { name: 'P', pricing: 'paid', priceCents: 0, currency: 'USD' },
+      { name: 'P', pricing: 'paid', priceCents: -5, currency: 'USD' },
+      { name: 'P', pricing: 'free', priceCents: 1000, currency: 'USD' },
+      { name: 'P', pricing: 'free', currency: 'USD' },
+      { name: 'P', priceCents: 100 },
     ]) {
       await expectProblem(await write('POST', '/v1/programs', key, body), 422, 'invalid_price');
     }
@@ -69,16 +89,29 @@ describe('programs', () => {
     const theirClass = await classOf(otherStudioId);
     const mine = await classOf(studioId);
     for (const body of [
-      {}, { name: '' }, { name: 'V', pricing: 'donation' }, { name: 'V', pricing: 'paid', priceCents: 10.5, currency: 'USD' },
-      { name: 'V', pricing: 'paid', priceCents: 100, currency: 'usd' }, { name: 'V', pricing: 'paid', priceCents: 100, currency: 'ZZZ' },
-      { name: 'V', level: 'hard' }, { name: 'V', classIds: 'cls_x' },
+      {},
+      { name: '' },
+      { name: 'V', pricing: 'donation' },
+      { name: 'V', pricing: 'paid', priceCents: 10.5, currency: 'USD' },
+      { name: 'V', pricing: 'paid', priceCents: 100, currency: 'usd' },
+      { name: 'V', pricing: 'paid', priceCents: 100, currency: 'ZZZ' },
+      { name: 'V', level: 'hard' },
+      { name: 'V', classIds: 'cls_x' },
     ]) {
       await expectProblem(await write('POST', '/v1/programs', key, body), 422, 'validation_failed');
     }
-    const p = await expectProblem(await write('POST', '/v1/programs', key, { name: 'V', classIds: [mine, theirClass, 'cls_nope'] }), 422, 'validation_failed');
+    const p = await expectProblem(
+      await write('POST', '/v1/programs', key, { name: 'V', classIds: [mine, theirClass, 'cls_nope'] }),
+      422,
+      'validation_failed',
+    );
     expect((p.errors as { path: string }[]).map((e) => e.path)).toEqual(['/body/classIds/1', '/body/classIds/2']);
     const program = await create(key, { name: 'W' });
-    await expectProblem(await write('PATCH', `/v1/programs/${program.id}`, key, { classIds: [theirClass] }), 422, 'validation_failed');
+    await expectProblem(
+      await write('PATCH', `/v1/programs/${program.id}`, key, { classIds: [theirClass] }),
+      422,
+      'validation_failed',
+    );
   });
 
   test('PATCH: 200; the merged result must satisfy the price rule', async () => {
@@ -89,22 +122,51 @@ describe('programs', () => {
     expect(Value.Check(Program, body)).toBe(true);
     expect(body).toMatchObject({ id: program.id, name: 'Course+', pricing: 'paid', priceCents: 1500, currency: 'EUR' });
     // paid -> free without clearing the price, and clearing the price of a paid program
-    await expectProblem(await write('PATCH', `/v1/programs/${program.id}`, key, { pricing: 'free' }), 422, 'invalid_price');
-    await expectProblem(await write('PATCH', `/v1/programs/${program.id}`, key, { priceCents: null }), 422, 'invalid_price');
-    await expectProblem(await write('PATCH', `/v1/programs/${program.id}`, key, { priceCents: 0 }), 422, 'invalid_price');
+    await expectProblem(
+      await write('PATCH', `/v1/programs/${program.id}`, key, { pricing: 'free' }),
+      422,
+      'invalid_price',
+    );
+    await expectProblem(
+      await write('PATCH', `/v1/programs/${program.id}`, key, { priceCents: null }),
+      422,
+      'invalid_price',
+    );
+    await expectProblem(
+      await write('PATCH', `/v1/programs/${program.id}`, key, { priceCents: 0 }),
+      422,
+      'invalid_price',
+    );
     const [row] = await s.sql`select pricing, price_cents, currency from programs where id = ${program.id}`;
     expect(row).toEqual({ pricing: 'paid', priceCents: 1500, currency: 'EUR' });
-    const freed = await (await write('PATCH', `/v1/programs/${program.id}`, key, { pricing: 'free', priceCents: null, currency: null })).json();
+    const freed = await (
+      await write('PATCH', `/v1/programs/${program.id}`, key, { pricing: 'free', priceCents: null, currency: null })
+    ).json();
     expect(freed).toMatchObject({ pricing: 'free', priceCents: null, currency: null });
     // free -> paid needs a price
-    await expectProblem(await write('PATCH', `/v1/programs/${program.id}`, key, { pricing: 'paid' }), 422, 'invalid_price');
+    await expectProblem(
+      await write('PATCH', `/v1/programs/${program.id}`, key, { pricing: 'paid' }),
+      422,
+      'invalid_price',
+    );
     const classId = await classOf(studioId);
-    const paidAgain = await (await write('PATCH', `/v1/programs/${program.id}`, key, { pricing: 'paid', priceCents: 800, currency: 'GBP', classIds: [classId] })).json();
+    const paidAgain = await (
+      await write('PATCH', `/v1/programs/${program.id}`, key, {
+        pricing: 'paid',
+        priceCents: 800,
+        currency: 'GBP',
+        classIds: [classId],
+      })
+    ).json();
     expect(paidAgain).toMatchObject({ pricing: 'paid', priceCents: 800, currency: 'GBP', classIds: [classId] });
-    await expectProblem(await write('PATCH', `/v1/programs/${program.id}`, key, { status: 'archived' }), 422, 'validation_failed');
+    await expectProblem(
+      await write('PATCH', `/v1/programs/${program.id}`, key, { status: 'archived' }),
+      422,
+      'validation_failed',
+    );
   });
 
-  test('another studio\'s program is 404 for GET and PATCH, and unchanged', async () => {
+  test("another studio's program is 404 for GET and PATCH, and unchanged", async () => {
     const theirs = await create(otherKey, { name: 'Theirs' });
     await expectProblem(await s.mg(`/v1/programs/${theirs.id}`, key), 404, 'not_found');
     await expectProblem(await write('PATCH', `/v1/programs/${theirs.id}`, key, { name: 'Mine' }), 404, 'not_found');

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { newId, SCOPES, type Scope } from '@studio/shared';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { classBody, future, instructor, mgWrite, twoStudios } from './fixtures';
 
 let s: Stack;
@@ -22,7 +22,12 @@ afterAll(() => s.close());
 
 type Json = Record<string, unknown> & { id: string };
 /** A record as its write answered it, the path that reads it, and the `Location` the create named. */
-interface Made { id: string; path: string; body: Json; location: string | null }
+interface Made {
+  id: string;
+  path: string;
+  body: Json;
+  location: string | null;
+}
 
 let seq = 0;
 const uniq = () => `${Date.now().toString(36)}${(seq++).toString(36)}`.toUpperCase();
@@ -47,7 +52,10 @@ async function video(k: string, studio: string): Promise<Made> {
 }
 
 async function location(k: string): Promise<Made> {
-  const c = await created(k, '/v1/locations', { name: 'Main hall', address: { line1: '1 Main St', city: 'Berlin', postalCode: '10115', country: 'DE' } });
+  const c = await created(k, '/v1/locations', {
+    name: 'Main hall',
+    address: { line1: '1 Main St', city: 'Berlin', postalCode: '10115', country: 'DE' },
+  });
   return { id: c.body.id, path: `/v1/locations/${c.body.id}`, ...c };
 }
 
@@ -71,24 +79,45 @@ const simple = (base: string) => (_m: Made, id: string) => [`${base}/${id}`];
 
 const RESOURCES: Resource[] = [
   {
-    name: 'class', scope: 'classes:read', prefix: 'cls', paths: simple('/v1/classes'),
+    name: 'class',
+    scope: 'classes:read',
+    prefix: 'cls',
+    paths: simple('/v1/classes'),
     async make(k, studio) {
-      const c = await created(k, '/v1/classes', classBody(await instructor(s, studio), { startsAt: future(3), planIds: [] }));
+      const c = await created(
+        k,
+        '/v1/classes',
+        classBody(await instructor(s, studio), { startsAt: future(3), planIds: [] }),
+      );
       return { id: c.body.id, path: `/v1/classes/${c.body.id}`, ...c };
     },
   },
   {
-    name: 'member', scope: 'members:read', prefix: 'mem', paths: simple('/v1/members'),
+    name: 'member',
+    scope: 'members:read',
+    prefix: 'mem',
+    paths: simple('/v1/members'),
     async make(k) {
-      const c = await created(k, '/v1/members/invites', { email: `r${uniq()}@Reads.test`, name: 'Rea', role: 'front_desk' });
+      const c = await created(k, '/v1/members/invites', {
+        email: `r${uniq()}@Reads.test`,
+        name: 'Rea',
+        role: 'front_desk',
+      });
       return { id: c.body.id, path: `/v1/members/${c.body.id}`, ...c };
     },
   },
   {
     // no create of its own: the list item of its class's schedule is the reference body
-    name: 'occurrence', scope: 'schedule:read', prefix: 'occ', paths: simple('/v1/schedule'),
+    name: 'occurrence',
+    scope: 'schedule:read',
+    prefix: 'occ',
+    paths: simple('/v1/schedule'),
     async make(k, studio) {
-      const cls = await created(k, '/v1/classes', classBody(await instructor(s, studio), { startsAt: future(4), recurrence: { intervalDays: 1, count: 2 } }));
+      const cls = await created(
+        k,
+        '/v1/classes',
+        classBody(await instructor(s, studio), { startsAt: future(4), recurrence: { intervalDays: 1, count: 2 } }),
+      );
       const page = (await ok(await s.mg(`/v1/schedule?classId=${cls.body.id}`, k))) as unknown as { data: Json[] };
       expect(page.data).toHaveLength(2);
       const body = page.data[1]!;
@@ -97,39 +126,78 @@ const RESOURCES: Resource[] = [
   },
   { name: 'content', scope: 'content:read', prefix: 'vid', paths: simple('/v1/content'), make: video },
   {
-    name: 'plan', scope: 'plans:read', prefix: 'pln', paths: simple('/v1/plans'),
+    name: 'plan',
+    scope: 'plans:read',
+    prefix: 'pln',
+    paths: simple('/v1/plans'),
     async make(k) {
-      const c = await created(k, '/v1/plans', { name: 'Monthly', type: 'membership', description: 'All you can flow', config: { priceCents: 9900, currency: 'USD', interval: 'month' } });
+      const c = await created(k, '/v1/plans', {
+        name: 'Monthly',
+        type: 'membership',
+        description: 'All you can flow',
+        config: { priceCents: 9900, currency: 'USD', interval: 'month' },
+      });
       return { id: c.body.id, path: `/v1/plans/${c.body.id}`, ...c };
     },
   },
   {
-    name: 'instructor', scope: 'instructors:read', prefix: 'ins', paths: simple('/v1/instructors'),
+    name: 'instructor',
+    scope: 'instructors:read',
+    prefix: 'ins',
+    paths: simple('/v1/instructors'),
     async make(k) {
-      const c = await created(k, '/v1/instructors', { name: 'Ana', email: 'ana@reads.test', disciplines: ['yoga', 'pilates'] });
+      const c = await created(k, '/v1/instructors', {
+        name: 'Ana',
+        email: 'ana@reads.test',
+        disciplines: ['yoga', 'pilates'],
+      });
       return { id: c.body.id, path: `/v1/instructors/${c.body.id}`, ...c };
     },
   },
-  { name: 'location', scope: 'locations:read', prefix: 'loc', paths: simple('/v1/locations'), make: (k) => location(k) },
   {
-    name: 'room', scope: 'locations:read', prefix: 'room', make: (k) => room(k),
+    name: 'location',
+    scope: 'locations:read',
+    prefix: 'loc',
+    paths: simple('/v1/locations'),
+    make: (k) => location(k),
+  },
+  {
+    name: 'room',
+    scope: 'locations:read',
+    prefix: 'room',
+    make: (k) => room(k),
     paths: (m, id) => {
       const [, , , locationId, , roomId] = m.path.split('/');
       return [`/v1/locations/${locationId}/rooms/${id}`, `/v1/locations/${id}/rooms/${roomId}`];
     },
   },
   {
-    name: 'coupon', scope: 'coupons:read', prefix: 'cpn', paths: simple('/v1/coupons'),
+    name: 'coupon',
+    scope: 'coupons:read',
+    prefix: 'cpn',
+    paths: simple('/v1/coupons'),
     async make(k) {
-      const c = await created(k, '/v1/coupons', { code: `read-${uniq()}`, config: { kind: 'amount', amountOffCents: 500, currency: 'USD' }, maxRedemptions: 10 });
+      const c = await created(k, '/v1/coupons', {
+        code: `read-${uniq()}`,
+        config: { kind: 'amount', amountOffCents: 500, currency: 'USD' },
+        maxRedemptions: 10,
+      });
       return { id: c.body.id, path: `/v1/coupons/${c.body.id}`, ...c };
     },
   },
   {
     // managementGetProgram already exists: the control that the rest fail only for want of routes
-    name: 'program', scope: 'programs:read', prefix: 'prg', paths: simple('/v1/programs'),
+    name: 'program',
+    scope: 'programs:read',
+    prefix: 'prg',
+    paths: simple('/v1/programs'),
     async make(k) {
-      const c = await created(k, '/v1/programs', { name: '30-day challenge', pricing: 'paid', priceCents: 4900, currency: 'USD' });
+      const c = await created(k, '/v1/programs', {
+        name: '30-day challenge',
+        pricing: 'paid',
+        priceCents: 4900,
+        currency: 'USD',
+      });
       return { id: c.body.id, path: `/v1/programs/${c.body.id}`, ...c };
     },
   },
@@ -160,7 +228,13 @@ describe('reading one record (docs/design/resources.md)', () => {
 
     test(`${r.name}: a key without ${r.scope} is 403 scope_required`, async () => {
       const m = await r.make(key, studioId);
-      const noRead = (await s.key(studioId, 'secret', SCOPES.filter((x) => x !== r.scope))).key;
+      const noRead = (
+        await s.key(
+          studioId,
+          'secret',
+          SCOPES.filter((x) => x !== r.scope),
+        )
+      ).key;
       await expectProblem(await s.mg(m.path, noRead), 403, 'scope_required');
     });
 
@@ -169,8 +243,16 @@ describe('reading one record (docs/design/resources.md)', () => {
       const rest = m.id.slice(m.id.indexOf('_') + 1);
       const wrongPrefix = r.prefix === 'pln' ? 'cls' : 'pln';
       const bad = [
-        '%00', `${r.prefix}_%00`, `${r.prefix}_${rest}%00`, `${r.prefix}_${'a'.repeat(61)}`, `${r.prefix}_${rest}${'a'.repeat(65)}`,
-        `${wrongPrefix}_${rest}`, rest, `${r.prefix.toUpperCase()}_${rest}`, `${r.prefix}_${rest}%20`, `${r.prefix}_%F0%9F%A7%98`,
+        '%00',
+        `${r.prefix}_%00`,
+        `${r.prefix}_${rest}%00`,
+        `${r.prefix}_${'a'.repeat(61)}`,
+        `${r.prefix}_${rest}${'a'.repeat(65)}`,
+        `${wrongPrefix}_${rest}`,
+        rest,
+        `${r.prefix.toUpperCase()}_${rest}`,
+        `${r.prefix}_${rest}%20`,
+        `${r.prefix}_%F0%9F%A7%98`,
         `${r.prefix}_${rest.slice(0, -1)}`, // well-formed, but no such record
       ];
       for (const id of bad) {
@@ -186,7 +268,10 @@ describe('reading one record (docs/design/resources.md)', () => {
     const deletedRoom = await room(key, keep);
     const keptRoom = await room(key, keep);
 
-    expect(await ok(await write('DELETE', deletedRoom.path, key))).toMatchObject({ id: deletedRoom.id, status: 'deleted' });
+    expect(await ok(await write('DELETE', deletedRoom.path, key))).toMatchObject({
+      id: deletedRoom.id,
+      status: 'deleted',
+    });
     await expectProblem(await s.mg(deletedRoom.path, key), 404, 'not_found');
     expect(await ok(await s.mg(keptRoom.path, key))).toEqual(keptRoom.body);
 

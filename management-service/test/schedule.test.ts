@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
 import type { Occurrence } from '@studio/shared/schemas/schedule';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { classBody, DAY, future, instructor, studioWithKey } from './fixtures';
 
 let s: Stack;
@@ -13,7 +13,9 @@ describe('schedule', () => {
     const ana = await instructor(s, studio.id);
     const bo = await instructor(s, studio.id, 'Bo');
     const at = future(2);
-    const a = await (await write('POST', '/v1/classes', classBody(ana, { startsAt: at, recurrence: { intervalDays: 1, count: 5 } }))).json();
+    const a = await (
+      await write('POST', '/v1/classes', classBody(ana, { startsAt: at, recurrence: { intervalDays: 1, count: 5 } }))
+    ).json();
     const b = await (await write('POST', '/v1/classes', classBody(bo, { startsAt: at, title: 'Bo class' }))).json();
     const all = await (await get('/v1/schedule')).json();
     expect(all.data.length).toBe(6);
@@ -21,14 +23,26 @@ describe('schedule', () => {
     const starts = all.data.map((o: Occurrence) => o.startsAt);
     expect([...starts].sort()).toEqual(starts);
     const first = all.data.find((o: Occurrence) => o.classId === a.id);
-    expect(first).toMatchObject({ title: 'Morning Flow', mode: 'broadcast', instructorId: ana, durationMinutes: 60, status: 'scheduled', startsAt: at });
+    expect(first).toMatchObject({
+      title: 'Morning Flow',
+      mode: 'broadcast',
+      instructorId: ana,
+      durationMinutes: 60,
+      status: 'scheduled',
+      startsAt: at,
+    });
     expect(first.endsAt).toBe(new Date(Date.parse(at) + 3_600_000).toISOString());
     expect((await (await get(`/v1/schedule?classId=${b.id}`)).json()).data.length).toBe(1);
     expect((await (await get(`/v1/schedule?instructorId=${ana}`)).json()).data.length).toBe(5);
     const from = new Date(Date.parse(at) + DAY).toISOString();
     const to = new Date(Date.parse(at) + 3 * DAY).toISOString();
-    const window = await (await get(`/v1/schedule?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`)).json();
-    expect(window.data.map((o: Occurrence) => o.startsAt)).toEqual([from, new Date(Date.parse(at) + 2 * DAY).toISOString()]);
+    const window = await (
+      await get(`/v1/schedule?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`)
+    ).json();
+    expect(window.data.map((o: Occurrence) => o.startsAt)).toEqual([
+      from,
+      new Date(Date.parse(at) + 2 * DAY).toISOString(),
+    ]);
     await expectProblem(await get('/v1/schedule?from=yesterday'), 422, 'validation_failed');
   });
 
@@ -52,19 +66,53 @@ describe('schedule', () => {
     const b = await studioWithKey(s);
     const ana = await instructor(s, a.studio.id);
     const at = future(6);
-    const c = await (await a.write('POST', '/v1/classes', classBody(ana, { startsAt: at, recurrence: { intervalDays: 1, count: 2 } }))).json();
+    const c = await (
+      await a.write('POST', '/v1/classes', classBody(ana, { startsAt: at, recurrence: { intervalDays: 1, count: 2 } }))
+    ).json();
     const occ = (await (await a.get(`/v1/schedule?classId=${c.id}`)).json()).data as Occurrence[];
     const to = future(9);
     const res = await a.write('PATCH', `/v1/schedule/${occ[0]!.id}`, { startsAt: to, durationMinutes: 45 });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ id: occ[0]!.id, startsAt: to, durationMinutes: 45, endsAt: new Date(Date.parse(to) + 45 * 60_000).toISOString() });
-    const clash = await expectProblem(await a.write('PATCH', `/v1/schedule/${occ[1]!.id}`, { startsAt: new Date(Date.parse(to) + 10 * 60_000).toISOString() }), 409, 'instructor_double_booked');
-    expect(clash.conflictingOccurrence).toEqual({ id: occ[0]!.id, classId: c.id, startsAt: to, endsAt: new Date(Date.parse(to) + 45 * 60_000).toISOString() });
-    await expectProblem(await a.write('PATCH', `/v1/schedule/${occ[1]!.id}`, { startsAt: new Date(Date.now() - DAY).toISOString() }), 422, 'occurrence_in_past');
-    await expectProblem(await a.write('PATCH', `/v1/schedule/${occ[1]!.id}`, { startsAt: 'soon' }), 422, 'validation_failed');
-    await expectProblem(await b.write('PATCH', `/v1/schedule/${occ[1]!.id}`, { startsAt: future(11) }), 404, 'not_found');
+    expect(await res.json()).toMatchObject({
+      id: occ[0]!.id,
+      startsAt: to,
+      durationMinutes: 45,
+      endsAt: new Date(Date.parse(to) + 45 * 60_000).toISOString(),
+    });
+    const clash = await expectProblem(
+      await a.write('PATCH', `/v1/schedule/${occ[1]!.id}`, {
+        startsAt: new Date(Date.parse(to) + 10 * 60_000).toISOString(),
+      }),
+      409,
+      'instructor_double_booked',
+    );
+    expect(clash.conflictingOccurrence).toEqual({
+      id: occ[0]!.id,
+      classId: c.id,
+      startsAt: to,
+      endsAt: new Date(Date.parse(to) + 45 * 60_000).toISOString(),
+    });
+    await expectProblem(
+      await a.write('PATCH', `/v1/schedule/${occ[1]!.id}`, { startsAt: new Date(Date.now() - DAY).toISOString() }),
+      422,
+      'occurrence_in_past',
+    );
+    await expectProblem(
+      await a.write('PATCH', `/v1/schedule/${occ[1]!.id}`, { startsAt: 'soon' }),
+      422,
+      'validation_failed',
+    );
+    await expectProblem(
+      await b.write('PATCH', `/v1/schedule/${occ[1]!.id}`, { startsAt: future(11) }),
+      404,
+      'not_found',
+    );
     await expectProblem(await a.write('PATCH', '/v1/schedule/occ_missing', { startsAt: future(11) }), 404, 'not_found');
     await a.write('DELETE', `/v1/classes/${c.id}`);
-    await expectProblem(await a.write('PATCH', `/v1/schedule/${occ[1]!.id}`, { startsAt: future(12) }), 409, 'occurrence_cancelled');
+    await expectProblem(
+      await a.write('PATCH', `/v1/schedule/${occ[1]!.id}`, { startsAt: future(12) }),
+      409,
+      'occurrence_cancelled',
+    );
   });
 });

@@ -1,4 +1,10 @@
 #!/usr/bin/env bun
+import { entryQuery, pageQuery } from '@studio/gateway/dashboard/activity';
+import { chartQuery } from '@studio/gateway/dashboard/chart';
+import { loadConfig, newRequestId } from '@studio/shared';
+import { randomBase62 } from '@studio/shared/base62';
+import { createSql } from '@studio/shared/io/db';
+import type { PendingQuery, Row } from 'postgres';
 /**
  * `bun run bench:activity-plan`: the dashboard's activity queries on a busy studio. A scratch
  * database gets 1,000,000 entries for one studio spread over the last 30 days, made with four
@@ -9,12 +15,6 @@
  * key `(studio_id, key_id, at, id)`): the script exits 1 if a plan reads activity sequentially.
  */
 import postgres from 'postgres';
-import { loadConfig, newRequestId } from '@studio/shared';
-import { randomBase62 } from '@studio/shared/base62';
-import { createSql } from '@studio/shared/io/db';
-import { entryQuery, pageQuery } from '@studio/gateway/dashboard/activity';
-import { chartQuery } from '@studio/gateway/dashboard/chart';
-import type { PendingQuery, Row } from 'postgres';
 import { migrate } from '../lib/migrate';
 
 const ROWS = Number(process.argv[2] ?? 1_000_000);
@@ -27,7 +27,10 @@ let failed = false;
 try {
   await sql`insert into studios (id, name, slug, timezone) values ('std_busy', 'Busy', 'busy', 'UTC'), ('std_other', 'Other', 'other', 'UTC')`;
   const t0 = performance.now();
-  for (const [studio, n] of [['std_busy', ROWS], ['std_other', Math.round(ROWS / 5)]] as const) {
+  for (const [studio, n] of [
+    ['std_busy', ROWS],
+    ['std_other', Math.round(ROWS / 5)],
+  ] as const) {
     await sql`
       insert into activity (studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at, trace_id)
       select ${studio}, case when g % 1000 = 0 then 'key_rare' else 'key_busy' || (g % 4) end, 'managementListClasses', 'GET', '/v1/classes', case when g % 20 = 0 then 422 else 200 end,
@@ -49,24 +52,52 @@ try {
     values ('std_busy', 'key_busy1', 'GET', '/v1/classes', 200, 'success', 1.5, ${timedId}, ${new Date(recent)})`;
   await sql`analyze activity`;
   await sql`analyze activity_hourly`;
-  console.log(`${ROWS.toLocaleString()} entries for std_busy (+${Math.round(ROWS / 5).toLocaleString()} for another studio) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `${ROWS.toLocaleString()} entries for std_busy (+${Math.round(ROWS / 5).toLocaleString()} for another studio) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
   const from = new Date(Date.now() - 30 * 86_400_000);
   const explain = async <T extends readonly object[]>(title: string, query: PendingQuery<T>) => {
-    const plan = (await sql<Row[]>`explain (analyze, buffers) ${query}`).map((r) => (r['QUERY PLAN'] ?? r.queryPlan) as string);
+    const plan = (await sql<Row[]>`explain (analyze, buffers) ${query}`).map(
+      (r) => (r['QUERY PLAN'] ?? r.queryPlan) as string,
+    );
     console.log(`\n${title}\n${plan.map((l) => `  ${l}`).join('\n')}`);
     if (plan.some((l) => /Seq Scan on activity/.test(l))) failed = true; // on activity or activity_hourly
   };
   // the dashboard's own queries (gateway/src/dashboard/activity.ts), with the filters its pages send
-  const filters = { key: '', operation: '', outcome: '', from: from.toISOString().slice(0, 10), to: new Date().toISOString().slice(0, 10), after: '' };
-  await explain('List, a month range, first page, all keys merged (the dashboard\'s query):', pageQuery(sql, 'std_busy', filters));
-  await explain('List, one key that made one call in a thousand:', pageQuery(sql, 'std_busy', { ...filters, key: 'key_rare' }));
-  await explain('Chart, 30 days per day (the dashboard\'s query, on activity_hourly):', chartQuery(sql, 'std_busy', '30d'));
+  const filters = {
+    key: '',
+    operation: '',
+    outcome: '',
+    from: from.toISOString().slice(0, 10),
+    to: new Date().toISOString().slice(0, 10),
+    after: '',
+  };
+  await explain(
+    "List, a month range, first page, all keys merged (the dashboard's query):",
+    pageQuery(sql, 'std_busy', filters),
+  );
+  await explain(
+    'List, one key that made one call in a thousand:',
+    pageQuery(sql, 'std_busy', { ...filters, key: 'key_rare' }),
+  );
+  await explain(
+    "Chart, 30 days per day (the dashboard's query, on activity_hourly):",
+    chartQuery(sql, 'std_busy', '30d'),
+  );
   const [deep] = await sql<{ id: string; atUs: string }[]>`
     select id::text, (extract(epoch from at) * 1000000)::bigint::text as at_us from activity where studio_id = 'std_busy' order by at desc, id desc offset ${Math.floor(ROWS / 2)} limit 1`;
-  await explain(`List, page ${(Math.floor(ROWS / 100) + 1).toLocaleString()} (keyset after (at, id), as the "Older entries" link sends it):`,
-    pageQuery(sql, 'std_busy', { ...filters, from: '', to: '', after: `${deep!.atUs}.${deep!.id}` }));
-  await explain('Request id search, an id carrying its time (every key\'s entries at that millisecond):', entryQuery(sql, 'std_busy', timedId));
-  await explain('Request id search, an id made before ids carried their time (the partial index of migration 00009):', entryQuery(sql, 'std_busy', `req_std_busy${Math.floor(ROWS / 2)}`));
+  await explain(
+    `List, page ${(Math.floor(ROWS / 100) + 1).toLocaleString()} (keyset after (at, id), as the "Older entries" link sends it):`,
+    pageQuery(sql, 'std_busy', { ...filters, from: '', to: '', after: `${deep!.atUs}.${deep!.id}` }),
+  );
+  await explain(
+    "Request id search, an id carrying its time (every key's entries at that millisecond):",
+    entryQuery(sql, 'std_busy', timedId),
+  );
+  await explain(
+    'Request id search, an id made before ids carried their time (the partial index of migration 00009):',
+    entryQuery(sql, 'std_busy', `req_std_busy${Math.floor(ROWS / 2)}`),
+  );
   console.log(failed ? '\nRESULT: a sequential scan of activity' : '\nRESULT: index scans only');
 } finally {
   await sql.end();

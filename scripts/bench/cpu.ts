@@ -8,7 +8,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 const TICK_US = 1e6 / (Number(Bun.spawnSync(['getconf', 'CLK_TCK']).stdout.toString().trim()) || 100);
 
 /** Every process now running. */
-const processes = () => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+const processes = () =>
+  readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number);
 
 /** A file of /proc/<pid>, or null once the process is gone. */
 function procFile(pid: number, name: 'stat' | 'comm'): string | null {
@@ -29,12 +32,19 @@ function ticksOf(pid: number): [number, number] {
 }
 
 /** Processes whose command name is `name` (e.g. every Postgres backend). */
-export const pidsNamed = (name: string): number[] => processes().filter((pid) => procFile(pid, 'comm')?.trim() === name);
+export const pidsNamed = (name: string): number[] =>
+  processes().filter((pid) => procFile(pid, 'comm')?.trim() === name);
 
 /** A process and its children (nginx's master and its worker). */
-export const withChildren = (pid: number): number[] => [pid, ...processes().filter((p) => Number(statFields(p)?.[1]) === pid)];
+export const withChildren = (pid: number): number[] => [
+  pid,
+  ...processes().filter((p) => Number(statFields(p)?.[1]) === pid),
+];
 
-export interface CpuPerRequest { user: number; system: number }
+export interface CpuPerRequest {
+  user: number;
+  system: number;
+}
 
 /** Starts counting the CPU of these processes; `perRequest(n)` gives µs of user and system time per request. */
 export function cpuMeter(pids: number[]) {
@@ -51,4 +61,5 @@ export function cpuMeter(pids: number[]) {
 /** User and system time together, µs (0 for no process). */
 export const totalCpu = (c: CpuPerRequest | null) => (c ? c.user + c.system : 0);
 
-export const formatCpu = (c: CpuPerRequest | null) => (c ? `${totalCpu(c).toFixed(0)} (${c.user.toFixed(0)}+${c.system.toFixed(0)})` : '-');
+export const formatCpu = (c: CpuPerRequest | null) =>
+  c ? `${totalCpu(c).toFixed(0)} (${c.user.toFixed(0)}+${c.system.toFixed(0)})` : '-';

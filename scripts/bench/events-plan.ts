@@ -1,4 +1,10 @@
 #!/usr/bin/env bun
+import { findQuery, pageQuery } from '@studio/management-service/events/queries';
+import { deleteBatch } from '@studio/management-service/events/retention';
+import { loadConfig } from '@studio/shared';
+import { randomBase62 } from '@studio/shared/base62';
+import { EVENT_TYPES } from '@studio/shared/events';
+import { createSql } from '@studio/shared/io/db';
 /**
  * `bun run bench:events-plan`: the feed's queries at 10 million events. A scratch database gets
  * 10,000,000 events of one studio (spread over 30 days and over the transaction ids below the
@@ -11,12 +17,6 @@
  * The scratch database is dropped at the end. Optional argument: the number of events (default 10M).
  */
 import postgres, { type PendingQuery, type Row } from 'postgres';
-import { loadConfig } from '@studio/shared';
-import { randomBase62 } from '@studio/shared/base62';
-import { createSql } from '@studio/shared/io/db';
-import { EVENT_TYPES } from '@studio/shared/events';
-import { findQuery, pageQuery } from '@studio/management-service/events/queries';
-import { deleteBatch } from '@studio/management-service/events/retention';
 import { migrate } from '../lib/migrate';
 
 class RollBack extends Error {}
@@ -53,40 +53,86 @@ try {
     await insert('std_busy', done + 1, Math.min(done + SLICE, ROWS), ROWS);
     process.stdout.write(`\r${Math.min(done + SLICE, ROWS).toLocaleString()} events…`);
   }
-  for (let done = 0; done < ROWS / 10; done += SLICE) await insert('std_o', done + 1, Math.min(done + SLICE, ROWS / 10), ROWS / 10, 100);
+  for (let done = 0; done < ROWS / 10; done += SLICE)
+    await insert('std_o', done + 1, Math.min(done + SLICE, ROWS / 10), ROWS / 10, 100);
   await sql`vacuum analyze events`;
-  console.log(`\r${ROWS.toLocaleString()} events for std_busy (+${Math.round(ROWS / 10).toLocaleString()} for 100 other studios) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  const { size } = await first(sql<{ size: string }[]>`select pg_size_pretty(pg_total_relation_size('events')) as size`);
+  console.log(
+    `\r${ROWS.toLocaleString()} events for std_busy (+${Math.round(ROWS / 10).toLocaleString()} for 100 other studios) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
+  const { size } = await first(
+    sql<{ size: string }[]>`select pg_size_pretty(pg_total_relation_size('events')) as size`,
+  );
   console.log(`events: ${size} with its indexes`);
 
   /** Prints the plan; a sequential scan of events fails the run, and so does a page not read from the feed's index. */
   const explain = async <T extends readonly object[]>(title: string, query: PendingQuery<T>, index = 'events_pkey') => {
-    const plan = (await sql<Row[]>`explain (analyze, buffers) ${query}`).map((r) => (r['QUERY PLAN'] ?? r.queryPlan) as string);
+    const plan = (await sql<Row[]>`explain (analyze, buffers) ${query}`).map(
+      (r) => (r['QUERY PLAN'] ?? r.queryPlan) as string,
+    );
     console.log(`\n${title}\n${plan.map((l) => `  ${l}`).join('\n')}`);
-    if (plan.some((l) => /Seq Scan on events(?!_)/.test(l)) || !plan.some((l) => l.includes(`Index Scan using ${index} on events`))) failed = true;
+    if (
+      plan.some((l) => /Seq Scan on events(?!_)/.test(l)) ||
+      !plan.some((l) => l.includes(`Index Scan using ${index} on events`))
+    )
+      failed = true;
   };
   const at = async (offset: number) => {
     return first(sql<{ xid: string; seq: string }[]>`
       select xid::text as xid, seq::text as seq from events where studio_id = 'std_busy' order by events.xid, events.seq offset ${offset} limit 1`);
   };
   const all = { types: null, resources: null } as const;
-  await explain('First page (25), every type, a key that reads everything:', pageQuery(sql, 'std_busy', { ...all, from: null, limit: 25 }));
-  await explain(`A page deep in the feed (after event ${(ROWS / 2).toLocaleString()}, as a cursor or after= sends it):`,
-    pageQuery(sql, 'std_busy', { ...all, from: await at(Math.floor(ROWS / 2)), limit: 100 }));
-  await explain('The last page (a consumer that is up to date polls this):', pageQuery(sql, 'std_busy', { ...all, from: await at(ROWS - 10), limit: 100 }));
-  await explain('A filtered page: a key that reads coupons only, type=coupon.created (at most 1,000 events scanned):',
-    pageQuery(sql, 'std_busy', { types: ['coupon.created'], resources: ['coupon'], from: await at(Math.floor(ROWS / 3)), limit: 25 }));
-  const { id } = await first(sql<{ id: string }[]>`select id from events where studio_id = 'std_busy' order by xid, seq offset ${Math.floor(ROWS / 4)} limit 1`);
-  await explain('after=<id>: the event\'s place, and GET /v1/events/{id}:', findQuery(sql, 'std_busy', id), 'events_studio_id_id_key');
+  await explain(
+    'First page (25), every type, a key that reads everything:',
+    pageQuery(sql, 'std_busy', { ...all, from: null, limit: 25 }),
+  );
+  await explain(
+    `A page deep in the feed (after event ${(ROWS / 2).toLocaleString()}, as a cursor or after= sends it):`,
+    pageQuery(sql, 'std_busy', { ...all, from: await at(Math.floor(ROWS / 2)), limit: 100 }),
+  );
+  await explain(
+    'The last page (a consumer that is up to date polls this):',
+    pageQuery(sql, 'std_busy', { ...all, from: await at(ROWS - 10), limit: 100 }),
+  );
+  await explain(
+    'A filtered page: a key that reads coupons only, type=coupon.created (at most 1,000 events scanned):',
+    pageQuery(sql, 'std_busy', {
+      types: ['coupon.created'],
+      resources: ['coupon'],
+      from: await at(Math.floor(ROWS / 3)),
+      limit: 25,
+    }),
+  );
+  const { id } = await first(
+    sql<
+      { id: string }[]
+    >`select id from events where studio_id = 'std_busy' order by xid, seq offset ${Math.floor(ROWS / 4)} limit 1`,
+  );
+  await explain(
+    "after=<id>: the event's place, and GET /v1/events/{id}:",
+    findQuery(sql, 'std_busy', id),
+    'events_studio_id_id_key',
+  );
   // one retention batch, in a transaction rolled back (the cutoff: the oldest day of the 30)
   await sql`update events_retention set deleted_before = now() - interval '29 days'`;
-  await sql.begin(async (tx) => {
-    const plan = (await tx<Row[]>`explain (analyze, buffers) ${deleteBatch(tx, 1000)}`).map((r) => (r['QUERY PLAN'] ?? r.queryPlan) as string);
-    console.log(`\nOne retention batch (1,000 oldest events, rolled back here):\n${plan.map((l) => `  ${l}`).join('\n')}`);
-    if (plan.some((l) => /Seq Scan on events(?!_)/.test(l))) failed = true;
-    throw new RollBack();
-  }).catch((e) => { if (!(e instanceof RollBack)) throw e; });
-  console.log(failed ? '\nRESULT: a sequential scan of events, or a page not read from its index' : '\nRESULT: index scans under their LIMIT only');
+  await sql
+    .begin(async (tx) => {
+      const plan = (await tx<Row[]>`explain (analyze, buffers) ${deleteBatch(tx, 1000)}`).map(
+        (r) => (r['QUERY PLAN'] ?? r.queryPlan) as string,
+      );
+      console.log(
+        `\nOne retention batch (1,000 oldest events, rolled back here):\n${plan.map((l) => `  ${l}`).join('\n')}`,
+      );
+      if (plan.some((l) => /Seq Scan on events(?!_)/.test(l))) failed = true;
+      throw new RollBack();
+    })
+    .catch((e) => {
+      if (!(e instanceof RollBack)) throw e;
+    });
+  console.log(
+    failed
+      ? '\nRESULT: a sequential scan of events, or a page not read from its index'
+      : '\nRESULT: index scans under their LIMIT only',
+  );
 } finally {
   await sql.end();
   const admin = postgres(Object.assign(new URL(base), { pathname: '/postgres' }).href, { max: 1, onnotice: () => {} });

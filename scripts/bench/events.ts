@@ -1,4 +1,5 @@
 #!/usr/bin/env bun
+import { createApiKey } from '@studio/gateway/keys/store';
 /**
  * `bun run bench:events` (issue 21): what events and webhooks cost, on a stack started as in
  * production (gateway, storefront-service and management-service as separate processes on CPU
@@ -21,7 +22,6 @@
  */
 import { newId } from '@studio/shared';
 import { createSql, type Sql } from '@studio/shared/io/db';
-import { createApiKey } from '@studio/gateway/keys/store';
 import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/shared/io/webhooks/endpoints';
 import { createStudio } from '../lib/studios';
 import { createBenchStack } from './stack';
@@ -58,16 +58,19 @@ const ms = (x: number) => `${x.toFixed(2)} ms`;
 function startReceivers() {
   const arrivals = new Map<string, number>();
   let count = 0;
-  const servers = Array.from({ length: RECEIVERS }, () => Bun.serve({
-    hostname: '127.0.0.1', port: 0,
-    async fetch(req) {
-      await req.arrayBuffer();
-      count++;
-      const id = req.headers.get('webhook-id');
-      if (id && !arrivals.has(id)) arrivals.set(id, performance.now());
-      return new Response('ok');
-    },
-  }));
+  const servers = Array.from({ length: RECEIVERS }, () =>
+    Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      async fetch(req) {
+        await req.arrayBuffer();
+        count++;
+        const id = req.headers.get('webhook-id');
+        if (id && !arrivals.has(id)) arrivals.set(id, performance.now());
+        return new Response('ok');
+      },
+    }),
+  );
   return {
     urls: servers.map((s) => `http://127.0.0.1:${s.port}/hooks`),
     arrivals,
@@ -87,7 +90,8 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number,
 }
 
 /** No delivery pending anywhere: the dispatcher is idle. */
-const drained = async (sql: Sql) => (await sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries where status = 'pending'`)[0]!.n === 0;
+const drained = async (sql: Sql) =>
+  (await sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries where status = 'pending'`)[0]!.n === 0;
 
 const stack = await createBenchStack(SERVER_CPU, { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'warn' });
 const receivers = startReceivers();
@@ -96,24 +100,39 @@ let failed = false;
 try {
   await stack.start();
   const ctx = webhookContext(sql, stack.config);
-  console.log(`bench:events: database ${stack.dbName}, servers on CPU ${SERVER_CPU}, load and receivers on CPU ${LOAD_CPU}${QUICK ? ' (quick smoke run)' : ''}`);
+  console.log(
+    `bench:events: database ${stack.dbName}, servers on CPU ${SERVER_CPU}, load and receivers on CPU ${LOAD_CPU}${QUICK ? ' (quick smoke run)' : ''}`,
+  );
 
   // 1. the write's cost with 0 and with 16 endpoints
   const plain = (await createStudio(sql, { name: 'Bench: no endpoint' })).studio.id as string;
   const subscribed = (await createStudio(sql, { name: 'Bench: 16 endpoints' })).studio.id as string;
   const keyOf = async (studioId: string) =>
-    (await createApiKey(sql, { studioId, kind: 'secret', name: 'bench', scopes: ['instructors:write', 'instructors:read'] })).key;
+    (
+      await createApiKey(sql, {
+        studioId,
+        kind: 'secret',
+        name: 'bench',
+        scopes: ['instructors:write', 'instructors:read'],
+      })
+    ).key;
   const keys = { plain: await keyOf(plain), subscribed: await keyOf(subscribed) };
   const endpoints: string[] = [];
   for (let i = 0; i < ENDPOINTS; i++) {
-    endpoints.push((await createEndpoint(ctx, { studioId: subscribed, url: `${receivers.urls[i % RECEIVERS]}/${i}` })).endpoint.id);
+    endpoints.push(
+      (await createEndpoint(ctx, { studioId: subscribed, url: `${receivers.urls[i % RECEIVERS]}/${i}` })).endpoint.id,
+    );
   }
   let n = 0;
   async function write(key: string): Promise<{ ms: number; at: number }> {
     const t = performance.now();
     const res = await fetch(`${stack.config.MANAGEMENT_PUBLIC_URL}/v1/instructors`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'idempotency-key': crypto.randomUUID(),
+      },
       body: JSON.stringify({ name: `Instructor ${++n}`, disciplines: ['yoga'] }),
     });
     const at = performance.now();
@@ -158,14 +177,19 @@ try {
     }
   }
   const delivered = receivers.count() - before;
-  const row = (label: string, xs: number[]) => `${label.padEnd(16)} ${String(xs.length).padStart(7)} ${ms(quantile(xs, 0.5)).padStart(10)} ${ms(quantile(xs, 0.99)).padStart(10)}`;
-  console.log(`\n1. managementCreateInstructor through the gateway, ${WRITE_RATE} writes/s, ${ROUNDS} alternating rounds of ${WRITES}`);
+  const row = (label: string, xs: number[]) =>
+    `${label.padEnd(16)} ${String(xs.length).padStart(7)} ${ms(quantile(xs, 0.5)).padStart(10)} ${ms(quantile(xs, 0.99)).padStart(10)}`;
+  console.log(
+    `\n1. managementCreateInstructor through the gateway, ${WRITE_RATE} writes/s, ${ROUNDS} alternating rounds of ${WRITES}`,
+  );
   console.log(`${'endpoints'.padEnd(16)} ${'writes'.padStart(7)} ${'p50'.padStart(10)} ${'p99'.padStart(10)}`);
   console.log(row('none', times.plain));
   console.log(row(`${ENDPOINTS} subscribed`, times.subscribed));
   const p50Ratio = quantile(times.subscribed, 0.5) / quantile(times.plain, 0.5);
   const p99Ratio = quantile(times.subscribed, 0.99) / quantile(times.plain, 0.99);
-  console.log(`16 / none: p50 ${p50Ratio.toFixed(3)}x, p99 ${p99Ratio.toFixed(3)}x (target <= ${TARGET_WRITE_RATIO}x); ${delivered} deliveries made meanwhile (expected ${times.subscribed.length * ENDPOINTS})`);
+  console.log(
+    `16 / none: p50 ${p50Ratio.toFixed(3)}x, p99 ${p99Ratio.toFixed(3)}x (target <= ${TARGET_WRITE_RATIO}x); ${delivered} deliveries made meanwhile (expected ${times.subscribed.length * ENDPOINTS})`,
+  );
   if (p50Ratio > TARGET_WRITE_RATIO) failed = true;
   for (const id of endpoints) await deleteEndpoint(sql, id);
 
@@ -174,8 +198,23 @@ try {
   for (const url of receivers.urls) await createEndpoint(ctx, { studioId: burst, url });
   const ids = Array.from({ length: EVENTS }, () => newId('event'));
   const rows = ids.map((id, i) => ({
-    studioId: burst, id, type: 'instructor.created', resource: 'instructor', requestId: 'req_bench', traceId: null,
-    data: sql.json({ object: { id: `ins_bench${i}`, name: `Instructor ${i}`, email: null, bio: null, photoUrl: null, disciplines: ['yoga'], active: true } } as never),
+    studioId: burst,
+    id,
+    type: 'instructor.created',
+    resource: 'instructor',
+    requestId: 'req_bench',
+    traceId: null,
+    data: sql.json({
+      object: {
+        id: `ins_bench${i}`,
+        name: `Instructor ${i}`,
+        email: null,
+        bio: null,
+        photoUrl: null,
+        disciplines: ['yoga'],
+        active: true,
+      },
+    } as never),
   }));
   const startCount = receivers.count();
   await sql.begin(async (tx) => {
@@ -190,16 +229,24 @@ try {
   await until(() => drained(sql), 120_000, 'the deliveries recorded');
   const recordedSeconds = (performance.now() - committed) / 1000;
   const rate = total / seconds;
-  console.log(`\n2. Dispatcher throughput: ${EVENTS} events committed at once, ${RECEIVERS} endpoints on ${RECEIVERS} local receivers answering 200`);
-  console.log(`${total} deliveries received in ${seconds.toFixed(2)} s: ${rate.toFixed(0)} deliveries/s (target >= ${TARGET_THROUGHPUT}); all recorded as delivered after ${recordedSeconds.toFixed(2)} s`);
+  console.log(
+    `\n2. Dispatcher throughput: ${EVENTS} events committed at once, ${RECEIVERS} endpoints on ${RECEIVERS} local receivers answering 200`,
+  );
+  console.log(
+    `${total} deliveries received in ${seconds.toFixed(2)} s: ${rate.toFixed(0)} deliveries/s (target >= ${TARGET_THROUGHPUT}); all recorded as delivered after ${recordedSeconds.toFixed(2)} s`,
+  );
   if (rate < TARGET_THROUGHPUT) failed = true;
 
   // 3. delay: from a write's answer (its commit) to the delivery's arrival
-  const single = (await createEndpoint(ctx, { studioId: plain, url: receivers.urls[0]!, events: ['instructor.created'] })).endpoint.id;
+  const single = (
+    await createEndpoint(ctx, { studioId: plain, url: receivers.urls[0]!, events: ['instructor.created'] })
+  ).endpoint.id;
   const delays: number[] = [];
   for (let i = 0; i < DELAYS; i++) {
     const { at } = await write(keys.plain);
-    const [event] = await sql<{ id: string }[]>`select id from events where studio_id = ${plain} order by xid desc, seq desc limit 1`;
+    const [event] = await sql<
+      { id: string }[]
+    >`select id from events where studio_id = ${plain} order by xid desc, seq desc limit 1`;
     await until(() => receivers.arrivals.has(event!.id), 30_000, 'a delivery');
     delays.push(receivers.arrivals.get(event!.id)! - at);
     await Bun.sleep(50);
@@ -207,7 +254,9 @@ try {
   await deleteEndpoint(sql, single);
   const median = quantile(delays, 0.5);
   console.log(`\n3. Delay from commit to delivery: ${DELAYS} writes, one every 50 ms or more, one endpoint`);
-  console.log(`p50 ${ms(median)} (target <= ${TARGET_DELAY_MS} ms), p90 ${ms(quantile(delays, 0.9))}, p99 ${ms(quantile(delays, 0.99))}, max ${ms(Math.max(...delays))}`);
+  console.log(
+    `p50 ${ms(median)} (target <= ${TARGET_DELAY_MS} ms), p90 ${ms(quantile(delays, 0.9))}, p99 ${ms(quantile(delays, 0.99))}, max ${ms(Math.max(...delays))}`,
+  );
   if (median > TARGET_DELAY_MS) failed = true;
   console.log(failed ? '\nbench:events: a target was missed (see above)' : '\nbench:events: every target met');
 } finally {

@@ -1,4 +1,6 @@
 #!/usr/bin/env bun
+import { join } from 'node:path';
+import { createApiKey } from '@studio/gateway/keys/store';
 /**
  * `bun run bench:hop`: the cost of the gateway's forwarding hop (issue 10). An uncached
  * Management read (`GET /v1/instructors`, 20 rows), in one run and the same pinning
@@ -13,16 +15,14 @@
  * median ratios against nginx. The floor's ratio to nginx says how much of the gap is the runtime's,
  * the gateway's to the floor how much is its pipeline's. Skips nginx, with a message, when it is not installed.
  */
-import { signedHeaders, SCOPES, type Caller } from '@studio/shared';
+import { type Caller, SCOPES, signedHeaders } from '@studio/shared';
 import { createSql } from '@studio/shared/io/db';
-import { createApiKey } from '@studio/gateway/keys/store';
-import { createStudio } from '../lib/studios';
-import { nginxPath, startNginx } from './nginx';
-import { join } from 'node:path';
 import { freePorts } from '../lib/ports';
+import { createStudio } from '../lib/studios';
+import { type CpuPerRequest, cpuMeter, formatCpu, pidsNamed, totalCpu, withChildren } from './cpu';
+import { nginxPath, startNginx } from './nginx';
 import { createBenchStack, waitFor } from './stack';
 import { runWrk, type WrkResult } from './wrk';
-import { cpuMeter, formatCpu, pidsNamed, totalCpu, withChildren, type CpuPerRequest } from './cpu';
 
 /** A wrk run and the CPU per request behind it (`proxy` null when there is none). */
 type Run = WrkResult & { proxy: CpuPerRequest | null; service: CpuPerRequest; postgres: CpuPerRequest };
@@ -48,11 +48,22 @@ try {
   const sql = createSql(stack.config.DATABASE_URL, { max: 2 });
   const { studio } = await createStudio(sql, { name: 'Bench hop' });
   await sql`insert into instructors ${sql(Array.from({ length: 20 }, (_, i) => ({ id: `ins_hop${String(i).padStart(3, '0')}`, studioId: studio.id, name: `Instructor ${i}`, disciplines: ['yoga'] })))}`;
-  const secret = await createApiKey(sql, { studioId: studio.id, kind: 'secret', name: 'bench', scopes: ['instructors:read'] });
+  const secret = await createApiKey(sql, {
+    studioId: studio.id,
+    kind: 'secret',
+    name: 'bench',
+    scopes: ['instructors:read'],
+  });
   await sql.end();
   await stack.start(['management-service', 'gateway']);
 
-  const caller: Caller = { studioId: studio.id, keyId: secret.record.id, scopes: [...SCOPES], operationId: 'managementListInstructors', requestId: 'req_bench' };
+  const caller: Caller = {
+    studioId: studio.id,
+    keyId: secret.record.id,
+    scopes: [...SCOPES],
+    operationId: 'managementListInstructors',
+    requestId: 'req_bench',
+  };
   // a signature is valid for 60 s: each run gets a fresh one
   const signed = () => signedHeaders(stack.config.GATEWAY_SECRET, 'GET', PATH, caller);
   const service = stack.pidOf('management-service');
@@ -61,10 +72,20 @@ try {
     await runWrk(url, { connections: CONNECTIONS, seconds: 1, cpu: LOAD_CPU, headers }); // warm-up
     const meters = { proxy: cpuMeter(proxy), service: cpuMeter([service]), postgres: cpuMeter(pidsNamed('postgres')) };
     const r = await runWrk(url, { connections: CONNECTIONS, seconds: SECONDS, cpu: LOAD_CPU, headers });
-    return { ...r, proxy: proxy.length ? meters.proxy.perRequest(r.requests) : null, service: meters.service.perRequest(r.requests), postgres: meters.postgres.perRequest(r.requests) };
+    return {
+      ...r,
+      proxy: proxy.length ? meters.proxy.perRequest(r.requests) : null,
+      service: meters.service.perRequest(r.requests),
+      postgres: meters.postgres.perRequest(r.requests),
+    };
   };
   const viaNginx = async () => {
-    const nginx = await startNginx({ upstream: stack.config.MANAGEMENT_SERVICE_URL, headers: signed(), cpu: SERVER_CPU, readyPath: '/readyz' });
+    const nginx = await startNginx({
+      upstream: stack.config.MANAGEMENT_SERVICE_URL,
+      headers: signed(),
+      cpu: SERVER_CPU,
+      readyPath: '/readyz',
+    });
     try {
       return await measure(nginx.url + PATH, {}, withChildren(nginx.pid));
     } finally {
@@ -74,7 +95,13 @@ try {
 
   const viaFloor = async () => {
     const [port] = await freePorts(1);
-    const child = stack.spawn('bare-proxy', ['bun', join(import.meta.dir, 'bare-proxy.ts'), String(port), stack.config.MANAGEMENT_SERVICE_URL, JSON.stringify(signed())]);
+    const child = stack.spawn('bare-proxy', [
+      'bun',
+      join(import.meta.dir, 'bare-proxy.ts'),
+      String(port),
+      stack.config.MANAGEMENT_SERVICE_URL,
+      JSON.stringify(signed()),
+    ]);
     try {
       await waitFor(`http://127.0.0.1:${port}/readyz`);
       return await measure(`http://127.0.0.1:${port}${PATH}`, {}, [child.pid]);
@@ -90,16 +117,26 @@ try {
       direct: await measure(stack.config.MANAGEMENT_SERVICE_URL + PATH, signed()),
       nginx: nginxPath() ? await viaNginx() : null,
       floor: await viaFloor(),
-      gateway: await measure(stack.config.MANAGEMENT_PUBLIC_URL + PATH, { authorization: `Bearer ${secret.key}` }, [stack.pidOf('gateway')]),
+      gateway: await measure(stack.config.MANAGEMENT_PUBLIC_URL + PATH, { authorization: `Bearer ${secret.key}` }, [
+        stack.pidOf('gateway'),
+      ]),
     });
   }
 
   const row = (name: string, r: Run) =>
     `| ${name.padEnd(28)} | ${r.rps.toFixed(0).padStart(8)} | ${r.p50.toFixed(2).padStart(8)} | ${r.p99.toFixed(2).padStart(8)} | ${String(r.non2xx).padStart(7)} | ${formatCpu(r.proxy).padStart(13)} | ${formatCpu(r.service).padStart(13)} | ${formatCpu(r.postgres).padStart(13)} |`;
-  console.log(`\nGET ${PATH} (20 rows, never cached), ${CONNECTIONS} connections, ${SECONDS} s per run, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}`);
-  console.log('CPU columns: µs of CPU per request, user+system, of the proxy in front, the service, and all of Postgres');
-  console.log(`| ${'target'.padEnd(28)} | ${'req/s'.padStart(8)} | ${'p50 ms'.padStart(8)} | ${'p99 ms'.padStart(8)} | ${'non-2xx'.padStart(7)} | ${'proxy CPU'.padStart(13)} | ${'service CPU'.padStart(13)} | ${'Postgres CPU'.padStart(13)} |`);
-  console.log(`|${'-'.repeat(30)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(9)}|${'-'.repeat(15)}|${'-'.repeat(15)}|${'-'.repeat(15)}|`);
+  console.log(
+    `\nGET ${PATH} (20 rows, never cached), ${CONNECTIONS} connections, ${SECONDS} s per run, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}`,
+  );
+  console.log(
+    'CPU columns: µs of CPU per request, user+system, of the proxy in front, the service, and all of Postgres',
+  );
+  console.log(
+    `| ${'target'.padEnd(28)} | ${'req/s'.padStart(8)} | ${'p50 ms'.padStart(8)} | ${'p99 ms'.padStart(8)} | ${'non-2xx'.padStart(7)} | ${'proxy CPU'.padStart(13)} | ${'service CPU'.padStart(13)} | ${'Postgres CPU'.padStart(13)} |`,
+  );
+  console.log(
+    `|${'-'.repeat(30)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(9)}|${'-'.repeat(15)}|${'-'.repeat(15)}|${'-'.repeat(15)}|`,
+  );
   rounds.forEach((r, i) => {
     console.log(row(`round ${i + 1}: direct`, r.direct));
     if (r.nginx) console.log(row(`round ${i + 1}: nginx`, r.nginx));
@@ -109,22 +146,46 @@ try {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const med = (pick: (r: Round) => Run | null) => {
     const rs = rounds.map(pick).filter((r): r is Run => r !== null);
-    return rs.length ? { rps: median(rs.map((r) => r.rps)), p99: median(rs.map((r) => r.p99)), proxy: median(rs.map((r) => totalCpu(r.proxy))), service: median(rs.map((r) => totalCpu(r.service))) } : null;
+    return rs.length
+      ? {
+          rps: median(rs.map((r) => r.rps)),
+          p99: median(rs.map((r) => r.p99)),
+          proxy: median(rs.map((r) => totalCpu(r.proxy))),
+          service: median(rs.map((r) => totalCpu(r.service))),
+        }
+      : null;
   };
-  const [direct, nginx, floor, gateway] = [med((r) => r.direct), med((r) => r.nginx), med((r) => r.floor), med((r) => r.gateway)];
-  console.log(`\nmedians: direct ${direct!.rps.toFixed(0)} req/s p99 ${direct!.p99.toFixed(2)} ms; gateway ${gateway!.rps.toFixed(0)} req/s p99 ${gateway!.p99.toFixed(2)} ms` +
-    (nginx ? `; nginx ${nginx.rps.toFixed(0)} req/s p99 ${nginx.p99.toFixed(2)} ms` : ''));
-  console.log(`gateway / direct: ${(gateway!.rps / direct!.rps).toFixed(2)}× req/s; gateway / bun floor: ${(gateway!.rps / floor!.rps).toFixed(2)}× req/s`);
-  console.log(`CPU per request (medians, µs): proxy ${nginx ? `nginx ${nginx.proxy.toFixed(0)}, ` : ''}bun floor ${floor!.proxy.toFixed(0)}, gateway ${gateway!.proxy.toFixed(0)}; ` +
-    `service direct ${direct!.service.toFixed(0)}${nginx ? `, behind nginx ${nginx.service.toFixed(0)}` : ''}, behind the gateway ${gateway!.service.toFixed(0)}`);
+  const [direct, nginx, floor, gateway] = [
+    med((r) => r.direct),
+    med((r) => r.nginx),
+    med((r) => r.floor),
+    med((r) => r.gateway),
+  ];
+  console.log(
+    `\nmedians: direct ${direct!.rps.toFixed(0)} req/s p99 ${direct!.p99.toFixed(2)} ms; gateway ${gateway!.rps.toFixed(0)} req/s p99 ${gateway!.p99.toFixed(2)} ms` +
+      (nginx ? `; nginx ${nginx.rps.toFixed(0)} req/s p99 ${nginx.p99.toFixed(2)} ms` : ''),
+  );
+  console.log(
+    `gateway / direct: ${(gateway!.rps / direct!.rps).toFixed(2)}× req/s; gateway / bun floor: ${(gateway!.rps / floor!.rps).toFixed(2)}× req/s`,
+  );
+  console.log(
+    `CPU per request (medians, µs): proxy ${nginx ? `nginx ${nginx.proxy.toFixed(0)}, ` : ''}bun floor ${floor!.proxy.toFixed(0)}, gateway ${gateway!.proxy.toFixed(0)}; ` +
+      `service direct ${direct!.service.toFixed(0)}${nginx ? `, behind nginx ${nginx.service.toFixed(0)}` : ''}, behind the gateway ${gateway!.service.toFixed(0)}`,
+  );
   if (nginx) {
     const rpsRatio = gateway!.rps / nginx.rps;
     const p99Ratio = gateway!.p99 / nginx.p99;
-    console.log(`gateway / nginx: ${rpsRatio.toFixed(2)}× req/s (target ≥ 1.00), ${p99Ratio.toFixed(2)}× p99 (target ≤ 1.50)`);
-    console.log(`bun floor / nginx: ${(floor!.rps / nginx.rps).toFixed(2)}× req/s, ${(floor!.p99 / nginx.p99).toFixed(2)}× p99 (what the runtime alone allows)`);
+    console.log(
+      `gateway / nginx: ${rpsRatio.toFixed(2)}× req/s (target ≥ 1.00), ${p99Ratio.toFixed(2)}× p99 (target ≤ 1.50)`,
+    );
+    console.log(
+      `bun floor / nginx: ${(floor!.rps / nginx.rps).toFixed(2)}× req/s, ${(floor!.p99 / nginx.p99).toFixed(2)}× p99 (what the runtime alone allows)`,
+    );
     failed = rpsRatio < 1 || p99Ratio > 1.5;
   }
-  failed ||= rounds.some((r) => r.gateway.non2xx > 0 || r.direct.non2xx > 0 || r.floor.non2xx > 0 || (r.nginx?.non2xx ?? 0) > 0);
+  failed ||= rounds.some(
+    (r) => r.gateway.non2xx > 0 || r.direct.non2xx > 0 || r.floor.non2xx > 0 || (r.nginx?.non2xx ?? 0) > 0,
+  );
   console.log(failed ? 'RESULT: below target' : 'RESULT: meets target');
 } catch (err) {
   console.error(`bench failed: ${(err as Error).stack ?? err}`);

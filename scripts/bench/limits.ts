@@ -7,10 +7,10 @@
  * seconds), and exits 1 if more were admitted.
  */
 import { join } from 'node:path';
-import { createSql } from '@studio/shared/io/db';
 import { createApiKey } from '@studio/gateway/keys/store';
-import { createStudio } from '../lib/studios';
+import { createSql } from '@studio/shared/io/db';
 import { freePorts } from '../lib/ports';
+import { createStudio } from '../lib/studios';
 import { createBenchStack, root, waitFor } from './stack';
 import { runWrk } from './wrk';
 
@@ -27,24 +27,46 @@ let failed = false;
 try {
   const sql = createSql(stack.config.DATABASE_URL, { max: 2 });
   const { studio } = await createStudio(sql, { name: 'Bench limits' });
-  const { key } = await createApiKey(sql, { studioId: studio.id, kind: 'secret', name: 'bench', scopes: ['instructors:read'] });
+  const { key } = await createApiKey(sql, {
+    studioId: studio.id,
+    kind: 'secret',
+    name: 'bench',
+    scopes: ['instructors:read'],
+  });
   await sql.end();
   await stack.start(['management-service', 'gateway']);
   const [sf, mg, dash, ops] = (await freePorts(4)) as [number, number, number, number];
-  stack.spawn('gateway-2', ['bun', join(root, 'gateway/src/main.ts')], { STOREFRONT_PORT: String(sf), MANAGEMENT_PORT: String(mg), DASHBOARD_PORT: String(dash), OPS_PORT: String(ops) });
+  stack.spawn('gateway-2', ['bun', join(root, 'gateway/src/main.ts')], {
+    STOREFRONT_PORT: String(sf),
+    MANAGEMENT_PORT: String(mg),
+    DASHBOARD_PORT: String(dash),
+    OPS_PORT: String(ops),
+  });
   await waitFor(`http://127.0.0.1:${sf}/readyz`);
 
-  const targets = [stack.config.MANAGEMENT_PUBLIC_URL, `http://127.0.0.1:${mg}`].map((base) => `${base}/v1/instructors`);
+  const targets = [stack.config.MANAGEMENT_PUBLIC_URL, `http://127.0.0.1:${mg}`].map(
+    (base) => `${base}/v1/instructors`,
+  );
   const headers = { authorization: `Bearer ${key}` };
   const started = performance.now();
-  const results = await Promise.all(targets.map((url) => runWrk(url, { connections: 10, seconds: SECONDS, cpu: process.env.BENCH_LOAD_CPU ?? '1', headers })));
+  const results = await Promise.all(
+    targets.map((url) =>
+      runWrk(url, { connections: 10, seconds: SECONDS, cpu: process.env.BENCH_LOAD_CPU ?? '1', headers }),
+    ),
+  );
   const elapsed = (performance.now() - started) / 1000;
   const total = results.reduce((n, r) => n + r.requests, 0);
   const admitted = results.reduce((n, r) => n + r.requests - r.non2xx, 0);
   const allowed = BURST + Math.ceil(RATE * elapsed);
   console.log(`one ${RATE}:${BURST} key, two gateway replicas, 2 × 10 connections for ${elapsed.toFixed(2)} s`);
-  results.forEach((r, i) => console.log(`  replica ${i + 1}: ${r.requests} requests, ${r.requests - r.non2xx} admitted, ${r.non2xx} refused (429)`));
-  console.log(`admitted ${admitted} of ${total}; the limit allows at most ${allowed} (burst ${BURST} + ${RATE}/s × ${elapsed.toFixed(2)} s): ${(admitted / allowed * 100).toFixed(1)} % of the allowance`);
+  results.forEach((r, i) =>
+    console.log(
+      `  replica ${i + 1}: ${r.requests} requests, ${r.requests - r.non2xx} admitted, ${r.non2xx} refused (429)`,
+    ),
+  );
+  console.log(
+    `admitted ${admitted} of ${total}; the limit allows at most ${allowed} (burst ${BURST} + ${RATE}/s × ${elapsed.toFixed(2)} s): ${((admitted / allowed) * 100).toFixed(1)} % of the allowance`,
+  );
   failed = admitted > allowed;
   console.log(failed ? 'RESULT: over-admitted' : 'RESULT: exact (never over the allowance)');
 } catch (err) {

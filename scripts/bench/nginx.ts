@@ -10,18 +10,28 @@ import { join } from 'node:path';
 import { freePort } from '../lib/ports';
 import { waitFor } from './stack';
 
-export const nginxPath = (): string | null => Bun.which('nginx') ?? (Bun.file('/usr/sbin/nginx').size ? '/usr/sbin/nginx' : null);
+export const nginxPath = (): string | null =>
+  Bun.which('nginx') ?? (Bun.file('/usr/sbin/nginx').size ? '/usr/sbin/nginx' : null);
 
 /** A header value as nginx's config language wants it (double-quoted). */
 const quoted = (v: string) => `"${v.replace(/["\\$]/g, (c) => `\\${c}`)}"`;
 
-export async function startNginx(o: { upstream: string; headers: Record<string, string>; cpu: string; readyPath: string }) {
+export async function startNginx(o: {
+  upstream: string;
+  headers: Record<string, string>;
+  cpu: string;
+  readyPath: string;
+}) {
   const bin = nginxPath();
   if (!bin) throw new Error('nginx is not installed (apt-get install -y nginx)');
   const dir = await mkdtemp(join(tmpdir(), 'studio-nginx-'));
   const port = await freePort();
-  const set = Object.entries(o.headers).map(([k, v]) => `      proxy_set_header ${k} ${quoted(v)};`).join('\n');
-  await Bun.write(join(dir, 'nginx.conf'), `
+  const set = Object.entries(o.headers)
+    .map(([k, v]) => `      proxy_set_header ${k} ${quoted(v)};`)
+    .join('\n');
+  await Bun.write(
+    join(dir, 'nginx.conf'),
+    `
 worker_processes 1;
 daemon off;
 pid ${dir}/nginx.pid;
@@ -42,8 +52,12 @@ ${set}
     }
   }
 }
-`);
-  const child = Bun.spawn(['taskset', '-c', o.cpu, bin, '-p', dir, '-c', join(dir, 'nginx.conf')], { stdout: 'ignore', stderr: 'inherit' });
+`,
+  );
+  const child = Bun.spawn(['taskset', '-c', o.cpu, bin, '-p', dir, '-c', join(dir, 'nginx.conf')], {
+    stdout: 'ignore',
+    stderr: 'inherit',
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(url + o.readyPath);
   return {

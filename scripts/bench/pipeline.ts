@@ -1,4 +1,6 @@
 #!/usr/bin/env bun
+import { createGateway } from '@studio/gateway/app';
+import { createApiKey } from '@studio/gateway/keys/store';
 /**
  * `bun run bench:pipeline`: the gateway's own work on a cached Storefront read, without sockets.
  * The real pipeline (createGateway, with Postgres and Redis) is driven in-process with Request
@@ -10,8 +12,6 @@
 import { loadConfig, setLogLevel } from '@studio/shared';
 import { createSql } from '@studio/shared/io/db';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
-import { createGateway } from '@studio/gateway/app';
-import { createApiKey } from '@studio/gateway/keys/store';
 import { createStudio } from '../lib/studios';
 import { createBenchStack } from './stack';
 
@@ -28,9 +28,22 @@ try {
   const { studio } = await createStudio(sql, { name: 'Bench pipeline' });
   const { key } = await createApiKey(sql, { studioId: studio.id, kind: 'publishable', name: 'bench', scopes: [] });
   await gw.start();
-  const body = JSON.stringify({ classes: Array.from({ length: 500 }, (_, i) => ({ id: `occ_${i}`, title: `Class ${i}`, startsAt: new Date(Date.now() + i * 3_600_000).toISOString() })) });
+  const body = JSON.stringify({
+    classes: Array.from({ length: 500 }, (_, i) => ({
+      id: `occ_${i}`,
+      title: `Class ${i}`,
+      startsAt: new Date(Date.now() + i * 3_600_000).toISOString(),
+    })),
+  });
   // the service's answer, kept as the gateway keeps it (re-filled: entries live 5 s)
-  const fill = () => gw.storefrontCache.fill(studio.id, '/v1/classes', null, null, async () => new Response(body, { headers: { etag: '"bench"', 'content-type': 'application/json' } }));
+  const fill = () =>
+    gw.storefrontCache.fill(
+      studio.id,
+      '/v1/classes',
+      null,
+      null,
+      async () => new Response(body, { headers: { etag: '"bench"', 'content-type': 'application/json' } }),
+    );
   const server = { requestIP: () => ({ address: '127.0.0.1' }) };
   const headers = { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip, deflate, br' };
   const reqs = Array.from({ length: 64 }, () => new Request(`${config.STOREFRONT_PUBLIC_URL}/v1/classes`, { headers }));
@@ -45,7 +58,7 @@ try {
   for (let round = 1; round <= 3; round++) {
     const t = performance.now();
     await run(N);
-    console.log(`round ${round}: ${((performance.now() - t) * 1e6 / N).toFixed(0)} ns a cached read (${N} requests)`);
+    console.log(`round ${round}: ${(((performance.now() - t) * 1e6) / N).toFixed(0)} ns a cached read (${N} requests)`);
   }
 } finally {
   await gw.stop();

@@ -11,12 +11,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
 import { redisBroadcasts } from '@studio/gateway/broadcasts/bus';
+import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
 import { createSql } from '@studio/shared/io/db';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
-import { createStudio } from '../lib/studios';
 import { freePorts } from '../lib/ports';
+import { createStudio } from '../lib/studios';
 import { createBenchStack, root, waitFor } from './stack';
 import { runWrk } from './wrk';
 
@@ -32,8 +32,10 @@ for (const tool of ['wrk', 'haproxy']) {
 const [front, g2, s2] = [await freePorts(4), await freePorts(4), await freePorts(2)] as [number[], number[], number[]];
 const [sfFront, mgFront, sfSvcFront, mgSvcFront] = front as [number, number, number, number];
 const stack = await createBenchStack(CPU, {
-  STOREFRONT_SERVICE_URL: `http://127.0.0.1:${sfSvcFront}`, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${mgSvcFront}`,
-  STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${sfFront}`, MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${mgFront}`,
+  STOREFRONT_SERVICE_URL: `http://127.0.0.1:${sfSvcFront}`,
+  MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${mgSvcFront}`,
+  STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${sfFront}`,
+  MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${mgFront}`,
 });
 const e = stack.env;
 const gw1 = { sf: Number(e.STOREFRONT_PORT), mg: Number(e.MANAGEMENT_PORT) };
@@ -51,7 +53,9 @@ backend ${name}_servers
   option httpchk
   http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host localhost
 ${ports.map((p, i) => `  server ${name}${i + 1} 127.0.0.1:${p} check inter 500ms`).join('\n')}`;
-await Bun.write(join(dir, 'haproxy.cfg'), `global
+await Bun.write(
+  join(dir, 'haproxy.cfg'),
+  `global
   maxconn 8192
 defaults
   mode http
@@ -63,8 +67,12 @@ ${backend('storefront', sfFront, [gw1.sf, gw2.sf])}
 ${backend('management', mgFront, [gw1.mg, gw2.mg])}
 ${backend('storefront_service', sfSvcFront, [svc1.sf, svc2.sf])}
 ${backend('management_service', mgSvcFront, [svc1.mg, svc2.mg])}
-`);
-const haproxy = Bun.spawn(['taskset', '-c', CPU, Bun.which('haproxy') ?? '/usr/sbin/haproxy', '-db', '-f', join(dir, 'haproxy.cfg')], { stdout: 'ignore', stderr: 'inherit' });
+`,
+);
+const haproxy = Bun.spawn(
+  ['taskset', '-c', CPU, Bun.which('haproxy') ?? '/usr/sbin/haproxy', '-db', '-f', join(dir, 'haproxy.cfg')],
+  { stdout: 'ignore', stderr: 'inherit' },
+);
 
 let failed = false;
 try {
@@ -72,40 +80,90 @@ try {
   const { studio } = await createStudio(sql, { name: 'Replicas' });
   await sql`insert into instructors ${sql(Array.from({ length: 20 }, (_, i) => ({ id: `ins_rep${String(i).padStart(3, '0')}`, studioId: studio.id, name: `Instructor ${i}` })))}`;
   const pk = await createApiKey(sql, { studioId: studio.id, kind: 'publishable', name: 'site' });
-  const sk = await createApiKey(sql, { studioId: studio.id, kind: 'secret', name: 'sync', scopes: ['instructors:read', 'instructors:write'] });
+  const sk = await createApiKey(sql, {
+    studioId: studio.id,
+    kind: 'secret',
+    name: 'sync',
+    scopes: ['instructors:read', 'instructors:write'],
+  });
   await stack.start(['storefront-service', 'management-service']);
-  stack.spawn('storefront-service-2', ['bun', join(root, 'storefront-service/src/main.ts')], { STOREFRONT_SERVICE_PORT: String(svc2.sf) });
-  stack.spawn('management-service-2', ['bun', join(root, 'management-service/src/main.ts')], { MANAGEMENT_SERVICE_PORT: String(svc2.mg) });
+  stack.spawn('storefront-service-2', ['bun', join(root, 'storefront-service/src/main.ts')], {
+    STOREFRONT_SERVICE_PORT: String(svc2.sf),
+  });
+  stack.spawn('management-service-2', ['bun', join(root, 'management-service/src/main.ts')], {
+    MANAGEMENT_SERVICE_PORT: String(svc2.mg),
+  });
   await Promise.all([waitFor(`http://127.0.0.1:${svc2.sf}/readyz`), waitFor(`http://127.0.0.1:${svc2.mg}/readyz`)]);
   await stack.start(['gateway']);
-  stack.spawn('gateway-2', ['bun', join(root, 'gateway/src/main.ts')], { STOREFRONT_PORT: String(gw2.sf), MANAGEMENT_PORT: String(gw2.mg), DASHBOARD_PORT: String(g2[2]), OPS_PORT: String(g2[3]) });
+  stack.spawn('gateway-2', ['bun', join(root, 'gateway/src/main.ts')], {
+    STOREFRONT_PORT: String(gw2.sf),
+    MANAGEMENT_PORT: String(gw2.mg),
+    DASHBOARD_PORT: String(g2[2]),
+    OPS_PORT: String(g2[3]),
+  });
   await waitFor(`http://127.0.0.1:${gw2.sf}/readyz`);
   await Bun.sleep(2_500); // HAProxy's health checks see every server up
 
   const load = { connections: 50, seconds: SECONDS, cpu: process.env.BENCH_LOAD_CPU ?? '1' };
-  const sfRead = await runWrk(`http://127.0.0.1:${sfFront}/v1/instructors`, { ...load, headers: { authorization: `Bearer ${pk.key}`, 'accept-encoding': 'gzip' } });
-  const mgRead = await runWrk(`http://127.0.0.1:${mgFront}/v1/instructors`, { ...load, headers: { authorization: `Bearer ${sk.key}` } });
-  console.log(`two replicas of each process behind HAProxy, all on CPU ${CPU}, wrk on the other, 50 connections, ${SECONDS} s each`);
-  console.log(`  Storefront GET /v1/instructors (cached):  ${sfRead.rps.toFixed(0)} req/s, p50 ${sfRead.p50.toFixed(2)} ms, p99 ${sfRead.p99.toFixed(2)} ms, non-2xx ${sfRead.non2xx}`);
-  console.log(`  Management GET /v1/instructors:           ${mgRead.rps.toFixed(0)} req/s, p50 ${mgRead.p50.toFixed(2)} ms, p99 ${mgRead.p99.toFixed(2)} ms, non-2xx ${mgRead.non2xx}`);
+  const sfRead = await runWrk(`http://127.0.0.1:${sfFront}/v1/instructors`, {
+    ...load,
+    headers: { authorization: `Bearer ${pk.key}`, 'accept-encoding': 'gzip' },
+  });
+  const mgRead = await runWrk(`http://127.0.0.1:${mgFront}/v1/instructors`, {
+    ...load,
+    headers: { authorization: `Bearer ${sk.key}` },
+  });
+  console.log(
+    `two replicas of each process behind HAProxy, all on CPU ${CPU}, wrk on the other, 50 connections, ${SECONDS} s each`,
+  );
+  console.log(
+    `  Storefront GET /v1/instructors (cached):  ${sfRead.rps.toFixed(0)} req/s, p50 ${sfRead.p50.toFixed(2)} ms, p99 ${sfRead.p99.toFixed(2)} ms, non-2xx ${sfRead.non2xx}`,
+  );
+  console.log(
+    `  Management GET /v1/instructors:           ${mgRead.rps.toFixed(0)} req/s, p50 ${mgRead.p50.toFixed(2)} ms, p99 ${mgRead.p99.toFixed(2)} ms, non-2xx ${mgRead.non2xx}`,
+  );
   failed = sfRead.non2xx > 0 || mgRead.non2xx > 0;
 
   // Across replicas: each gateway called directly.
   const gateways = [gw1, gw2];
-  const mg = (g: { mg: number }, key: string, init: RequestInit = {}) => fetch(`http://127.0.0.1:${g.mg}/v1/instructors`, { ...init, headers: { authorization: `Bearer ${key}`, ...init.headers } });
-  const sf = async (g: { sf: number }) => (await (await fetch(`http://127.0.0.1:${g.sf}/v1/instructors`, { headers: { authorization: `Bearer ${pk.key}` } })).json()) as { instructors: unknown[] };
-  const victim = await createApiKey(sql, { studioId: studio.id, kind: 'secret', name: 'victim', scopes: ['instructors:read'] });
+  const mg = (g: { mg: number }, key: string, init: RequestInit = {}) =>
+    fetch(`http://127.0.0.1:${g.mg}/v1/instructors`, {
+      ...init,
+      headers: { authorization: `Bearer ${key}`, ...init.headers },
+    });
+  const sf = async (g: { sf: number }) =>
+    (await (
+      await fetch(`http://127.0.0.1:${g.sf}/v1/instructors`, { headers: { authorization: `Bearer ${pk.key}` } })
+    ).json()) as { instructors: unknown[] };
+  const victim = await createApiKey(sql, {
+    studioId: studio.id,
+    kind: 'secret',
+    name: 'victim',
+    scopes: ['instructors:read'],
+  });
   const before = await Promise.all(gateways.map(async (g) => (await mg(g, victim.key)).status));
   const redis = createRedis(stack.config.REDIS_URL, 'bench redis', stack.config.REDIS_CLUSTER_NODES);
   await connectRedis(redis);
   const revoked = await revokeApiKey(sql, redisBroadcasts(redis, stack.config.REDIS_PREFIX), victim.record.id);
   const after = await Promise.all(gateways.map(async (g) => (await mg(g, victim.key)).status));
-  console.log(`revocation: before ${before.join(' / ')}, the revoke returned (acknowledged by every replica: ${revoked.propagated}), then ${after.join(' / ')} on gateway 1 / gateway 2`);
+  console.log(
+    `revocation: before ${before.join(' / ')}, the revoke returned (acknowledged by every replica: ${revoked.propagated}), then ${after.join(' / ')} on gateway 1 / gateway 2`,
+  );
   const seen = await Promise.all(gateways.map(async (g) => (await sf(g)).instructors.length));
-  const created = await mg({ mg: mgFront }, sk.key, { method: 'POST', body: JSON.stringify({ name: 'Noor' }), headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() } });
+  const created = await mg({ mg: mgFront }, sk.key, {
+    method: 'POST',
+    body: JSON.stringify({ name: 'Noor' }),
+    headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+  });
   const now = await Promise.all(gateways.map(async (g) => (await sf(g)).instructors.length));
-  console.log(`invalidation: Storefront instructors ${seen.join(' / ')}; a Management create through the front (${created.status}); at once ${now.join(' / ')} on gateway 1 / gateway 2`);
-  failed ||= !revoked.propagated || after.some((x) => x !== 401) || before.some((x) => x !== 200) || now.some((n, i) => n !== seen[i]! + 1);
+  console.log(
+    `invalidation: Storefront instructors ${seen.join(' / ')}; a Management create through the front (${created.status}); at once ${now.join(' / ')} on gateway 1 / gateway 2`,
+  );
+  failed ||=
+    !revoked.propagated ||
+    after.some((x) => x !== 401) ||
+    before.some((x) => x !== 200) ||
+    now.some((n, i) => n !== seen[i]! + 1);
   await quitRedis(redis);
   await sql.end();
   console.log(failed ? 'RESULT: fail' : 'RESULT: pass');

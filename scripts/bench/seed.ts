@@ -9,21 +9,33 @@ const LEVELS = ['all_levels', 'beginner', 'intermediate', 'advanced'] as const;
 const DISCIPLINES = ['yoga', 'pilates', 'barre', 'hiit', 'dance', 'meditation'] as const;
 
 async function insertChunked(sql: Sql, table: string, rows: Record<string, unknown>[], size = 2_000) {
-  for (let i = 0; i < rows.length; i += size) await sql`insert into ${sql(table)} ${sql(rows.slice(i, i + size) as never)}`;
+  for (let i = 0; i < rows.length; i += size)
+    await sql`insert into ${sql(table)} ${sql(rows.slice(i, i + size) as never)}`;
 }
 
-export interface BenchSeed { studioId: string; instructors: number; classes: number; occurrences: number }
+export interface BenchSeed {
+  studioId: string;
+  instructors: number;
+  classes: number;
+  occurrences: number;
+}
 
 /**
  * Instructor j teaches classes k = 0..9, each weekly for 10 weeks, k at base + 16 h·k,
  * so no instructor is ever double-booked and the 14-day default window holds ~4,000
  * live occurrences (the answer is capped at 500). Every tenth class is private.
  */
-export async function seedBenchStudio(sql: Sql, o = { instructors: 200, classes: 2_000, perClass: 10 }): Promise<BenchSeed> {
+export async function seedBenchStudio(
+  sql: Sql,
+  o = { instructors: 200, classes: 2_000, perClass: 10 },
+): Promise<BenchSeed> {
   const { studio } = await createStudio(sql, { name: 'Bench Studio', slug: `bench-${Date.now().toString(36)}` });
   const studioId = studio.id;
   const instructors = Array.from({ length: o.instructors }, (_, j) => ({
-    id: newId('instructor'), studioId, name: `Instructor ${String(j).padStart(3, '0')}`, bio: 'Teaches with care.',
+    id: newId('instructor'),
+    studioId,
+    name: `Instructor ${String(j).padStart(3, '0')}`,
+    bio: 'Teaches with care.',
     disciplines: [DISCIPLINES[j % DISCIPLINES.length]!],
   }));
   await insertChunked(sql, 'instructors', instructors);
@@ -37,15 +49,30 @@ export async function seedBenchStudio(sql: Sql, o = { instructors: 200, classes:
     const startsAt = new Date(base + k * 16 * HOUR + (j % 12) * 5 * 60_000);
     const id = newId('class');
     classes.push({
-      id, studioId, title: `${DISCIPLINES[i % DISCIPLINES.length]} ${i}`, mode: 'broadcast', instructorId: instructors[j]!.id,
-      startsAt, durationMinutes: 60, discipline: DISCIPLINES[i % DISCIPLINES.length], level: LEVELS[i % LEVELS.length],
-      capacity: 20, visibility: i % 10 === 9 ? 'private' : 'public', recurrence: sql.json({ intervalDays: 7, count: o.perClass }),
+      id,
+      studioId,
+      title: `${DISCIPLINES[i % DISCIPLINES.length]} ${i}`,
+      mode: 'broadcast',
+      instructorId: instructors[j]!.id,
+      startsAt,
+      durationMinutes: 60,
+      discipline: DISCIPLINES[i % DISCIPLINES.length],
+      level: LEVELS[i % LEVELS.length],
+      capacity: 20,
+      visibility: i % 10 === 9 ? 'private' : 'public',
+      recurrence: sql.json({ intervalDays: 7, count: o.perClass }),
     });
     for (let w = 0; w < o.perClass; w++) {
       const s = new Date(startsAt.getTime() + w * 7 * DAY);
       occurrences.push({
-        id: newId('occurrence'), studioId, classId: id, instructorId: instructors[j]!.id,
-        startsAt: s, endsAt: new Date(s.getTime() + HOUR), durationMinutes: 60, capacity: 20,
+        id: newId('occurrence'),
+        studioId,
+        classId: id,
+        instructorId: instructors[j]!.id,
+        startsAt: s,
+        endsAt: new Date(s.getTime() + HOUR),
+        durationMinutes: 60,
+        capacity: 20,
       });
     }
   }

@@ -4,10 +4,10 @@
  * core, so the load generator gets the other. `stop` removes everything it made.
  */
 import { join } from 'node:path';
-import postgres from 'postgres';
-import { createClient } from 'redis';
 import { loadConfig } from '@studio/shared';
 import { randomBase62 } from '@studio/shared/base62';
+import postgres from 'postgres';
+import { createClient } from 'redis';
 import { migrate } from '../lib/migrate';
 import { freePorts } from '../lib/ports';
 
@@ -36,15 +36,29 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
   const dbName = `studio_bench_${randomBase62(8).toLowerCase()}`;
   const dbUrl = Object.assign(new URL(base.DATABASE_URL), { pathname: `/${dbName}` }).href;
   await migrate(dbUrl);
-  const [sf, mg, dash, sfService, mgService, ops] = (await freePorts(6)) as [number, number, number, number, number, number];
+  const [sf, mg, dash, sfService, mgService, ops] = (await freePorts(6)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     DATABASE_URL: dbUrl,
     REDIS_PREFIX: `bench_${randomBase62(8)}:`,
-    STOREFRONT_PORT: String(sf), MANAGEMENT_PORT: String(mg), DASHBOARD_PORT: String(dash), OPS_PORT: String(ops),
-    STOREFRONT_SERVICE_PORT: String(sfService), MANAGEMENT_SERVICE_PORT: String(mgService),
-    STOREFRONT_SERVICE_URL: `http://127.0.0.1:${sfService}`, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${mgService}`,
-    STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${sf}`, MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${mg}`, DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${dash}`,
+    STOREFRONT_PORT: String(sf),
+    MANAGEMENT_PORT: String(mg),
+    DASHBOARD_PORT: String(dash),
+    OPS_PORT: String(ops),
+    STOREFRONT_SERVICE_PORT: String(sfService),
+    MANAGEMENT_SERVICE_PORT: String(mgService),
+    STOREFRONT_SERVICE_URL: `http://127.0.0.1:${sfService}`,
+    MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${mgService}`,
+    STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${sf}`,
+    MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${mg}`,
+    DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${dash}`,
     // One load generator is one client address: lift the limits so a bench measures serving, not 429s
     // (the limiter still runs; it leases tokens from Redis).
     RATE_LIMIT_PUBLISHABLE_CLIENT: '1000000:1000000',
@@ -57,11 +71,18 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
   const children: ReturnType<typeof Bun.spawn>[] = [];
   const byName = new Map<string, ReturnType<typeof Bun.spawn>>();
   // BENCH_PROFILE_DIR=dir: the gateway writes a CPU profile (markdown) there when it stops
-  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  const profile = process.env.BENCH_PROFILE_DIR
+    ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
+    : [];
 
   /** A process on the server core, stopped with the stack (`extraEnv`: e.g. a second replica's ports). */
   function spawn(name: string, args: string[], extraEnv: Record<string, string> = {}) {
-    const child = Bun.spawn(['taskset', '-c', serverCpu, ...args], { cwd: root, env: { ...env, ...extraEnv }, stdout: 'ignore', stderr: 'inherit' });
+    const child = Bun.spawn(['taskset', '-c', serverCpu, ...args], {
+      cwd: root,
+      env: { ...env, ...extraEnv },
+      stdout: 'ignore',
+      stderr: 'inherit',
+    });
     children.push(child);
     byName.set(name, child);
     return child;
@@ -94,13 +115,19 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
     },
     async stop() {
       await Promise.all(children.map(stopChild));
-      const admin = postgres(Object.assign(new URL(base.DATABASE_URL), { pathname: '/postgres' }).href, { max: 1, onnotice: () => {} });
-      await admin.unsafe(`drop database if exists ${dbName} with (force)`).catch((e) => console.error(`cleanup: ${e.message}`));
+      const admin = postgres(Object.assign(new URL(base.DATABASE_URL), { pathname: '/postgres' }).href, {
+        max: 1,
+        onnotice: () => {},
+      });
+      await admin
+        .unsafe(`drop database if exists ${dbName} with (force)`)
+        .catch((e) => console.error(`cleanup: ${e.message}`));
       await admin.end();
       const redis = createClient({ url: config.REDIS_URL });
       try {
         await redis.connect();
-        for await (const keys of redis.scanIterator({ MATCH: `${config.REDIS_PREFIX}*`, COUNT: 1000 })) if (keys.length) await redis.del(keys);
+        for await (const keys of redis.scanIterator({ MATCH: `${config.REDIS_PREFIX}*`, COUNT: 1000 }))
+          if (keys.length) await redis.del(keys);
         await redis.quit();
       } catch {}
     },

@@ -1,5 +1,12 @@
 /** Runs wrk pinned to one core and reads requests/s and latency percentiles from its report. */
-export interface WrkResult { rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: string | null }
+export interface WrkResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: string | null;
+}
 
 function ms(value: string): number {
   const m = /^([\d.]+)(us|ms|s|m)$/.exec(value.trim());
@@ -8,7 +15,10 @@ function ms(value: string): number {
   return m[2] === 'us' ? n / 1000 : m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000;
 }
 
-export async function runWrk(url: string, o: { connections: number; seconds: number; cpu: string; headers?: Record<string, string> }): Promise<WrkResult> {
+export async function runWrk(
+  url: string,
+  o: { connections: number; seconds: number; cpu: string; headers?: Record<string, string> },
+): Promise<WrkResult> {
   const args = ['taskset', '-c', o.cpu, 'wrk', '-t1', `-c${o.connections}`, `-d${o.seconds}s`, '--latency'];
   for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`);
   args.push(url);

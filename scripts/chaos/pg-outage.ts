@@ -1,4 +1,6 @@
 #!/usr/bin/env bun
+import { createApiKey } from '@studio/gateway/keys/store';
+import { createSql } from '@studio/shared/io/db';
 /**
  * `bun run chaos:pg`: issue 11's Postgres outage, measured from outside. A throwaway
  * Postgres (never the machine's), the three processes as production runs them, 20
@@ -9,27 +11,47 @@
  * process is still alive. Exits 1 when any of these fails.
  */
 import postgres from 'postgres';
-import { createApiKey } from '@studio/gateway/keys/store';
-import { createSql } from '@studio/shared/io/db';
+import { createBenchStack } from '../bench/stack';
 import { createStudio } from '../lib/studios';
 import { startThrowawayPostgres } from '../lib/throwaway-pg';
-import { createBenchStack } from '../bench/stack';
 
 const OUTAGE_S = Number(process.env.CHAOS_OUTAGE_S ?? 8);
 const BEFORE_S = 3;
 const AFTER_S = Number(process.env.CHAOS_AFTER_S ?? 10);
 const CLIENTS = 20;
 
-export interface Sample { started: number; ended: number; status: number | 'error'; kind: 'read' | 'create'; id?: string; detail?: string }
+export interface Sample {
+  started: number;
+  ended: number;
+  status: number | 'error';
+  kind: 'read' | 'create';
+  id?: string;
+  detail?: string;
+}
 
-export async function pgOutage(o: { outageS: number; beforeS: number; afterS: number; clients: number; log?: (s: string) => void }) {
+export async function pgOutage(o: {
+  outageS: number;
+  beforeS: number;
+  afterS: number;
+  clients: number;
+  log?: (s: string) => void;
+}) {
   const log = o.log ?? console.log;
   const pg = await startThrowawayPostgres();
-  const stack = await createBenchStack(process.env.BENCH_SERVER_CPU ?? '0', { LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'error', UPSTREAM_TIMEOUT_MS: '10000' }, pg.url);
+  const stack = await createBenchStack(
+    process.env.BENCH_SERVER_CPU ?? '0',
+    { LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'error', UPSTREAM_TIMEOUT_MS: '10000' },
+    pg.url,
+  );
   try {
     const sql = createSql(stack.config.DATABASE_URL, { max: 2 });
     const { studio } = await createStudio(sql, { name: 'Chaos' });
-    const { key } = await createApiKey(sql, { studioId: studio.id, kind: 'secret', name: 'chaos', scopes: ['instructors:read', 'instructors:write'] });
+    const { key } = await createApiKey(sql, {
+      studioId: studio.id,
+      kind: 'secret',
+      name: 'chaos',
+      scopes: ['instructors:read', 'instructors:write'],
+    });
     await sql.end();
     await stack.start(['management-service', 'storefront-service', 'gateway']);
     const base = stack.config.MANAGEMENT_PUBLIC_URL;
@@ -41,13 +63,29 @@ export async function pgOutage(o: { outageS: number; beforeS: number; afterS: nu
       while (performance.now() < end) {
         const kind = n++ % 3 === 0 ? 'create' : 'read';
         const started = performance.now();
-        const init: RequestInit = kind === 'create'
-          ? { method: 'POST', body: JSON.stringify({ name: `Chaos ${n}` }), headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() } }
-          : { headers: { authorization: `Bearer ${key}` } };
+        const init: RequestInit =
+          kind === 'create'
+            ? {
+                method: 'POST',
+                body: JSON.stringify({ name: `Chaos ${n}` }),
+                headers: {
+                  authorization: `Bearer ${key}`,
+                  'content-type': 'application/json',
+                  'idempotency-key': crypto.randomUUID(),
+                },
+              }
+            : { headers: { authorization: `Bearer ${key}` } };
         try {
           const res = await fetch(`${base}/v1/instructors`, { ...init, signal: AbortSignal.timeout(30_000) });
           const body = (await res.json().catch(() => ({}))) as { id?: string; detail?: string };
-          samples.push({ started, ended: performance.now(), status: res.status, kind, id: res.status === 201 ? body.id : undefined, detail: res.status >= 500 ? body.detail : undefined });
+          samples.push({
+            started,
+            ended: performance.now(),
+            status: res.status,
+            kind,
+            id: res.status === 201 ? body.id : undefined,
+            detail: res.status >= 500 ? body.detail : undefined,
+          });
         } catch {
           samples.push({ started, ended: performance.now(), status: 'error', kind });
         }
@@ -73,12 +111,27 @@ export async function pgOutage(o: { outageS: number; beforeS: number; afterS: nu
     const slowDuringOutage = duringOutage.filter((x) => x.ended - x.started > 1_000).length;
     const created = samples.filter((x) => x.id).map((x) => x.id!);
     const check = postgres(stack.config.DATABASE_URL, { max: 1, onnotice: () => {} });
-    const rows = await check<{ id: string; n: number }[]>`select id, count(*)::int as n from instructors where id = any(${created}) group by id`;
+    const rows = await check<
+      { id: string; n: number }[]
+    >`select id, count(*)::int as n from instructors where id = any(${created}) group by id`;
     await check.end();
     const exactlyOnce = rows.length === created.length && rows.every((r) => r.n === 1);
     const alive = stack.children().every((c) => c.exitCode === null);
-    const lateDetail = lateFailures.slice(0, 5).map((x) => `${x.kind} ${x.status} at +${((x.started - back) / 1000).toFixed(2)} s: ${x.detail}`);
-    return { byStatus, slowest, late: late.length, lateFailures: lateFailures.length, lateDetail, duringOutage: duringOutage.length, slowDuringOutage, created: created.length, exactlyOnce, alive };
+    const lateDetail = lateFailures
+      .slice(0, 5)
+      .map((x) => `${x.kind} ${x.status} at +${((x.started - back) / 1000).toFixed(2)} s: ${x.detail}`);
+    return {
+      byStatus,
+      slowest,
+      late: late.length,
+      lateFailures: lateFailures.length,
+      lateDetail,
+      duringOutage: duringOutage.length,
+      slowDuringOutage,
+      created: created.length,
+      exactlyOnce,
+      alive,
+    };
   } finally {
     await stack.stop();
     await pg.destroy();
@@ -90,10 +143,13 @@ if (import.meta.main) {
   console.log(`answers by status: ${JSON.stringify(r.byStatus)}`);
   console.log(`slowest answer: ${(r.slowest / 1000).toFixed(2)} s`);
   console.log(`during the outage: ${r.duringOutage} requests, ${r.slowDuringOutage} took over 1 s`);
-  console.log(`started 5 s after Postgres returned: ${r.late}, failed: ${r.lateFailures}${r.lateDetail.length ? ` (${r.lateDetail.join('; ')})` : ''}`);
+  console.log(
+    `started 5 s after Postgres returned: ${r.late}, failed: ${r.lateFailures}${r.lateDetail.length ? ` (${r.lateDetail.join('; ')})` : ''}`,
+  );
   console.log(`201s: ${r.created}, each exactly once in the database: ${r.exactlyOnce}`);
   console.log(`every process still alive: ${r.alive}`);
-  const ok = !r.byStatus['500'] && !r.byStatus.error && r.slowest <= 11_000 && r.lateFailures === 0 && r.exactlyOnce && r.alive;
+  const ok =
+    !r.byStatus['500'] && !r.byStatus.error && r.slowest <= 11_000 && r.lateFailures === 0 && r.exactlyOnce && r.alive;
   console.log(ok ? 'RESULT: pass' : 'RESULT: fail');
   process.exit(ok ? 0 : 1);
 }

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 
 const root = join(import.meta.dir, '../..');
 const env: Record<string, string> = { ...(process.env as Record<string, string>) };
-for (const name of ['DATABASE_URL', 'REDIS_URL', 'REDIS_CLUSTER_NODES', 'TEST_DATABASE_URL', 'TEST_REDIS_URL']) delete env[name];
+for (const name of ['DATABASE_URL', 'REDIS_URL', 'REDIS_CLUSTER_NODES', 'TEST_DATABASE_URL', 'TEST_REDIS_URL'])
+  delete env[name];
 const SF = 'http://127.0.0.1:48004';
 const MG = 'http://127.0.0.1:48005';
 
@@ -55,7 +56,11 @@ const call = (url: string, key: string, init: RequestInit = {}) =>
   fetch(url, { ...init, headers: { authorization: `Bearer ${key}`, ...(init.headers as Record<string, string>) } });
 
 let run = await start();
-check('bun run start comes up', run.banner.includes('Studio API is running'), `${run.seconds.toFixed(1)} s to the banner`);
+check(
+  'bun run start comes up',
+  run.banner.includes('Studio API is running'),
+  `${run.seconds.toFixed(1)} s to the banner`,
+);
 check('on an embedded Postgres', /embedded PostgreSQL/.test(run.banner));
 check('in single-node mode', /single-node mode/.test(run.banner));
 if (!run.banner.includes('Studio API is running')) {
@@ -84,7 +89,9 @@ try {
   // the demo's secret key is limited 100:200 (RATE_LIMIT_SECRET): 600 concurrent calls cannot all pass
   await Bun.sleep(2_500); // the bucket refills after the calls above
   const began = performance.now();
-  const statuses = await Promise.all(Array.from({ length: 600 }, () => call(`${MG}/v1/instructors?limit=1`, sk).then((r) => r.status)));
+  const statuses = await Promise.all(
+    Array.from({ length: 600 }, () => call(`${MG}/v1/instructors?limit=1`, sk).then((r) => r.status)),
+  );
   const seconds = (performance.now() - began) / 1000;
   const admitted = statuses.filter((s) => s === 200).length;
   const limited = statuses.filter((s) => s === 429).length;
@@ -94,7 +101,17 @@ try {
     `${admitted} admitted, ${limited} refused in ${seconds.toFixed(2)} s`,
   );
 
-  const made = await admin('key:create', '--studio', studio, '--kind', 'secret', '--name', 'smoke', '--scopes', 'instructors:read');
+  const made = await admin(
+    'key:create',
+    '--studio',
+    studio,
+    '--kind',
+    'secret',
+    '--name',
+    'smoke',
+    '--scopes',
+    'instructors:read',
+  );
   const key = JSON.parse(made.out || '{}') as { key?: string; record?: { id: string } };
   const before = await call(`${MG}/v1/instructors?limit=1`, key.key ?? '');
   const revoked = await admin('key:revoke', '--key', key.record?.id ?? '');
@@ -107,18 +124,34 @@ try {
 
   const second = Bun.spawn(['bun', 'gateway/src/main.ts'], {
     cwd: root,
-    env: { ...env, REDIS_URL: 'none', STOREFRONT_PORT: '49004', MANAGEMENT_PORT: '49005', DASHBOARD_PORT: '49006', OPS_PORT: '49007' },
+    env: {
+      ...env,
+      REDIS_URL: 'none',
+      STOREFRONT_PORT: '49004',
+      MANAGEMENT_PORT: '49005',
+      DASHBOARD_PORT: '49006',
+      OPS_PORT: '49007',
+    },
     stdout: 'pipe',
     stderr: 'pipe',
   });
   const exited = await Promise.race([second.exited, Bun.sleep(20_000).then(() => null)]);
-  const said = (await new Response(second.stderr).text()) + (exited === null ? '' : await new Response(second.stdout).text());
+  const said =
+    (await new Response(second.stderr).text()) + (exited === null ? '' : await new Response(second.stdout).text());
   if (exited === null) second.kill('SIGKILL');
-  check('a second gateway refuses to start, naming REDIS_URL', exited !== null && exited !== 0 && said.includes('REDIS_URL'), said.trim().split('\n').at(-1));
+  check(
+    'a second gateway refuses to start, naming REDIS_URL',
+    exited !== null && exited !== 0 && said.includes('REDIS_URL'),
+    said.trim().split('\n').at(-1),
+  );
 
   await stop(run.proc);
   run = await start();
-  check('bun run start again', run.banner.includes('Studio API is running'), `${run.seconds.toFixed(1)} s to the banner`);
+  check(
+    'bun run start again',
+    run.banner.includes('Studio API is running'),
+    `${run.seconds.toFixed(1)} s to the banner`,
+  );
   const kept = await call(`${MG}/v1/instructors/${instructor.id}`, sk);
   check('the data survives the restart', kept.status === 200, String(kept.status));
 } catch (err) {

@@ -1,6 +1,6 @@
-import postgres from 'postgres';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import postgres from 'postgres';
 
 export const MIGRATIONS_DIR = join(import.meta.dir, '../../migrations');
 
@@ -13,9 +13,10 @@ export async function ensureDatabase(url: string): Promise<void> {
   const admin = postgres(u.href, { max: 1, onnotice: () => {}, connect_timeout: 5 });
   try {
     const [row] = await admin`select 1 from pg_database where datname = ${name}`;
-    if (!row) await admin.unsafe(`create database "${name.replaceAll('"', '""')}"`).catch((e: { code?: string }) => {
-      if (e.code !== '42P04') throw e; // created meanwhile by a concurrent runner
-    });
+    if (!row)
+      await admin.unsafe(`create database "${name.replaceAll('"', '""')}"`).catch((e: { code?: string }) => {
+        if (e.code !== '42P04') throw e; // created meanwhile by a concurrent runner
+      });
   } finally {
     await admin.end();
   }
@@ -42,7 +43,8 @@ export function statementsOf(text: string): string[] {
       current = '';
     }
   }
-  if (current.replace(/--.*$/gm, '').trim()) throw new Error(`a statement does not end with ";": ${current.trim().slice(0, 80)}`);
+  if (current.replace(/--.*$/gm, '').trim())
+    throw new Error(`a statement does not end with ";": ${current.trim().slice(0, 80)}`);
   return out;
 }
 
@@ -54,7 +56,9 @@ export async function migrate(url: string, dir = MIGRATIONS_DIR): Promise<string
   try {
     await sql`select pg_advisory_lock(727274)`;
     await sql`create table if not exists schema_migrations (version text primary key, applied_at timestamptz not null default now())`;
-    const done = new Set((await sql<{ version: string }[]>`select version from schema_migrations`).map((r) => r.version));
+    const done = new Set(
+      (await sql<{ version: string }[]>`select version from schema_migrations`).map((r) => r.version),
+    );
     const files = (await readdir(dir)).filter((f) => /^\d{5}_.+\.sql$/.test(f)).sort();
     for (const file of files) {
       if (done.has(file)) continue;

@@ -16,19 +16,58 @@ async function run(args: string[]) {
 }
 
 export async function startRedisCluster() {
-  if (!Bun.which('redis-server') || !Bun.which('redis-cli')) throw new Error('the cluster tests need redis-server and redis-cli (apt-get install -y redis-server)');
+  if (!Bun.which('redis-server') || !Bun.which('redis-cli'))
+    throw new Error('the cluster tests need redis-server and redis-cli (apt-get install -y redis-server)');
   const dir = await mkdtemp(join(tmpdir(), 'studio-redis-cluster-'));
   const ports = await freePorts(3);
   for (const port of ports) {
-    await run(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-      '--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no', '--daemonize', 'yes', '--dir', dir, '--logfile', join(dir, `${port}.log`), '--pidfile', join(dir, `${port}.pid`)]);
+    await run([
+      'redis-server',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      join(dir, `nodes-${port}.conf`),
+      '--cluster-node-timeout',
+      '2000',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--daemonize',
+      'yes',
+      '--dir',
+      dir,
+      '--logfile',
+      join(dir, `${port}.log`),
+      '--pidfile',
+      join(dir, `${port}.pid`),
+    ]);
   }
   for (const port of ports) {
-    for (let i = 0; i < 100 && !(await run(['redis-cli', '-p', String(port), 'ping']).catch(() => '')).includes('PONG'); i++) await Bun.sleep(50);
+    for (
+      let i = 0;
+      i < 100 && !(await run(['redis-cli', '-p', String(port), 'ping']).catch(() => '')).includes('PONG');
+      i++
+    )
+      await Bun.sleep(50);
   }
-  await run(['redis-cli', '--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
+  await run([
+    'redis-cli',
+    '--cluster',
+    'create',
+    ...ports.map((p) => `127.0.0.1:${p}`),
+    '--cluster-replicas',
+    '0',
+    '--cluster-yes',
+  ]);
   for (let i = 0; i < 100; i++) {
-    const states = await Promise.all(ports.map((p) => run(['redis-cli', '-p', String(p), 'cluster', 'info']).catch(() => '')));
+    const states = await Promise.all(
+      ports.map((p) => run(['redis-cli', '-p', String(p), 'cluster', 'info']).catch(() => '')),
+    );
     if (states.every((s) => s.includes('cluster_state:ok'))) break;
     await Bun.sleep(100);
   }

@@ -1,7 +1,7 @@
-import { newId, SCOPES, type Config } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
 import { createApiKey } from '@studio/gateway/keys/store';
 import { createClass } from '@studio/management-service/classes/service';
+import { type Config, newId, SCOPES } from '@studio/shared';
+import type { Sql } from '@studio/shared/io/db';
 import { createStudio, publishSite } from './studios';
 
 const DAY = 86_400_000;
@@ -28,12 +28,21 @@ function tomorrowAt(hour: number, minute = 0): string {
  * policies, and one key of each kind. The keys appear in the result once and never again.
  */
 export async function seedDemo(sql: Sql, _config: Config) {
-  const { studio, admin } = await createStudio(sql, { name: 'Lotus Yoga (demo)', timezone: 'Europe/Berlin', currency: 'EUR' });
+  const { studio, admin } = await createStudio(sql, {
+    name: 'Lotus Yoga (demo)',
+    timezone: 'Europe/Berlin',
+    currency: 'EUR',
+  });
   const studioId = studio.id;
 
   const created = await sql.begin(async (tx) => {
     const ins = (name: string, disciplines: string[], bio: string) => ({
-      id: newId('instructor'), studioId, name, email: `${name.split(' ')[0]!.toLowerCase()}@lotus.test`, bio, disciplines,
+      id: newId('instructor'),
+      studioId,
+      name,
+      email: `${name.split(' ')[0]!.toLowerCase()}@lotus.test`,
+      bio,
+      disciplines,
     });
     const instructors = [
       ins('Maya Lind', ['vinyasa', 'yin'], 'Teaches a calm, breath-led vinyasa.'),
@@ -44,8 +53,20 @@ export async function seedDemo(sql: Sql, _config: Config) {
     await tx`insert into instructors ${tx(instructors)}`;
 
     const locations = [
-      { id: newId('location'), studioId, name: 'Lotus Mitte', timezone: 'Europe/Berlin', address: tx.json({ line1: 'Torstraße 1', city: 'Berlin', postalCode: '10119', country: 'DE' }) },
-      { id: newId('location'), studioId, name: 'Lotus Kreuzberg', timezone: 'Europe/Berlin', address: tx.json({ line1: 'Oranienstraße 20', city: 'Berlin', postalCode: '10999', country: 'DE' }) },
+      {
+        id: newId('location'),
+        studioId,
+        name: 'Lotus Mitte',
+        timezone: 'Europe/Berlin',
+        address: tx.json({ line1: 'Torstraße 1', city: 'Berlin', postalCode: '10119', country: 'DE' }),
+      },
+      {
+        id: newId('location'),
+        studioId,
+        name: 'Lotus Kreuzberg',
+        timezone: 'Europe/Berlin',
+        address: tx.json({ line1: 'Oranienstraße 20', city: 'Berlin', postalCode: '10999', country: 'DE' }),
+      },
     ];
     await tx`insert into locations ${tx(locations)}`;
     const rooms = [
@@ -56,9 +77,36 @@ export async function seedDemo(sql: Sql, _config: Config) {
     await tx`insert into rooms ${tx(rooms)}`;
 
     const plans = [
-      { id: newId('plan'), studioId, name: 'Unlimited monthly', type: 'membership', description: 'Every class, every month.', config: tx.json({ priceCents: 12900, currency: 'EUR', interval: 'month', intervalCount: 1, classesPerInterval: null }) },
-      { id: newId('plan'), studioId, name: '10-class pack', type: 'class_pack', description: 'Ten classes within six months.', config: tx.json({ priceCents: 16000, currency: 'EUR', classCount: 10, validityDays: 180 }) },
-      { id: newId('plan'), studioId, name: 'Drop-in', type: 'drop_in', description: 'One class.', config: tx.json({ priceCents: 1900, currency: 'EUR' }) },
+      {
+        id: newId('plan'),
+        studioId,
+        name: 'Unlimited monthly',
+        type: 'membership',
+        description: 'Every class, every month.',
+        config: tx.json({
+          priceCents: 12900,
+          currency: 'EUR',
+          interval: 'month',
+          intervalCount: 1,
+          classesPerInterval: null,
+        }),
+      },
+      {
+        id: newId('plan'),
+        studioId,
+        name: '10-class pack',
+        type: 'class_pack',
+        description: 'Ten classes within six months.',
+        config: tx.json({ priceCents: 16000, currency: 'EUR', classCount: 10, validityDays: 180 }),
+      },
+      {
+        id: newId('plan'),
+        studioId,
+        name: 'Drop-in',
+        type: 'drop_in',
+        description: 'One class.',
+        config: tx.json({ priceCents: 1900, currency: 'EUR' }),
+      },
     ];
     await tx`insert into plans ${tx(plans)}`;
     const planIds = plans.map((p) => p.id);
@@ -66,56 +114,195 @@ export async function seedDemo(sql: Sql, _config: Config) {
     // A month of classes: weekly and daily series on separate hours, so no instructor is double-booked.
     const [maya, tomas, aiko, jonas] = instructors.map((i) => i.id) as [string, string, string, string];
     const series = [
-      { title: 'Morning Vinyasa', mode: 'two_way', instructorId: maya, startsAt: tomorrowAt(6), durationMinutes: 60, discipline: 'vinyasa', level: 'all_levels', capacity: 24, locationId: locations[0]!.id, roomId: rooms[0]!.id, recurrence: { intervalDays: 1, count: 30 } },
-      { title: 'Yin & Restore', mode: 'broadcast', instructorId: maya, startsAt: tomorrowAt(18), durationMinutes: 75, discipline: 'yin', level: 'beginner', recurrence: { intervalDays: 7, count: 5 } },
-      { title: 'Power Hour', mode: 'two_way', instructorId: tomas, startsAt: tomorrowAt(17), durationMinutes: 60, discipline: 'power yoga', level: 'advanced', capacity: 30, locationId: locations[1]!.id, roomId: rooms[2]!.id, recurrence: { intervalDays: 2, count: 15 } },
-      { title: 'Mat Pilates', mode: 'community', instructorId: aiko, startsAt: tomorrowAt(9), durationMinutes: 50, discipline: 'pilates', level: 'intermediate', capacity: 12, locationId: locations[0]!.id, roomId: rooms[1]!.id, recurrence: { intervalDays: 7, count: 5 } },
-      { title: 'Private coaching', mode: 'coaching', instructorId: aiko, startsAt: tomorrowAt(14), durationMinutes: 45, discipline: 'pilates', visibility: 'private', capacity: 1, recurrence: { intervalDays: 7, count: 5 } },
+      {
+        title: 'Morning Vinyasa',
+        mode: 'two_way',
+        instructorId: maya,
+        startsAt: tomorrowAt(6),
+        durationMinutes: 60,
+        discipline: 'vinyasa',
+        level: 'all_levels',
+        capacity: 24,
+        locationId: locations[0]!.id,
+        roomId: rooms[0]!.id,
+        recurrence: { intervalDays: 1, count: 30 },
+      },
+      {
+        title: 'Yin & Restore',
+        mode: 'broadcast',
+        instructorId: maya,
+        startsAt: tomorrowAt(18),
+        durationMinutes: 75,
+        discipline: 'yin',
+        level: 'beginner',
+        recurrence: { intervalDays: 7, count: 5 },
+      },
+      {
+        title: 'Power Hour',
+        mode: 'two_way',
+        instructorId: tomas,
+        startsAt: tomorrowAt(17),
+        durationMinutes: 60,
+        discipline: 'power yoga',
+        level: 'advanced',
+        capacity: 30,
+        locationId: locations[1]!.id,
+        roomId: rooms[2]!.id,
+        recurrence: { intervalDays: 2, count: 15 },
+      },
+      {
+        title: 'Mat Pilates',
+        mode: 'community',
+        instructorId: aiko,
+        startsAt: tomorrowAt(9),
+        durationMinutes: 50,
+        discipline: 'pilates',
+        level: 'intermediate',
+        capacity: 12,
+        locationId: locations[0]!.id,
+        roomId: rooms[1]!.id,
+        recurrence: { intervalDays: 7, count: 5 },
+      },
+      {
+        title: 'Private coaching',
+        mode: 'coaching',
+        instructorId: aiko,
+        startsAt: tomorrowAt(14),
+        durationMinutes: 45,
+        discipline: 'pilates',
+        visibility: 'private',
+        capacity: 1,
+        recurrence: { intervalDays: 7, count: 5 },
+      },
       // on Sundays, as its title says (08:30 UTC is Sunday morning in Berlin too)
-      { title: 'Sunday Meditation', mode: 'broadcast', instructorId: jonas, startsAt: nextWeekdayAt(0, 8, 30), durationMinutes: 30, discipline: 'meditation', recurrence: { intervalDays: 7, count: 5 } },
+      {
+        title: 'Sunday Meditation',
+        mode: 'broadcast',
+        instructorId: jonas,
+        startsAt: nextWeekdayAt(0, 8, 30),
+        durationMinutes: 30,
+        discipline: 'meditation',
+        recurrence: { intervalDays: 7, count: 5 },
+      },
     ] as const;
     const classIds: string[] = [];
     for (const c of series) {
       // its events are not recorded: operator changes are not in the feed (docs/design/events.md)
-      const { record } = await createClass(tx, studioId, { ...c, recurrence: { ...c.recurrence }, planIds } as Parameters<typeof createClass>[2]);
+      const { record } = await createClass(tx, studioId, {
+        ...c,
+        recurrence: { ...c.recurrence },
+        planIds,
+      } as Parameters<typeof createClass>[2]);
       classIds.push(record.id);
     }
 
     const coupons = [
-      { id: newId('coupon'), studioId, code: 'WELCOME20', config: tx.json({ kind: 'percent', percentOff: 20 }), maxRedemptions: 100 },
-      { id: newId('coupon'), studioId, code: 'FRIEND10', config: tx.json({ kind: 'amount', amountOffCents: 1000, currency: 'EUR' }), maxRedemptions: null },
+      {
+        id: newId('coupon'),
+        studioId,
+        code: 'WELCOME20',
+        config: tx.json({ kind: 'percent', percentOff: 20 }),
+        maxRedemptions: 100,
+      },
+      {
+        id: newId('coupon'),
+        studioId,
+        code: 'FRIEND10',
+        config: tx.json({ kind: 'amount', amountOffCents: 1000, currency: 'EUR' }),
+        maxRedemptions: null,
+      },
     ];
     await tx`insert into coupons ${tx(coupons)}`;
 
     const programs = [
-      { id: newId('program'), studioId, name: 'Beginners\' week', description: 'Seven days to start a practice.', pricing: 'free', priceCents: null, currency: null, classIds: [classIds[1]!] },
-      { id: newId('program'), studioId, name: '30-day strength', description: 'Power yoga and pilates, four times a week.', pricing: 'paid', priceCents: 4900, currency: 'EUR', classIds: [classIds[2]!, classIds[3]!] },
+      {
+        id: newId('program'),
+        studioId,
+        name: "Beginners' week",
+        description: 'Seven days to start a practice.',
+        pricing: 'free',
+        priceCents: null,
+        currency: null,
+        classIds: [classIds[1]!],
+      },
+      {
+        id: newId('program'),
+        studioId,
+        name: '30-day strength',
+        description: 'Power yoga and pilates, four times a week.',
+        pricing: 'paid',
+        priceCents: 4900,
+        currency: 'EUR',
+        classIds: [classIds[2]!, classIds[3]!],
+      },
     ];
     await tx`insert into programs ${tx(programs)}`;
 
     const videos = [
-      { id: newId('content'), studioId, title: 'Sun salutation basics', description: 'Ten minutes, every morning.', durationSeconds: 600, instructorId: maya, visibility: 'public' },
-      { id: newId('content'), studioId, title: 'Core pilates', description: 'A 25-minute mat session.', durationSeconds: 1500, instructorId: aiko, visibility: 'members_only' },
-      { id: newId('content'), studioId, title: 'Body scan', description: 'Guided meditation.', durationSeconds: 1200, instructorId: jonas, visibility: 'private', status: 'processing' },
+      {
+        id: newId('content'),
+        studioId,
+        title: 'Sun salutation basics',
+        description: 'Ten minutes, every morning.',
+        durationSeconds: 600,
+        instructorId: maya,
+        visibility: 'public',
+      },
+      {
+        id: newId('content'),
+        studioId,
+        title: 'Core pilates',
+        description: 'A 25-minute mat session.',
+        durationSeconds: 1500,
+        instructorId: aiko,
+        visibility: 'members_only',
+      },
+      {
+        id: newId('content'),
+        studioId,
+        title: 'Body scan',
+        description: 'Guided meditation.',
+        durationSeconds: 1200,
+        instructorId: jonas,
+        visibility: 'private',
+        status: 'processing',
+      },
     ];
     await tx`insert into content ${tx(videos)}`;
 
     await tx`insert into policies ${tx({
-      studioId, cancellation: 'Cancel up to 12 hours before class for a full credit.', lateCancelMinutes: 720,
-      noShow: 'A missed class uses one credit.', terms: 'See lotus.test/terms.', privacy: 'See lotus.test/privacy.', waiver: 'Practice within your limits.',
+      studioId,
+      cancellation: 'Cancel up to 12 hours before class for a full credit.',
+      lateCancelMinutes: 720,
+      noShow: 'A missed class uses one credit.',
+      terms: 'See lotus.test/terms.',
+      privacy: 'See lotus.test/privacy.',
+      waiver: 'Practice within your limits.',
     })}`;
 
     return {
-      instructors: instructors.length, locations: locations.length, rooms: rooms.length, plans: plans.length,
-      classes: classIds.length, occurrences: series.reduce((n, c) => n + c.recurrence.count, 0),
-      coupons: coupons.length, programs: programs.length, videos: videos.length,
+      instructors: instructors.length,
+      locations: locations.length,
+      rooms: rooms.length,
+      plans: plans.length,
+      classes: classIds.length,
+      occurrences: series.reduce((n, c) => n + c.recurrence.count, 0),
+      coupons: coupons.length,
+      programs: programs.length,
+      videos: videos.length,
     };
   });
 
   await publishSite(sql, studioId, {
-    title: 'Lotus Yoga', tagline: 'Breathe, move, rest.', description: 'A neighbourhood studio in Berlin, in person and online.',
-    logoUrl: 'https://lotus.test/logo.svg', heroImageUrl: 'https://lotus.test/hero.jpg', contactEmail: 'hello@lotus.test', phone: '+49 30 0000000',
-    address: { line1: 'Torstraße 1', city: 'Berlin', postalCode: '10119', country: 'DE' }, social: { instagram: 'https://instagram.com/lotus.test' },
+    title: 'Lotus Yoga',
+    tagline: 'Breathe, move, rest.',
+    description: 'A neighbourhood studio in Berlin, in person and online.',
+    logoUrl: 'https://lotus.test/logo.svg',
+    heroImageUrl: 'https://lotus.test/hero.jpg',
+    contactEmail: 'hello@lotus.test',
+    phone: '+49 30 0000000',
+    address: { line1: 'Torstraße 1', city: 'Berlin', postalCode: '10119', country: 'DE' },
+    social: { instagram: 'https://instagram.com/lotus.test' },
   });
 
   const publishable = await createApiKey(sql, { studioId, kind: 'publishable', name: 'demo website' });

@@ -1,9 +1,9 @@
-import { AppError, newId, iso, isoOrNull } from '@studio/shared';
+import type { Broadcasts } from '@studio/gateway/broadcasts/bus';
+import { AppError, iso, isoOrNull, newId } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 import { schemaErrors } from '@studio/shared/schemas/fields';
 import { Address } from '@studio/shared/schemas/locations';
 import { SiteSocial } from '@studio/shared/schemas/storefront';
-import type { Broadcasts } from '@studio/gateway/broadcasts/bus';
 
 export const MODES = ['broadcast', 'two_way', 'community', 'coaching'] as const;
 
@@ -16,7 +16,13 @@ export interface StudioInput {
   modes?: string[];
 }
 
-const slugify = (s: string) => s.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'studio';
+const slugify = (s: string) =>
+  s
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63) || 'studio';
 
 function validTimezone(tz: string) {
   try {
@@ -35,14 +41,27 @@ export async function createStudio(sql: Sql, input: StudioInput) {
   if (!validTimezone(timezone)) throw new AppError('validation_failed', { detail: `unknown timezone ${timezone}` });
   const modes = input.modes ?? [...MODES];
   const badMode = modes.find((m) => !(MODES as readonly string[]).includes(m));
-  if (badMode) throw new AppError('validation_failed', { detail: `unknown mode ${badMode}; modes are ${MODES.join(', ')}` });
+  if (badMode)
+    throw new AppError('validation_failed', { detail: `unknown mode ${badMode}; modes are ${MODES.join(', ')}` });
   const slug = input.slug ?? `${slugify(name)}-${crypto.getRandomValues(new Uint32Array(1))[0]!.toString(36)}`;
-  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(slug)) throw new AppError('validation_failed', { detail: `invalid slug ${slug}` });
+  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(slug))
+    throw new AppError('validation_failed', { detail: `invalid slug ${slug}` });
   const adminEmail = (input.adminEmail ?? `owner@${slug}.test`).toLowerCase();
   return sql.begin(async (tx) => {
     const taken = await tx`select 1 from studios where slug = ${slug}`;
     if (taken.length) throw new AppError('validation_failed', { detail: `slug ${slug} is taken` });
-    const [studio] = await tx<{ id: string; name: string; slug: string; timezone: string; currency: string; locale: string; enabledModes: string[]; createdAt: Date }[]>`
+    const [studio] = await tx<
+      {
+        id: string;
+        name: string;
+        slug: string;
+        timezone: string;
+        currency: string;
+        locale: string;
+        enabledModes: string[];
+        createdAt: Date;
+      }[]
+    >`
       insert into studios ${tx({ id: newId('studio'), name, slug, timezone, currency: input.currency ?? 'USD', enabledModes: modes })}
       returning id, name, slug, timezone, currency, locale, enabled_modes, created_at`;
     const [admin] = await tx<{ id: string; email: string; role: string; status: string }[]>`
@@ -54,10 +73,14 @@ export async function createStudio(sql: Sql, input: StudioInput) {
 
 /** Soft-delete: its keys then answer 403 `studio_required` on every gateway at once. */
 export async function deleteStudio(sql: Sql, bus: Broadcasts, studioId: string) {
-  const [row] = await sql`update studios set deleted_at = coalesce(deleted_at, now()), updated_at = now() where id = ${studioId} returning id, name, deleted_at`;
+  const [row] =
+    await sql`update studios set deleted_at = coalesce(deleted_at, now()), updated_at = now() where id = ${studioId} returning id, name, deleted_at`;
   if (!row) throw new AppError('not_found', { detail: `no studio ${studioId}` });
   const keys = await sql<{ hash: string }[]>`select hash from api_keys where studio_id = ${studioId}`;
-  await bus.evictKeys(keys.map((k) => k.hash), { revoked: false });
+  await bus.evictKeys(
+    keys.map((k) => k.hash),
+    { revoked: false },
+  );
   return { ...row, deletedAt: isoOrNull(row.deletedAt) };
 }
 
@@ -66,18 +89,41 @@ export async function requireStudio(sql: Sql, studioId: string) {
   if (!row) throw new AppError('not_found', { detail: `no studio ${studioId}` });
 }
 
-const SITE_FIELDS = ['title', 'tagline', 'description', 'logoUrl', 'heroImageUrl', 'contactEmail', 'phone', 'address', 'social'] as const;
+const SITE_FIELDS = [
+  'title',
+  'tagline',
+  'description',
+  'logoUrl',
+  'heroImageUrl',
+  'contactEmail',
+  'phone',
+  'address',
+  'social',
+] as const;
 
 /** Publish (or republish) a studio's public site from a JSON document. */
 export async function publishSite(sql: Sql, studioId: string, doc: Record<string, unknown>) {
   await requireStudio(sql, studioId);
   const unknown = Object.keys(doc).filter((k) => !(SITE_FIELDS as readonly string[]).includes(k));
-  if (unknown.length) throw new AppError('validation_failed', { detail: `unknown site field ${unknown.join(', ')}; fields are ${SITE_FIELDS.join(', ')}` });
-  if (typeof doc.title !== 'string' || !doc.title.trim()) throw new AppError('validation_failed', { detail: 'site title is required' });
+  if (unknown.length)
+    throw new AppError('validation_failed', {
+      detail: `unknown site field ${unknown.join(', ')}; fields are ${SITE_FIELDS.join(', ')}`,
+    });
+  if (typeof doc.title !== 'string' || !doc.title.trim())
+    throw new AppError('validation_failed', { detail: 'site title is required' });
   // address and social are closed shapes (docs/design/hostile-callers.md): the Storefront documents each field
-  for (const [field, schema] of [['address', Address], ['social', SiteSocial]] as const) {
+  for (const [field, schema] of [
+    ['address', Address],
+    ['social', SiteSocial],
+  ] as const) {
     const errors = doc[field] == null ? [] : schemaErrors(schema, doc[field], `/${field}`);
-    if (errors.length) throw new AppError('validation_failed', { detail: `site ${errors.slice(0, 5).map((e) => `${e.path} ${e.message}`).join('; ')}` });
+    if (errors.length)
+      throw new AppError('validation_failed', {
+        detail: `site ${errors
+          .slice(0, 5)
+          .map((e) => `${e.path} ${e.message}`)
+          .join('; ')}`,
+      });
   }
   const row: Record<string, unknown> = { studioId };
   for (const f of SITE_FIELDS) row[f] = doc[f] ?? null;

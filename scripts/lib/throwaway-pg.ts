@@ -4,8 +4,9 @@
  * directory, `pg_ctl` on a free port, trust authentication on 127.0.0.1 only. As root,
  * the binaries run as the `postgres` user (initdb refuses root).
  */
-import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
+
 import { readdirSync } from 'node:fs';
+import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './ports';
@@ -14,7 +15,8 @@ function binDir(): string {
   const fromPath = Bun.which('pg_ctl');
   if (fromPath && !fromPath.startsWith('/usr/bin')) return fromPath.replace(/\/pg_ctl$/, '');
   const versions = readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a));
-  if (!versions.length) throw new Error('no Postgres binaries found under /usr/lib/postgresql (apt-get install -y postgresql)');
+  if (!versions.length)
+    throw new Error('no Postgres binaries found under /usr/lib/postgresql (apt-get install -y postgresql)');
   return `/usr/lib/postgresql/${versions[0]}/bin`;
 }
 

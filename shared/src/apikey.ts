@@ -8,7 +8,6 @@ const CHECK_LEN = 6;
 
 const checksum = (body: string) => encodeBase62(BigInt(Bun.hash.crc32(body)), CHECK_LEN);
 
-
 export function generateKey(kind: KeyKind): string {
   const body = randomBase62(RANDOM_LEN);
   return KEY_PREFIX[kind] + body + checksum(body);

@@ -15,7 +15,8 @@ export const MAX_JSON_DEPTH = 32;
  */
 export const BUN_BODY_CAP = 1024 * 1024 * 1024;
 
-export const tooLarge = () => new AppError('payload_too_large', { detail: `Request bodies are limited to ${MAX_BODY_BYTES / 1024 / 1024} MiB.` });
+export const tooLarge = () =>
+  new AppError('payload_too_large', { detail: `Request bodies are limited to ${MAX_BODY_BYTES / 1024 / 1024} MiB.` });
 
 /** The whole body, or 413 as soon as it grows past the limit (nothing more is read). */
 export async function readBody(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array<ArrayBuffer>> {
@@ -82,7 +83,8 @@ export const readSignedJson = async (request: Request): Promise<unknown> => pars
 function parseJson(bytes: Uint8Array): unknown {
   const text = new TextDecoder().decode(bytes);
   if (!text.trim()) throw new AppError('malformed_json', { detail: 'The request body is empty; send a JSON object.' });
-  if (jsonDepth(text) > MAX_JSON_DEPTH) throw new AppError('malformed_json', { detail: `JSON may be nested at most ${MAX_JSON_DEPTH} levels deep.` });
+  if (jsonDepth(text) > MAX_JSON_DEPTH)
+    throw new AppError('malformed_json', { detail: `JSON may be nested at most ${MAX_JSON_DEPTH} levels deep.` });
   try {
     return JSON.parse(text);
   } catch {

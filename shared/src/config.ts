@@ -1,6 +1,6 @@
-import { Type as T, type Static } from '@sinclair/typebox';
+import { type Static, Type as T } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { LOCAL_DATABASE_URL, resolveDatabase, type DatabaseResolution } from './database';
+import { type DatabaseResolution, LOCAL_DATABASE_URL, resolveDatabase } from './database';
 import type { Surface } from './operations';
 
 /** Token bucket `rate:burst`, e.g. `100:200`. */
@@ -9,8 +9,11 @@ const Port = T.Integer({ minimum: 0, maximum: 65535 });
 
 export const ConfigSchema = T.Object({
   HOST: T.String({ default: '127.0.0.1' }),
-  STOREFRONT_PORT: Port, MANAGEMENT_PORT: Port, DASHBOARD_PORT: Port,
-  STOREFRONT_SERVICE_PORT: Port, MANAGEMENT_SERVICE_PORT: Port,
+  STOREFRONT_PORT: Port,
+  MANAGEMENT_PORT: Port,
+  DASHBOARD_PORT: Port,
+  STOREFRONT_SERVICE_PORT: Port,
+  MANAGEMENT_SERVICE_PORT: Port,
   STOREFRONT_SERVICE_URL: T.String({ default: 'http://127.0.0.1:48104' }),
   MANAGEMENT_SERVICE_URL: T.String({ default: 'http://127.0.0.1:48105' }),
   STOREFRONT_PUBLIC_URL: T.String({ default: 'http://127.0.0.1:48004' }),
@@ -47,14 +50,19 @@ export const ConfigSchema = T.Object({
   OPS_PORT: Port,
   /** OTLP/HTTP collector base URL (e.g. http://127.0.0.1:4318); empty: no spans are exported. */
   OTEL_EXPORTER_OTLP_ENDPOINT: T.String({ default: '' }),
-  LOG_LEVEL: T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error')], { default: 'info' }),
+  LOG_LEVEL: T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error')], {
+    default: 'info',
+  }),
   /**
    * Encrypts webhook signing secrets at rest (AES-256-GCM): 32 random bytes as base64 (`openssl rand -base64 32`).
    * To rotate, put the new key first and keep the old one after a comma: the first encrypts, every one decrypts.
    */
   WEBHOOK_SECRET_KEY: T.String({ pattern: '^[A-Za-z0-9+/]{43}=(,[A-Za-z0-9+/]{43}=)*$' }),
   /** Delays between webhook attempts after the first (`ms`, `s`, `m`, `h`, `d`), each with jitter; after the last, the delivery has failed. */
-  WEBHOOK_RETRY_SCHEDULE: T.String({ pattern: '^\\d+(ms|s|m|h|d)(,\\d+(ms|s|m|h|d))*$', default: '5s,5m,30m,2h,5h,10h,10h' }),
+  WEBHOOK_RETRY_SCHEDULE: T.String({
+    pattern: '^\\d+(ms|s|m|h|d)(,\\d+(ms|s|m|h|d))*$',
+    default: '5s,5m,30m,2h,5h,10h,10h',
+  }),
   /** Attempts in flight to one endpoint at once, per dispatcher. */
   WEBHOOK_ENDPOINT_CONCURRENCY: T.Integer({ minimum: 1, maximum: 1000, default: 16 }),
   /** Allows http:// and private or reserved addresses as webhook endpoints: local development and tests only. */
@@ -64,8 +72,12 @@ export type Config = Static<typeof ConfigSchema>;
 
 /** Local-development defaults. Secrets here are for a developer's machine only; production sets its own. */
 const DEFAULTS: Partial<Record<keyof Config, string>> = {
-  STOREFRONT_PORT: '48004', MANAGEMENT_PORT: '48005', DASHBOARD_PORT: '48006',
-  STOREFRONT_SERVICE_PORT: '48104', MANAGEMENT_SERVICE_PORT: '48105', OPS_PORT: '48007',
+  STOREFRONT_PORT: '48004',
+  MANAGEMENT_PORT: '48005',
+  DASHBOARD_PORT: '48006',
+  STOREFRONT_SERVICE_PORT: '48104',
+  MANAGEMENT_SERVICE_PORT: '48105',
+  OPS_PORT: '48007',
   GATEWAY_SECRET: 'dev-gateway-secret-change-me',
   DASHBOARD_SECRET: 'dev-dashboard-secret-change-me',
   CURSOR_SECRET: 'dev-cursor-secret-change-me',
@@ -83,12 +95,16 @@ export class ConfigError extends Error {}
  * Without DATABASE_URL the database is resolved (§17); while no embedded Postgres has been
  * started yet, DATABASE_URL falls back to 127.0.0.1:5432 (`loadConfigOrExit` refuses that case).
  */
-export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  overrides: Partial<Config> = {},
+): Config {
   const raw: Record<string, unknown> = {};
   for (const name of Object.keys(ConfigSchema.properties)) {
-    const v = name === 'DATABASE_URL' && !env.DATABASE_URL && !overrides.DATABASE_URL
-      ? (resolveDatabase(env).url ?? undefined)
-      : env[name] ?? DEFAULTS[name as keyof Config];
+    const v =
+      name === 'DATABASE_URL' && !env.DATABASE_URL && !overrides.DATABASE_URL
+        ? (resolveDatabase(env).url ?? undefined)
+        : (env[name] ?? DEFAULTS[name as keyof Config]);
     if (v !== undefined && v !== '') raw[name] = v;
   }
   const converted = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Record<string, unknown>;
@@ -96,11 +112,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const err = Value.Errors(ConfigSchema, converted).First();
   if (err) {
     const name = err.path.replace(/^\//, '') || '(config)';
-    throw new ConfigError(`invalid environment variable ${name}: ${err.message} (got ${JSON.stringify(raw[name] ?? null)})`);
+    throw new ConfigError(
+      `invalid environment variable ${name}: ${err.message} (got ${JSON.stringify(raw[name] ?? null)})`,
+    );
   }
   refuseDevelopmentSecrets(converted as Config);
   if (converted.REDIS_URL === SINGLE_NODE && converted.REDIS_CLUSTER_NODES) {
-    throw new ConfigError('REDIS_URL=none (single-node mode, no Redis) and REDIS_CLUSTER_NODES (a Redis Cluster) contradict each other: unset one of them');
+    throw new ConfigError(
+      'REDIS_URL=none (single-node mode, no Redis) and REDIS_CLUSTER_NODES (a Redis Cluster) contradict each other: unset one of them',
+    );
   }
   return converted as Config;
 }
@@ -119,15 +139,18 @@ export const redisMode = (c: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>):
 
 /** Where no database can be found: nothing set, nothing on 5432, no embedded Postgres started here yet. */
 export function noDatabaseMessage(db: Extract<DatabaseResolution, { source: 'embedded' }>): string {
-  return `no database: DATABASE_URL is not set, nothing answers on 127.0.0.1:5432, and no embedded Postgres has been started here yet (no usable ${db.stateFile}): ` +
-    'run `bun run start` (it starts one), or set DATABASE_URL';
+  return (
+    `no database: DATABASE_URL is not set, nothing answers on 127.0.0.1:5432, and no embedded Postgres has been started here yet (no usable ${db.stateFile}): ` +
+    'run `bun run start` (it starts one), or set DATABASE_URL'
+  );
 }
 
 /** `loadConfig` at a process's start: a wrong or unsafe setting, or no database at all, ends it with its message (exit 1), not a stack trace. */
 export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
   try {
     const db = resolveDatabase(env);
-    if (db.url === null) throw new ConfigError(noDatabaseMessage(db as Extract<DatabaseResolution, { source: 'embedded' }>));
+    if (db.url === null)
+      throw new ConfigError(noDatabaseMessage(db as Extract<DatabaseResolution, { source: 'embedded' }>));
     return loadConfig({ ...env, DATABASE_URL: db.url });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
@@ -139,7 +162,8 @@ export function loadConfigOrExit(env: Record<string, string | undefined> = proce
 const DEVELOPMENT_SECRETS = ['GATEWAY_SECRET', 'DASHBOARD_SECRET', 'CURSOR_SECRET', 'WEBHOOK_SECRET_KEY'] as const;
 
 /** An address only this machine can reach: 127.0.0.0/8, ::1 or localhost. */
-export const isLoopbackHost = (host: string): boolean => /^(?:127(?:\.\d{1,3}){3}|::1|\[::1\]|(?:0{1,4}:){7}0{0,3}1|localhost)$/i.test(host);
+export const isLoopbackHost = (host: string): boolean =>
+  /^(?:127(?:\.\d{1,3}){3}|::1|\[::1\]|(?:0{1,4}:){7}0{0,3}1|localhost)$/i.test(host);
 
 /**
  * The development defaults above are public (they are in this file): a process listening

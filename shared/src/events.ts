@@ -4,8 +4,9 @@
  * webhooks subscribe to (`webhooks/event-types.ts`); the operations table names which write
  * emits which (`emits`).
  */
-import type { Scope } from './operations';
+
 import { EVENT_TYPES, type EventType } from './event-types';
+import type { Scope } from './operations';
 
 export { EVENT_TYPES, type EventType };
 

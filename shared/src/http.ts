@@ -5,8 +5,14 @@ import { randomBase62 } from './base62';
 export const JSON_TYPE = 'application/json';
 
 /** A JSON answer with that spelling (`Response.json` would say `application/json;charset=utf-8`). */
-export function jsonResponse(body: unknown, init: { status?: number; headers?: Record<string, string> } = {}): Response {
-  return new Response(JSON.stringify(body), { status: init.status ?? 200, headers: { ...init.headers, 'content-type': JSON_TYPE } });
+export function jsonResponse(
+  body: unknown,
+  init: { status?: number; headers?: Record<string, string> } = {},
+): Response {
+  return new Response(JSON.stringify(body), {
+    status: init.status ?? 200,
+    headers: { ...init.headers, 'content-type': JSON_TYPE },
+  });
 }
 
 /**
@@ -82,11 +88,20 @@ export const accessLogOn = () => RANK.info >= threshold;
 
 /** One JSON line per request (docs/design/observability.md): request id, trace id, surface, operation, status, duration, key id; never a key. */
 export function logRequest(fields: {
-  requestId: string | null; traceId: string | null; surface: string; operation: string; method: string; status: number; durationMs: number; keyId: string | null;
+  requestId: string | null;
+  traceId: string | null;
+  surface: string;
+  operation: string;
+  method: string;
+  status: number;
+  durationMs: number;
+  keyId: string | null;
   [more: string]: unknown;
 }) {
   if (RANK.info < threshold) return;
-  accessOut.write(`${JSON.stringify({ level: 'info', time: new Date().toISOString(), service: processName, msg: 'request', ...fields })}\n`);
+  accessOut.write(
+    `${JSON.stringify({ level: 'info', time: new Date().toISOString(), service: processName, msg: 'request', ...fields })}\n`,
+  );
   flushTimer ??= setTimeout(flushLogs, 100);
   (flushTimer as { unref?(): void }).unref?.();
 }

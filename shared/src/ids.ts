@@ -1,9 +1,22 @@
 import { decodeBase62, encodeBase62 } from './base62';
 
 export const ID_PREFIXES = {
-  class: 'cls', occurrence: 'occ', instructor: 'ins', member: 'mem', plan: 'pln', coupon: 'cpn',
-  program: 'prg', location: 'loc', room: 'room', content: 'vid', key: 'key', studio: 'std', activity: 'act',
-  webhookEndpoint: 'whe', webhookDelivery: 'whd', event: 'evt',
+  class: 'cls',
+  occurrence: 'occ',
+  instructor: 'ins',
+  member: 'mem',
+  plan: 'pln',
+  coupon: 'cpn',
+  program: 'prg',
+  location: 'loc',
+  room: 'room',
+  content: 'vid',
+  key: 'key',
+  studio: 'std',
+  activity: 'act',
+  webhookEndpoint: 'whe',
+  webhookDelivery: 'whd',
+  event: 'evt',
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

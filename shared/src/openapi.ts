@@ -4,37 +4,52 @@
  * rows, so the document cannot drift from what the code validates and answers.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { ANY_READ, isWrite, operationsOf, pathParams, problemsOf, type Operation, type Surface } from './operations';
-import { PROBLEMS, PROBLEM_CONTENT_TYPE, type ProblemCode } from './problem';
 import { JSON_TYPE } from './http';
+import { WEBHOOK_PARAMETERS, WEBHOOKS_DESCRIPTION, webhooksDocument } from './openapi-webhooks';
+import { ANY_READ, isWrite, type Operation, operationsOf, pathParams, problemsOf, type Surface } from './operations';
+import { PROBLEM_CONTENT_TYPE, PROBLEMS, type ProblemCode } from './problem';
 import * as classes from './schemas/classes';
 import * as content from './schemas/content';
 import * as coupons from './schemas/coupons';
 import * as events from './schemas/events';
+import { EXAMPLES } from './schemas/examples';
+import { MAX_ID_LENGTH } from './schemas/fields';
 import * as instructors from './schemas/instructors';
 import * as locations from './schemas/locations';
 import * as members from './schemas/members';
 import * as plans from './schemas/plans';
+import { Problem } from './schemas/problem';
 import * as programs from './schemas/programs';
 import * as schedule from './schemas/schedule';
 import * as storefront from './schemas/storefront';
-import { Problem } from './schemas/problem';
-import { MAX_ID_LENGTH } from './schemas/fields';
-import { EXAMPLES } from './schemas/examples';
-import { WEBHOOK_PARAMETERS, WEBHOOKS_DESCRIPTION, webhooksDocument } from './openapi-webhooks';
 
 type Json = Record<string, unknown>;
 
-const isSchema = (v: unknown): v is TSchema => !!v && typeof v === 'object' && Object.getOwnPropertySymbols(v).length > 0;
+const isSchema = (v: unknown): v is TSchema =>
+  !!v && typeof v === 'object' && Object.getOwnPropertySymbols(v).length > 0;
 /** Every exported schema gets its export name as its component name. */
 const NAMES = new Map<unknown, string>();
-for (const mod of [classes, content, coupons, instructors, locations, members, plans, programs, schedule, storefront, events, { Problem }]) {
+for (const mod of [
+  classes,
+  content,
+  coupons,
+  instructors,
+  locations,
+  members,
+  plans,
+  programs,
+  schedule,
+  storefront,
+  events,
+  { Problem },
+]) {
   for (const [name, value] of Object.entries(mod)) if (isSchema(value) && !NAMES.has(value)) NAMES.set(value, name);
 }
 const examples = EXAMPLES as Record<string, unknown>;
 function exampleOf(name: string): unknown {
   if (name in examples) return examples[name];
-  if (name.endsWith('Page') && name.slice(0, -4) in examples) return { data: [examples[name.slice(0, -4)]], next_cursor: null };
+  if (name.endsWith('Page') && name.slice(0, -4) in examples)
+    return { data: [examples[name.slice(0, -4)]], next_cursor: null };
   return undefined;
 }
 
@@ -66,9 +81,12 @@ function toDoc(schema: unknown, refs: Set<string>, top = true): unknown {
   const out: Json = {};
   for (const [k, v] of Object.entries(s)) {
     if (DROP.has(k)) continue;
-    out[k] = k === 'properties' || k === 'patternProperties'
-      ? Object.fromEntries(Object.entries(v as Json).map(([p, sub]) => [p, toDoc(sub, refs, false)]))
-      : typeof v === 'object' ? toDoc(v, refs, false) : v;
+    out[k] =
+      k === 'properties' || k === 'patternProperties'
+        ? Object.fromEntries(Object.entries(v as Json).map(([p, sub]) => [p, toDoc(sub, refs, false)]))
+        : typeof v === 'object'
+          ? toDoc(v, refs, false)
+          : v;
   }
   return out;
 }
@@ -79,27 +97,56 @@ function ref(schema: TSchema, refs: Set<string>): unknown {
 }
 
 const HEADERS: Record<string, Json> = {
-  'X-Request-Id': { description: 'Identifies this request; quote it when asking for help (problem bodies carry it in `instance`).', schema: { type: 'string' } },
-  RateLimit: { description: 'IETF RateLimit fields: requests left (`r`) and seconds until the window resets (`t`), e.g. `"key";r=99;t=1`.', schema: { type: 'string' } },
+  'X-Request-Id': {
+    description: 'Identifies this request; quote it when asking for help (problem bodies carry it in `instance`).',
+    schema: { type: 'string' },
+  },
+  RateLimit: {
+    description:
+      'IETF RateLimit fields: requests left (`r`) and seconds until the window resets (`t`), e.g. `"key";r=99;t=1`.',
+    schema: { type: 'string' },
+  },
   'RateLimit-Policy': { description: 'The key\'s limit, e.g. `"key";q=100;w=1`.', schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
   Location: { description: 'Path of the created resource; GET it to read the record.', schema: { type: 'string' } },
-  ETag: { description: 'Tag of this answer\'s content (weak, `W/"…"`, on a compressed one); send it back in If-None-Match to get 304.', schema: { type: 'string' } },
+  ETag: {
+    description:
+      'Tag of this answer\'s content (weak, `W/"…"`, on a compressed one); send it back in If-None-Match to get 304.',
+    schema: { type: 'string' },
+  },
   'Cache-Control': { description: '`public, max-age=30`.', schema: { type: 'string' } },
-  'Idempotent-Replayed': { description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+  'Idempotent-Replayed': {
+    description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'] },
+  },
   Allow: { description: 'The methods this path accepts.', schema: { type: 'string' } },
   // CORS (Storefront only): the values the gateway sends, so a test can hold them to it
   'Access-Control-Allow-Origin': {
-    description: '`*`: any website may call. A successful answer to a key restricted to websites names the calling page\'s origin instead.',
-    schema: { type: 'string' }, example: '*',
+    description:
+      "`*`: any website may call. A successful answer to a key restricted to websites names the calling page's origin instead.",
+    schema: { type: 'string' },
+    example: '*',
   },
   'Access-Control-Expose-Headers': {
-    description: 'The headers browser code may read.', schema: { type: 'string' },
+    description: 'The headers browser code may read.',
+    schema: { type: 'string' },
     example: 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Location, Idempotent-Replayed',
   },
-  'Access-Control-Allow-Methods': { description: 'The methods a page may use.', schema: { type: 'string' }, example: 'GET, OPTIONS' },
-  'Access-Control-Allow-Headers': { description: 'The request headers a page may send.', schema: { type: 'string' }, example: 'Authorization, Content-Type, If-None-Match' },
-  'Access-Control-Max-Age': { description: 'Seconds a browser may keep this preflight\'s answer.', schema: { type: 'integer' }, example: 600 },
+  'Access-Control-Allow-Methods': {
+    description: 'The methods a page may use.',
+    schema: { type: 'string' },
+    example: 'GET, OPTIONS',
+  },
+  'Access-Control-Allow-Headers': {
+    description: 'The request headers a page may send.',
+    schema: { type: 'string' },
+    example: 'Authorization, Content-Type, If-None-Match',
+  },
+  'Access-Control-Max-Age': {
+    description: "Seconds a browser may keep this preflight's answer.",
+    schema: { type: 'integer' },
+    example: 600,
+  },
 };
 /** On every Storefront answer, whatever its status (docs/design/gateway.md). */
 const CORS = ['Access-Control-Allow-Origin', 'Access-Control-Expose-Headers'];
@@ -112,8 +159,20 @@ const tagOf = (path: string) => {
 };
 
 const STATUS_NAMES: Record<number, string> = {
-  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 409: 'Conflict', 410: 'Gone', 413: 'PayloadTooLarge',
-  415: 'UnsupportedMediaType', 422: 'UnprocessableContent', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'GatewayTimeout',
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'UnprocessableContent',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'GatewayTimeout',
 };
 
 /** Problem responses shared by operations, written once under components.responses (each distinct one by its status name). */
@@ -147,15 +206,31 @@ function problemResponses(o: Operation, shared: SharedResponses): Record<string,
   }
   const out: Record<string, Json> = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const extra = status === 429 || codes.includes('idempotency_request_in_progress') ? ['Retry-After'] : status === 405 ? ['Allow'] : [];
+    const extra =
+      status === 429 || codes.includes('idempotency_request_in_progress')
+        ? ['Retry-After']
+        : status === 405
+          ? ['Allow']
+          : [];
     out[status] = shared.ref(status, {
-      description: status === 405
-        ? '`method_not_allowed`: the path was called with a method none of its operations has; `Allow` names the ones it has.'
-        : codes.map((c) => `\`${c}\`: ${PROBLEMS[c][1]}`).join('; '),
-      headers: headers('X-Request-Id', ...(status >= 500 ? [] : ['RateLimit', 'RateLimit-Policy']), ...extra, ...(o.surface === 'storefront' ? CORS : [])),
+      description:
+        status === 405
+          ? '`method_not_allowed`: the path was called with a method none of its operations has; `Allow` names the ones it has.'
+          : codes.map((c) => `\`${c}\`: ${PROBLEMS[c][1]}`).join('; '),
+      headers: headers(
+        'X-Request-Id',
+        ...(status >= 500 ? [] : ['RateLimit', 'RateLimit-Policy']),
+        ...extra,
+        ...(o.surface === 'storefront' ? CORS : []),
+      ),
       content: {
         [PROBLEM_CONTENT_TYPE]: {
-          schema: { allOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'object', properties: { code: { type: 'string', enum: codes } } }] },
+          schema: {
+            allOf: [
+              { $ref: '#/components/schemas/Problem' },
+              { type: 'object', properties: { code: { type: 'string', enum: codes } } },
+            ],
+          },
         },
       },
     });
@@ -165,7 +240,9 @@ function problemResponses(o: Operation, shared: SharedResponses): Record<string,
 
 function parameters(o: Operation, refs: Set<string>): Json[] {
   const out: Json[] = pathParams(o).map((p) => ({
-    name: p.name, in: 'path', required: true,
+    name: p.name,
+    in: 'path',
+    required: true,
     description: `A ${p.kind} id; one that cannot be a ${p.kind} id is 404 \`not_found\`.`,
     schema: { type: 'string', pattern: p.pattern, maxLength: MAX_ID_LENGTH },
   }));
@@ -173,7 +250,13 @@ function parameters(o: Operation, refs: Set<string>): Json[] {
     const required = new Set((o.query.required as string[] | undefined) ?? []);
     for (const [name, schema] of Object.entries(o.query.properties)) {
       const doc = toDoc(schema, refs, true) as Json;
-      out.push({ name, in: 'query', required: required.has(name), ...(doc.description ? { description: doc.description } : {}), schema: doc });
+      out.push({
+        name,
+        in: 'query',
+        required: required.has(name),
+        ...(doc.description ? { description: doc.description } : {}),
+        schema: doc,
+      });
     }
   }
   return out;
@@ -181,9 +264,14 @@ function parameters(o: Operation, refs: Set<string>): Json[] {
 
 function operationDoc(o: Operation, refs: Set<string>, shared: SharedResponses): Json {
   const okName = NAMES.get(o.ok.schema) ?? '';
-  const okHeaders = ['X-Request-Id', 'RateLimit', 'RateLimit-Policy',
-    ...(o.ok.status === 201 ? ['Location'] : []), ...(isWrite(o) ? ['Idempotent-Replayed'] : []),
-    ...(o.surface === 'storefront' ? ['ETag', 'Cache-Control', ...CORS] : [])];
+  const okHeaders = [
+    'X-Request-Id',
+    'RateLimit',
+    'RateLimit-Policy',
+    ...(o.ok.status === 201 ? ['Location'] : []),
+    ...(isWrite(o) ? ['Idempotent-Replayed'] : []),
+    ...(o.surface === 'storefront' ? ['ETag', 'Cache-Control', ...CORS] : []),
+  ];
   const responses: Record<string, Json> = {
     [o.ok.status]: {
       description: o.ok.status === 201 ? 'Created' : 'OK',
@@ -192,15 +280,25 @@ function operationDoc(o: Operation, refs: Set<string>, shared: SharedResponses):
     },
   };
   if (o.surface === 'storefront') {
-    responses[304] = { description: 'Not modified: `If-None-Match` named the current ETag.', headers: headers('X-Request-Id', 'ETag', 'Cache-Control', ...CORS) };
+    responses[304] = {
+      description: 'Not modified: `If-None-Match` named the current ETag.',
+      headers: headers('X-Request-Id', 'ETag', 'Cache-Control', ...CORS),
+    };
   }
   Object.assign(responses, problemResponses(o, shared));
   const notes = [
     o.description,
-    o.scope === ANY_READ ? `Required scope: any one \`:read\` scope (\`${ANY_READ}\`).`
-      : o.scope ? `Required scope: \`${o.scope}\`.` : '',
-    isWrite(o) ? 'Send `Idempotency-Key` (1..255 characters); a retry with the same key and request replays the stored answer with `Idempotent-Replayed: true`.' : '',
-    o.paginated ? 'Cursor-paginated: `limit` 1..100 (default 25, clamped), `cursor` = the previous page\'s `next_cursor`.' : '',
+    o.scope === ANY_READ
+      ? `Required scope: any one \`:read\` scope (\`${ANY_READ}\`).`
+      : o.scope
+        ? `Required scope: \`${o.scope}\`.`
+        : '',
+    isWrite(o)
+      ? 'Send `Idempotency-Key` (1..255 characters); a retry with the same key and request replays the stored answer with `Idempotent-Replayed: true`.'
+      : '',
+    o.paginated
+      ? "Cursor-paginated: `limit` 1..100 (default 25, clamped), `cursor` = the previous page's `next_cursor`."
+      : '',
   ].filter(Boolean);
   const doc: Json = {
     operationId: o.id,
@@ -214,16 +312,22 @@ function operationDoc(o: Operation, refs: Set<string>, shared: SharedResponses):
   if (o.scope) doc['x-required-scope'] = o.scope;
   if (isWrite(o)) {
     (doc.parameters as Json[]).unshift({
-      name: 'Idempotency-Key', in: 'header', required: true,
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: true,
       // no example: a reference's "Test Request" would send that one value with every write (the second one 409)
-      description: 'A fresh value per action, such as a new UUID (`crypto.randomUUID()`); reuse it only to retry that exact action. '
-        + 'The same key with another request is 409 `idempotency_key_reused`.',
+      description:
+        'A fresh value per action, such as a new UUID (`crypto.randomUUID()`); reuse it only to retry that exact action. ' +
+        'The same key with another request is 409 `idempotency_key_reused`.',
       schema: { type: 'string', minLength: 1, maxLength: 255 },
     });
   }
   if (o.body) {
     const name = NAMES.get(o.body) ?? '';
-    doc.requestBody = { required: true, content: { [JSON_TYPE]: { schema: ref(o.body, refs), example: exampleOf(name) } } };
+    doc.requestBody = {
+      required: true,
+      content: { [JSON_TYPE]: { schema: ref(o.body, refs), example: exampleOf(name) } },
+    };
   }
   return doc;
 }
@@ -233,22 +337,35 @@ function operationDoc(o: Operation, refs: Set<string>, shared: SharedResponses):
  * the registry), documented so a browser developer finds what it answers.
  */
 function preflightDoc(path: string): Json {
-  const asked = (name: string, description: string) => ({ name, in: 'header', required: false, description, schema: { type: 'string' } });
+  const asked = (name: string, description: string) => ({
+    name,
+    in: 'header',
+    required: false,
+    description,
+    schema: { type: 'string' },
+  });
   return {
     summary: `Preflight ${path}`,
-    description: 'What a browser sends before a cross-origin call that carries `Authorization`. The gateway answers it without a key: 204 with the CORS headers. '
-      + 'A key restricted to websites is checked on the call itself (403 `origin_not_allowed`).',
+    description:
+      'What a browser sends before a cross-origin call that carries `Authorization`. The gateway answers it without a key: 204 with the CORS headers. ' +
+      'A key restricted to websites is checked on the call itself (403 `origin_not_allowed`).',
     tags: ['CORS'],
     security: [],
     parameters: [
-      asked('Origin', 'The calling page\'s origin.'),
+      asked('Origin', "The calling page's origin."),
       asked('Access-Control-Request-Method', 'The method of the call to come (`GET`).'),
       asked('Access-Control-Request-Headers', 'The headers it will send, e.g. `authorization`.'),
     ],
     responses: {
       204: {
         description: 'The browser may make the call.',
-        headers: headers('X-Request-Id', ...CORS, 'Access-Control-Allow-Methods', 'Access-Control-Allow-Headers', 'Access-Control-Max-Age'),
+        headers: headers(
+          'X-Request-Id',
+          ...CORS,
+          'Access-Control-Allow-Methods',
+          'Access-Control-Allow-Headers',
+          'Access-Control-Max-Age',
+        ),
       },
     },
   };
@@ -257,17 +374,27 @@ function preflightDoc(path: string): Json {
 const SURFACES = {
   storefront: {
     title: 'Studio API: Storefront',
-    description: 'Read-only public data of one studio, for its website. Authenticate with a publishable key: `Authorization: Bearer svc_pk_…`. '
-      + 'A successful read (200) carries `ETag` and `Cache-Control: public, max-age=30`: send the tag back in `If-None-Match` and an unchanged answer is 304 without a body. '
-      + 'Problem answers carry neither. Every answer carries the CORS headers, and a browser\'s preflight (`OPTIONS`) is answered without a key: any website may call, '
-      + 'unless the key is restricted to its studio\'s websites.',
-    scheme: ['PublishableKeyAuth', 'A publishable key (`svc_pk_…`): read-only, one studio, safe in browser code.', 'svc_pk_<32 base62>'],
+    description:
+      'Read-only public data of one studio, for its website. Authenticate with a publishable key: `Authorization: Bearer svc_pk_…`. ' +
+      'A successful read (200) carries `ETag` and `Cache-Control: public, max-age=30`: send the tag back in `If-None-Match` and an unchanged answer is 304 without a body. ' +
+      "Problem answers carry neither. Every answer carries the CORS headers, and a browser's preflight (`OPTIONS`) is answered without a key: any website may call, " +
+      "unless the key is restricted to its studio's websites.",
+    scheme: [
+      'PublishableKeyAuth',
+      'A publishable key (`svc_pk_…`): read-only, one studio, safe in browser code.',
+      'svc_pk_<32 base62>',
+    ],
   },
   management: {
     title: 'Studio API: Management',
-    description: 'Back-office reads and scoped writes of one studio, with a secret key (`svc_sk_…`) that holds the scopes of the operations it calls. '
-      + 'Every write needs `Idempotency-Key`; write bodies are `application/json` only (else 415).',
-    scheme: ['SecretKeyAuth', 'A secret key (`svc_sk_…`) with the scopes of the operations it calls (`x-required-scope`; `*:read` means any one read scope). Keep it on your server.', 'svc_sk_<32 base62>'],
+    description:
+      'Back-office reads and scoped writes of one studio, with a secret key (`svc_sk_…`) that holds the scopes of the operations it calls. ' +
+      'Every write needs `Idempotency-Key`; write bodies are `application/json` only (else 415).',
+    scheme: [
+      'SecretKeyAuth',
+      'A secret key (`svc_sk_…`) with the scopes of the operations it calls (`x-required-scope`; `*:read` means any one read scope). Keep it on your server.',
+      'svc_sk_<32 base62>',
+    ],
   },
 } as const;
 
@@ -304,16 +431,19 @@ export function openApiDocument(surface: Surface, o: OpenApiOptions): Json {
     info: {
       title: meta.title,
       version: '1.0.0',
-      description: `${meta.description}\n\nErrors are \`application/problem+json\` (the \`Problem\` schema); branch on \`code\`, and see \`${o.publicUrl}/docs/problems\` for what causes each code and how to fix it. `
-        + 'A known path with a method it does not accept answers 405 `method_not_allowed` with `Allow`; an unknown path answers 404 `route_not_found`. '
-        + 'Every answer carries `X-Request-Id`; every keyed answer carries the `RateLimit` and `RateLimit-Policy` fields.'
-        + (webhooks ? `\n\n${WEBHOOKS_DESCRIPTION}` : '')
-        + `\n\nThis document, for client generators: [${o.publicUrl}/openapi.json](${o.publicUrl}/openapi.json).`,
+      description:
+        `${meta.description}\n\nErrors are \`application/problem+json\` (the \`Problem\` schema); branch on \`code\`, and see \`${o.publicUrl}/docs/problems\` for what causes each code and how to fix it. ` +
+        'A known path with a method it does not accept answers 405 `method_not_allowed` with `Allow`; an unknown path answers 404 `route_not_found`. ' +
+        'Every answer carries `X-Request-Id`; every keyed answer carries the `RateLimit` and `RateLimit-Policy` fields.' +
+        (webhooks ? `\n\n${WEBHOOKS_DESCRIPTION}` : '') +
+        `\n\nThis document, for client generators: [${o.publicUrl}/openapi.json](${o.publicUrl}/openapi.json).`,
     },
     servers: [{ url: o.publicUrl }],
     tags: [
       ...[...new Set(operationsOf(surface).map((op) => tagOf(op.path)))].map((name) => ({ name })),
-      ...(surface === 'storefront' ? [{ name: 'CORS', description: 'Browser preflights, answered by the gateway without a key.' }] : []),
+      ...(surface === 'storefront'
+        ? [{ name: 'CORS', description: 'Browser preflights, answered by the gateway without a key.' }]
+        : []),
     ],
     security: [{ [schemeName]: [] }],
     paths,

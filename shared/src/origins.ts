@@ -11,14 +11,26 @@ const LOCAL = new Set(['localhost', '127.0.0.1', '[::1]']);
 export function parseOriginPattern(input: string): { pattern: string } | { error: string } {
   const text = input.trim().toLowerCase().replace(/\/$/, '');
   const m = /^(https?):\/\/(\*\.)?([^/:?#]+)(:\d{1,5})?$/.exec(text);
-  if (!m) return { error: `"${input}" is not an origin: write scheme and host only, e.g. https://lotus.example or https://*.lotus.example` };
-  const [, scheme, wildcard, host, port] = m as unknown as [string, string, string | undefined, string, string | undefined];
-  if (scheme === 'http' && !LOCAL.has(host)) return { error: `"${input}": plain http is allowed for localhost only; use https` };
+  if (!m)
+    return {
+      error: `"${input}" is not an origin: write scheme and host only, e.g. https://lotus.example or https://*.lotus.example`,
+    };
+  const [, scheme, wildcard, host, port] = m as unknown as [
+    string,
+    string,
+    string | undefined,
+    string,
+    string | undefined,
+  ];
+  if (scheme === 'http' && !LOCAL.has(host))
+    return { error: `"${input}": plain http is allowed for localhost only; use https` };
   if (!LOCAL.has(host)) {
     const labels = host.split('.');
-    if (labels.length < 2 || !labels.every((l) => HOST_LABEL.test(l))) return { error: `"${input}": "${host}" is not a valid host name` };
+    if (labels.length < 2 || !labels.every((l) => HOST_LABEL.test(l)))
+      return { error: `"${input}": "${host}" is not a valid host name` };
   }
-  if (wildcard && LOCAL.has(host)) return { error: `"${input}": a wildcard needs a domain, e.g. https://*.lotus.example` };
+  if (wildcard && LOCAL.has(host))
+    return { error: `"${input}": a wildcard needs a domain, e.g. https://*.lotus.example` };
   if (port && Number(port.slice(1)) > 65535) return { error: `"${input}": port out of range` };
   return { pattern: `${scheme}://${wildcard ?? ''}${host}${port ?? ''}` };
 }

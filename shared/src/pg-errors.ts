@@ -14,8 +14,16 @@ const BY_CONSTRAINT: Record<string, ProblemCode> = {
 
 /** postgres.js's own connection errors (no SQLSTATE: the server never answered). */
 const CONNECTION_CODES = new Set([
-  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
-  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
 ]);
 
 interface PgError {
@@ -23,7 +31,11 @@ interface PgError {
   constraint_name?: string;
 }
 
-const unavailable = () => new AppError('service_unavailable', { detail: 'The database is unavailable; retry shortly.', headers: { 'retry-after': '1' } });
+const unavailable = () =>
+  new AppError('service_unavailable', {
+    detail: 'The database is unavailable; retry shortly.',
+    headers: { 'retry-after': '1' },
+  });
 
 export function translatePgError(err: unknown): AppError | null {
   if (!err || typeof err !== 'object' || !('code' in err)) return null;
@@ -38,10 +50,15 @@ export function translatePgError(err: unknown): AppError | null {
     case '23505':
       return new AppError('conflict', { detail: 'This conflicts with a record that already exists.' });
     case '23503':
-      return new AppError('unknown_reference', { detail: 'The request refers to a record that does not exist in this studio.' });
+      return new AppError('unknown_reference', {
+        detail: 'The request refers to a record that does not exist in this studio.',
+      });
     case '40001':
     case '40P01':
-      return new AppError('service_unavailable', { detail: 'Concurrent update, please retry.', headers: { 'retry-after': '1' } });
+      return new AppError('service_unavailable', {
+        detail: 'Concurrent update, please retry.',
+        headers: { 'retry-after': '1' },
+      });
     case '53300': // too many connections
     case '57P01': // admin shutdown
     case '57P02': // crash shutdown
@@ -51,7 +68,10 @@ export function translatePgError(err: unknown): AppError | null {
       if (code.startsWith('08')) return unavailable(); // class 08: connection exception
       // class 22, data exception (22P05 NUL in text, 22008 date out of range, 22021 bad byte sequence, 22003 out of
       // range): a value validation let through; the caller's data, not our fault, so 422 rather than 500
-      if (code.startsWith('22')) return new AppError('validation_failed', { detail: 'A value in the request cannot be stored (out of range or not valid text).' });
+      if (code.startsWith('22'))
+        return new AppError('validation_failed', {
+          detail: 'A value in the request cannot be stored (out of range or not valid text).',
+        });
       return null;
   }
 }

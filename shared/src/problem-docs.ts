@@ -7,11 +7,13 @@ import type { ProblemCode } from './problem';
  */
 export const PROBLEM_DOCS = {
   malformed_json: {
-    cause: 'The request body is not valid JSON, is empty where a body is required, or nests arrays and objects more than 32 levels deep.',
+    cause:
+      'The request body is not valid JSON, is empty where a body is required, or nests arrays and objects more than 32 levels deep.',
     fix: 'Send a JSON object built with a JSON serializer (JSON.stringify, json.dumps); keep nesting shallow.',
   },
   malformed_request: {
-    cause: 'The Host header is not a host name or address with an optional port (it is empty, or holds a space, a slash, a stray bracket or colon), or the request target is not a path.',
+    cause:
+      'The Host header is not a host name or address with an optional port (it is empty, or holds a space, a slash, a stray bracket or colon), or the request target is not a path.',
     fix: 'Send the request with an HTTP client or library, which writes Host as the name (and port) of the server you call and the target as a path starting with /.',
   },
   idempotency_key_required: {
@@ -23,7 +25,8 @@ export const PROBLEM_DOCS = {
     fix: 'Send 1 to 255 characters; a UUID is a good choice.',
   },
   invalid_cursor: {
-    cause: 'The cursor was not issued by this API for this list and studio, was altered, or was sent with filters other than the ones it was made with.',
+    cause:
+      'The cursor was not issued by this API for this list and studio, was altered, or was sent with filters other than the ones it was made with.',
     fix: 'Pass next_cursor exactly as received, with the same filters; to change filters, start again without a cursor.',
   },
   api_key_missing: {
@@ -47,7 +50,8 @@ export const PROBLEM_DOCS = {
     fix: 'Use the replacement key; roll a key with a grace period (1 hour to 7 days) to switch deployments without an outage.',
   },
   gateway_signature_invalid: {
-    cause: 'A request reached an internal service without the gateway\'s valid, recent signature: the service ports are not an API.',
+    cause:
+      "A request reached an internal service without the gateway's valid, recent signature: the service ports are not an API.",
     fix: 'Call the public surfaces (the gateway), never a service port directly.',
   },
   unauthenticated: {
@@ -55,24 +59,27 @@ export const PROBLEM_DOCS = {
     fix: 'Open a new sign-in link (bun run admin login-link --studio <id>, or your host platform).',
   },
   scope_required: {
-    cause: 'The secret key does not hold the scope this operation needs; requiredScope in the body names it (*:read: any one read scope, such as classes:read, as the events operations need).',
-    fix: 'Create a secret key with that scope in the dashboard (Keys, Create a key) and use it for this operation. Rolling a key does not help: the new key keeps the old one\'s scopes.',
+    cause:
+      'The secret key does not hold the scope this operation needs; requiredScope in the body names it (*:read: any one read scope, such as classes:read, as the events operations need).',
+    fix: "Create a secret key with that scope in the dashboard (Keys, Create a key) and use it for this operation. Rolling a key does not help: the new key keeps the old one's scopes.",
   },
   studio_required: {
     cause: 'The key belongs to a studio that has been deleted.',
     fix: 'Use a key of an existing studio.',
   },
   origin_not_allowed: {
-    cause: 'The publishable key is restricted to some websites, and this request\'s Origin header (the page that made it) is not one of them.',
-    fix: 'Call from one of the key\'s allowed origins, or add this origin to the key in the dashboard (Keys, then the key\'s Websites button). Requests without an Origin header (server-side) are not restricted.',
+    cause:
+      "The publishable key is restricted to some websites, and this request's Origin header (the page that made it) is not one of them.",
+    fix: "Call from one of the key's allowed origins, or add this origin to the key in the dashboard (Keys, then the key's Websites button). Requests without an Origin header (server-side) are not restricted.",
   },
   csrf_failed: {
     cause: 'A dashboard form was out of date, came from another site, or its page was open across a sign-out.',
     fix: 'Reload the page and submit the form again.',
   },
   not_found: {
-    cause: 'No record with this id exists in the key\'s studio: it never existed, was deleted, belongs to another studio, or the id is not one of ours (wrong prefix or characters).',
-    fix: 'Check the id (records are read with the id from their Location header or a list), and that you use the right studio\'s key.',
+    cause:
+      "No record with this id exists in the key's studio: it never existed, was deleted, belongs to another studio, or the id is not one of ours (wrong prefix or characters).",
+    fix: "Check the id (records are read with the id from their Location header or a list), and that you use the right studio's key.",
   },
   route_not_found: {
     cause: 'No operation has this path on this surface.',
@@ -83,11 +90,13 @@ export const PROBLEM_DOCS = {
     fix: 'Publish the site (bun run admin site:publish), or render without it until it is published.',
   },
   method_not_allowed: {
-    cause: 'The path exists, but not with this method; the Allow header lists the methods it accepts. The Storefront surface is read-only.',
+    cause:
+      'The path exists, but not with this method; the Allow header lists the methods it accepts. The Storefront surface is read-only.',
     fix: 'Use one of the methods in Allow; writes go to the Management surface.',
   },
   events_expired: {
-    cause: 'The after parameter of GET /v1/events names an event that the 30-day retention has already deleted: the events recorded between it and the oldest one kept are gone, so resuming from it would skip them silently.',
+    cause:
+      'The after parameter of GET /v1/events names an event that the 30-day retention has already deleted: the events recorded between it and the oldest one kept are gone, so resuming from it would skip them silently.',
     fix: 'Resync what you keep from the lists (GET /v1/classes, /v1/members, …), then resume the feed from its current end: read GET /v1/events without after up to the last page and keep the last event id. Poll more often than every 30 days, or receive webhooks.',
   },
   idempotency_key_reused: {
@@ -96,10 +105,11 @@ export const PROBLEM_DOCS = {
   },
   idempotency_request_in_progress: {
     cause: 'The first request with this Idempotency-Key is still running.',
-    fix: 'Retry after Retry-After seconds; you will get that request\'s answer.',
+    fix: "Retry after Retry-After seconds; you will get that request's answer.",
   },
   instructor_double_booked: {
-    cause: 'The instructor already teaches a live occurrence at an overlapping time; conflictingOccurrence names it. Nothing was created or changed.',
+    cause:
+      'The instructor already teaches a live occurrence at an overlapping time; conflictingOccurrence names it. Nothing was created or changed.',
     fix: 'Pick another time or instructor, or reschedule or cancel the conflicting occurrence first.',
   },
   member_exists: {
@@ -111,7 +121,7 @@ export const PROBLEM_DOCS = {
     fix: 'Make another member an active admin first.',
   },
   last_venue: {
-    cause: 'The location is the studio\'s last live one.',
+    cause: "The location is the studio's last live one.",
     fix: 'Create another location before deleting this one.',
   },
   coupon_code_taken: {
@@ -123,7 +133,7 @@ export const PROBLEM_DOCS = {
     fix: 'Create a new class or occurrence instead.',
   },
   conflict: {
-    cause: 'The request conflicts with a record that already exists (a uniqueness rule of the studio\'s data).',
+    cause: "The request conflicts with a record that already exists (a uniqueness rule of the studio's data).",
     fix: 'Read the existing record and update it, or change the value that must be unique.',
   },
   payload_too_large: {
@@ -135,8 +145,9 @@ export const PROBLEM_DOCS = {
     fix: 'Send Content-Type: application/json with a JSON body.',
   },
   validation_failed: {
-    cause: 'A field of the body or query is missing, unknown, of the wrong type, out of range, or not in the expected format; errors lists each one with a JSON Pointer (/body/startsAt) and what it must be.',
-    fix: 'Correct each field listed in errors; the reference at /docs shows every field\'s rules and an example.',
+    cause:
+      'A field of the body or query is missing, unknown, of the wrong type, out of range, or not in the expected format; errors lists each one with a JSON Pointer (/body/startsAt) and what it must be.',
+    fix: "Correct each field listed in errors; the reference at /docs shows every field's rules and an example.",
   },
   unknown_instructor: {
     cause: 'instructorId is not an active instructor of this studio.',
@@ -156,7 +167,7 @@ export const PROBLEM_DOCS = {
   },
   unsupported_channel: {
     cause: 'The class mode is not enabled for this studio.',
-    fix: 'Use one of the studio\'s enabledModes (Storefront GET /v1/config), or ask the studio\'s operator to enable the mode.',
+    fix: "Use one of the studio's enabledModes (Storefront GET /v1/config), or ask the studio's operator to enable the mode.",
   },
   occurrence_in_past: {
     cause: 'The start time is not in the future.',
@@ -168,10 +179,11 @@ export const PROBLEM_DOCS = {
   },
   invalid_plan_config: {
     cause: 'The plan config has a missing, extra or out-of-range field for the plan type; errors lists them.',
-    fix: 'Send the config fields of the plan type (see the operation\'s description) and nothing else.',
+    fix: "Send the config fields of the plan type (see the operation's description) and nothing else.",
   },
   invalid_coupon_config: {
-    cause: 'The coupon config is not { kind: "percent", percentOff: 1..100 } or { kind: "amount", amountOffCents ≥ 1, currency }.',
+    cause:
+      'The coupon config is not { kind: "percent", percentOff: 1..100 } or { kind: "amount", amountOffCents ≥ 1, currency }.',
     fix: 'Send one of those two shapes; errors names the field to change.',
   },
   invalid_price: {
@@ -180,14 +192,16 @@ export const PROBLEM_DOCS = {
   },
   unknown_reference: {
     cause: 'The request refers to a record that does not exist in this studio.',
-    fix: 'Check the ids in the body against the studio\'s records.',
+    fix: "Check the ids in the body against the studio's records.",
   },
   rate_limited: {
-    cause: 'The key (and, for a publishable key, the visitor\'s address) sent more requests than its limit; the RateLimit headers show it.',
+    cause:
+      "The key (and, for a publishable key, the visitor's address) sent more requests than its limit; the RateLimit headers show it.",
     fix: 'Wait Retry-After seconds, then slow down: spread requests, cache Storefront answers (a 200 carries an ETag: send it back in If-None-Match for a bodiless 304), or ask for a higher limit.',
   },
   client_closed_request: {
-    cause: 'The client closed the connection before the request body arrived in full (an aborted upload or a dropped connection); nothing was sent to the service. No client ever reads this answer: it is what the activity log records.',
+    cause:
+      'The client closed the connection before the request body arrived in full (an aborted upload or a dropped connection); nothing was sent to the service. No client ever reads this answer: it is what the activity log records.',
     fix: 'Nothing to fix on the API side. If your client aborts uploads (a timeout shorter than the upload takes, a page closed mid-request), retry the call; a Management write with the same Idempotency-Key is safe to repeat.',
   },
   internal_error: {

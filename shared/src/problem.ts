@@ -84,7 +84,10 @@ export interface ProblemOptions {
 
 /** Thrown by services; rendered by the one error handler. */
 export class AppError extends Error {
-  constructor(readonly code: ProblemCode, readonly options: ProblemOptions = {}) {
+  constructor(
+    readonly code: ProblemCode,
+    readonly options: ProblemOptions = {},
+  ) {
     super(options.detail ?? PROBLEMS[code][1]);
     this.name = 'AppError';
   }
@@ -115,7 +118,10 @@ export const quote = (value: unknown): string => {
 };
 
 const cutSegments = (path: string) =>
-  path.split('/').map((seg) => (seg.length <= MAX_SEGMENT ? seg : `${seg.slice(0, MAX_SEGMENT)}…`)).join('/');
+  path
+    .split('/')
+    .map((seg) => (seg.length <= MAX_SEGMENT ? seg : `${seg.slice(0, MAX_SEGMENT)}…`))
+    .join('/');
 
 /** `errors` as a problem carries them: at most 20 (then one entry naming how many more), paths cut per segment. */
 export function boundedErrors(errors: FieldError[]): FieldError[] {
@@ -124,7 +130,10 @@ export function boundedErrors(errors: FieldError[]): FieldError[] {
   if (more > 0) {
     // the common first segment of the rest (`/body`, `/query`) says where they are
     const part = errors[MAX_PROBLEM_ERRORS]!.path.split('/')[1] ?? '';
-    kept.push({ path: cutSegments(`/${part}`), message: `and ${more} more error${more === 1 ? '' : 's'} not listed; fix these and send again` });
+    kept.push({
+      path: cutSegments(`/${part}`),
+      message: `and ${more} more error${more === 1 ? '' : 's'} not listed; fix these and send again`,
+    });
   }
   return kept;
 }
@@ -134,7 +143,11 @@ export function problemBody(code: ProblemCode, requestId: string | undefined, o:
   const base = o.typeBase;
   const detail = o.detail ?? title;
   const body: ProblemBody = {
-    type: base ? `${base}${code}` : 'about:blank', title, status, detail: detail.length <= MAX_DETAIL ? detail : `${detail.slice(0, MAX_DETAIL)}…`, code,
+    type: base ? `${base}${code}` : 'about:blank',
+    title,
+    status,
+    detail: detail.length <= MAX_DETAIL ? detail : `${detail.slice(0, MAX_DETAIL)}…`,
+    code,
   };
   if (requestId) body.instance = `urn:request:${requestId}`;
   if (o.errors) body.errors = boundedErrors(o.errors);
@@ -147,14 +160,21 @@ export function problemResponse(code: ProblemCode, requestId: string | undefined
   const body = problemBody(code, requestId, o);
   return new Response(JSON.stringify(body), {
     status: body.status,
-    headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...(requestId ? { 'x-request-id': requestId } : {}), ...o.headers },
+    headers: {
+      'content-type': PROBLEM_CONTENT_TYPE,
+      ...(requestId ? { 'x-request-id': requestId } : {}),
+      ...o.headers,
+    },
   });
 }
 
 /** Named factories of the problems services throw, so each answer is worded in one place. */
 export const problems = {
   /** 404: no such record in the caller's studio (another studio's id reads the same). */
-  notFound: (what: string, id?: string) => new AppError('not_found', { detail: id ? `No ${what} ${quote(id)} in this studio.` : `No such ${what} in this studio.` }),
+  notFound: (what: string, id?: string) =>
+    new AppError('not_found', {
+      detail: id ? `No ${what} ${quote(id)} in this studio.` : `No such ${what} in this studio.`,
+    }),
   /**
    * 422 `validation_failed` (or another 422 code that lists its fields), with `errors`; the detail
    * counts them and never repeats them (a long list would double the answer).
@@ -164,10 +184,12 @@ export const problems = {
       detail: `${lead} (${errors.length === 1 ? '1 error' : `${errors.length} errors`}); \`errors\` names each field and why.`,
       errors,
     }),
-  siteNotPublished: () => new AppError('site_not_published', { detail: 'This studio has not published a public site.' }),
+  siteNotPublished: () =>
+    new AppError('site_not_published', { detail: 'This studio has not published a public site.' }),
   /** 409: the instructor already teaches `conflict` at an overlapping time. */
-  doubleBooked: (conflict: { id: string; classId: string; startsAt: string; endsAt: string }) => new AppError('instructor_double_booked', {
-    detail: `The instructor already teaches occurrence ${conflict.id} from ${conflict.startsAt} to ${conflict.endsAt}.`,
-    extra: { conflictingOccurrence: conflict },
-  }),
+  doubleBooked: (conflict: { id: string; classId: string; startsAt: string; endsAt: string }) =>
+    new AppError('instructor_double_booked', {
+      detail: `The instructor already teaches occurrence ${conflict.id} from ${conflict.startsAt} to ${conflict.endsAt}.`,
+      extra: { conflictingOccurrence: conflict },
+    }),
 };

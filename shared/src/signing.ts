@@ -39,7 +39,14 @@ export interface Caller {
 }
 
 /** The signed string of docs/design/hostile-callers.md, lines joined by `\n`. */
-const payload = (ts: string, method: string, pathAndQuery: string, c: Caller, bodySha256: string, idempotencyKey: string) =>
+const payload = (
+  ts: string,
+  method: string,
+  pathAndQuery: string,
+  c: Caller,
+  bodySha256: string,
+  idempotencyKey: string,
+) =>
   `${ts}\n${method}\n${pathAndQuery}\n${c.studioId}\n${c.keyId}\n${c.scopes.join(',')}\n${c.operationId}\n${c.requestId}\n${bodySha256}\n${idempotencyKey}`;
 
 /** HMAC state keyed once per secret and copied per call: a third cheaper than keying a new hasher on every request (both ends of every hop sign or verify). */
@@ -54,7 +61,14 @@ function mac(secret: string, data: string): string {
  * The internal headers of a forwarded request. `content` names the body and Idempotency-Key
  * the request is sent with; the key's header itself travels as the caller sent it.
  */
-export function signedHeaders(secret: string, method: string, pathAndQuery: string, c: Caller, now = Date.now(), content: SignedContent = {}): Record<string, string> {
+export function signedHeaders(
+  secret: string,
+  method: string,
+  pathAndQuery: string,
+  c: Caller,
+  now = Date.now(),
+  content: SignedContent = {},
+): Record<string, string> {
   const ts = String(now);
   const bodySha256 = sha256Hex(content.body);
   const headers: Record<string, string> = {
@@ -75,7 +89,13 @@ export function signedHeaders(secret: string, method: string, pathAndQuery: stri
  * It vouches for the body hash in `x-gw-body-sha256` (the service checks the bytes it reads
  * against it: `readSignedBody`) and for the Idempotency-Key header as received.
  */
-export function verifySignature(secret: string, method: string, pathAndQuery: string, h: Headers, now = Date.now()): Caller | null {
+export function verifySignature(
+  secret: string,
+  method: string,
+  pathAndQuery: string,
+  h: Headers,
+  now = Date.now(),
+): Caller | null {
   const sig = h.get(GW.signature);
   const ts = h.get(GW.timestamp);
   if (!sig || !ts || !/^\d{1,16}$/.test(ts)) return null;
@@ -89,7 +109,9 @@ export function verifySignature(secret: string, method: string, pathAndQuery: st
     requestId: h.get(REQUEST_ID) ?? '',
   };
   const bodySha256 = h.get(GW.bodySha256) ?? EMPTY_SHA256;
-  const expected = Buffer.from(mac(secret, payload(ts, method, pathAndQuery, c, bodySha256, h.get(IDEMPOTENCY_KEY) ?? '')));
+  const expected = Buffer.from(
+    mac(secret, payload(ts, method, pathAndQuery, c, bodySha256, h.get(IDEMPOTENCY_KEY) ?? '')),
+  );
   const given = Buffer.from(sig);
   if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return null;
   return c;

@@ -9,7 +9,8 @@
  * log line (looking for `//` in a bare target is how its first segment used to be dropped).
  */
 /** What a 400 `malformed_request` says, on every port. */
-export const MALFORMED_DETAIL = 'The Host header is not a host name or address with an optional port, or the request target is not a path.';
+export const MALFORMED_DETAIL =
+  'The Host header is not a host name or address with an optional port, or the request target is not a path.';
 
 export interface RequestTarget {
   /** The path, without the query. */
@@ -34,7 +35,8 @@ export function requestTarget(url: string): RequestTarget {
 
 const isDigit = (c: number) => c >= 48 && c <= 57;
 /** RFC 3986 unreserved characters: letters, digits, `-`, `.`, `_`, `~`. */
-const isNameChar = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || isDigit(c) || c === 45 || c === 46 || c === 95 || c === 126;
+const isNameChar = (c: number) =>
+  (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || isDigit(c) || c === 45 || c === 46 || c === 95 || c === 126;
 
 /**
  * `host[:port]` as URL parsers accept it: a name of unreserved characters, or `[` IPv6 `]`;

@@ -5,7 +5,8 @@ export const isoOrNull = (d: Date | string | number | null | undefined): string 
 /** RFC 3339 date-time with a mandatory offset (`Z` or `±hh:mm`); the fields are range-checked by `parseInstant`. */
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
-const daysIn = (year: number, month: number) => new Date(Date.UTC(2000, month, 0)).getUTCDate() - (month === 2 && !isLeap(year) ? 1 : 0);
+const daysIn = (year: number, month: number) =>
+  new Date(Date.UTC(2000, month, 0)).getUTCDate() - (month === 2 && !isLeap(year) ? 1 : 0);
 const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 
 /**
@@ -16,8 +17,16 @@ const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 export function parseInstant(s: string): Date | null {
   const m = RFC3339.exec(s);
   if (!m) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59)
+    return null;
   let offset = 0;
   if (!m[8]) {
     const oh = Number(m[10]);
@@ -48,4 +57,5 @@ export const isStorableInstant = (s: string) => {
   return d !== null && inInstantRange(d.getTime());
 };
 /** A query instant moved into the range, so a filter that worked before (`from=0000-…`) still answers. */
-export const clampInstant = (d: Date): Date => new Date(Math.min(MAX_INSTANT_MS, Math.max(MIN_INSTANT_MS, d.getTime())));
+export const clampInstant = (d: Date): Date =>
+  new Date(Math.min(MAX_INSTANT_MS, Math.max(MIN_INSTANT_MS, d.getTime())));

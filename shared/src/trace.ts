@@ -29,7 +29,12 @@ export function parseTraceparent(header: string | null): { traceId: string; pare
   if (!header || header.length < 55) return null;
   const version = header.slice(0, 2);
   // version 00 is exactly 55 characters; a later version may append fields after a dash
-  if (version === 'ff' || !HEX.test(version) || (version === '00' ? header.length !== 55 : header.length > 55 && header[55] !== '-')) return null;
+  if (
+    version === 'ff' ||
+    !HEX.test(version) ||
+    (version === '00' ? header.length !== 55 : header.length > 55 && header[55] !== '-')
+  )
+    return null;
   if (header[2] !== '-' || header[35] !== '-' || header[52] !== '-') return null;
   const traceId = header.slice(3, 35);
   const parentId = header.slice(36, 52);

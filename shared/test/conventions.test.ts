@@ -18,7 +18,13 @@ test('small functions: none in the four src trees is over 60 lines (conventions 
   for await (const file of new Glob('{shared,gateway,storefront-service,management-service}/src/**/*.ts').scan(root)) {
     const source = ts.createSourceFile(file, await Bun.file(root + file).text(), ts.ScriptTarget.Latest, true);
     const visit = (node: import('typescript').Node) => {
-      if (ts.isFunctionDeclaration(node) || ts.isFunctionExpression(node) || ts.isArrowFunction(node) || ts.isMethodDeclaration(node) || ts.isConstructorDeclaration(node)) {
+      if (
+        ts.isFunctionDeclaration(node) ||
+        ts.isFunctionExpression(node) ||
+        ts.isArrowFunction(node) ||
+        ts.isMethodDeclaration(node) ||
+        ts.isConstructorDeclaration(node)
+      ) {
         const first = source.getLineAndCharacterOfPosition(node.getStart()).line;
         const last = source.getLineAndCharacterOfPosition(node.getEnd()).line;
         if (last - first + 1 > 60) long.push(`${file}:${first + 1} (${last - first + 1} lines)`);

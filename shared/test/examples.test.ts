@@ -7,31 +7,43 @@ import { describe, expect, test } from 'bun:test';
 import { FormatRegistry, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import * as classesModule from '../src/schemas/classes';
+import { Class, CreateClassBody, UpdateClassBody } from '../src/schemas/classes';
 import * as contentModule from '../src/schemas/content';
+import { UpdateContentBody, Video } from '../src/schemas/content';
 import * as couponsModule from '../src/schemas/coupons';
-import * as instructorsModule from '../src/schemas/instructors';
-import * as locationsModule from '../src/schemas/locations';
-import * as membersModule from '../src/schemas/members';
-import * as plansModule from '../src/schemas/plans';
-import * as programsModule from '../src/schemas/programs';
-import * as scheduleModule from '../src/schemas/schedule';
-import * as storefrontModule from '../src/schemas/storefront';
+import { Coupon, CouponConfig, CreateCouponBody } from '../src/schemas/coupons';
 import * as eventsModule from '../src/schemas/events';
 import { Event } from '../src/schemas/events';
-import { Class, CreateClassBody, UpdateClassBody } from '../src/schemas/classes';
-import { UpdateContentBody, Video } from '../src/schemas/content';
-import { Coupon, CouponConfig, CreateCouponBody } from '../src/schemas/coupons';
-import { CreateInstructorBody, Instructor, UpdateInstructorBody } from '../src/schemas/instructors';
-import { CreateLocationBody, CreateRoomBody, Location, Room, UpdateLocationBody, UpdateRoomBody } from '../src/schemas/locations';
-import { InviteMemberBody, Member, UpdateMemberBody } from '../src/schemas/members';
-import { CreatePlanBody, Plan, PLAN_CONFIGS, UpdatePlanBody } from '../src/schemas/plans';
-import { CreateProgramBody, Program, UpdateProgramBody } from '../src/schemas/programs';
-import { Occurrence, RescheduleBody } from '../src/schemas/schedule';
-import {
-  StorefrontClassList, StorefrontConfig, StorefrontInstructorList, StorefrontPlanList, StorefrontPolicies, StorefrontSite,
-} from '../src/schemas/storefront';
-import { isCurrency } from '../src/schemas/fields';
 import { EXAMPLES, type Examples } from '../src/schemas/examples';
+import { isCurrency } from '../src/schemas/fields';
+import * as instructorsModule from '../src/schemas/instructors';
+import { CreateInstructorBody, Instructor, UpdateInstructorBody } from '../src/schemas/instructors';
+import * as locationsModule from '../src/schemas/locations';
+import {
+  CreateLocationBody,
+  CreateRoomBody,
+  Location,
+  Room,
+  UpdateLocationBody,
+  UpdateRoomBody,
+} from '../src/schemas/locations';
+import * as membersModule from '../src/schemas/members';
+import { InviteMemberBody, Member, UpdateMemberBody } from '../src/schemas/members';
+import * as plansModule from '../src/schemas/plans';
+import { CreatePlanBody, PLAN_CONFIGS, Plan, UpdatePlanBody } from '../src/schemas/plans';
+import * as programsModule from '../src/schemas/programs';
+import { CreateProgramBody, Program, UpdateProgramBody } from '../src/schemas/programs';
+import * as scheduleModule from '../src/schemas/schedule';
+import { Occurrence, RescheduleBody } from '../src/schemas/schedule';
+import * as storefrontModule from '../src/schemas/storefront';
+import {
+  StorefrontClassList,
+  StorefrontConfig,
+  StorefrontInstructorList,
+  StorefrontPlanList,
+  StorefrontPolicies,
+  StorefrontSite,
+} from '../src/schemas/storefront';
 
 // Elysia registers these formats when a schema module loads it; keep the test independent of that.
 if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => !Number.isNaN(Date.parse(v)));
@@ -40,33 +52,86 @@ if (!FormatRegistry.Has('uri')) FormatRegistry.Set('uri', (v) => URL.canParse(v)
 
 /** The schema of every example, by the same name (the type makes a missing one a compile error). */
 const SCHEMAS: { [K in keyof Examples]: TSchema } = {
-  CreateClassBody, UpdateClassBody, Class,
-  RescheduleBody, Occurrence,
-  InviteMemberBody, UpdateMemberBody, Member,
-  CreateInstructorBody, UpdateInstructorBody, Instructor,
-  CreateLocationBody, UpdateLocationBody, Location, CreateRoomBody, UpdateRoomBody, Room,
-  CreatePlanBody, UpdatePlanBody, Plan,
-  CreateCouponBody, Coupon,
-  CreateProgramBody, UpdateProgramBody, Program,
-  UpdateContentBody, Video,
+  CreateClassBody,
+  UpdateClassBody,
+  Class,
+  RescheduleBody,
+  Occurrence,
+  InviteMemberBody,
+  UpdateMemberBody,
+  Member,
+  CreateInstructorBody,
+  UpdateInstructorBody,
+  Instructor,
+  CreateLocationBody,
+  UpdateLocationBody,
+  Location,
+  CreateRoomBody,
+  UpdateRoomBody,
+  Room,
+  CreatePlanBody,
+  UpdatePlanBody,
+  Plan,
+  CreateCouponBody,
+  Coupon,
+  CreateProgramBody,
+  UpdateProgramBody,
+  Program,
+  UpdateContentBody,
+  Video,
   Event,
-  StorefrontConfig, StorefrontSite, StorefrontClassList, StorefrontInstructorList, StorefrontPlanList, StorefrontPolicies,
+  StorefrontConfig,
+  StorefrontSite,
+  StorefrontClassList,
+  StorefrontInstructorList,
+  StorefrontPlanList,
+  StorefrontPolicies,
 };
 
 /** Records the Management API answers with (their `…Page` lists are derived from these). */
-const RECORDS = ['Class', 'Occurrence', 'Member', 'Instructor', 'Location', 'Room', 'Plan', 'Coupon', 'Program', 'Video', 'Event'] as const;
+const RECORDS = [
+  'Class',
+  'Occurrence',
+  'Member',
+  'Instructor',
+  'Location',
+  'Room',
+  'Plan',
+  'Coupon',
+  'Program',
+  'Video',
+  'Event',
+] as const;
 /** Success responses of the Storefront API. */
 const STOREFRONT_RESPONSES = [
-  'StorefrontConfig', 'StorefrontSite', 'StorefrontClassList', 'StorefrontInstructorList', 'StorefrontPlanList', 'StorefrontPolicies',
+  'StorefrontConfig',
+  'StorefrontSite',
+  'StorefrontClassList',
+  'StorefrontInstructorList',
+  'StorefrontPlanList',
+  'StorefrontPolicies',
 ] as const;
 
 const MODULES = {
-  classes: classesModule, content: contentModule, coupons: couponsModule, instructors: instructorsModule,
-  locations: locationsModule, members: membersModule, plans: plansModule, programs: programsModule,
-  schedule: scheduleModule, storefront: storefrontModule, events: eventsModule,
+  classes: classesModule,
+  content: contentModule,
+  coupons: couponsModule,
+  instructors: instructorsModule,
+  locations: locationsModule,
+  members: membersModule,
+  plans: plansModule,
+  programs: programsModule,
+  schedule: scheduleModule,
+  storefront: storefrontModule,
+  events: eventsModule,
 };
-const isSchema = (v: unknown): v is TSchema => !!v && typeof v === 'object' && Object.getOwnPropertySymbols(v).length > 0;
-const EXPORTED = Object.values(MODULES).flatMap((m) => Object.entries(m).filter(([, v]) => isSchema(v)).map(([name]) => name));
+const isSchema = (v: unknown): v is TSchema =>
+  !!v && typeof v === 'object' && Object.getOwnPropertySymbols(v).length > 0;
+const EXPORTED = Object.values(MODULES).flatMap((m) =>
+  Object.entries(m)
+    .filter(([, v]) => isSchema(v))
+    .map(([name]) => name),
+);
 
 const examples = EXAMPLES as Record<string, unknown>;
 const NAMES = Object.keys(SCHEMAS) as (keyof Examples)[];
@@ -88,8 +153,17 @@ function* walk(v: unknown, path = ''): Generator<[string, string, unknown]> {
 }
 
 const PREFIX: Record<(typeof RECORDS)[number], string> = {
-  Class: 'cls', Occurrence: 'occ', Member: 'mem', Instructor: 'ins', Location: 'loc', Room: 'room',
-  Plan: 'pln', Coupon: 'cpn', Program: 'prg', Video: 'vid', Event: 'evt',
+  Class: 'cls',
+  Occurrence: 'occ',
+  Member: 'mem',
+  Instructor: 'ins',
+  Location: 'loc',
+  Room: 'room',
+  Plan: 'pln',
+  Coupon: 'cpn',
+  Program: 'prg',
+  Video: 'vid',
+  Event: 'evt',
 };
 const ID_RE = /^(cls|occ|ins|mem|pln|cpn|prg|loc|room|vid|std|evt)_[0-9A-Za-z]{22}$/;
 const UTC_MS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -169,9 +243,15 @@ describe('examples', () => {
       if (r.createdAt && r.updatedAt) expect(r.updatedAt >= r.createdAt).toBe(true);
     }
     // what the API requires in the future is after every record's creation
-    const created = NAMES.map((n) => (examples[n] as { createdAt?: string } | undefined)?.createdAt).filter((x): x is string => !!x).sort();
+    const created = NAMES.map((n) => (examples[n] as { createdAt?: string } | undefined)?.createdAt)
+      .filter((x): x is string => !!x)
+      .sort();
     const latest = created.at(-1)!;
-    for (const future of [EXAMPLES.CreateClassBody.startsAt, EXAMPLES.RescheduleBody.startsAt, EXAMPLES.CreateCouponBody.expiresAt]) {
+    for (const future of [
+      EXAMPLES.CreateClassBody.startsAt,
+      EXAMPLES.RescheduleBody.startsAt,
+      EXAMPLES.CreateCouponBody.expiresAt,
+    ]) {
       expect(future > latest).toBe(true);
     }
   });
@@ -183,9 +263,14 @@ describe('examples', () => {
       expect(errors).toEqual([]);
     };
     planConfig(EXAMPLES.CreatePlanBody.type, EXAMPLES.CreatePlanBody.config, 'CreatePlanBody.config');
-    planConfig(EXAMPLES.Plan.type, EXAMPLES.UpdatePlanBody.config, 'UpdatePlanBody.config (a PATCH of the Plan example)');
+    planConfig(
+      EXAMPLES.Plan.type,
+      EXAMPLES.UpdatePlanBody.config,
+      'UpdatePlanBody.config (a PATCH of the Plan example)',
+    );
     planConfig(EXAMPLES.Plan.type, EXAMPLES.Plan.config, 'Plan.config');
-    for (const p of EXAMPLES.StorefrontPlanList.plans) planConfig(p.type, p.config, 'StorefrontPlanList.plans[].config');
+    for (const p of EXAMPLES.StorefrontPlanList.plans)
+      planConfig(p.type, p.config, 'StorefrontPlanList.plans[].config');
     expect(errorsOf(CouponConfig, EXAMPLES.CreateCouponBody.config)).toEqual([]);
 
     for (const c of [EXAMPLES.Plan.config.currency, EXAMPLES.StorefrontConfig.currency, EXAMPLES.Program.currency]) {

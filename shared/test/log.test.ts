@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, spyOn, test } from 'bun:test';
-import { log, setLogLevel, type LogLevel } from '@studio/shared';
+import { type LogLevel, log, setLogLevel } from '@studio/shared';
 
 // each test starts at info and leaves the level as it found it (the suite runs at warn: test/preload.ts)
 let before: LogLevel;

@@ -6,8 +6,19 @@ test('origin patterns: exact origins and https://*.domain, canonical; anything e
   expect(parseOriginPattern('https://*.lotus.example')).toEqual({ pattern: 'https://*.lotus.example' });
   expect(parseOriginPattern('https://shop.lotus.example:8443')).toEqual({ pattern: 'https://shop.lotus.example:8443' });
   expect(parseOriginPattern('http://localhost:5173')).toEqual({ pattern: 'http://localhost:5173' });
-  for (const bad of ['lotus.example', 'http://lotus.example', 'https://lotus.example/path', 'https://*lotus.example', 'https://*.*.lotus.example',
-    'https://a.*.lotus.example', 'ftp://lotus.example', 'https://-bad.example', 'https://*.localhost', 'https://lotus', '*']) {
+  for (const bad of [
+    'lotus.example',
+    'http://lotus.example',
+    'https://lotus.example/path',
+    'https://*lotus.example',
+    'https://*.*.lotus.example',
+    'https://a.*.lotus.example',
+    'ftp://lotus.example',
+    'https://-bad.example',
+    'https://*.localhost',
+    'https://lotus',
+    '*',
+  ]) {
     expect('error' in parseOriginPattern(bad)).toBe(true);
   }
   expect(parseOriginList(['https://a.example', ' https://a.example ', ''])).toEqual({ origins: ['https://a.example'] });

@@ -17,7 +17,19 @@ test('any other unique or foreign-key violation is still a 409 / 422, never a 50
 });
 
 test('a lost, refused or shutting-down connection is 503 service_unavailable', () => {
-  for (const c of ['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'ECONNREFUSED', 'ECONNRESET', '08006', '08001', '57P01', '57P03', '53300']) {
+  for (const c of [
+    'CONNECTION_CLOSED',
+    'CONNECTION_ENDED',
+    'CONNECTION_DESTROYED',
+    'CONNECT_TIMEOUT',
+    'ECONNREFUSED',
+    'ECONNRESET',
+    '08006',
+    '08001',
+    '57P01',
+    '57P03',
+    '53300',
+  ]) {
     expect({ c, code: code({ code: c }) }).toEqual({ c, code: 'service_unavailable' });
   }
   expect(translatePgError({ code: 'ECONNREFUSED' })!.options.headers).toEqual({ 'retry-after': '1' });

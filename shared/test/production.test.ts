@@ -17,12 +17,17 @@ describe('requestTarget', () => {
       ['http://studio-api.example./v1/site', '/v1/site', '/v1/site'],
       ['http://storefront_service:48104//v1/x', '//v1/x', '//v1/x'],
       ['https://api.example/v1/x?', '/v1/x', '/v1/x?'],
-    ] as const) expect(requestTarget(url)).toEqual({ path, pathAndQuery: pq, valid: true });
+    ] as const)
+      expect(requestTarget(url)).toEqual({ path, pathAndQuery: pq, valid: true });
   });
 
   test('a malformed Host is refused, and the target is still found whole (no segment dropped)', () => {
     // what Bun leaves in req.url for a Host it refuses (`a/b`, `a b`, empty): the bare target
-    expect(requestTarget('/anything/v1/members')).toEqual({ path: '/anything/v1/members', pathAndQuery: '/anything/v1/members', valid: false });
+    expect(requestTarget('/anything/v1/members')).toEqual({
+      path: '/anything/v1/members',
+      pathAndQuery: '/anything/v1/members',
+      valid: false,
+    });
     expect(requestTarget('//v1/x?y')).toEqual({ path: '//v1/x', pathAndQuery: '//v1/x?y', valid: false });
     // Hosts Bun lets through that no URL parser accepts
     for (const host of ['[', '[zz]', 'a:b:c', '%2f', 'a:65536', 'a:123456', '999.1.1.1', 'a.123', '1.2.3', 'x@y', '']) {
@@ -37,7 +42,8 @@ describe('requestTarget', () => {
     let accepted = 0;
     for (let n = 0; n < 20_000; n++) {
       let host = '';
-      for (let i = Math.floor(Math.random() * 10); i > 0; i--) host += alphabet[Math.floor(Math.random() * alphabet.length)];
+      for (let i = Math.floor(Math.random() * 10); i > 0; i--)
+        host += alphabet[Math.floor(Math.random() * alphabet.length)];
       const url = `http://${host}/v1/x?y=1`;
       const t = requestTarget(url);
       if (!t.valid) continue;
@@ -61,9 +67,23 @@ describe('development secrets', () => {
     expect(String(error)).toContain('GATEWAY_SECRET, DASHBOARD_SECRET, CURSOR_SECRET');
     expect(String(error)).toContain('ALLOW_DEVELOPMENT_SECRETS=true');
     // one default left is one too many
-    expect(() => loadConfig({ HOST: '10.0.0.5', GATEWAY_SECRET: 'a'.repeat(32), DASHBOARD_SECRET: 'b'.repeat(32), WEBHOOK_SECRET_KEY: WEBHOOK_KEY })).toThrow(/^CURSOR_SECRET still holds/);
+    expect(() =>
+      loadConfig({
+        HOST: '10.0.0.5',
+        GATEWAY_SECRET: 'a'.repeat(32),
+        DASHBOARD_SECRET: 'b'.repeat(32),
+        WEBHOOK_SECRET_KEY: WEBHOOK_KEY,
+      }),
+    ).toThrow(/^CURSOR_SECRET still holds/);
     // the key that encrypts webhook signing secrets is one of them (issue 21)
-    expect(() => loadConfig({ HOST: '10.0.0.5', GATEWAY_SECRET: 'a'.repeat(32), DASHBOARD_SECRET: 'b'.repeat(32), CURSOR_SECRET: 'c'.repeat(32) })).toThrow(/^WEBHOOK_SECRET_KEY still holds/);
+    expect(() =>
+      loadConfig({
+        HOST: '10.0.0.5',
+        GATEWAY_SECRET: 'a'.repeat(32),
+        DASHBOARD_SECRET: 'b'.repeat(32),
+        CURSOR_SECRET: 'c'.repeat(32),
+      }),
+    ).toThrow(/^WEBHOOK_SECRET_KEY still holds/);
     // compose's way of setting them explicitly to the same values is the same secret
     expect(() => loadConfig({ HOST: '::', GATEWAY_SECRET: 'dev-gateway-secret-change-me' })).toThrow(ConfigError);
   });
@@ -71,14 +91,29 @@ describe('development secrets', () => {
   test('loopback, real secrets, or ALLOW_DEVELOPMENT_SECRETS=true start', () => {
     for (const HOST of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) expect(loadConfig({ HOST }).HOST).toBe(HOST);
     expect(loadConfig({ HOST: '0.0.0.0', ALLOW_DEVELOPMENT_SECRETS: 'true' }).ALLOW_DEVELOPMENT_SECRETS).toBe(true);
-    expect(loadConfig({ HOST: '0.0.0.0', GATEWAY_SECRET: 'a'.repeat(32), DASHBOARD_SECRET: 'b'.repeat(32), CURSOR_SECRET: 'c'.repeat(32), WEBHOOK_SECRET_KEY: WEBHOOK_KEY }).HOST).toBe('0.0.0.0');
+    expect(
+      loadConfig({
+        HOST: '0.0.0.0',
+        GATEWAY_SECRET: 'a'.repeat(32),
+        DASHBOARD_SECRET: 'b'.repeat(32),
+        CURSOR_SECRET: 'c'.repeat(32),
+        WEBHOOK_SECRET_KEY: WEBHOOK_KEY,
+      }).HOST,
+    ).toBe('0.0.0.0');
     expect(() => loadConfig({ HOST: '0.0.0.0', ALLOW_DEVELOPMENT_SECRETS: 'false' })).toThrow(ConfigError);
   });
 });
 
 describe('server defaults', () => {
   test('never development mode: a handler that throws answers a bare problem+json 500, no stack or source', async () => {
-    const server = Bun.serve({ ...SERVE_DEFAULTS, hostname: '127.0.0.1', port: 0, fetch: () => { throw new Error('secret internals at /work/main/x.ts'); } });
+    const server = Bun.serve({
+      ...SERVE_DEFAULTS,
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: () => {
+        throw new Error('secret internals at /work/main/x.ts');
+      },
+    });
     try {
       expect(server.development).toBe(false);
       const res = await fetch(`http://127.0.0.1:${server.port}/boom`);

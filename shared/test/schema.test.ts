@@ -6,8 +6,18 @@
 import { afterAll, expect, test } from 'bun:test';
 import postgres from 'postgres';
 
-const REFERENCE_TABLES = ['studios', 'api_keys', 'login_links', 'dashboard_sessions', 'schema_migrations', 'webhook_fanout_cursor', 'events_retention'];
-const url = Object.assign(new URL(process.env.TEST_DATABASE_URL!), { pathname: `/${process.env.TEST_TEMPLATE_DB}` }).href;
+const REFERENCE_TABLES = [
+  'studios',
+  'api_keys',
+  'login_links',
+  'dashboard_sessions',
+  'schema_migrations',
+  'webhook_fanout_cursor',
+  'events_retention',
+];
+const url = Object.assign(new URL(process.env.TEST_DATABASE_URL!), {
+  pathname: `/${process.env.TEST_TEMPLATE_DB}`,
+}).href;
 const sql = postgres(url, { max: 1, onnotice: () => {} });
 afterAll(() => sql.end());
 

@@ -1,8 +1,26 @@
 import { describe, expect, test } from 'bun:test';
 import { createHash, createHmac } from 'node:crypto';
 import {
-  ANY_READ, ConfigError, generateKey, hashKey, isWrite, keyHint, loadConfig, newId, OPERATIONS, parseInstant, parseKey, scopeAllows,
-  newRequestId, PROBLEM_CODES, problemBody, requestTimeOf, SCOPES, signedHeaders, statusOf, verifySignature,
+  ANY_READ,
+  ConfigError,
+  generateKey,
+  hashKey,
+  isWrite,
+  keyHint,
+  loadConfig,
+  newId,
+  newRequestId,
+  OPERATIONS,
+  PROBLEM_CODES,
+  parseInstant,
+  parseKey,
+  problemBody,
+  requestTimeOf,
+  SCOPES,
+  scopeAllows,
+  signedHeaders,
+  statusOf,
+  verifySignature,
 } from '@studio/shared';
 import { EVENT_RESOURCE_SCOPES, EVENT_TYPES, resourceOf } from '@studio/shared/events';
 
@@ -50,7 +68,14 @@ test('request ids are unique and carry the millisecond their request arrived; ot
   const now = Date.now();
   expect(requestTimeOf(newRequestId())! - now).toBeLessThan(1000);
   // ids made before they carried the time, and strings that only look alike
-  for (const other of ['req_dIb7Rjmz9800000rkh', 'req_nothing', 'req_test_1', `${ids[0]}!`, ids[0]!.replace('req_', 'rq_'), '']) {
+  for (const other of [
+    'req_dIb7Rjmz9800000rkh',
+    'req_nothing',
+    'req_test_1',
+    `${ids[0]}!`,
+    ids[0]!.replace('req_', 'rq_'),
+    '',
+  ]) {
     expect(requestTimeOf(other)).toBeNull();
   }
 });
@@ -65,10 +90,22 @@ test('time input accepts RFC 3339 with an offset only', () => {
 
 test('one RFC 3339 parser: impossible calendar dates, times and offsets are refused, not rolled over', () => {
   for (const bad of [
-    '2027-02-30T10:00:00Z', '2027-02-29T10:00:00Z', '2026-04-31T10:00:00Z', '2026-00-10T10:00:00Z', '2026-12-00T10:00:00Z',
-    '2026-12-01T24:00:00Z', '2026-12-01T23:60:00Z', '2026-12-01T23:59:60Z', '2026-12-01T10:00:00+24:00', '2026-12-01T10:00:00+01:60',
-    '2026-12-01 10:00:00Z', '2026-12-01T10:00Z', '2026-12-01T10:00:00.Z', ' 2026-12-01T10:00:00Z',
-  ]) expect({ bad, parsed: parseInstant(bad) }).toEqual({ bad, parsed: null });
+    '2027-02-30T10:00:00Z',
+    '2027-02-29T10:00:00Z',
+    '2026-04-31T10:00:00Z',
+    '2026-00-10T10:00:00Z',
+    '2026-12-00T10:00:00Z',
+    '2026-12-01T24:00:00Z',
+    '2026-12-01T23:60:00Z',
+    '2026-12-01T23:59:60Z',
+    '2026-12-01T10:00:00+24:00',
+    '2026-12-01T10:00:00+01:60',
+    '2026-12-01 10:00:00Z',
+    '2026-12-01T10:00Z',
+    '2026-12-01T10:00:00.Z',
+    ' 2026-12-01T10:00:00Z',
+  ])
+    expect({ bad, parsed: parseInstant(bad) }).toEqual({ bad, parsed: null });
   expect(parseInstant('2028-02-29T10:00:00Z')!.toISOString()).toBe('2028-02-29T10:00:00.000Z');
   expect(parseInstant('2000-02-29T00:00:00Z')).not.toBeNull();
   expect(parseInstant('1900-02-29T00:00:00Z')).toBeNull();
@@ -109,25 +146,53 @@ describe('gateway signatures', () => {
     const noBody = createHash('sha256').update('').digest('hex');
     for (const path of ['/v1/a', '/v1/b', '/v1/a']) {
       const h = signedHeaders(secret, 'GET', path, caller, 1_700_000_000_000);
-      const payload = ['1700000000000', 'GET', path, 'std_1', 'key_1', 'classes:read', 'op', 'req_1', noBody, ''].join('\n');
+      const payload = ['1700000000000', 'GET', path, 'std_1', 'key_1', 'classes:read', 'op', 'req_1', noBody, ''].join(
+        '\n',
+      );
       expect(h['x-gw-signature']).toBe(createHmac('sha256', secret).update(payload).digest('hex'));
       expect(h['x-gw-body-sha256']).toBeUndefined(); // no body: nothing to send, the empty hash is implied
     }
     const body = '{"name":"Ana"}';
-    const h = signedHeaders(secret, 'POST', '/v1/instructors', caller, 1_700_000_000_000, { body: new TextEncoder().encode(body), idempotencyKey: 'k-1' });
+    const h = signedHeaders(secret, 'POST', '/v1/instructors', caller, 1_700_000_000_000, {
+      body: new TextEncoder().encode(body),
+      idempotencyKey: 'k-1',
+    });
     const bodySha = createHash('sha256').update(body).digest('hex');
-    const payload = ['1700000000000', 'POST', '/v1/instructors', 'std_1', 'key_1', 'classes:read', 'op', 'req_1', bodySha, 'k-1'].join('\n');
+    const payload = [
+      '1700000000000',
+      'POST',
+      '/v1/instructors',
+      'std_1',
+      'key_1',
+      'classes:read',
+      'op',
+      'req_1',
+      bodySha,
+      'k-1',
+    ].join('\n');
     expect(h['x-gw-signature']).toBe(createHmac('sha256', secret).update(payload).digest('hex'));
     expect(h['x-gw-body-sha256']).toBe(bodySha);
   });
   test('the body hash and Idempotency-Key are signed: another key, or another hash claimed, is refused', () => {
-    const signed = signedHeaders(secret, 'POST', '/v1/instructors', caller, Date.now(), { body: '{"a":1}', idempotencyKey: 'k-1' });
+    const signed = signedHeaders(secret, 'POST', '/v1/instructors', caller, Date.now(), {
+      body: '{"a":1}',
+      idempotencyKey: 'k-1',
+    });
     const h = new Headers({ ...signed, 'idempotency-key': 'k-1' });
     expect(verifySignature(secret, 'POST', '/v1/instructors', h)).toEqual(caller);
-    expect(verifySignature(secret, 'POST', '/v1/instructors', new Headers({ ...signed, 'idempotency-key': 'k-2' }))).toBeNull();
+    expect(
+      verifySignature(secret, 'POST', '/v1/instructors', new Headers({ ...signed, 'idempotency-key': 'k-2' })),
+    ).toBeNull();
     expect(verifySignature(secret, 'POST', '/v1/instructors', new Headers(signed))).toBeNull(); // the key dropped
     const otherHash = createHash('sha256').update('{"a":2}').digest('hex');
-    expect(verifySignature(secret, 'POST', '/v1/instructors', new Headers({ ...signed, 'idempotency-key': 'k-1', 'x-gw-body-sha256': otherHash }))).toBeNull();
+    expect(
+      verifySignature(
+        secret,
+        'POST',
+        '/v1/instructors',
+        new Headers({ ...signed, 'idempotency-key': 'k-1', 'x-gw-body-sha256': otherHash }),
+      ),
+    ).toBeNull();
   });
   test('expire after 60 s', () => {
     const h = new Headers(signedHeaders(secret, 'GET', '/x', caller, Date.now() - 61_000));
@@ -161,7 +226,10 @@ describe('the operations table', () => {
     expect(new Set(OPERATIONS.map((o) => `${o.surface} ${o.method} ${o.path}`)).size).toBe(OPERATIONS.length);
     // one scope each, but the events operations, which take any read scope (docs/design/events.md)
     for (const o of OPERATIONS) if (o.surface === 'management') expect([...SCOPES, ANY_READ]).toContain(o.scope!);
-    expect(OPERATIONS.filter((o) => o.scope === ANY_READ).map((o) => o.id)).toEqual(['managementListEvents', 'managementGetEvent']);
+    expect(OPERATIONS.filter((o) => o.scope === ANY_READ).map((o) => o.id)).toEqual([
+      'managementListEvents',
+      'managementGetEvent',
+    ]);
     expect(SCOPES).toHaveLength(18);
   });
 });
@@ -169,6 +237,11 @@ describe('the operations table', () => {
 test('every problem code renders with its status and a stable type', () => {
   for (const code of PROBLEM_CODES) {
     const b = problemBody(code, 'req_1', { typeBase: 'https://docs.example/problems#' });
-    expect(b).toMatchObject({ code, status: statusOf(code), type: `https://docs.example/problems#${code}`, instance: 'urn:request:req_1' });
+    expect(b).toMatchObject({
+      code,
+      status: statusOf(code),
+      type: `https://docs.example/problems#${code}`,
+      instance: 'urn:request:req_1',
+    });
   }
 });

@@ -1,4 +1,9 @@
 import { runService } from '@studio/shared/io/service-main';
 import { createStorefrontService } from './app';
 
-await runService({ name: 'storefront-service', surface: 'storefront', port: (c) => c.STOREFRONT_SERVICE_PORT, build: createStorefrontService });
+await runService({
+  name: 'storefront-service',
+  surface: 'storefront',
+  port: (c) => c.STOREFRONT_SERVICE_PORT,
+  build: createStorefrontService,
+});

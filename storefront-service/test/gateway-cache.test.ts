@@ -3,7 +3,10 @@ import { describe, expect, test } from 'bun:test';
 import { StorefrontCache } from '@studio/gateway/cache/storefront';
 
 const answer = (body: string, etag = '"v1"') =>
-  new Response(body, { status: 200, headers: { etag, 'content-type': 'application/json', 'cache-control': 'public, max-age=30', vary: 'Authorization' } });
+  new Response(body, {
+    status: 200,
+    headers: { etag, 'content-type': 'application/json', 'cache-control': 'public, max-age=30', vary: 'Authorization' },
+  });
 
 function live(o: ConstructorParameters<typeof StorefrontCache>[0] = {}) {
   const c = new StorefrontCache(o);
@@ -13,7 +16,9 @@ function live(o: ConstructorParameters<typeof StorefrontCache>[0] = {}) {
 
 describe('StorefrontCache', () => {
   test('query order and encoding do not split entries; the path alone has no "?"', () => {
-    expect(StorefrontCache.keyOf('/v1/classes?level=beginner&from=2026-12-01T00%3A00%3A00Z')).toBe(StorefrontCache.keyOf('/v1/classes?from=2026-12-01T00:00:00Z&level=beginner'));
+    expect(StorefrontCache.keyOf('/v1/classes?level=beginner&from=2026-12-01T00%3A00%3A00Z')).toBe(
+      StorefrontCache.keyOf('/v1/classes?from=2026-12-01T00:00:00Z&level=beginner'),
+    );
     expect(StorefrontCache.keyOf('/v1/classes?')).toBe('/v1/classes');
     expect(StorefrontCache.keyOf('/v1/classes?a=1')).not.toBe(StorefrontCache.keyOf('/v1/classes?a=2'));
   });
@@ -24,12 +29,20 @@ describe('StorefrontCache', () => {
     expect(StorefrontCache.keyOf('/v1/classes?from=a&to=b&bust=2', declared)).toBe('/v1/classes?from=a&to=b');
     expect(StorefrontCache.keyOf('/v1/classes?bust=1', declared)).toBe('/v1/classes');
     expect(StorefrontCache.keyOf('/v1/plans?bust=1', new Set())).toBe('/v1/plans');
-    expect(StorefrontCache.keyOf('/v1/classes?from=a', declared)).not.toBe(StorefrontCache.keyOf('/v1/classes?from=b', declared));
+    expect(StorefrontCache.keyOf('/v1/classes?from=a', declared)).not.toBe(
+      StorefrontCache.keyOf('/v1/classes?from=b', declared),
+    );
   });
 
   test('bounded in bytes, every representation counted', async () => {
     const c = live({ maxBytes: 64 * 1024 });
-    for (let i = 0; i < 20; i++) await c.store('std_a', `/v1/plans?i=${i}`, c.token(), answer(JSON.stringify({ plans: Array.from({ length: 500 }, (_, j) => `${i}-${j}-${Math.random()}`) })));
+    for (let i = 0; i < 20; i++)
+      await c.store(
+        'std_a',
+        `/v1/plans?i=${i}`,
+        c.token(),
+        answer(JSON.stringify({ plans: Array.from({ length: 500 }, (_, j) => `${i}-${j}-${Math.random()}`) })),
+      );
     expect(c.bytes).toBeLessThanOrEqual(64 * 1024);
     expect(c.bytes).toBeGreaterThan(32 * 1024);
     expect(c.lookup('std_a', '/v1/plans?i=19', null)).not.toBeNull();
@@ -99,13 +112,18 @@ describe('StorefrontCache under load', () => {
       await Bun.sleep(20);
       return answer('{"plans":["x"]}');
     };
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => c.fill('std_a', '/v1/plans', i === 0 ? '"v1"' : null, null, load)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => c.fill('std_a', '/v1/plans', i === 0 ? '"v1"' : null, null, load)),
+    );
     expect(calls).toBe(1);
     expect(answers[0]!.status).toBe(304);
     for (const a of answers.slice(1)) expect(await a.text()).toBe('{"plans":["x"]}');
     // a non-cacheable answer is shared by the waiters of its flight, then asked again
     const missing = async () => (calls++, new Response('{"code":"site_not_published"}', { status: 404 }));
-    const site = await Promise.all([c.fill('std_a', '/v1/site', null, null, missing), c.fill('std_a', '/v1/site', null, null, missing)]);
+    const site = await Promise.all([
+      c.fill('std_a', '/v1/site', null, null, missing),
+      c.fill('std_a', '/v1/site', null, null, missing),
+    ]);
     expect(site.map((r) => r.status)).toEqual([404, 404]);
     expect(calls).toBe(2);
     await c.fill('std_a', '/v1/site', null, null, missing);
@@ -114,11 +132,19 @@ describe('StorefrontCache under load', () => {
   test('a refresh revalidates: upstream is asked with the kept ETag, and a 304 renews the entry as it is', async () => {
     const c = live({ ttlMs: 1 });
     const asked: (string | null)[] = [];
-    const first = await c.fill('std_a', '/v1/plans', null, 'gzip', async (etag) => (asked.push(etag), answer('{"plans":[1]}'.padEnd(2000))));
+    const first = await c.fill(
+      'std_a',
+      '/v1/plans',
+      null,
+      'gzip',
+      async (etag) => (asked.push(etag), answer('{"plans":[1]}'.padEnd(2000))),
+    );
     expect(first.headers.get('content-encoding')).toBe('gzip');
     await Bun.sleep(5);
     expect(c.lookup('std_a', '/v1/plans', null)).toBeNull(); // expired
-    const notModified = async (etag: string | null) => (asked.push(etag), etag ? new Response(null, { status: 304, headers: { etag } }) : answer('{"plans":[2]}'));
+    const notModified = async (etag: string | null) => (
+      asked.push(etag), etag ? new Response(null, { status: 304, headers: { etag } }) : answer('{"plans":[2]}')
+    );
     const renewed = await c.fill('std_a', '/v1/plans', null, null, notModified);
     expect(asked).toEqual([null, '"v1"']);
     expect((await renewed.text()).trim()).toBe('{"plans":[1]}');

@@ -1,8 +1,8 @@
-import { brotliDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { brotliDecompressSync } from 'node:zlib';
 import { OPERATIONS, operationsOf } from '@studio/shared';
 import { publishStorefrontChange } from '@studio/shared/io/invalidation';
-import { expectProblem, startStack, type Stack } from '../../test/harness';
+import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { inHours, instructor, klass } from './fixtures';
 
 let s: Stack;
@@ -18,12 +18,15 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const PATHS = operationsOf('storefront').filter((o) => o.id !== 'storefrontGetSite').map((o) => o.path);
+const PATHS = operationsOf('storefront')
+  .filter((o) => o.id !== 'storefrontGetSite')
+  .map((o) => o.path);
 const announce = (studioId: string) => publishStorefrontChange(s.redis, s.config.REDIS_PREFIX, studioId);
 
 describe('ETag and 304', () => {
   test.each(PATHS)('%s: ETag, Cache-Control, 304 on If-None-Match, 200 on another tag', async (path) => {
-    for (let round = 0; round < 2; round++) { // first from the service, then from the gateway's cache
+    for (let round = 0; round < 2; round++) {
+      // first from the service, then from the gateway's cache
       const res = await s.sf(path, key);
       expect(res.status).toBe(200);
       const etag = res.headers.get('etag')!;
@@ -64,13 +67,19 @@ describe('ETag and 304', () => {
     const res = await s.sf('/v1/instructors', key, { headers: { 'if-none-match': before } });
     expect(res.status).toBe(200);
     expect(res.headers.get('etag')).not.toBe(before);
-    expect(((await res.json()) as { instructors: { name: string }[] }).instructors.map((i) => i.name)).toEqual(['Ana', 'Bea']);
+    expect(((await res.json()) as { instructors: { name: string }[] }).instructors.map((i) => i.name)).toEqual([
+      'Ana',
+      'Bea',
+    ]);
   });
 });
 
 describe('no stale answers after a change', () => {
   test('a change announced on the invalidation channel shows at once (the cache is really used before it)', async () => {
-    const names = async () => ((await (await s.sf('/v1/instructors', key)).json()) as { instructors: { name: string }[] }).instructors.map((i) => i.name);
+    const names = async () =>
+      ((await (await s.sf('/v1/instructors', key)).json()) as { instructors: { name: string }[] }).instructors.map(
+        (i) => i.name,
+      );
     const before = await names();
     await s.sql`update instructors set name = 'Ana Renamed' where id = ${ana}`;
     expect(await names()).toEqual(before); // unannounced direct write: still the cached answer (bounded by the TTL)
@@ -83,7 +92,8 @@ describe('no stale answers after a change', () => {
     const secret = (await s.key(studio.id, 'secret', ['instructors:write', 'instructors:read'])).key;
     await s.sf('/v1/instructors', key); // fill the cache
     const res = await s.mg('/v1/instructors', secret, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
       body: JSON.stringify({ name: 'Carla New' }),
     });
     expect(res.status).toBe(201);
@@ -91,7 +101,7 @@ describe('no stale answers after a change', () => {
     expect(instructors.map((i) => i.name)).toContain('Carla New');
   });
 
-  test('another studio\'s announcement leaves this studio\'s cache, and never mixes data', async () => {
+  test("another studio's announcement leaves this studio's cache, and never mixes data", async () => {
     const other = await s.studio({ name: 'Elsewhere' });
     const otherKey = (await s.key(other.id, 'publishable')).key;
     const mine = await (await s.sf('/v1/config', key)).json();
@@ -104,7 +114,11 @@ describe('no stale answers after a change', () => {
 test('CORS preflight from a browser origin needs no key', async () => {
   const res = await fetch(`${s.storefrontUrl}/v1/classes`, {
     method: 'OPTIONS',
-    headers: { origin: 'https://lotus.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization, if-none-match' },
+    headers: {
+      origin: 'https://lotus.example',
+      'access-control-request-method': 'GET',
+      'access-control-request-headers': 'authorization, if-none-match',
+    },
   });
   expect(res.status).toBe(204);
   expect(res.headers.get('access-control-allow-origin')).toBe('*');
@@ -116,11 +130,14 @@ test('CORS preflight from a browser origin needs no key', async () => {
   expect(get.headers.get('access-control-expose-headers')).toContain('ETag');
 });
 
-test.each(['POST', 'PUT', 'PATCH', 'DELETE'])('%s on the Storefront surface: 405 problem+json with Allow', async (method) => {
-  const res = await s.sf('/v1/classes', key, { method, headers: { 'content-type': 'application/json' }, body: '{}' });
-  expect(res.headers.get('allow')).toBe('GET');
-  await expectProblem(res, 405, 'method_not_allowed');
-});
+test.each(['POST', 'PUT', 'PATCH', 'DELETE'])(
+  '%s on the Storefront surface: 405 problem+json with Allow',
+  async (method) => {
+    const res = await s.sf('/v1/classes', key, { method, headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(res.headers.get('allow')).toBe('GET');
+    await expectProblem(res, 405, 'method_not_allowed');
+  },
+);
 
 test('a secret key on the Storefront: 401 api_key_wrong_kind; no key: 401 api_key_missing', async () => {
   const secret = (await s.key(studio.id, 'secret', ['classes:read'])).key;
@@ -132,7 +149,14 @@ describe('OpenAPI document and docs page on the gateway', () => {
   test('/openapi.json: OpenAPI 3.1, PublishableKeyAuth, every Storefront operation with its problems', async () => {
     const res = await fetch(`${s.storefrontUrl}/openapi.json`);
     expect(res.status).toBe(200);
-    const doc = (await res.json()) as { openapi: string; components: { securitySchemes: Record<string, unknown> }; paths: Record<string, Record<string, { operationId: string; security: unknown; responses: Record<string, unknown> }>> };
+    const doc = (await res.json()) as {
+      openapi: string;
+      components: { securitySchemes: Record<string, unknown> };
+      paths: Record<
+        string,
+        Record<string, { operationId: string; security: unknown; responses: Record<string, unknown> }>
+      >;
+    };
     expect(doc.openapi).toStartWith('3.1');
     expect(doc.components.securitySchemes.PublishableKeyAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     const ops = OPERATIONS.filter((o) => o.surface === 'storefront');
@@ -161,15 +185,20 @@ describe('OpenAPI document and docs page on the gateway', () => {
 
 describe('compression', () => {
   test('a gzip-accepting client gets the cached answer gzipped, with its own validator', async () => {
-    for (let i = 0; i < 15; i++) await klass(s.sql, studio.id, { instructorId: ana, title: `Gz ${i}`, startsAt: inHours(100 + i) });
+    for (let i = 0; i < 15; i++)
+      await klass(s.sql, studio.id, { instructorId: ana, title: `Gz ${i}`, startsAt: inHours(100 + i) });
     await announce(studio.id);
     await Bun.sleep(20);
     const plain = await s.sf('/v1/classes', key, { headers: { 'accept-encoding': 'identity' } });
     const plainBody = await plain.text();
     expect(plain.headers.get('content-encoding')).toBeNull();
     expect(plainBody.length).toBeGreaterThan(1024);
-    for (let i = 0; i < 2; i++) { // a miss (filled from upstream), then a hit
-      const raw = await fetch(`${s.storefrontUrl}/v1/classes`, { headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip' }, decompress: false } as RequestInit);
+    for (let i = 0; i < 2; i++) {
+      // a miss (filled from upstream), then a hit
+      const raw = await fetch(`${s.storefrontUrl}/v1/classes`, {
+        headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip' },
+        decompress: false,
+      } as RequestInit);
       expect(raw.headers.get('content-encoding')).toBe('gzip');
       expect(raw.headers.get('vary')).toContain('Accept-Encoding');
       const etag = raw.headers.get('etag')!;
@@ -186,17 +215,26 @@ describe('compression', () => {
 
   test('a client that accepts brotli (every browser over HTTPS) gets it in preference to gzip; q=0 refuses it', async () => {
     const plainBody = await (await s.sf('/v1/classes', key, { headers: { 'accept-encoding': 'identity' } })).text();
-    const gz = await fetch(`${s.storefrontUrl}/v1/classes`, { headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip' }, decompress: false } as RequestInit);
+    const gz = await fetch(`${s.storefrontUrl}/v1/classes`, {
+      headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip' },
+      decompress: false,
+    } as RequestInit);
     const gzBytes = (await gz.arrayBuffer()).byteLength;
     for (const accept of ['gzip, deflate, br, zstd', 'br', 'br;q=0.5, gzip;q=0.4']) {
-      const raw = await fetch(`${s.storefrontUrl}/v1/classes`, { headers: { authorization: `Bearer ${key}`, 'accept-encoding': accept }, decompress: false } as RequestInit);
+      const raw = await fetch(`${s.storefrontUrl}/v1/classes`, {
+        headers: { authorization: `Bearer ${key}`, 'accept-encoding': accept },
+        decompress: false,
+      } as RequestInit);
       expect(raw.headers.get('content-encoding')).toBe('br');
       expect(raw.headers.get('etag')).toBe(gz.headers.get('etag'));
       const bytes = new Uint8Array(await raw.arrayBuffer());
       expect(bytes.byteLength).toBeLessThan(gzBytes);
       expect(new TextDecoder().decode(brotliDecompressSync(bytes))).toBe(plainBody);
     }
-    const refused = await fetch(`${s.storefrontUrl}/v1/classes`, { headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'br;q=0, gzip' }, decompress: false } as RequestInit);
+    const refused = await fetch(`${s.storefrontUrl}/v1/classes`, {
+      headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'br;q=0, gzip' },
+      decompress: false,
+    } as RequestInit);
     expect(refused.headers.get('content-encoding')).toBe('gzip');
     await refused.arrayBuffer();
   });

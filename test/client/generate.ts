@@ -1,8 +1,9 @@
 /** Writes the openapi-typescript clients of both documents to test/client/generated/ (run by test/client.test.ts). */
-import openapiTS, { astToString } from 'openapi-typescript';
+
 import { mkdir } from 'node:fs/promises';
 import type { Surface } from '@studio/shared';
 import { openApiDocument } from '@studio/shared/openapi';
+import openapiTS, { astToString } from 'openapi-typescript';
 
 export const GENERATED = new URL('./generated/', import.meta.url).pathname;
 

@@ -33,8 +33,14 @@ const idOf = (location: string | null): string => {
 };
 
 export async function run(e: Endpoints): Promise<Result> {
-  const storefront = createClient<StorefrontPaths>({ baseUrl: e.storefrontUrl, headers: { authorization: `Bearer ${e.publishableKey}` } });
-  const management = createClient<ManagementPaths>({ baseUrl: e.managementUrl, headers: { authorization: `Bearer ${e.secretKey}` } });
+  const storefront = createClient<StorefrontPaths>({
+    baseUrl: e.storefrontUrl,
+    headers: { authorization: `Bearer ${e.publishableKey}` },
+  });
+  const management = createClient<ManagementPaths>({
+    baseUrl: e.managementUrl,
+    headers: { authorization: `Bearer ${e.secretKey}` },
+  });
 
   const upcoming = await storefront.GET('/v1/classes', { params: { query: { level: 'beginner' } } });
   if (!upcoming.data) throw new Error(`list classes: ${upcoming.error?.code}`);
@@ -49,8 +55,13 @@ export async function run(e: Endpoints): Promise<Result> {
   const newClass = await management.POST('/v1/classes', {
     params: { header: { 'Idempotency-Key': crypto.randomUUID() } },
     body: {
-      title: 'Pilates Basics', mode: 'two_way', instructorId, durationMinutes: 50, level: 'beginner',
-      startsAt: new Date(Date.now() + 3 * 86_400_000).toISOString(), recurrence: { intervalDays: 7, count: 4 },
+      title: 'Pilates Basics',
+      mode: 'two_way',
+      instructorId,
+      durationMinutes: 50,
+      level: 'beginner',
+      startsAt: new Date(Date.now() + 3 * 86_400_000).toISOString(),
+      recurrence: { intervalDays: 7, count: 4 },
     },
   });
   if (!newClass.data) throw new Error(`create class: ${newClass.error?.code} ${newClass.error?.detail}`);

@@ -106,7 +106,11 @@ describe('delivery', () => {
     expect(() =>
       new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(got.body, got.headers),
     ).toThrow();
-    await until(async () => (await deliveryOf(ep.id, eventId))?.status === 'succeeded', 10_000, 'the delivery recorded');
+    await until(
+      async () => (await deliveryOf(ep.id, eventId))?.status === 'succeeded',
+      10_000,
+      'the delivery recorded',
+    );
     const log = await listDeliveries(s.sql, studioId, ep.id);
     expect(log.deliveries).toHaveLength(1);
     expect(log.deliveries[0]).toMatchObject({
@@ -248,7 +252,11 @@ describe('many dispatchers, slow receivers', () => {
     await endpoint(studioId, slow.url);
     await endpoint(studioId, fast.url);
     // 2 at once per endpoint, 4 in all: without the per-endpoint bound the slow one would take all 4
-    const d = dispatcher({ config: { ...s.config, WEBHOOK_ENDPOINT_CONCURRENCY: 2 }, maxInFlight: 4, timeoutMs: 6_000 });
+    const d = dispatcher({
+      config: { ...s.config, WEBHOOK_ENDPOINT_CONCURRENCY: 2 },
+      maxInFlight: 4,
+      timeoutMs: 6_000,
+    });
     for (let i = 0; i < 20; i++) await recordEvent(s.sql, studioId);
     await until(() => fast.received.length === 20, 10_000, 'the fast receiver');
     // all 20 went while the slow one still held its first two (it answers after 3 s)
@@ -352,7 +360,10 @@ describe('secrets, test events, the log, metrics', () => {
     expect(text).toMatch(/\nstudio_webhook_oldest_pending_seconds [\d.e+-]+\n/);
     // the exposition stays valid for Prometheus (as test/truthful.test.ts checks every process's)
     const promtool = Bun.which('promtool');
-    if (!promtool) throw new Error('promtool is not installed: apt-get install -y --no-install-recommends prometheus (.ci/run does)');
+    if (!promtool)
+      throw new Error(
+        'promtool is not installed: apt-get install -y --no-install-recommends prometheus (.ci/run does)',
+      );
     const p = Bun.spawn([promtool, 'check', 'metrics'], { stdin: new Blob([text]), stdout: 'pipe', stderr: 'pipe' });
     expect(`${await p.exited} ${await new Response(p.stdout).text()}${await new Response(p.stderr).text()}`).toBe('0 ');
   });

@@ -9,11 +9,14 @@
 import type { ActivityEntry } from './entry';
 
 /** `PGCOPY\n\377\r\n\0`, flags 0, no header extension. */
-export const COPY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);
+export const COPY_HEADER = Buffer.from([
+  0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0,
+]);
 export const COPY_TRAILER = Buffer.from([0xff, 0xff]);
 
 /** The column list these rows fill, in order. */
-export const COPY_COLUMNS = 'studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at, problem_code, trace_id, query, problem_detail, client_address, user_agent, refused_count';
+export const COPY_COLUMNS =
+  'studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at, problem_code, trace_id, query, problem_detail, client_address, user_agent, refused_count';
 const FIELDS = 17;
 /** Postgres timestamps count microseconds from 2000-01-01T00:00:00Z. */
 const PG_EPOCH_MS = 946_684_800_000;
@@ -35,9 +38,20 @@ export class BinaryRows {
 
   add(e: ActivityEntry) {
     // worst case: every character three UTF-8 bytes
-    const texts = e.studioId.length + e.keyId.length + (e.operationId?.length ?? 0) + e.method.length + e.path.length + e.outcome.length + e.requestId.length
-      + (e.problemCode?.length ?? 0) + (e.traceId?.length ?? 0) + (e.query?.length ?? 0)
-      + (e.problemDetail?.length ?? 0) + (e.clientAddress?.length ?? 0) + (e.userAgent?.length ?? 0);
+    const texts =
+      e.studioId.length +
+      e.keyId.length +
+      (e.operationId?.length ?? 0) +
+      e.method.length +
+      e.path.length +
+      e.outcome.length +
+      e.requestId.length +
+      (e.problemCode?.length ?? 0) +
+      (e.traceId?.length ?? 0) +
+      (e.query?.length ?? 0) +
+      (e.problemDetail?.length ?? 0) +
+      (e.clientAddress?.length ?? 0) +
+      (e.userAgent?.length ?? 0);
     const need = 2 + FIELDS * 4 + 2 + 4 + 8 + 4 + texts * 3;
     if (this.pos + need > this.buf.length) this.seal(need);
     const b = this.buf;

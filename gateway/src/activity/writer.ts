@@ -1,7 +1,7 @@
-import type { Sql, Tx } from '@studio/shared/io/db';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { log } from '@studio/shared';
+import type { Sql, Tx } from '@studio/shared/io/db';
 import { BinaryRows, COPY_COLUMNS, COPY_HEADER, COPY_TRAILER } from './copy-binary';
 import type { ActivityEntry } from './entry';
 
@@ -79,7 +79,10 @@ export class ActivityWriter {
   /** Set by `close`: the last flush writes the folds of the second still running too. */
   private closing = false;
 
-  constructor(private sql: Sql, private intervalMs = 500) {}
+  constructor(
+    private sql: Sql,
+    private intervalMs = 500,
+  ) {}
 
   start() {
     this.timer ??= setInterval(() => void this.flush(), this.intervalMs);
@@ -185,7 +188,9 @@ export class ActivityWriter {
           await tx`set local synchronous_commit = off`;
           if (batch.length) {
             // COPY is Postgres's cheapest way in, and its binary form needs no parsing
-            const stream = await tx.unsafe(`copy activity (${COPY_COLUMNS}) from stdin with (format binary)`).writable();
+            const stream = await tx
+              .unsafe(`copy activity (${COPY_COLUMNS}) from stdin with (format binary)`)
+              .writable();
             stream.write(COPY_HEADER);
             for (const c of batch) if (!stream.write(c.bytes)) await once(stream, 'drain');
             stream.end(COPY_TRAILER);

@@ -1,4 +1,4 @@
-import { redisMode, type Config } from '@studio/shared';
+import { type Config, redisMode } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 import { notifyStorefrontChange, publishStorefrontChange } from '@studio/shared/io/invalidation';
 import type { Redis } from '@studio/shared/io/redis';
@@ -34,5 +34,9 @@ export const postgresBroadcasts = (sql: Sql): Broadcasts => ({
 });
 
 /** The process's broadcasts as configured: Postgres in single-node mode, else Redis (`redis` null or down: degraded). */
-export const broadcastsFor = (config: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'REDIS_PREFIX'>, sql: Sql, redis: Redis | null): Broadcasts =>
+export const broadcastsFor = (
+  config: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'REDIS_PREFIX'>,
+  sql: Sql,
+  redis: Redis | null,
+): Broadcasts =>
   redisMode(config) === 'single-node' ? postgresBroadcasts(sql) : redisBroadcasts(redis, config.REDIS_PREFIX);

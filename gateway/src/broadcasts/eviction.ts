@@ -1,7 +1,7 @@
 import { randomBase62 } from '@studio/shared/base62';
 import { channels } from '@studio/shared/broadcasts';
-import { subscribers, type Redis } from '@studio/shared/io/redis';
-import { REVOKED_MARKER_TTL_S, STALE_MARKER_TTL_S, redisNames } from '../keys/redis-names';
+import { type Redis, subscribers } from '@studio/shared/io/redis';
+import { REVOKED_MARKER_TTL_S, redisNames, STALE_MARKER_TTL_S } from '../keys/redis-names';
 
 /** How long a revoke waits for every gateway to confirm. */
 const ACK_TIMEOUT_MS = 2_000;
@@ -14,7 +14,12 @@ const ACK_TIMEOUT_MS = 2_000;
  * replica did not confirm in time (a replica without Redis verifies every key in
  * Postgres, so it needs no broadcast).
  */
-export async function broadcastEviction(redis: Redis | null, prefix: string, hashes: string[], o: { revoked: boolean }): Promise<boolean> {
+export async function broadcastEviction(
+  redis: Redis | null,
+  prefix: string,
+  hashes: string[],
+  o: { revoked: boolean },
+): Promise<boolean> {
   const n = redisNames(prefix);
   const ch = channels(prefix);
   if (!redis?.isReady) return false;
@@ -23,11 +28,13 @@ export async function broadcastEviction(redis: Redis | null, prefix: string, has
   try {
     // per key, its markers and its record in one MULTI (one hash slot on a cluster: the `{hash}` tag);
     // all of them are in place before the broadcast goes out
-    await Promise.all(hashes.map((h) => {
-      const m = redis.multi();
-      if (o.revoked) m.set(n.revoked(h), '1', { EX: REVOKED_MARKER_TTL_S });
-      return m.set(n.stale(h), '1', { EX: STALE_MARKER_TTL_S }).del(n.record(h)).exec();
-    }));
+    await Promise.all(
+      hashes.map((h) => {
+        const m = redis.multi();
+        if (o.revoked) m.set(n.revoked(h), '1', { EX: REVOKED_MARKER_TTL_S });
+        return m.set(n.stale(h), '1', { EX: STALE_MARKER_TTL_S }).del(n.record(h)).exec();
+      }),
+    );
     const published = await redis.publish(ch.keysRevoked, `${nonce} ${hashes.join(',')}`);
     const receivers = await subscribers(redis, ch.keysRevoked, published);
     const deadline = Date.now() + ACK_TIMEOUT_MS;

@@ -9,7 +9,11 @@ import type { KeyResolver } from '../keys/resolver';
  * revocation, roll, origin change or studio deletion drops the keys' records, then confirms on
  * the ack channel its nonce names; the revoker returns once it heard that.
  */
-export function pgBroadcastHandlers(o: { sql: Sql; keys: KeyResolver; storefrontCache: StorefrontCache }): Record<string, (payload: string) => void> {
+export function pgBroadcastHandlers(o: {
+  sql: Sql;
+  keys: KeyResolver;
+  storefrontCache: StorefrontCache;
+}): Record<string, (payload: string) => void> {
   return {
     [pgChannels.keysRevoked]: (message) => {
       const [nonce, hashes = ''] = message.split(' ');

@@ -32,7 +32,13 @@ export function trustMemory(keys: KeyResolver, storefrontCache: StorefrontCache,
  * subscription is live; every (re)connect starts from empty caches, since
  * broadcasts may have been missed while it was down.
  */
-export async function subscribeBroadcasts({ subscriber, redis, channels, keys, storefrontCache }: BroadcastDeps): Promise<void> {
+export async function subscribeBroadcasts({
+  subscriber,
+  redis,
+  channels,
+  keys,
+  storefrontCache,
+}: BroadcastDeps): Promise<void> {
   if (!subscriber) return;
   const down = () => trustMemory(keys, storefrontCache, false);
   subscriber.on('error', down);
@@ -44,7 +50,13 @@ export async function subscribeBroadcasts({ subscriber, redis, channels, keys, s
       const [nonce, hashes = ''] = message.split(' ');
       for (const hash of hashes.split(',')) keys.evict(hash);
       // confirm to the revoker, which waits for every replica before it returns
-      if (nonce) redis?.multi().rPush(channels.ack(nonce), '1').expire(channels.ack(nonce), 60).exec().catch(() => {});
+      if (nonce)
+        redis
+          ?.multi()
+          .rPush(channels.ack(nonce), '1')
+          .expire(channels.ack(nonce), 60)
+          .exec()
+          .catch(() => {});
     });
     // Storefront answers cached here are dropped the moment any writer announces a change
     await subscriber.subscribe(channels.storefrontChanged, (studioId) => storefrontCache.drop(studioId));

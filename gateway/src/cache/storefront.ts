@@ -1,7 +1,7 @@
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { etagMatches } from '@studio/shared';
+import { type AnsweredProblem, problemOf } from '../forward/proxy';
 import { TieredCache } from './tiered';
-import { problemOf, type AnsweredProblem } from '../forward/proxy';
 
 /** One representation of an answer: its bytes (a Blob every response shares, not a copy per hit) and headers. */
 interface Rep {
@@ -60,10 +60,20 @@ function pick(snap: Snapshot, acceptEncoding: string | null): Rep {
  * tenth of a cached read's CPU less than from one plain object of every header (`bun run bench:pipeline`,
  * alternating runs: 15.3 against 17.0 µs a request on average).
  */
-function respondFrom(snap: Snapshot, ifNoneMatch: string | null, acceptEncoding: string | null, extra?: Record<string, string>): Response {
+function respondFrom(
+  snap: Snapshot,
+  ifNoneMatch: string | null,
+  acceptEncoding: string | null,
+  extra?: Record<string, string>,
+): Response {
   const rep = pick(snap, acceptEncoding);
   if (snap.etag && etagMatches(ifNoneMatch, snap.etag)) {
-    const { 'content-type': _, 'content-encoding': __, 'content-length': ___, ...rest } = extra ? { ...rep.headers, ...extra } : rep.headers;
+    const {
+      'content-type': _,
+      'content-encoding': __,
+      'content-length': ___,
+      ...rest
+    } = extra ? { ...rep.headers, ...extra } : rep.headers;
     return new Response(null, { status: 304, headers: rest });
   }
   const res = new Response(rep.body, { status: snap.status, headers: (rep.built ??= new Headers(rep.headers)) });
@@ -97,7 +107,8 @@ const KEPT_HEADERS = ['content-type', 'etag', 'cache-control', 'vary'] as const;
 
 /** What an entry holds besides its bodies (key, headers, objects), counted against the byte bound: an estimate. */
 const ENTRY_OVERHEAD_BYTES = 2048;
-const sizeOf = (s: Snapshot) => s.plain.body.size + (s.gzip?.body.size ?? 0) + (s.br?.body.size ?? 0) + ENTRY_OVERHEAD_BYTES;
+const sizeOf = (s: Snapshot) =>
+  s.plain.body.size + (s.gzip?.body.size ?? 0) + (s.br?.body.size ?? 0) + ENTRY_OVERHEAD_BYTES;
 
 /** Asks upstream for the answer, conditionally when `etag` is given (a 304 then means the kept one still holds). */
 export type Loader = (etag: string | null) => Promise<Response>;
@@ -166,7 +177,8 @@ export class StorefrontCache {
    */
   static keyOf(pathAndQuery: string, declared?: ReadonlySet<string>): string {
     const q = pathAndQuery.indexOf('?');
-    if (q < 0 || q === pathAndQuery.length - 1 || declared?.size === 0) return q < 0 ? pathAndQuery : pathAndQuery.slice(0, q);
+    if (q < 0 || q === pathAndQuery.length - 1 || declared?.size === 0)
+      return q < 0 ? pathAndQuery : pathAndQuery.slice(0, q);
     const params = new URLSearchParams(pathAndQuery.slice(q + 1));
     if (declared) {
       let unknown: string[] | null = null;
@@ -179,7 +191,13 @@ export class StorefrontCache {
   }
 
   /** A ready answer (200, or 304 on a matching If-None-Match), or null to go upstream. */
-  lookup(studioId: string, key: string, ifNoneMatch: string | null, acceptEncoding: string | null = null, extra?: Record<string, string>): Response | null {
+  lookup(
+    studioId: string,
+    key: string,
+    ifNoneMatch: string | null,
+    acceptEncoding: string | null = null,
+    extra?: Record<string, string>,
+  ): Response | null {
     const snap = this.cache.peek(`${studioId}\n${key}`);
     return snap ? respondFrom(snap, ifNoneMatch, acceptEncoding, extra) : null;
   }
@@ -189,7 +207,13 @@ export class StorefrontCache {
    * runs (`fill`), so an expiry never sends every waiting client upstream at once.
    * Never a dropped entry: a write removes entries outright.
    */
-  stale(studioId: string, key: string, ifNoneMatch: string | null, acceptEncoding: string | null, extra?: Record<string, string>): Response | null {
+  stale(
+    studioId: string,
+    key: string,
+    ifNoneMatch: string | null,
+    acceptEncoding: string | null,
+    extra?: Record<string, string>,
+  ): Response | null {
     const snap = this.cache.peekStale(`${studioId}\n${key}`);
     return snap ? respondFrom(snap, ifNoneMatch, acceptEncoding, extra) : null;
   }
@@ -199,7 +223,15 @@ export class StorefrontCache {
    * and each gets its own response from the shared answer. An entry being refreshed
    * is revalidated: unchanged data comes back as a 304, with nothing to compress again.
    */
-  async fill(studioId: string, key: string, ifNoneMatch: string | null, acceptEncoding: string | null, load: Loader, extra?: Record<string, string>, onProblem?: (p: AnsweredProblem) => void): Promise<Response> {
+  async fill(
+    studioId: string,
+    key: string,
+    ifNoneMatch: string | null,
+    acceptEncoding: string | null,
+    load: Loader,
+    extra?: Record<string, string>,
+    onProblem?: (p: AnsweredProblem) => void,
+  ): Promise<Response> {
     const id = `${studioId}\n${key}`;
     const snap = await this.cache.fill(id, async (previous) => {
       const token = this.cache.token();
@@ -221,7 +253,14 @@ export class StorefrontCache {
     const etag = res.headers.get('etag');
     if (res.status !== 200 || !etag || bytes.byteLength > this.maxBody) {
       const problem = res.status >= 400 ? problemOf(new Uint8Array(bytes)) : null;
-      return { status: res.status, plain: { body: new Blob([bytes]), headers: all }, gzip: null, br: null, etag: null, problem };
+      return {
+        status: res.status,
+        plain: { body: new Blob([bytes]), headers: all },
+        gzip: null,
+        br: null,
+        etag: null,
+        problem,
+      };
     }
     const kept: Record<string, string> = {};
     for (const h of KEPT_HEADERS) if (all[h] !== undefined) kept[h] = all[h]!;
@@ -234,7 +273,13 @@ export class StorefrontCache {
   }
 
   /** Keeps a 200 with an ETag (unless the studio changed since `token`); returns the response to send. */
-  async store(studioId: string, key: string, token: number, res: Response, acceptEncoding: string | null = null): Promise<Response> {
+  async store(
+    studioId: string,
+    key: string,
+    token: number,
+    res: Response,
+    acceptEncoding: string | null = null,
+  ): Promise<Response> {
     const snap = await this.snapshot(res);
     this.cache.put(`${studioId}\n${key}`, snap, token);
     return respondFrom(snap, null, acceptEncoding);

@@ -171,7 +171,12 @@ export class TieredCache<V> {
   }
 
   stillValid(key: string, token: number): boolean {
-    return this.trusted && this.flushedAt <= token && this.forgottenBefore <= token && (this.changedAt.get(this.groupOf(key)) ?? 0) <= token;
+    return (
+      this.trusted &&
+      this.flushedAt <= token &&
+      this.forgottenBefore <= token &&
+      (this.changedAt.get(this.groupOf(key)) ?? 0) <= token
+    );
   }
 
   /** Keeps `value` read under `token`, unless it changed since or `freshMs` says not to. */

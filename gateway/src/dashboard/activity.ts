@@ -1,8 +1,8 @@
-import { OPERATIONS, PROBLEMS, problemTypeBase, requestTimeOf, type Operation, type ProblemCode } from '@studio/shared';
+import { OPERATIONS, type Operation, PROBLEMS, type ProblemCode, problemTypeBase, requestTimeOf } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
-import { chartBuckets, chartSvg, type ChartRange } from './chart';
-import { chromeOf, html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
+import { type ChartRange, chartBuckets, chartSvg } from './chart';
 import type { DashboardDeps } from './deps';
+import { chromeOf, type Html, html, layout, messagePage, page, redirect, timeTag } from './html';
 import type { Session } from './session';
 
 /**
@@ -13,7 +13,11 @@ import type { Session } from './session';
 
 export const PAGE_SIZE = 50;
 const OUTCOMES = ['success', 'client_error', 'server_error'] as const;
-const OUTCOME_LABEL: Record<string, string> = { success: 'Success (2xx/3xx)', client_error: 'Client error (4xx)', server_error: 'Server error (5xx)' };
+const OUTCOME_LABEL: Record<string, string> = {
+  success: 'Success (2xx/3xx)',
+  client_error: 'Client error (4xx)',
+  server_error: 'Server error (5xx)',
+};
 /** Filter value for entries with no operation (an unknown route). */
 const UNKNOWN_OP = 'unknown';
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -83,11 +87,15 @@ const KEY_JOIN = (sql: Sql) => sql`left join api_keys k on k.id = a.key_id and k
  * and a deleted key's entries are still found), or just `only`.
  */
 const keysOf = (sql: Sql, studioId: string, only?: string) => sql`
-  with recursive keys(key_id) as (${only ? sql`select ${only}::text` : sql`
+  with recursive keys(key_id) as (${
+    only
+      ? sql`select ${only}::text`
+      : sql`
     (select key_id from activity where studio_id = ${studioId} order by key_id limit 1)
     union all
     select (select a.key_id from activity a where a.studio_id = ${studioId} and a.key_id > keys.key_id order by a.key_id limit 1)
-    from keys where keys.key_id is not null`})`;
+    from keys where keys.key_id is not null`
+  })`;
 
 /**
  * A page of entries, newest first: the log's key read backwards for each key (`keysOf`), the
@@ -146,7 +154,8 @@ const searchForm = (value = '') => html`<form method="get" action="/activity" cl
 
 const OPERATION_BY_ID = new Map(OPERATIONS.map((o) => [o.id as string, o]));
 /** `managementListInstructors` with a break opportunity before each capital: a narrow cell wraps it between words, never inside one. */
-const camelBreaks = (id: string): Html => html`${id.split(/(?=[A-Z])/).map((part, i) => (i ? html`<wbr>${part}` : part))}`;
+const camelBreaks = (id: string): Html =>
+  html`${id.split(/(?=[A-Z])/).map((part, i) => (i ? html`<wbr>${part}` : part))}`;
 
 /** The operation of an entry as people read it: its summary, then its id (the filter and the API's word for it). */
 function operationCell(operationId: string | null): Html {
@@ -187,7 +196,10 @@ function pager(f: Filters, more: boolean, last: ActivityRow | undefined): Html {
  * (copied from a JSON body) are dropped.
  */
 export function searchedRequestId(text: string): string {
-  const bare = text.trim().replace(/^["']|["'],?$/g, '').trim();
+  const bare = text
+    .trim()
+    .replace(/^["']|["'],?$/g, '')
+    .trim();
   return bare.replace(/^urn:request:/i, '');
 }
 
@@ -214,12 +226,14 @@ export async function activityPage(deps: DashboardDeps, s: Session, url: URL): P
     </section>
     ${searchForm()}
     ${filterForm(f, keys)}
-    ${shown.length
-      ? html`<table class="list activity">
+    ${
+      shown.length
+        ? html`<table class="list activity">
           <thead><tr><th>Time (UTC)</th><th>Key</th><th>Operation</th><th>Request</th><th>Status</th><th>Duration</th><th>Request id</th></tr></thead>
           <tbody>${shown.map((r) => row(r, s))}</tbody>
         </table>`
-      : html`<p class="empty card">${f.after ? 'No older entries.' : filtered ? 'No calls match these filters.' : 'No calls yet. Calls made with your keys will show up here.'}</p>`}
+        : html`<p class="empty card">${f.after ? 'No older entries.' : filtered ? 'No calls match these filters.' : 'No calls yet. Calls made with your keys will show up here.'}</p>`
+    }
     ${pager(f, more, shown.at(-1))}`;
   return page(layout({ title: 'Activity', studio: chromeOf(deps.config, s, 'activity') }, body));
 }
@@ -243,11 +257,13 @@ export function entryQuery(sql: Sql, studioId: string, requestId: string) {
         limit 1`;
 }
 
-const entryOf = async (sql: Sql, studioId: string, requestId: string): Promise<ActivityRow | undefined> => (await entryQuery(sql, studioId, requestId))[0];
+const entryOf = async (sql: Sql, studioId: string, requestId: string): Promise<ActivityRow | undefined> =>
+  (await entryQuery(sql, studioId, requestId))[0];
 
 /** A request id searched for (`typed`: as sent): its entry, or a page that says none of this studio's calls has it. */
 async function findEntry(deps: DashboardDeps, s: Session, requestId: string, typed: string): Promise<Response> {
-  if (/^[0-9A-Za-z_-]{1,100}$/.test(requestId) && (await entryOf(deps.sql, s.studioId, requestId))) return redirect(`/activity/${requestId}`);
+  if (/^[0-9A-Za-z_-]{1,100}$/.test(requestId) && (await entryOf(deps.sql, s.studioId, requestId)))
+    return redirect(`/activity/${requestId}`);
   const body = html`<h1>Activity</h1>${searchForm(typed)}
     <p class="empty card" role="status">No call of this studio has the request id <code>${requestId}</code>. Entries appear a second or two after the call and are kept 90 days.</p>
     <p><a href="/activity">All activity</a></p>`;
@@ -259,7 +275,10 @@ export async function activityEntryPage(deps: DashboardDeps, s: Session, request
   const r = await entryOf(deps.sql, s.studioId, requestId);
   const chrome = chromeOf(deps.config, s, 'activity');
   if (!r) return messagePage(404, 'No such entry', 'This studio has no activity entry with that request id.', chrome);
-  const surface = r.operationId?.startsWith('storefront') || (!r.operationId && r.keyKind === 'publishable') ? 'storefront' : 'management';
+  const surface =
+    r.operationId?.startsWith('storefront') || (!r.operationId && r.keyKind === 'publishable')
+      ? 'storefront'
+      : 'management';
   const problem = r.problemCode
     ? html`<a href="${problemTypeBase(deps.config, surface)}${r.problemCode}"><code>${r.problemCode}</code></a>: ${r.problemDetail ?? PROBLEMS[r.problemCode as ProblemCode]?.[1] ?? ''}`
     : html`<span class="muted">none</span>`;

@@ -1,5 +1,5 @@
 import type { Sql } from '@studio/shared/io/db';
-import { html, type Html } from './html';
+import { type Html, html } from './html';
 
 /** Calls and errors per hour over the last 24 hours, or per day over the last 30 days. */
 export type ChartRange = '24h' | '30d';
@@ -10,7 +10,10 @@ interface Bucket {
   errors: number;
 }
 
-const RANGE = { '24h': { unit: 'hour', step: 3_600_000, n: 24 }, '30d': { unit: 'day', step: 86_400_000, n: 30 } } as const;
+const RANGE = {
+  '24h': { unit: 'hour', step: 3_600_000, n: 24 },
+  '30d': { unit: 'day', step: 86_400_000, n: 30 },
+} as const;
 
 /** The buckets of a range that ends with the bucket of `now`. */
 function bucketsOf(range: ChartRange, now: number) {
@@ -57,12 +60,19 @@ export function chartSvg(buckets: Bucket[], range: ChartRange): Html {
   const max = Math.max(1, ...buckets.map((b) => b.calls));
   const slot = W / buckets.length;
   const y = (v: number) => TOP + (H - TOP) - (v / max) * (H - TOP);
-  const label = (at: number) => (range === '24h' ? `${new Date(at).toISOString().slice(11, 13)}:00` : new Date(at).toISOString().slice(5, 10));
-  const totals = buckets.reduce((t, b) => ({ calls: t.calls + b.calls, errors: t.errors + b.errors }), { calls: 0, errors: 0 });
+  const label = (at: number) =>
+    range === '24h' ? `${new Date(at).toISOString().slice(11, 13)}:00` : new Date(at).toISOString().slice(5, 10);
+  const totals = buckets.reduce((t, b) => ({ calls: t.calls + b.calls, errors: t.errors + b.errors }), {
+    calls: 0,
+    errors: 0,
+  });
   const bars = buckets.map((b, i) => {
     const x = i * slot + 1;
     const w = Math.max(1, slot - 2);
-    const when = range === '24h' ? `${new Date(b.at).toISOString().slice(0, 13).replace('T', ' ')}:00 UTC` : `${new Date(b.at).toISOString().slice(0, 10)} UTC`;
+    const when =
+      range === '24h'
+        ? `${new Date(b.at).toISOString().slice(0, 13).replace('T', ' ')}:00 UTC`
+        : `${new Date(b.at).toISOString().slice(0, 10)} UTC`;
     return html`<g><title>${when}: ${b.calls} calls, ${b.errors} errors</title>
       <rect x="${x.toFixed(1)}" y="${y(b.calls).toFixed(1)}" width="${w.toFixed(1)}" height="${(H - y(b.calls)).toFixed(1)}" fill="#3b82f6"/>
       ${b.errors ? html`<rect x="${x.toFixed(1)}" y="${y(b.errors).toFixed(1)}" width="${w.toFixed(1)}" height="${(H - y(b.errors)).toFixed(1)}" fill="#dc2626"/>` : ''}

@@ -2,8 +2,8 @@ import type { Config } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 import type { Metrics } from '@studio/shared/io/metrics';
 import type { RedisCheck } from '@studio/shared/io/readiness';
-import type { Broadcasts } from '../broadcasts/bus';
 import type { ActivityWriter } from '../activity/writer';
+import type { Broadcasts } from '../broadcasts/bus';
 
 /** What every dashboard page is built from (its own file, so the pages and the router do not import each other). */
 export interface DashboardDeps {

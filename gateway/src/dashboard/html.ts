@@ -1,4 +1,4 @@
-import { publicUrlOf, type Config } from '@studio/shared';
+import { type Config, publicUrlOf } from '@studio/shared';
 /**
  * HTML building with escaping by default: every interpolated value is escaped
  * unless it is already `Html` (the output of this tag), so user input such as
@@ -56,10 +56,20 @@ export interface PageChrome {
 }
 
 /** The chrome of a signed-in page. */
-export function chromeOf(config: Config, s: { studioName: string; studioId: string; csrfToken: string }, current: StudioChrome['current']): StudioChrome {
+export function chromeOf(
+  config: Config,
+  s: { studioName: string; studioId: string; csrfToken: string },
+  current: StudioChrome['current'],
+): StudioChrome {
   return {
-    name: s.studioName, id: s.studioId, csrf: s.csrfToken, current,
-    docs: { storefront: `${publicUrlOf(config, 'storefront')}/docs`, management: `${publicUrlOf(config, 'management')}/docs` },
+    name: s.studioName,
+    id: s.studioId,
+    csrf: s.csrfToken,
+    current,
+    docs: {
+      storefront: `${publicUrlOf(config, 'storefront')}/docs`,
+      management: `${publicUrlOf(config, 'management')}/docs`,
+    },
   };
 }
 
@@ -111,7 +121,12 @@ export const redirect = (location: string, headers: Record<string, string> = {})
   new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store', ...headers } });
 
 /** A whole page with one message, for errors and notices. */
-export function messagePage(status: number, title: string, text: Html | string, chrome?: PageChrome['studio']): Response {
+export function messagePage(
+  status: number,
+  title: string,
+  text: Html | string,
+  chrome?: PageChrome['studio'],
+): Response {
   const body = html`<section class="card narrow">
     <h1>${title}</h1>
     <p>${text}</p>
@@ -127,7 +142,16 @@ function localTime(d: Date, timeZone: string): string | null {
   let f = LOCAL_FORMATS.get(timeZone);
   if (!f) {
     try {
-      f = new Intl.DateTimeFormat('sv-SE', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+      f = new Intl.DateTimeFormat('sv-SE', {
+        timeZone,
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+        hour12: false,
+      });
     } catch {
       return null;
     }

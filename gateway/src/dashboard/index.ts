@@ -1,15 +1,26 @@
+import { accessLogOn, etagMatches, etagOf, log, logRequest, newRequestId } from '@studio/shared';
 import { readiness } from '@studio/shared/io/readiness';
 import { malformedRequest } from '@studio/shared/io/serve';
 import { requestTarget } from '@studio/shared/target';
-import { accessLogOn, etagMatches, etagOf, log, logRequest, newRequestId, } from '@studio/shared';
 import { activityEntryPage, activityPage } from './activity';
 import type { DashboardDeps } from './deps';
+import { chromeOf, messagePage, redirect, SECURITY_HEADERS } from './html';
 import { keyOrigins, renameKey, rollKey } from './key-actions';
-import { SECURITY_HEADERS, chromeOf, messagePage, redirect } from './html';
-import { createKey, keysPage, revokeKey, revokedNotice } from './keys';
-import { csrfMatches, loadSession, sameOrigin, type Session } from './session';
+import { createKey, keysPage, revokedNotice, revokeKey } from './keys';
+import { csrfMatches, loadSession, type Session, sameOrigin } from './session';
 import { loginLinkPage, signInPage, signOut, useLoginLink } from './signin';
-import { createWebhook, deletedNotice, DELIVERY_ID, ENDPOINT_ACTIONS, ENDPOINT_ID, endpointAction, endpointView, replayWebhookDelivery, webhooksPage, type EndpointAction } from './webhooks';
+import {
+  createWebhook,
+  DELIVERY_ID,
+  deletedNotice,
+  ENDPOINT_ACTIONS,
+  ENDPOINT_ID,
+  type EndpointAction,
+  endpointAction,
+  endpointView,
+  replayWebhookDelivery,
+  webhooksPage,
+} from './webhooks';
 
 const MAX_FORM_BYTES = 64 * 1024;
 const ASSETS: Record<string, string> = {
@@ -21,7 +32,10 @@ type Handler = (req: Request, url: URL) => Promise<Response> | Response;
 type SessionHandler = (req: Request, url: URL, s: Session, form: FormData | null) => Promise<Response> | Response;
 
 /** What to do with one key, by the last segment of `/keys/{keyId}/…`; `form` is null on GET. */
-const KEY_ACTIONS: Record<string, (deps: DashboardDeps, s: Session, keyId: string, form: FormData | null) => Promise<Response>> = {
+const KEY_ACTIONS: Record<
+  string,
+  (deps: DashboardDeps, s: Session, keyId: string, form: FormData | null) => Promise<Response>
+> = {
   roll: rollKey,
   rename: renameKey,
   origins: keyOrigins,
@@ -47,7 +61,8 @@ async function readForm(req: Request): Promise<FormData | Response> {
   const type = req.headers.get('content-type') ?? '';
   if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data'))
     return messagePage(415, 'Unsupported form', 'This page accepts only HTML form submissions.');
-  if (Number(req.headers.get('content-length') ?? 0) > MAX_FORM_BYTES) return messagePage(413, 'Form too large', 'That form was too large.');
+  if (Number(req.headers.get('content-length') ?? 0) > MAX_FORM_BYTES)
+    return messagePage(413, 'Form too large', 'That form was too large.');
   try {
     return await req.formData();
   } catch {
@@ -73,16 +88,22 @@ function assets() {
 /** Pages that need a session: none without one, and every POST checks Origin and the CSRF token. */
 function sessionGuard(deps: DashboardDeps) {
   const { sql, config } = deps;
-  return (h: SessionHandler): Handler => async (req, url) => {
-    const s = await loadSession(sql, config, req);
-    if (!s) return redirect('/sign-in');
-    if (req.method !== 'POST') return h(req, url, s, null);
-    const form = await readForm(req);
-    if (form instanceof Response) return form;
-    if (!sameOrigin(config, req) || !csrfMatches(s, form.get('csrf')))
-      return messagePage(403, 'Form expired', 'This form is out of date or did not come from this site. Reload the page and try again.', chromeOf(config, s, 'keys'));
-    return h(req, url, s, form);
-  };
+  return (h: SessionHandler): Handler =>
+    async (req, url) => {
+      const s = await loadSession(sql, config, req);
+      if (!s) return redirect('/sign-in');
+      if (req.method !== 'POST') return h(req, url, s, null);
+      const form = await readForm(req);
+      if (form instanceof Response) return form;
+      if (!sameOrigin(config, req) || !csrfMatches(s, form.get('csrf')))
+        return messagePage(
+          403,
+          'Form expired',
+          'This form is out of date or did not come from this site. Reload the page and try again.',
+          chromeOf(config, s, 'keys'),
+        );
+      return h(req, url, s, form);
+    };
 }
 
 function dashboardRoutes(deps: DashboardDeps): Record<string, Partial<Record<'GET' | 'POST', Handler>>> {
@@ -93,7 +114,9 @@ function dashboardRoutes(deps: DashboardDeps): Record<string, Partial<Record<'GE
     '/': { GET: () => redirect('/keys') },
     '/healthz': { GET: () => new Response('ok', { headers: { 'content-type': 'text/plain' } }) },
     '/readyz': { GET: () => readiness(sql, redis) },
-    '/sign-in': { GET: (_req, url) => signInPage(url.searchParams.has('signed-out') ? 'You are signed out.' : undefined) },
+    '/sign-in': {
+      GET: (_req, url) => signInPage(url.searchParams.has('signed-out') ? 'You are signed out.' : undefined),
+    },
     '/login': {
       GET: (_req, url) => loginLinkPage(deps, url),
       POST: async (req) => {
@@ -104,7 +127,12 @@ function dashboardRoutes(deps: DashboardDeps): Record<string, Partial<Record<'GE
     },
     '/logout': { POST: signedIn((_req, _url, s) => signOut(deps, s)) },
     '/keys': {
-      GET: signedIn(async (_req, url, s) => keysPage(deps, s, { notice: await revokedNotice(deps, s, url.searchParams.get('revoked')), hideInactive: url.searchParams.get('hide') === 'inactive' })),
+      GET: signedIn(async (_req, url, s) =>
+        keysPage(deps, s, {
+          notice: await revokedNotice(deps, s, url.searchParams.get('revoked')),
+          hideInactive: url.searchParams.get('hide') === 'inactive',
+        }),
+      ),
       POST: signedIn((_req, _url, s, form) => createKey(deps, s, form!)),
     },
     '/activity': { GET: signedIn((_req, url, s) => activityPage(deps, s, url)) },
@@ -135,7 +163,9 @@ export function createDashboard(deps: DashboardDeps) {
       const [, endpointId, action] = endpoint as unknown as [string, string, EndpointAction | undefined];
       if (!action) return { GET: signedIn((_q, url, s) => endpointView(deps, s, endpointId, url)) };
       const post = signedIn((_q, _u, s, form) => endpointAction(deps, s, endpointId, action, form));
-      return action === 'roll' ? { GET: signedIn((_q, _u, s) => endpointAction(deps, s, endpointId, action, null)), POST: post } : { POST: post };
+      return action === 'roll'
+        ? { GET: signedIn((_q, _u, s) => endpointAction(deps, s, endpointId, action, null)), POST: post }
+        : { POST: post };
     }
     const replay = REPLAY_PATH.exec(path);
     if (replay) return { POST: signedIn((_q, _u, s) => replayWebhookDelivery(deps, s, replay[1]!, replay[2]!)) };
@@ -143,7 +173,10 @@ export function createDashboard(deps: DashboardDeps) {
     const [, keyId, action] = key as unknown as [string, string, string];
     if (action === 'revoke') return { POST: signedIn((_q, _u, s, form) => revokeKey(deps, s, keyId, form!)) };
     const run = KEY_ACTIONS[action]!;
-    return { GET: signedIn((_q, _u, s) => run(deps, s, keyId, null)), POST: signedIn((_q, _u, s, form) => run(deps, s, keyId, form)) };
+    return {
+      GET: signedIn((_q, _u, s) => run(deps, s, keyId, null)),
+      POST: signedIn((_q, _u, s, form) => run(deps, s, keyId, form)),
+    };
   }
 
   function route(req: Request, url: URL): Promise<Response> | Response {
@@ -166,7 +199,11 @@ export function createDashboard(deps: DashboardDeps) {
       res = target.valid ? await route(req, new URL(req.url)) : malformedRequest(undefined, requestId);
     } catch (err) {
       log('error', 'dashboard request failed', { requestId, path: new URL(req.url).pathname, error: String(err) });
-      res = messagePage(500, 'Something went wrong', `Please try again. If it keeps happening, quote request id ${requestId}.`);
+      res = messagePage(
+        500,
+        'Something went wrong',
+        `Please try again. If it keeps happening, quote request id ${requestId}.`,
+      );
     }
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.headers.set(k, v);
     res.headers.set('x-request-id', requestId);
@@ -174,10 +211,18 @@ export function createDashboard(deps: DashboardDeps) {
     const operation = target.valid ? routeName(target.path, routes) : 'unknown';
     const seconds = (performance.now() - started) / 1000;
     deps.metrics?.request('dashboard', operation, res.status, seconds);
-    if (accessLogOn()) logRequest({
-      requestId, traceId: null, surface: 'dashboard', operation, method: req.method, path: target.path,
-      status: res.status, durationMs: Math.round(seconds * 100_000) / 100, keyId: null,
-    });
+    if (accessLogOn())
+      logRequest({
+        requestId,
+        traceId: null,
+        surface: 'dashboard',
+        operation,
+        method: req.method,
+        path: target.path,
+        status: res.status,
+        durationMs: Math.round(seconds * 100_000) / 100,
+        keyId: null,
+      });
     return res;
   };
 }

@@ -1,9 +1,9 @@
 import { AppError } from '@studio/shared';
 import { parseOriginList } from '@studio/shared/origins';
 import { rollApiKey, setKeyOrigins } from '../keys/store';
-import { html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
-import { chrome, keysPage } from './keys';
 import type { DashboardDeps } from './deps';
+import { type Html, html, layout, messagePage, page, redirect, timeTag } from './html';
+import { chrome, keysPage } from './keys';
 import type { Session } from './session';
 
 /** Roll, rename and websites of one key: a page each (they work without JavaScript), POST-redirect-GET. */
@@ -35,10 +35,15 @@ function actionPage(deps: DashboardDeps, s: Session, title: string, body: Html, 
 }
 
 const hidden = (s: Session) => html`<input type="hidden" name="csrf" value="${s.csrfToken}">`;
-const errorLine = (error?: string) => (error ? html`<p class="error" role="alert" id="form-error" tabindex="-1">${error}</p>` : '');
+const errorLine = (error?: string) =>
+  error ? html`<p class="error" role="alert" id="form-error" tabindex="-1">${error}</p>` : '';
 
 function rollForm(deps: DashboardDeps, s: Session, key: LiveKey): Response {
-  return actionPage(deps, s, 'Roll key', html`<h1>Roll “${key.name}”</h1>
+  return actionPage(
+    deps,
+    s,
+    'Roll key',
+    html`<h1>Roll “${key.name}”</h1>
     <p>Rolling makes a new ${key.kind} key with the same name, ${key.kind === 'secret' ? 'scopes' : 'websites'} and studio, shown once. The old key keeps working until the time you choose, so you can deploy the new one first.</p>
     <form method="post" action="/keys/${key.id}/roll" class="stack" data-roll>
       ${hidden(s)}
@@ -46,43 +51,81 @@ function rollForm(deps: DashboardDeps, s: Session, key: LiveKey): Response {
         ${Object.entries(ROLL_GRACE).map(([v, g]) => html`<label class="check"><input type="radio" name="grace" value="${v}" ${v === '24h' ? html`checked` : ''}> ${g.label}</label>`)}
       </fieldset>
       <div class="row"><button type="submit" class="btn btn-primary">Roll key</button> <a href="/keys" class="btn btn-quiet">Cancel</a></div>
-    </form>`);
+    </form>`,
+  );
 }
 
-export async function rollKey(deps: DashboardDeps, s: Session, keyId: string, form: FormData | null): Promise<Response> {
+export async function rollKey(
+  deps: DashboardDeps,
+  s: Session,
+  keyId: string,
+  form: FormData | null,
+): Promise<Response> {
   const key = await liveKey(deps, s, keyId);
-  if (!key) return messagePage(404, 'No such key', 'This studio has no live key with that id (revoked and expired keys cannot be rolled).', chrome(deps, s));
+  if (!key)
+    return messagePage(
+      404,
+      'No such key',
+      'This studio has no live key with that id (revoked and expired keys cannot be rolled).',
+      chrome(deps, s),
+    );
   if (!form) return rollForm(deps, s, key);
   const grace = ROLL_GRACE[String(form.get('grace') ?? '')];
   if (!grace) return rollForm(deps, s, key);
   const rolled = await rollApiKey(deps.sql, deps.bus, keyId, grace.ms, s.studioId);
   const stops = timeTag(new Date(rolled.previous.expiresAt), undefined, s.studioTimezone);
-  return keysPage(deps, s, { reveal: rolled, notice: html`The old “${key.name}” key stops working ${grace.ms ? html`at ${stops}` : 'now'}.` }, 201);
+  return keysPage(
+    deps,
+    s,
+    { reveal: rolled, notice: html`The old “${key.name}” key stops working ${grace.ms ? html`at ${stops}` : 'now'}.` },
+    201,
+  );
 }
 
-export async function renameKey(deps: DashboardDeps, s: Session, keyId: string, form: FormData | null): Promise<Response> {
+export async function renameKey(
+  deps: DashboardDeps,
+  s: Session,
+  keyId: string,
+  form: FormData | null,
+): Promise<Response> {
   const key = await liveKey(deps, s, keyId);
   if (!key) return messagePage(404, 'No such key', 'This studio has no live key with that id.', chrome(deps, s));
   const name = form ? String(form.get('name') ?? '').trim() : key.name;
   // Postgres text cannot hold NUL: a form error, not a 500 (docs/design/hostile-callers.md)
-  const error = form && (!name || name.length > 100) ? 'The name must be 1 to 100 characters.'
-    : form && name.includes('\u0000') ? 'The name cannot contain a NUL character.' : undefined;
+  const error =
+    form && (!name || name.length > 100)
+      ? 'The name must be 1 to 100 characters.'
+      : form && name.includes('\u0000')
+        ? 'The name cannot contain a NUL character.'
+        : undefined;
   if (form && !error) {
     await deps.sql`update api_keys set name = ${name} where studio_id = ${s.studioId} and id = ${keyId}`;
     return redirect('/keys');
   }
-  return actionPage(deps, s, 'Rename key', html`<h1>Rename “${key.name}”</h1>
+  return actionPage(
+    deps,
+    s,
+    'Rename key',
+    html`<h1>Rename “${key.name}”</h1>
     ${errorLine(error)}
     <form method="post" action="/keys/${key.id}/rename" class="stack">
       ${hidden(s)}
       <label class="field">Name <input name="name" required maxlength="100" value="${name}" ${error ? html`autofocus aria-describedby="form-error"` : ''}></label>
       <div class="row"><button type="submit" class="btn btn-primary">Save</button> <a href="/keys" class="btn btn-quiet">Cancel</a></div>
-    </form>`, error ? 422 : 200);
+    </form>`,
+    error ? 422 : 200,
+  );
 }
 
-export async function keyOrigins(deps: DashboardDeps, s: Session, keyId: string, form: FormData | null): Promise<Response> {
+export async function keyOrigins(
+  deps: DashboardDeps,
+  s: Session,
+  keyId: string,
+  form: FormData | null,
+): Promise<Response> {
   const key = await liveKey(deps, s, keyId);
-  if (key?.kind !== 'publishable') return messagePage(404, 'No such key', 'This studio has no live publishable key with that id.', chrome(deps, s));
+  if (key?.kind !== 'publishable')
+    return messagePage(404, 'No such key', 'This studio has no live publishable key with that id.', chrome(deps, s));
   const text = form ? String(form.get('origins') ?? '') : (key.allowedOrigins ?? []).join('\n');
   let error: string | undefined;
   if (form) {
@@ -98,13 +141,18 @@ export async function keyOrigins(deps: DashboardDeps, s: Session, keyId: string,
       }
     }
   }
-  return actionPage(deps, s, 'Websites', html`<h1>Websites that may use “${key.name}”</h1>
+  return actionPage(
+    deps,
+    s,
+    'Websites',
+    html`<h1>Websites that may use “${key.name}”</h1>
     <p>Browsers name the page that makes each call; a call from any other website is refused (403 <code>origin_not_allowed</code>). Calls from servers name no page and are not restricted. Empty: any website.</p>
     ${errorLine(error)}
     <form method="post" action="/keys/${key.id}/origins" class="stack">
       ${hidden(s)}
       <label class="field">One origin per line <textarea name="origins" rows="5" spellcheck="false" placeholder="https://lotus.example&#10;https://*.lotus.example" ${error ? html`autofocus aria-describedby="form-error"` : ''}>${text}</textarea></label>
       <div class="row"><button type="submit" class="btn btn-primary">Save</button> <a href="/keys" class="btn btn-quiet">Cancel</a></div>
-    </form>`, error ? 422 : 200);
+    </form>`,
+    error ? 422 : 200,
+  );
 }
-

@@ -1,9 +1,9 @@
-import { AppError, SCOPES, isScope, type KeyKind } from '@studio/shared';
+import { AppError, isScope, type KeyKind, SCOPES } from '@studio/shared';
 import { parseOriginList } from '@studio/shared/origins';
-import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyJson } from '../keys/store';
-import { chromeOf, html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
-import { scopeSummary } from './scopes';
+import { type ApiKeyJson, createApiKey, listApiKeys, revokeApiKey } from '../keys/store';
 import type { DashboardDeps } from './deps';
+import { chromeOf, type Html, html, layout, messagePage, page, redirect, timeTag } from './html';
+import { scopeSummary } from './scopes';
 import type { Session } from './session';
 
 /** The Keys page: list, create (the full key shown once, on the POST's own response), revoke with confirmation. */
@@ -38,15 +38,18 @@ export const EXPIRIES: Record<string, { label: string; ms: number }> = {
 };
 
 export const chrome = (deps: DashboardDeps, s: Session) => chromeOf(deps.config, s, 'keys');
-const dateIn = (s: Session) => (iso: string | null, empty?: string) => timeTag(iso ? new Date(iso) : null, empty, s.studioTimezone);
+const dateIn = (s: Session) => (iso: string | null, empty?: string) =>
+  timeTag(iso ? new Date(iso) : null, empty, s.studioTimezone);
 const expired = (k: ApiKeyJson) => k.expiresAt !== null && Date.parse(k.expiresAt) <= Date.now();
 
 function access(k: ApiKeyJson): Html {
   if (k.kind === 'publishable') {
     const origins = k.allowedOrigins;
-    return html`<span class="muted">Storefront, read-only</span>${origins
-      ? html`<details class="more"><summary>${origins.length === 1 ? origins[0] : `${origins.length} websites`}</summary><ul class="plain">${origins.map((o) => html`<li><code>${o}</code></li>`)}</ul></details>`
-      : html`<br><span class="muted small">any website</span>`}`;
+    return html`<span class="muted">Storefront, read-only</span>${
+      origins
+        ? html`<details class="more"><summary>${origins.length === 1 ? origins[0] : `${origins.length} websites`}</summary><ul class="plain">${origins.map((o) => html`<li><code>${o}</code></li>`)}</ul></details>`
+        : html`<br><span class="muted small">any website</span>`
+    }`;
   }
   const summary = scopeSummary(k.scopes);
   if (k.scopes.length <= 2 || summary === 'all') return html`<span class="scopes-summary">${summary}</span>`;
@@ -89,7 +92,8 @@ function lineageNote(k: ApiKeyJson, l: Lineage): Html {
   const next = l.byId.get(l.replacedBy.get(k.id) ?? '');
   const previous = k.rolledFrom ? l.byId.get(k.rolledFrom) : undefined;
   return html`${next ? html`<br><span class="lineage muted small">Rolled → replaced by <code>${next.hint}</code></span>` : ''}${
-    previous ? html`<br><span class="lineage muted small">Replaces <code>${previous.hint}</code> (rolled)</span>` : ''}`;
+    previous ? html`<br><span class="lineage muted small">Replaces <code>${previous.hint}</code> (rolled)</span>` : ''
+  }`;
 }
 
 function keyRow(k: ApiKeyJson, s: Session, lineage: Lineage): Html {
@@ -115,9 +119,11 @@ function revealPanel(r: NonNullable<KeysView['reveal']>): Html {
       <button type="button" class="btn btn-primary" data-copy="#new-key" hidden>Copy</button>
     </div>
     <p class="muted small" role="status" data-copy-status></p>
-    <p class="small">${r.record.kind === 'secret'
-      ? html`Send it from your server as <code>Authorization: Bearer …</code> to the Management API. Never put it in a browser or an app.`
-      : html`Use it in your website's code as <code>Authorization: Bearer …</code> for the Storefront API.`}</p>
+    <p class="small">${
+      r.record.kind === 'secret'
+        ? html`Send it from your server as <code>Authorization: Bearer …</code> to the Management API. Never put it in a browser or an app.`
+        : html`Use it in your website's code as <code>Authorization: Bearer …</code> for the Storefront API.`
+    }</p>
   </section>`;
 }
 
@@ -144,7 +150,8 @@ function expirySelect(chosen: string): Html {
 
 function createForms(csrf: string, error?: KeysView['error']): Html {
   // the error sits at its form, is announced, and its form's first field takes the focus (scrolled into view)
-  const err = (kind: KeyKind) => (error?.kind === kind ? html`<p class="error" role="alert" id="form-error" tabindex="-1">${error.message}</p>` : '');
+  const err = (kind: KeyKind) =>
+    error?.kind === kind ? html`<p class="error" role="alert" id="form-error" tabindex="-1">${error.message}</p>` : '';
   const name = (kind: KeyKind) => (error?.kind === kind ? error.form.name : '');
   const focus = (kind: KeyKind) => (error?.kind === kind ? html`autofocus aria-describedby="form-error"` : '');
   const expires = (kind: KeyKind) => (error?.kind === kind ? error.form.expires : '');
@@ -190,15 +197,21 @@ export async function keysPage(deps: DashboardDeps, s: Session, view: KeysView =
     <section aria-labelledby="keys-title">
       <h1 id="keys-title">API keys</h1>
       <p class="muted">${live.length} active of ${keys.length}. “Last used” counts only calls the key was allowed to make, and may lag by a second or two.
-        ${inactive ? (view.hideInactive
-          ? html`<a href="/keys">Show ${inactive} revoked or expired</a>`
-          : html`<a href="/keys?hide=inactive">Hide ${inactive} revoked or expired</a>`) : ''}</p>
-      ${shown.length
-        ? html`<table class="list keys">
+        ${
+          inactive
+            ? view.hideInactive
+              ? html`<a href="/keys">Show ${inactive} revoked or expired</a>`
+              : html`<a href="/keys?hide=inactive">Hide ${inactive} revoked or expired</a>`
+            : ''
+        }</p>
+      ${
+        shown.length
+          ? html`<table class="list keys">
             <thead><tr><th>Name</th><th>Kind</th><th>Key</th><th>Access</th><th>Created</th><th>Last used</th><th>Status</th><th><span class="sr-only">Actions</span></th></tr></thead>
             <tbody>${shown.map((k) => keyRow(k, s, lineage))}</tbody>
           </table>`
-        : html`<p class="empty card">${keys.length ? 'Every key is revoked or expired.' : 'No keys yet. Create one below.'}</p>`}
+          : html`<p class="empty card">${keys.length ? 'Every key is revoked or expired.' : 'No keys yet. Create one below.'}</p>`
+      }
     </section>
     ${createForms(s.csrfToken, view.error)}`;
   return page(layout({ title: 'API keys', studio: chrome(deps, s) }, body), status);
@@ -215,7 +228,13 @@ export function parseCreateForm(form: FormData): CreateForm {
     }
   }
   const expires = String(form.get('expires') ?? '');
-  return { kind, name: String(form.get('name') ?? ''), scopes: [...scopes], expires: expires in EXPIRIES ? expires : '', origins: String(form.get('origins') ?? '') };
+  return {
+    kind,
+    name: String(form.get('name') ?? ''),
+    scopes: [...scopes],
+    expires: expires in EXPIRIES ? expires : '',
+    origins: String(form.get('origins') ?? ''),
+  };
 }
 
 export async function createKey(deps: DashboardDeps, s: Session, form: FormData): Promise<Response> {
@@ -226,12 +245,20 @@ export async function createKey(deps: DashboardDeps, s: Session, form: FormData)
   if (input.name.trim().length > 100) return fail('The name can be at most 100 characters.');
   // Postgres text cannot hold NUL: a form error, not a 500 (docs/design/hostile-callers.md)
   if (input.name.includes('\u0000')) return fail('The name cannot contain a NUL character.');
-  if (input.kind === 'secret' && !scopes.length) return fail('Choose at least one scope: a secret key without scopes cannot call anything.');
+  if (input.kind === 'secret' && !scopes.length)
+    return fail('Choose at least one scope: a secret key without scopes cannot call anything.');
   const origins = input.kind === 'publishable' ? parseOriginList(input.origins.split(/[\s,]+/)) : { origins: null };
   if ('error' in origins) return fail(origins.error);
   const expiresAt = input.expires ? new Date(Date.now() + EXPIRIES[input.expires]!.ms) : null;
   try {
-    const created = await createApiKey(deps.sql, { studioId: s.studioId, kind: input.kind, name: input.name, scopes, expiresAt, allowedOrigins: origins.origins });
+    const created = await createApiKey(deps.sql, {
+      studioId: s.studioId,
+      kind: input.kind,
+      name: input.name,
+      scopes,
+      expiresAt,
+      allowedOrigins: origins.origins,
+    });
     return keysPage(deps, s, { reveal: created }, 201);
   } catch (err) {
     if (err instanceof AppError && err.code === 'validation_failed') return fail(err.message);
@@ -264,8 +291,14 @@ function confirmPage(deps: DashboardDeps, s: Session, keyId: string, name: strin
   return page(layout({ title: 'Revoke key', studio: chrome(deps, s) }, body));
 }
 
-export async function revokedNotice(deps: DashboardDeps, s: Session, keyId: string | null): Promise<string | undefined> {
+export async function revokedNotice(
+  deps: DashboardDeps,
+  s: Session,
+  keyId: string | null,
+): Promise<string | undefined> {
   if (!keyId) return undefined;
-  const [key] = await deps.sql<{ name: string }[]>`select name from api_keys where studio_id = ${s.studioId} and id = ${keyId} and revoked_at is not null`;
+  const [key] = await deps.sql<
+    { name: string }[]
+  >`select name from api_keys where studio_id = ${s.studioId} and id = ${keyId} and revoked_at is not null`;
   return key ? `Key “${key.name}” is revoked. Calls made with it are now refused.` : undefined;
 }

@@ -15,7 +15,10 @@ export function scopeSummary(scopes: readonly string[]): string {
   if (allRead) parts.push('all read');
   if (allWrite) parts.push('all write');
   for (const r of RESOURCES) {
-    const perms = [!allRead && has.has(`${r}:read`) ? 'read' : '', !allWrite && has.has(`${r}:write`) ? 'write' : ''].filter(Boolean);
+    const perms = [
+      !allRead && has.has(`${r}:read`) ? 'read' : '',
+      !allWrite && has.has(`${r}:write`) ? 'write' : '',
+    ].filter(Boolean);
     if (perms.length) parts.push(`${r}: ${perms.join(', ')}`);
   }
   return parts.join('; ') || 'none';

@@ -1,7 +1,7 @@
+import type { DashboardDeps } from './deps';
 import { html, layout, page, redirect } from './html';
 import { checkLoginLink, consumeLoginLink, type LinkCheck } from './links';
-import { createSession, deleteSession, sessionCookie, SESSION_TTL_MS, type Session } from './session';
-import type { DashboardDeps } from './deps';
+import { createSession, deleteSession, SESSION_TTL_MS, type Session, sessionCookie } from './session';
 
 /**
  * Sign-in with a single-use link. GET only shows a "Continue" button; the link is

@@ -1,13 +1,28 @@
 import { AppError } from '@studio/shared';
-import { MAX_URL_LENGTH } from '@studio/shared/schemas/fields';
-import { listDeliveries, replayDelivery, sendTestEvent, type DeliveryJson } from '@studio/shared/io/webhooks/deliveries';
-import {
-  createEndpoint, deleteEndpoint, getEndpoint, endpointJson, listEndpoints, MAX_ENDPOINTS_PER_STUDIO, ROLL_GRACE_MS,
-  rollEndpointSecret, setEndpointEnabled, webhookContext, type EndpointJson, type WebhookContext,
-} from '@studio/shared/io/webhooks/endpoints';
 import { EVENT_TYPES } from '@studio/shared/event-types';
-import { chromeOf, html, layout, messagePage, page, redirect, timeTag, type Html } from './html';
+import {
+  type DeliveryJson,
+  listDeliveries,
+  replayDelivery,
+  sendTestEvent,
+} from '@studio/shared/io/webhooks/deliveries';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  type EndpointJson,
+  endpointJson,
+  getEndpoint,
+  listEndpoints,
+  MAX_ENDPOINTS_PER_STUDIO,
+  ROLL_GRACE_MS,
+  rollEndpointSecret,
+  setEndpointEnabled,
+  type WebhookContext,
+  webhookContext,
+} from '@studio/shared/io/webhooks/endpoints';
+import { MAX_URL_LENGTH } from '@studio/shared/schemas/fields';
 import type { DashboardDeps } from './deps';
+import { chromeOf, type Html, html, layout, messagePage, page, redirect, timeTag } from './html';
 import type { Session } from './session';
 
 /**
@@ -26,7 +41,8 @@ export type EndpointAction = (typeof ENDPOINT_ACTIONS)[number];
 const DELIVERIES_PER_PAGE = 20;
 
 const chrome = (deps: DashboardDeps, s: Session) => chromeOf(deps.config, s, 'webhooks');
-const dateIn = (s: Session) => (iso: string | null, empty?: string) => timeTag(iso ? new Date(iso) : null, empty, s.studioTimezone);
+const dateIn = (s: Session) => (iso: string | null, empty?: string) =>
+  timeTag(iso ? new Date(iso) : null, empty, s.studioTimezone);
 const hidden = (s: Session) => html`<input type="hidden" name="csrf" value="${s.csrfToken}">`;
 const grace = `${ROLL_GRACE_MS / 3_600_000} hours`;
 
@@ -41,7 +57,9 @@ function contextOf(deps: DashboardDeps): WebhookContext {
 }
 
 /** The module's answer, or the problem it refused with (anything else is a bug and goes on up). */
-async function attempt<T>(run: () => Promise<T>): Promise<{ ok: T; error?: undefined } | { ok?: undefined; error: AppError }> {
+async function attempt<T>(
+  run: () => Promise<T>,
+): Promise<{ ok: T; error?: undefined } | { ok?: undefined; error: AppError }> {
   try {
     return { ok: await run() };
   } catch (err) {
@@ -54,7 +72,10 @@ const noSuchEndpoint = (deps: DashboardDeps, s: Session) =>
   messagePage(404, 'No such endpoint', 'This studio has no webhook endpoint with that id.', chrome(deps, s));
 
 /** Event types by resource noun, in the contract's order. */
-const GROUPS = [...new Set(EVENT_TYPES.map((t) => t.split('.')[0]!))].map((noun) => ({ noun, types: EVENT_TYPES.filter((t) => t.startsWith(`${noun}.`)) }));
+const GROUPS = [...new Set(EVENT_TYPES.map((t) => t.split('.')[0]!))].map((noun) => ({
+  noun,
+  types: EVENT_TYPES.filter((t) => t.startsWith(`${noun}.`)),
+}));
 
 interface CreateForm {
   url: string;
@@ -70,15 +91,19 @@ export interface WebhooksView {
 }
 
 function endpointStatus(e: EndpointJson, date: ReturnType<typeof dateIn>): Html {
-  if (!e.enabled) return html`<span class="status off">Disabled</span>${e.disabledReason ? html`<br><span class="muted small">${e.disabledReason}</span>` : ''}`;
-  if (e.failingSince) return html`<span class="status warn">Failing</span> <span class="small">since ${date(e.failingSince)}</span>`;
+  if (!e.enabled)
+    return html`<span class="status off">Disabled</span>${e.disabledReason ? html`<br><span class="muted small">${e.disabledReason}</span>` : ''}`;
+  if (e.failingSince)
+    return html`<span class="status warn">Failing</span> <span class="small">since ${date(e.failingSince)}</span>`;
   return html`<span class="status ok">Enabled</span>`;
 }
 
 function eventList(events: string[] | null): Html {
   if (!events) return html`<span>All event types</span>`;
   const chips = html`<ul class="chips">${events.map((t) => html`<li>${t}</li>`)}</ul>`;
-  return events.length <= 4 ? chips : html`<details class="more"><summary>${events.length} event types</summary>${chips}</details>`;
+  return events.length <= 4
+    ? chips
+    : html`<details class="more"><summary>${events.length} event types</summary>${chips}</details>`;
 }
 
 function secretNote(e: EndpointJson, date: ReturnType<typeof dateIn>): Html {
@@ -110,9 +135,11 @@ function revealPanel(r: NonNullable<WebhooksView['reveal']>): Html {
       <button type="button" class="btn btn-primary" data-copy="#new-secret" hidden>Copy</button>
     </div>
     <p class="muted small" role="status" data-copy-status data-copied="The secret is on your clipboard."></p>
-    <p class="small">${r.rolled
-      ? html`For the next ${grace} every delivery is signed with both the old and the new secret (two signatures in <code>webhook-signature</code>), so deploy the new one to your receiver within that time.`
-      : html`Verify deliveries with a <a href="https://www.standardwebhooks.com/" rel="noopener">Standard Webhooks</a> library, e.g. <code>new Webhook(secret).verify(body, headers)</code> from the <code>standardwebhooks</code> npm package.`}</p>
+    <p class="small">${
+      r.rolled
+        ? html`For the next ${grace} every delivery is signed with both the old and the new secret (two signatures in <code>webhook-signature</code>), so deploy the new one to your receiver within that time.`
+        : html`Verify deliveries with a <a href="https://www.standardwebhooks.com/" rel="noopener">Standard Webhooks</a> library, e.g. <code>new Webhook(secret).verify(body, headers)</code> from the <code>standardwebhooks</code> npm package.`
+    }</p>
   </section>`;
 }
 
@@ -128,10 +155,12 @@ function eventPicker(form?: CreateForm): Html {
   return html`<fieldset class="events-choice" data-events-choice><legend>Events to send</legend>
     <label class="check"><input type="radio" name="which" value="all" ${which === 'all' ? html`checked` : ''}> <span>All event types, and any added later</span></label>
     <label class="check"><input type="radio" name="which" value="chosen" data-events-chosen ${which === 'chosen' ? html`checked` : ''}> <span>Only the ones ticked below</span></label>
-    <div class="event-groups">${GROUPS.map((g) => html`<div class="event-group" role="group" aria-label="${g.noun} events">
+    <div class="event-groups">${GROUPS.map(
+      (g) => html`<div class="event-group" role="group" aria-label="${g.noun} events">
       <strong class="small">${g.noun}</strong>
       ${g.types.map((t) => html`<label class="check"><input type="checkbox" name="event" value="${t}" data-event ${chosen.has(t) ? html`checked` : ''}> <code>${typeLabel(t)}</code></label>`)}
-    </div>`)}</div>
+    </div>`,
+    )}</div>
   </fieldset>`;
 }
 
@@ -151,7 +180,12 @@ function createForm(s: Session, count: number, error?: WebhooksView['error']): H
   </section>`;
 }
 
-export async function webhooksPage(deps: DashboardDeps, s: Session, view: WebhooksView = {}, status = 200): Promise<Response> {
+export async function webhooksPage(
+  deps: DashboardDeps,
+  s: Session,
+  view: WebhooksView = {},
+  status = 200,
+): Promise<Response> {
   const endpoints = await listEndpoints(deps.sql, s.studioId);
   const body = html`
     ${view.reveal ? revealPanel(view.reveal) : ''}
@@ -160,12 +194,14 @@ export async function webhooksPage(deps: DashboardDeps, s: Session, view: Webhoo
       <h1 id="webhooks-title">Webhooks</h1>
       <p class="muted">Endpoints of your servers that hear about every change as it happens: a class cancelled, a member invited, a plan archived.
         Each delivery's log, with the answer your server gave, is one click away.</p>
-      ${endpoints.length
-        ? html`<table class="list webhooks">
+      ${
+        endpoints.length
+          ? html`<table class="list webhooks">
             <thead><tr><th>URL</th><th>Events</th><th>Status</th><th>Created</th><th><span class="sr-only">Actions</span></th></tr></thead>
             <tbody>${endpoints.map((e) => endpointRow(e, s))}</tbody>
           </table>`
-        : html`<p class="empty card">No endpoints yet. Add one below.</p>`}
+          : html`<p class="empty card">No endpoints yet. Add one below.</p>`
+      }
     </section>
     ${createForm(s, endpoints.length, view.error)}`;
   return page(layout({ title: 'Webhooks', studio: chrome(deps, s) }, body), status);
@@ -185,8 +221,15 @@ export async function createWebhook(deps: DashboardDeps, s: Session, form: FormD
   // the URL is stored as the parser writes it, which may be longer (percent-encoding): it must fit too
   if (input.url.length > MAX_URL_LENGTH || (URL.canParse(input.url) && new URL(input.url).href.length > MAX_URL_LENGTH))
     return fail(`The URL can be at most ${MAX_URL_LENGTH} characters.`);
-  if (input.which === 'chosen' && !input.events.length) return fail('Tick at least one event type, or choose all of them.');
-  const created = await attempt(() => createEndpoint(contextOf(deps), { studioId: s.studioId, url: input.url, events: input.which === 'chosen' ? input.events : null }));
+  if (input.which === 'chosen' && !input.events.length)
+    return fail('Tick at least one event type, or choose all of them.');
+  const created = await attempt(() =>
+    createEndpoint(contextOf(deps), {
+      studioId: s.studioId,
+      url: input.url,
+      events: input.which === 'chosen' ? input.events : null,
+    }),
+  );
   if (created.error) return fail(sentence(created.error.message));
   return webhooksPage(deps, s, { reveal: { ...created.ok, rolled: false } }, 201);
 }
@@ -201,8 +244,10 @@ const sentence = (text: string) => {
 const DONE: Record<string, string> = {
   test: 'A test event (webhook.test) is on its way. Its attempt appears below within a second or two: reload to see it.',
   replayed: 'The delivery is queued again and will be attempted within a second or two: reload to see the attempt.',
-  enabled: 'The endpoint is enabled: events recorded from now on are delivered. Replay below any delivery that failed while it was off.',
-  disabled: 'The endpoint is disabled: nothing more is sent to it, and its pending deliveries have failed (replay them after enabling it).',
+  enabled:
+    'The endpoint is enabled: events recorded from now on are delivered. Replay below any delivery that failed while it was off.',
+  disabled:
+    'The endpoint is disabled: nothing more is sent to it, and its pending deliveries have failed (replay them after enabling it).',
 };
 
 interface EndpointView {
@@ -222,13 +267,15 @@ function deliveryStatus(d: DeliveryJson, date: ReturnType<typeof dateIn>): Html 
 
 function attemptsList(d: DeliveryJson, date: ReturnType<typeof dateIn>): Html {
   if (!d.attempts.length) return html`<span class="muted">No attempt yet</span>`;
-  return html`<ol class="attempts">${d.attempts.map((a) => html`<li>
+  return html`<ol class="attempts">${d.attempts.map(
+    (a) => html`<li>
     <div class="attempt-head">${date(a.at)}
       ${a.statusCode === null ? html`<span class="status off">no answer</span>` : html`<span class="status ${a.statusCode >= 200 && a.statusCode < 300 ? 'ok' : 'off'}">HTTP ${a.statusCode}</span>`}
       <span class="muted small">${a.durationMs} ms</span></div>
     ${a.error ? html`<p class="attempt-error small">${a.error}</p>` : ''}
     ${a.response !== null ? html`<details class="more"><summary class="small">Answer (first 1 KB)</summary><pre class="answer">${a.response || '(empty)'}</pre></details>` : ''}
-  </li>`)}</ol>`;
+  </li>`,
+  )}</ol>`;
 }
 
 function deliveryRow(d: DeliveryJson, s: Session, endpoint: EndpointJson): Html {
@@ -238,16 +285,27 @@ function deliveryRow(d: DeliveryJson, s: Session, endpoint: EndpointJson): Html 
     <td data-label="Created">${date(d.createdAt)}</td>
     <td data-label="Status">${deliveryStatus(d, date)}</td>
     <td data-label="Attempts">${attemptsList(d, date)}</td>
-    <td class="actions">${endpoint.enabled && !d.inFlight
-      ? html`<form method="post" action="/webhooks/${endpoint.id}/deliveries/${d.id}/replay">${hidden(s)}<button type="submit" class="btn btn-quiet">Replay</button></form>`
-      : ''}</td>
+    <td class="actions">${
+      endpoint.enabled && !d.inFlight
+        ? html`<form method="post" action="/webhooks/${endpoint.id}/deliveries/${d.id}/replay">${hidden(s)}<button type="submit" class="btn btn-quiet">Replay</button></form>`
+        : ''
+    }</td>
   </tr>`;
 }
 
-async function endpointPage(deps: DashboardDeps, s: Session, endpointId: string, view: EndpointView = {}, status = 200): Promise<Response> {
+async function endpointPage(
+  deps: DashboardDeps,
+  s: Session,
+  endpointId: string,
+  view: EndpointView = {},
+  status = 200,
+): Promise<Response> {
   const found = await attempt(async () => ({
     endpoint: endpointJson(await getEndpoint(deps.sql, endpointId, s.studioId)),
-    log: await listDeliveries(deps.sql, s.studioId, endpointId, { limit: DELIVERIES_PER_PAGE, before: view.before ?? undefined }),
+    log: await listDeliveries(deps.sql, s.studioId, endpointId, {
+      limit: DELIVERIES_PER_PAGE,
+      before: view.before ?? undefined,
+    }),
   }));
   if (found.error) {
     if (found.error.code === 'not_found') return noSuchEndpoint(deps, s);
@@ -266,9 +324,11 @@ async function endpointPage(deps: DashboardDeps, s: Session, endpointId: string,
         <dt>Status</dt><dd>${endpointStatus(e, date)}</dd>
         <dt>Events</dt><dd>${eventList(e.events)}</dd>
         <dt>Created</dt><dd>${date(e.createdAt)}</dd>
-        <dt>Signing secret</dt><dd>${e.previousSecretExpiresAt
-          ? html`Rolled: the old secret signs beside the new one until ${date(e.previousSecretExpiresAt)}.`
-          : html`Shown once, when the endpoint was added or last rolled.`}</dd>
+        <dt>Signing secret</dt><dd>${
+          e.previousSecretExpiresAt
+            ? html`Rolled: the old secret signs beside the new one until ${date(e.previousSecretExpiresAt)}.`
+            : html`Shown once, when the endpoint was added or last rolled.`
+        }</dd>
         <dt>Endpoint id</dt><dd><code>${e.id}</code></dd>
       </dl>
       <div class="row endpoint-actions">
@@ -283,16 +343,22 @@ async function endpointPage(deps: DashboardDeps, s: Session, endpointId: string,
       <h2 id="log-title">Delivery log</h2>
       <p class="muted small">Newest first. Each attempt shows when it was made, what your server answered (status, time, the first 1 KB of its body) or why there was no answer.
         A delivery that fails is retried on a schedule for about a day; Replay sends it again now, with the same <code>webhook-id</code>.</p>
-      ${log.deliveries.length
-        ? html`<table class="list deliveries">
+      ${
+        log.deliveries.length
+          ? html`<table class="list deliveries">
             <thead><tr><th>Event</th><th>Created</th><th>Status</th><th>Attempts</th><th><span class="sr-only">Actions</span></th></tr></thead>
             <tbody>${log.deliveries.map((d) => deliveryRow(d, s, e))}</tbody>
           </table>`
-        : html`<p class="empty card">${view.before ? 'No older deliveries.' : 'No deliveries yet. Send a test event, or make a change with the Management API.'}</p>`}
-      ${log.nextBefore || view.before ? html`<nav class="pager" aria-label="Pages">
+          : html`<p class="empty card">${view.before ? 'No older deliveries.' : 'No deliveries yet. Send a test event, or make a change with the Management API.'}</p>`
+      }
+      ${
+        log.nextBefore || view.before
+          ? html`<nav class="pager" aria-label="Pages">
         ${view.before ? html`<a href="/webhooks/${e.id}" class="btn btn-quiet">Newest</a>` : ''}
         ${log.nextBefore ? html`<a href="/webhooks/${e.id}?before=${log.nextBefore}" class="btn btn-quiet">Older deliveries</a>` : ''}
-      </nav>` : ''}
+      </nav>`
+          : ''
+      }
     </section>`;
   return page(layout({ title: 'Webhook endpoint', studio: chrome(deps, s) }, body), status);
 }
@@ -302,7 +368,10 @@ const BEFORE = new RegExp(`^${DELIVERY_ID}$`);
 export function endpointView(deps: DashboardDeps, s: Session, endpointId: string, url: URL): Promise<Response> {
   const done = url.searchParams.get('done') ?? '';
   const before = url.searchParams.get('before') ?? '';
-  return endpointPage(deps, s, endpointId, { notice: Object.hasOwn(DONE, done) ? DONE[done] : undefined, before: BEFORE.test(before) ? before : null });
+  return endpointPage(deps, s, endpointId, {
+    notice: Object.hasOwn(DONE, done) ? DONE[done] : undefined,
+    before: BEFORE.test(before) ? before : null,
+  });
 }
 
 /** The endpoint's page again with the problem the module refused an action with (422), or 404 for another studio's. */
@@ -312,7 +381,13 @@ function refused(deps: DashboardDeps, s: Session, endpointId: string, error: App
 }
 
 /** `POST /webhooks/{endpointId}/{action}` (and `GET …/roll`, its confirmation); `form` is null on GET. */
-export async function endpointAction(deps: DashboardDeps, s: Session, endpointId: string, action: EndpointAction, form: FormData | null): Promise<Response> {
+export async function endpointAction(
+  deps: DashboardDeps,
+  s: Session,
+  endpointId: string,
+  action: EndpointAction,
+  form: FormData | null,
+): Promise<Response> {
   const back = (done: string) => redirect(`/webhooks/${endpointId}?done=${done}`);
   switch (action) {
     case 'test': {
@@ -340,10 +415,16 @@ export async function endpointAction(deps: DashboardDeps, s: Session, endpointId
   }
 }
 
-export async function replayWebhookDelivery(deps: DashboardDeps, s: Session, endpointId: string, deliveryId: string): Promise<Response> {
+export async function replayWebhookDelivery(
+  deps: DashboardDeps,
+  s: Session,
+  endpointId: string,
+  deliveryId: string,
+): Promise<Response> {
   const r = await attempt(() => replayDelivery(deps.sql, s.studioId, deliveryId));
   if (r.error) {
-    if (r.error.code === 'not_found') return messagePage(404, 'No such delivery', 'This studio has no webhook delivery with that id.', chrome(deps, s));
+    if (r.error.code === 'not_found')
+      return messagePage(404, 'No such delivery', 'This studio has no webhook delivery with that id.', chrome(deps, s));
     return refused(deps, s, endpointId, r.error);
   }
   return redirect(`/webhooks/${r.ok.endpointId}?done=replayed`);
@@ -357,7 +438,11 @@ async function rollConfirmation(deps: DashboardDeps, s: Session, endpointId: str
   const current = await attempt(() => getEndpoint(deps.sql, endpointId, s.studioId));
   if (current.error) return refused(deps, s, endpointId, current.error);
   const e = endpointJson(current.ok);
-  return actionPage(deps, s, 'Roll signing secret', html`<h1>Roll the signing secret?</h1>
+  return actionPage(
+    deps,
+    s,
+    'Roll signing secret',
+    html`<h1>Roll the signing secret?</h1>
     <p class="wrap">Of <code>${e.url}</code>.</p>
     <p>A new secret is made and shown once. <strong>For ${grace}, every delivery is signed with both secrets</strong>: <code>webhook-signature</code> carries one signature per secret, separated by a space,
       so your receiver keeps accepting deliveries with the old secret while you deploy the new one. After ${grace} only the new secret signs.</p>
@@ -366,12 +451,17 @@ async function rollConfirmation(deps: DashboardDeps, s: Session, endpointId: str
       ${hidden(s)}
       <button type="submit" class="btn btn-primary">Roll secret</button>
       <a href="/webhooks/${e.id}" class="btn btn-quiet">Cancel</a>
-    </form>`);
+    </form>`,
+  );
 }
 
 /** Without JavaScript the Delete button lands here; with it, a confirm dialog sends `confirm=yes` directly. */
 function deleteConfirmation(deps: DashboardDeps, s: Session, e: EndpointJson): Response {
-  return actionPage(deps, s, 'Delete endpoint', html`<h1>Delete this endpoint?</h1>
+  return actionPage(
+    deps,
+    s,
+    'Delete endpoint',
+    html`<h1>Delete this endpoint?</h1>
     <p class="wrap"><code>${e.url}</code></p>
     <p>Nothing more is sent to it, and its delivery log is deleted with it. This cannot be undone: to receive events again, add the endpoint anew (with a new secret).</p>
     <form method="post" action="/webhooks/${e.id}/delete" class="row">
@@ -379,7 +469,9 @@ function deleteConfirmation(deps: DashboardDeps, s: Session, e: EndpointJson): R
       <input type="hidden" name="confirm" value="yes">
       <button type="submit" class="btn btn-danger">Delete endpoint</button>
       <a href="/webhooks/${e.id}" class="btn btn-quiet">Cancel</a>
-    </form>`);
+    </form>`,
+  );
 }
 
-export const deletedNotice = (url: URL) => (url.searchParams.get('deleted') === '1' ? 'The endpoint is deleted: nothing more is sent to it.' : undefined);
+export const deletedNotice = (url: URL) =>
+  url.searchParams.get('deleted') === '1' ? 'The endpoint is deleted: nothing more is sent to it.' : undefined;

@@ -19,7 +19,10 @@ export interface Answer {
 
 /** The service could not be reached or did not answer in time (never the caller's fault). */
 export class UpstreamError extends Error {
-  constructor(readonly kind: 'unavailable' | 'timeout', message: string = kind) {
+  constructor(
+    readonly kind: 'unavailable' | 'timeout',
+    message: string = kind,
+  ) {
     super(message);
   }
 }
@@ -85,7 +88,13 @@ class Conn {
       /* an unreadable answer fails below */
     }
     if (answer) this.finish(answer.answer, false);
-    else this.fail(new UpstreamError('unavailable', this.buf.length ? 'the service closed mid-answer' : 'the service closed the connection'));
+    else
+      this.fail(
+        new UpstreamError(
+          'unavailable',
+          this.buf.length ? 'the service closed mid-answer' : 'the service closed the connection',
+        ),
+      );
   }
 
   private finish(answer: Answer, keepAlive: boolean) {
@@ -137,7 +146,13 @@ export class Pool {
    * connection before any byte came back is sent once more on a new one (the
    * service may have closed it idle just then); writes are never sent twice.
    */
-  async request(method: string, target: string, head: string, body: Uint8Array | null, timeoutMs: number): Promise<Answer> {
+  async request(
+    method: string,
+    target: string,
+    head: string,
+    body: Uint8Array | null,
+    timeoutMs: number,
+  ): Promise<Answer> {
     const bytes = this.serialize(method, target, head, body);
     const isHead = method === 'HEAD';
     const conn = this.idle.pop();
@@ -145,7 +160,11 @@ export class Pool {
       try {
         return await this.exchange(conn, bytes, isHead, timeoutMs);
       } catch (err) {
-        const retry = (method === 'GET' || isHead) && err instanceof UpstreamError && err.kind === 'unavailable' && !conn.buf.length;
+        const retry =
+          (method === 'GET' || isHead) &&
+          err instanceof UpstreamError &&
+          err.kind === 'unavailable' &&
+          !conn.buf.length;
         if (!retry) throw err;
       }
     }
@@ -223,7 +242,8 @@ export function parseAnswer(buf: Buffer, head: boolean, ended: boolean): { answe
     if (end < 0) return null;
     const lines = buf.toString('latin1', start, end).split('\r\n');
     const status = Number(lines[0]!.slice(9, 12));
-    if (!(status >= 100 && status < 600) || !lines[0]!.startsWith('HTTP/1.')) throw new UpstreamError('unavailable', 'not an HTTP/1.1 answer');
+    if (!(status >= 100 && status < 600) || !lines[0]!.startsWith('HTTP/1.'))
+      throw new UpstreamError('unavailable', 'not an HTTP/1.1 answer');
     const headers: [string, string][] = [];
     let length = -1;
     let chunked = false;
@@ -245,7 +265,8 @@ export function parseAnswer(buf: Buffer, head: boolean, ended: boolean): { answe
       start = bodyStart;
       continue;
     }
-    if (head || status === 204 || status === 304) return { answer: { status, headers, body: new Uint8Array(0) }, keepAlive };
+    if (head || status === 204 || status === 304)
+      return { answer: { status, headers, body: new Uint8Array(0) }, keepAlive };
     if (chunked) {
       const body = dechunk(buf, bodyStart);
       return body ? { answer: { status, headers, body }, keepAlive } : null;

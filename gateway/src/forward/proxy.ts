@@ -1,11 +1,22 @@
-import { AppError, IDEMPOTENCY_KEY, REQUEST_ID, signedHeaders, type Caller } from '@studio/shared';
+import { AppError, type Caller, IDEMPOTENCY_KEY, REQUEST_ID, signedHeaders } from '@studio/shared';
 import { readBody } from '@studio/shared/body';
 import { type Pool, UpstreamError } from './http1';
 
 /** Hop-by-hop, framing and caller-controlled headers that never cross the gateway (the hop sets its own framing). */
 const DROP_REQUEST = new Set([
-  'authorization', 'connection', 'keep-alive', 'host', 'transfer-encoding', 'te', 'upgrade', 'proxy-connection',
-  'content-length', 'expect', 'trailer', 'traceparent', REQUEST_ID,
+  'authorization',
+  'connection',
+  'keep-alive',
+  'host',
+  'transfer-encoding',
+  'te',
+  'upgrade',
+  'proxy-connection',
+  'content-length',
+  'expect',
+  'trailer',
+  'traceparent',
+  REQUEST_ID,
 ]);
 const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'server']);
 
@@ -50,7 +61,10 @@ export interface AnsweredProblem {
 /** A problem body's code and detail (a detail without NUL characters, which Postgres's text refuses); null for any other body. */
 export function problemOf(body: Uint8Array): AnsweredProblem | null {
   try {
-    const p = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')) as { code?: unknown; detail?: unknown };
+    const p = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')) as {
+      code?: unknown;
+      detail?: unknown;
+    };
     if (typeof p.code !== 'string' || !/^[a-z_]{1,64}$/.test(p.code)) return null;
     return { code: p.code, detail: typeof p.detail === 'string' ? p.detail.replaceAll('\0', '') : null };
   } catch {
@@ -61,7 +75,9 @@ export function problemOf(body: Uint8Array): AnsweredProblem | null {
 /** Reading the body failed other than by our own limit: the client went away mid-upload (499, not the service's fault). */
 function clientClosed(err: unknown): never {
   if (err instanceof AppError) throw err;
-  throw new AppError('client_closed_request', { detail: 'The client closed the connection before the request body arrived.' });
+  throw new AppError('client_closed_request', {
+    detail: 'The client closed the connection before the request body arrived.',
+  });
 }
 
 /**
@@ -75,7 +91,10 @@ export async function forward(req: Request, call: Call, o: ForwardOptions): Prom
   const method = req.method;
   const body = method !== 'GET' && method !== 'HEAD' ? await readBody(req).catch(clientClosed) : null;
   // the Idempotency-Key is passed on as sent (any method), so it is signed whatever the method
-  const signed = signedHeaders(o.secret, method, pathAndQuery, call.caller, Date.now(), { body, idempotencyKey: req.headers.get(IDEMPOTENCY_KEY) });
+  const signed = signedHeaders(o.secret, method, pathAndQuery, call.caller, Date.now(), {
+    body,
+    idempotencyKey: req.headers.get(IDEMPOTENCY_KEY),
+  });
   const head = headerBlock(req, signed, call.traceparent);
   const answer = await o.pool.request(method, pathAndQuery, head, body, o.timeoutMs);
   if (call.onProblem && answer.status >= 400) {
@@ -83,8 +102,12 @@ export async function forward(req: Request, call: Call, o: ForwardOptions): Prom
     if (problem) call.onProblem(problem);
   }
   const headers: [string, string][] = [];
-  for (const h of answer.headers) if (!DROP_RESPONSE.has(h[0]) && !h[0].startsWith('x-gw-') && !(extra && h[0] in extra)) headers.push(h);
+  for (const h of answer.headers)
+    if (!DROP_RESPONSE.has(h[0]) && !h[0].startsWith('x-gw-') && !(extra && h[0] in extra)) headers.push(h);
   // the gateway's own headers go in at construction: cheaper than setting them on the Response afterwards
   if (extra) for (const k in extra) headers.push([k, extra[k]!]);
-  return new Response(method === 'HEAD' || !answer.body.byteLength ? null : (answer.body as Uint8Array<ArrayBuffer>), { status: answer.status, headers });
+  return new Response(method === 'HEAD' || !answer.body.byteLength ? null : (answer.body as Uint8Array<ArrayBuffer>), {
+    status: answer.status,
+    headers,
+  });
 }

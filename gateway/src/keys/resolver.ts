@@ -1,7 +1,7 @@
+import type { KeyKind } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 import type { Redis } from '@studio/shared/io/redis';
-import type { KeyKind } from '@studio/shared';
-import { TieredCache, type CacheTier, type SharedTier } from '../cache/tiered';
+import { type CacheTier, type SharedTier, TieredCache } from '../cache/tiered';
 import { RECORD_TTL_S, type redisNames } from './redis-names';
 
 export interface KeyRecord {
@@ -58,7 +58,13 @@ export class KeyResolver {
   /** Redis records cached earlier than this (the last flush: start, or a broken or restored subscription) are not trusted. */
   private trustSince = Date.now();
 
-  constructor(private sql: Sql, redis: Redis | null, private names: ReturnType<typeof redisNames>, private onRead?: (tier: CacheTier) => void, o: KeyCacheOptions = {}) {
+  constructor(
+    private sql: Sql,
+    redis: Redis | null,
+    private names: ReturnType<typeof redisNames>,
+    private onRead?: (tier: CacheTier) => void,
+    o: KeyCacheOptions = {},
+  ) {
     this.shared = redis ? this.redisTier(redis) : undefined;
     this.cache = new TieredCache<KeyRecord | null>({
       freshMs: (rec) => (rec ? LOCAL_TTL_MS : NEGATIVE_TTL_MS),
@@ -96,7 +102,10 @@ export class KeyResolver {
    * Postgres, and may refuse it (throw `LookupRefused`): the per-address limit of unknown keys.
    */
   resolve(hash: string, beforePostgres?: () => void | Promise<void>): Promise<KeyRecord | null> {
-    return this.cache.get(hash, beforePostgres ? async () => (await beforePostgres(), this.fromPostgres(hash)) : () => this.fromPostgres(hash));
+    return this.cache.get(
+      hash,
+      beforePostgres ? async () => (await beforePostgres(), this.fromPostgres(hash)) : () => this.fromPostgres(hash),
+    );
   }
 
   /** Offers a record read from Postgres to Redis (refused there if the key was evicted since). */
@@ -118,22 +127,39 @@ export class KeyResolver {
       set: async (hash, rec) => {
         if (!rec || !redis.isReady) return;
         const shared: Shared = { ...rec, cachedAt: Date.now() };
-        await redis.eval(SET_UNLESS_STALE, { keys: [this.names.record(hash), this.names.stale(hash)], arguments: [JSON.stringify(shared), String(RECORD_TTL_S)] });
+        await redis.eval(SET_UNLESS_STALE, {
+          keys: [this.names.record(hash), this.names.stale(hash)],
+          arguments: [JSON.stringify(shared), String(RECORD_TTL_S)],
+        });
       },
     };
   }
 
   private async fromPostgres(hash: string): Promise<KeyRecord | null> {
-    const [row] = await this.sql<{
-      id: string; studioId: string; kind: KeyKind; scopes: string[]; revokedAt: Date | null; expiresAt: Date | null; deletedAt: Date | null; allowedOrigins: string[] | null;
-    }[]>`
+    const [row] = await this.sql<
+      {
+        id: string;
+        studioId: string;
+        kind: KeyKind;
+        scopes: string[];
+        revokedAt: Date | null;
+        expiresAt: Date | null;
+        deletedAt: Date | null;
+        allowedOrigins: string[] | null;
+      }[]
+    >`
       select k.id, k.studio_id, k.kind, k.scopes, k.revoked_at, k.expires_at, k.allowed_origins, s.deleted_at
       from api_keys k join studios s on s.id = k.studio_id
       where k.hash = ${hash}`;
     if (!row) return null;
     return {
-      id: row.id, studioId: row.studioId, kind: row.kind, scopes: row.scopes, revoked: row.revokedAt !== null,
-      studioLive: row.deletedAt === null, expiresAt: row.expiresAt ? row.expiresAt.getTime() : null,
+      id: row.id,
+      studioId: row.studioId,
+      kind: row.kind,
+      scopes: row.scopes,
+      revoked: row.revokedAt !== null,
+      studioLive: row.deletedAt === null,
+      expiresAt: row.expiresAt ? row.expiresAt.getTime() : null,
       allowedOrigins: row.kind === 'publishable' ? row.allowedOrigins : null,
     };
   }

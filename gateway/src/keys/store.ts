@@ -1,6 +1,6 @@
+import { AppError, generateKey, hashKey, iso, isoOrNull, isScope, type KeyKind, keyHint, newId } from '@studio/shared';
 import type { Sql, Tx } from '@studio/shared/io/db';
 import { parseOriginList } from '@studio/shared/origins';
-import { AppError, generateKey, hashKey, isScope, keyHint, newId, isoOrNull, iso, type KeyKind } from '@studio/shared';
 import type { Broadcasts } from '../broadcasts/bus';
 
 /** Key management used by the operator CLI and the dashboard. Never stores or logs the full key. */
@@ -40,7 +40,10 @@ export type ApiKeyJson = ReturnType<typeof keyRecordJson>;
 /** Origins for a key of this kind: null (any), a checked list (publishable keys), or an error. */
 function checkedOrigins(kind: KeyKind, origins: string[] | null | undefined): string[] | null {
   if (!origins?.length) return null;
-  if (kind !== 'publishable') throw new AppError('validation_failed', { detail: 'only publishable keys are restricted to origins (secret keys never run in a browser)' });
+  if (kind !== 'publishable')
+    throw new AppError('validation_failed', {
+      detail: 'only publishable keys are restricted to origins (secret keys never run in a browser)',
+    });
   const parsed = parseOriginList(origins);
   if ('error' in parsed) throw new AppError('validation_failed', { detail: parsed.error });
   return parsed.origins;
@@ -48,12 +51,21 @@ function checkedOrigins(kind: KeyKind, origins: string[] | null | undefined): st
 
 export async function createApiKey(
   sql: Sql | Tx,
-  input: { studioId: string; kind: KeyKind; name: string; scopes?: string[]; expiresAt?: Date | null; allowedOrigins?: string[] | null; rolledFrom?: string },
+  input: {
+    studioId: string;
+    kind: KeyKind;
+    name: string;
+    scopes?: string[];
+    expiresAt?: Date | null;
+    allowedOrigins?: string[] | null;
+    rolledFrom?: string;
+  },
 ) {
   const scopes = [...new Set(input.scopes ?? [])];
   const bad = scopes.filter((s) => !isScope(s));
   if (bad.length) throw new AppError('validation_failed', { detail: `unknown scope ${bad.join(', ')}` });
-  if (input.kind === 'publishable' && scopes.length) throw new AppError('validation_failed', { detail: 'publishable keys have no scopes' });
+  if (input.kind === 'publishable' && scopes.length)
+    throw new AppError('validation_failed', { detail: 'publishable keys have no scopes' });
   const name = input.name.trim();
   if (!name || name.length > 100) throw new AppError('validation_failed', { detail: 'name must be 1..100 characters' });
   const allowedOrigins = checkedOrigins(input.kind, input.allowedOrigins);
@@ -92,7 +104,14 @@ export async function rollApiKey(sql: Sql, bus: Broadcasts, keyId: string, expir
     const [old] = await tx<ApiKeyRow[]>`
       select * from api_keys where id = ${keyId} ${studioId ? tx`and studio_id = ${studioId}` : tx``} and revoked_at is null for update`;
     if (!old) throw new AppError('not_found', { detail: `no live key ${keyId}` });
-    const next = await createApiKey(tx, { studioId: old.studioId, kind: old.kind, name: old.name, scopes: old.scopes, allowedOrigins: old.allowedOrigins, rolledFrom: old.id });
+    const next = await createApiKey(tx, {
+      studioId: old.studioId,
+      kind: old.kind,
+      name: old.name,
+      scopes: old.scopes,
+      allowedOrigins: old.allowedOrigins,
+      rolledFrom: old.id,
+    });
     const [previous] = await tx<ApiKeyRow[]>`
       update api_keys set expires_at = least(coalesce(expires_at, 'infinity'), now() + make_interval(secs => ${expiresInMs / 1000}))
       where id = ${keyId} returning *`;
@@ -107,15 +126,21 @@ export async function rollApiKey(sql: Sql, bus: Broadcasts, keyId: string, expir
  * replica drops its cached record before this returns, so the change holds at once.
  */
 export async function setKeyOrigins(sql: Sql, bus: Broadcasts, keyId: string, origins: string[], studioId?: string) {
-  const [key] = await sql<ApiKeyRow[]>`select * from api_keys where id = ${keyId} ${studioId ? sql`and studio_id = ${studioId}` : sql``}`;
+  const [key] = await sql<
+    ApiKeyRow[]
+  >`select * from api_keys where id = ${keyId} ${studioId ? sql`and studio_id = ${studioId}` : sql``}`;
   if (!key) throw new AppError('not_found', { detail: `no key ${keyId}` });
   const allowedOrigins = checkedOrigins(key.kind, origins);
-  const [row] = await sql<ApiKeyRow[]>`update api_keys set allowed_origins = ${allowedOrigins} where id = ${keyId} returning *`;
+  const [row] = await sql<
+    ApiKeyRow[]
+  >`update api_keys set allowed_origins = ${allowedOrigins} where id = ${keyId} returning *`;
   const propagated = await bus.evictKeys([key.hash], { revoked: false });
   return { ...keyRecordJson(row!), propagated };
 }
 
 export async function listApiKeys(sql: Sql, studioId: string) {
-  const rows = await sql<ApiKeyRow[]>`select * from api_keys where studio_id = ${studioId} order by created_at desc, id desc`;
+  const rows = await sql<
+    ApiKeyRow[]
+  >`select * from api_keys where studio_id = ${studioId} order by created_at desc, id desc`;
   return rows.map(keyRecordJson);
 }

@@ -61,7 +61,8 @@ export function clientBlock(address: string): string {
   const h = head ? head.split(':') : [];
   const t = tail ? tail.split(':') : [];
   // `::` stands for as many zero groups as are missing (an embedded IPv4 tail is past the /64 anyway)
-  const groups = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
+  const groups =
+    tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
   const first4 = Array.from({ length: 4 }, (_, i) => (Number.parseInt(groups[i] ?? '0', 16) || 0).toString(16));
   return `${first4.join(':')}::/64`;
 }
@@ -79,7 +80,10 @@ export class RateLimiter {
   readonly publishable;
   readonly unknownKey;
 
-  constructor(private store: BucketStore, cfg: { secret: string; publishableClient: string; publishable: string; unknownKey?: string }) {
+  constructor(
+    private store: BucketStore,
+    cfg: { secret: string; publishableClient: string; publishable: string; unknownKey?: string },
+  ) {
     this.secret = parseBucket(cfg.secret);
     this.publishableClient = parseBucket(cfg.publishableClient);
     this.publishable = parseBucket(cfg.publishable);
@@ -107,7 +111,12 @@ export class RateLimiter {
     const g = this.unknownKeyGroup(client);
     const now = Date.now();
     if (g.deniedUntil <= now || (g.left > 0 && g.expires > now)) return null;
-    return { revoked: false, allowed: false, retryAfter: Math.max(1, Math.ceil((g.deniedUntil - now) / 1000)), headers: this.headersOf(g) };
+    return {
+      revoked: false,
+      allowed: false,
+      retryAfter: Math.max(1, Math.ceil((g.deniedUntil - now) / 1000)),
+      headers: this.headersOf(g),
+    };
   }
 
   /** Spends one of the address's unknown-key tokens: synchronously when the lease or a refusal in force answers. */
@@ -130,7 +139,18 @@ export class RateLimiter {
   }
 
   private newGroup(id: string, buckets: Bucket[]): Group {
-    return { id, buckets, policy: buckets.map((b) => `"${b.policy}";q=${b.rate};w=1`).join(', '), lease: leaseSize(buckets), left: 0, expires: 0, deniedUntil: 0, remaining: [], full: [], pending: null };
+    return {
+      id,
+      buckets,
+      policy: buckets.map((b) => `"${b.policy}";q=${b.rate};w=1`).join(', '),
+      lease: leaseSize(buckets),
+      left: 0,
+      expires: 0,
+      deniedUntil: 0,
+      remaining: [],
+      full: [],
+      pending: null,
+    };
   }
 
   /** `client` matters for publishable keys only (one key is shared by every visitor of a site). */
@@ -138,9 +158,13 @@ export class RateLimiter {
     const id = kind === 'secret' ? keyId : `${keyId}|${client}`;
     let g = this.groups.get(id);
     if (!g) {
-      const buckets: Bucket[] = kind === 'secret'
-        ? [{ policy: 'key', name: keyId, ...this.secret }]
-        : [{ policy: 'client', name: `${keyId}:${client}`, ...this.publishableClient }, { policy: 'key', name: keyId, ...this.publishable }];
+      const buckets: Bucket[] =
+        kind === 'secret'
+          ? [{ policy: 'key', name: keyId, ...this.secret }]
+          : [
+              { policy: 'client', name: `${keyId}:${client}`, ...this.publishableClient },
+              { policy: 'key', name: keyId, ...this.publishable },
+            ];
       if (this.groups.size >= GROUPS_MAX) this.groups.clear();
       g = this.newGroup(id, buckets);
       this.groups.set(id, g);
@@ -165,13 +189,19 @@ export class RateLimiter {
     const now = Date.now();
     if (g.left > 0 && g.expires > now) {
       g.left--;
-      if (g.left * 2 < g.lease && !g.pending && !this.store.takeNow && this.store.ready) this.renew(keyHash, g, revokedKnown);
+      if (g.left * 2 < g.lease && !g.pending && !this.store.takeNow && this.store.ready)
+        this.renew(keyHash, g, revokedKnown);
       return { revoked: false, allowed: true, retryAfter: 0, headers: this.headersOf(g) };
     }
     // a store in this process (single-node mode) decides every request now, exactly
     if (this.store.takeNow) return this.spent(g, this.store.takeNow(keyHash, g.buckets, 1));
     if (g.deniedUntil > now) {
-      return { revoked: false, allowed: false, retryAfter: Math.max(1, Math.ceil((g.deniedUntil - now) / 1000)), headers: this.headersOf(g) };
+      return {
+        revoked: false,
+        allowed: false,
+        retryAfter: Math.max(1, Math.ceil((g.deniedUntil - now) / 1000)),
+        headers: this.headersOf(g),
+      };
     }
     if (!this.store.ready) return null;
     return undefined;
@@ -183,7 +213,12 @@ export class RateLimiter {
     g.full = t.full;
     g.deniedUntil = t.granted > 0 ? 0 : Date.now() + Math.max(t.nextMs, 1); // what `unknownKeyDenied` reads
     if (t.granted > 0) return { revoked: false, allowed: true, retryAfter: 0, headers: this.headersOf(g) };
-    return { revoked: false, allowed: false, retryAfter: Math.max(1, Math.ceil(t.nextMs / 1000)), headers: this.headersOf(g) };
+    return {
+      revoked: false,
+      allowed: false,
+      retryAfter: Math.max(1, Math.ceil(t.nextMs / 1000)),
+      headers: this.headersOf(g),
+    };
   }
 
   /** Background renewal: a revoked key's lease is dropped, so the next request asks `check` and learns it. */

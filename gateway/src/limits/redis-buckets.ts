@@ -43,7 +43,10 @@ return out`;
 
 /** The Redis implementation of `BucketStore`: round trips the limiter saves with leases (`rate-limiter.ts`). */
 export class RedisBuckets implements BucketStore {
-  constructor(private redis: Redis | null, private names: ReturnType<typeof redisNames>) {}
+  constructor(
+    private redis: Redis | null,
+    private names: ReturnType<typeof redisNames>,
+  ) {}
 
   get ready(): boolean {
     return !!this.redis?.isReady;
@@ -64,6 +67,11 @@ export class RedisBuckets implements BucketStore {
     if (out[0] === -1) return 'revoked';
     let nextMs = 0;
     for (let i = 0; i < buckets.length; i++) nextMs = Math.max(nextMs, out[3 + i * 3]!);
-    return { granted: out[0]!, remaining: buckets.map((_, i) => out[1 + i * 3]!), full: buckets.map((_, i) => out[2 + i * 3]!), nextMs };
+    return {
+      granted: out[0]!,
+      remaining: buckets.map((_, i) => out[1 + i * 3]!),
+      full: buckets.map((_, i) => out[2 + i * 3]!),
+      nextMs,
+    };
   }
 }

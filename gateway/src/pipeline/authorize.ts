@@ -1,7 +1,7 @@
 import { ANY_READ, quote, scopeAllows } from '@studio/shared';
 import { originAllowed } from '@studio/shared/origins';
 import type { KeyRecord } from '../keys/resolver';
-import { keyDetail, refuse, type Ctx, type KeyLookup, type KeyProblem } from './context';
+import { type Ctx, type KeyLookup, type KeyProblem, keyDetail, refuse } from './context';
 import type { SurfaceProfile } from './profile';
 
 /** Why this record may not call this surface now, or null. Expiry is checked against its own instant on every call, so no cache can stretch it. */
@@ -23,24 +23,34 @@ export function judgeKey(rec: KeyRecord | null, kind: KeyRecord['kind'], now = D
 export function authorizeStep(p: SurfaceProfile) {
   return function authorize(c: Ctx, found: KeyLookup): Response | null {
     if ('rec' in found && found.rec) c.key = found.rec;
-    if (!c.route) return refuse(p, c, 'route_not_found', { detail: `No route ${quote(c.path)} on the ${p.surface} surface.` });
+    if (!c.route)
+      return refuse(p, c, 'route_not_found', { detail: `No route ${quote(c.path)} on the ${p.surface} surface.` });
     const op = c.op;
     if (!op) {
       const allow = (c.route as { allow: string[] }).allow.join(', ');
-      return refuse(p, c, 'method_not_allowed', { detail: `${quote(c.method)} is not allowed on ${quote(c.path)}; allowed: ${allow}.`, headers: { allow } });
+      return refuse(p, c, 'method_not_allowed', {
+        detail: `${quote(c.method)} is not allowed on ${quote(c.path)}; allowed: ${allow}.`,
+        headers: { allow },
+      });
     }
     const keyProblem = 'problem' in found ? found.problem : judgeKey(found.rec, p.keyKind);
     if (keyProblem) return refuse(p, c, keyProblem, { detail: keyDetail(keyProblem, p) });
     const k = c.key!;
-    if (!k.studioLive) return refuse(p, c, 'studio_required', { detail: 'The key belongs to a studio that no longer exists.' });
+    if (!k.studioLive)
+      return refuse(p, c, 'studio_required', { detail: 'The key belongs to a studio that no longer exists.' });
     // a key restricted to its sites' pages: a browser names the page's origin; a server-side call names none and passes
     const origin = k.allowedOrigins ? c.req.headers.get('origin') : null;
     if (origin !== null && !originAllowed(k.allowedOrigins, origin)) {
-      return refuse(p, c, 'origin_not_allowed', { detail: `This key may not be used from ${quote(origin)}; it is restricted to its studio's own websites.` });
+      return refuse(p, c, 'origin_not_allowed', {
+        detail: `This key may not be used from ${quote(origin)}; it is restricted to its studio's own websites.`,
+      });
     }
     if (op.scope && !scopeAllows(k.scopes, op.scope)) {
       const needs = op.scope === ANY_READ ? 'any one read scope (such as classes:read)' : `the ${op.scope} scope`;
-      return refuse(p, c, 'scope_required', { detail: `This operation needs ${needs}.`, extra: { requiredScope: op.scope } });
+      return refuse(p, c, 'scope_required', {
+        detail: `This operation needs ${needs}.`,
+        extra: { requiredScope: op.scope },
+      });
     }
     return null;
   };

@@ -1,8 +1,8 @@
 import { JSON_TYPE, log, operationsOf } from '@studio/shared';
+import { traceparentOf } from '@studio/shared/trace';
 import { StorefrontCache } from '../cache/storefront';
 import { forward } from '../forward/proxy';
-import { answered, setHeaders, signedCallerOf, upstreamFailure, type Ctx, type UpstreamErrorCount } from './context';
-import { traceparentOf } from '@studio/shared/trace';
+import { answered, type Ctx, setHeaders, signedCallerOf, type UpstreamErrorCount, upstreamFailure } from './context';
 import type { SurfaceProfile } from './profile';
 
 /**
@@ -17,7 +17,8 @@ import type { SurfaceProfile } from './profile';
 export function cacheStep(p: SurfaceProfile, cache: StorefrontCache, count?: UpstreamErrorCount) {
   /** Each operation's declared query parameters (its registry row's query schema), the only ones an entry is keyed on. */
   const declared = new Map<string, ReadonlySet<string>>();
-  for (const op of operationsOf(p.surface)) declared.set(op.id, new Set(op.query ? Object.keys(op.query.properties) : []));
+  for (const op of operationsOf(p.surface))
+    declared.set(op.id, new Set(op.query ? Object.keys(op.query.properties) : []));
 
   return function cached(c: Ctx, headers: Record<string, string>): Response | Promise<Response> | null {
     if (!cache.enabled) return null;
@@ -30,12 +31,22 @@ export function cacheStep(p: SurfaceProfile, cache: StorefrontCache, count?: Ups
     // the client's own validators stay here: upstream is asked for the full answer, or to confirm the kept one
     const caller = signedCallerOf(c);
     const load = (etag: string | null) =>
-      forward(new Request(c.req.url, { headers: etag ? { accept: JSON_TYPE, 'if-none-match': etag } : { accept: JSON_TYPE } }), { pathAndQuery: c.pathAndQuery, caller, traceparent: traceparentOf(c.trace) }, p.forward);
+      forward(
+        new Request(c.req.url, {
+          headers: etag ? { accept: JSON_TYPE, 'if-none-match': etag } : { accept: JSON_TYPE },
+        }),
+        { pathAndQuery: c.pathAndQuery, caller, traceparent: traceparentOf(c.trace) },
+        p.forward,
+      );
     const stale = cache.stale(studioId, key, conditional, acceptEncoding, headers);
     if (stale) {
-      cache.fill(studioId, key, null, null, load).catch((err) => log('warn', 'storefront cache refresh failed', { error: String(err) }));
+      cache
+        .fill(studioId, key, null, null, load)
+        .catch((err) => log('warn', 'storefront cache refresh failed', { error: String(err) }));
       return stale;
     }
-    return cache.fill(studioId, key, conditional, acceptEncoding, load, headers, (a) => answered(c, a)).catch((err) => setHeaders(upstreamFailure(p, c, err, count), headers));
+    return cache
+      .fill(studioId, key, conditional, acceptEncoding, load, headers, (a) => answered(c, a))
+      .catch((err) => setHeaders(upstreamFailure(p, c, err, count), headers));
   };
 }

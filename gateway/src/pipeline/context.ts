@@ -1,7 +1,16 @@
-import { AppError, log, newRequestId, problemResponse, type Caller, type Operation, type ProblemCode, type ProblemOptions } from '@studio/shared';
-import { startTrace, TRACEPARENT, type Trace } from '@studio/shared/trace';
+import {
+  AppError,
+  type Caller,
+  log,
+  newRequestId,
+  type Operation,
+  type ProblemCode,
+  type ProblemOptions,
+  problemResponse,
+} from '@studio/shared';
 import { requestTarget } from '@studio/shared/target';
-import { UpstreamError, type AnsweredProblem } from '../forward/proxy';
+import { startTrace, TRACEPARENT, type Trace } from '@studio/shared/trace';
+import { type AnsweredProblem, UpstreamError } from '../forward/proxy';
 import type { KeyRecord } from '../keys/resolver';
 import type { LimitResult } from '../limits/rate-limiter';
 import type { SurfaceProfile } from './profile';
@@ -16,7 +25,12 @@ export type Server = { requestIP(req: Request): { address: string } | null };
 /** The route step's finding: an operation, the methods a known path allows, or no such path. */
 export type RouteMatch = { op: Operation } | { allow: string[] } | null;
 
-export type KeyProblem = 'api_key_missing' | 'api_key_invalid' | 'api_key_revoked' | 'api_key_expired' | 'api_key_wrong_kind';
+export type KeyProblem =
+  | 'api_key_missing'
+  | 'api_key_invalid'
+  | 'api_key_revoked'
+  | 'api_key_expired'
+  | 'api_key_wrong_kind';
 /** What the Authorization header led to: a record (null: no such key), or why it could not be looked up. */
 export type KeyLookup = { rec: KeyRecord | null } | { problem: 'api_key_missing' | 'api_key_invalid' };
 /** A lookup, or the caller's address over its limit of unknown keys (429, nothing looked up). */
@@ -55,7 +69,13 @@ export interface Ctx {
 }
 
 /** The addresses of TRUSTED_PROXIES (comma-separated). */
-export const trustedProxySet = (list: string): ReadonlySet<string> => new Set(list.split(',').map((s) => s.trim()).filter(Boolean));
+export const trustedProxySet = (list: string): ReadonlySet<string> =>
+  new Set(
+    list
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
 
 /** The caller's address: the peer's, or the first X-Forwarded-For hop when the peer is a trusted proxy. Read once per request. */
 export function clientAddressOf(c: Ctx, trusted: ReadonlySet<string>): string {
@@ -69,8 +89,18 @@ export function newCtx(req: Request, server: Server): Ctx {
   const { path, pathAndQuery, valid } = requestTarget(req.url);
   const at = Date.now();
   return {
-    req, server, started: performance.now(), at, requestId: newRequestId(at), method: req.method, path, pathAndQuery, malformed: !valid,
-    trace: startTrace(req.headers.get(TRACEPARENT), at), route: null, op: null,
+    req,
+    server,
+    started: performance.now(),
+    at,
+    requestId: newRequestId(at),
+    method: req.method,
+    path,
+    pathAndQuery,
+    malformed: !valid,
+    trace: startTrace(req.headers.get(TRACEPARENT), at),
+    route: null,
+    op: null,
   };
 }
 
@@ -95,17 +125,26 @@ export function setHeaders(res: Response, headers: Record<string, string>): Resp
 /** What a refusal of the key says (the authorize step; the limit step when Redis knows the key was revoked). */
 export function keyDetail(code: KeyProblem, p: SurfaceProfile): string {
   switch (code) {
-    case 'api_key_missing': return `Send Authorization: Bearer <key> with ${p.expectedKey}.`;
-    case 'api_key_invalid': return 'The key is malformed or unknown.';
-    case 'api_key_revoked': return 'The key has been revoked.';
-    case 'api_key_expired': return 'The key has expired (a rolled key\'s old text stops at its expiresAt); use its replacement.';
-    case 'api_key_wrong_kind': return `This surface needs ${p.expectedKey}.`;
+    case 'api_key_missing':
+      return `Send Authorization: Bearer <key> with ${p.expectedKey}.`;
+    case 'api_key_invalid':
+      return 'The key is malformed or unknown.';
+    case 'api_key_revoked':
+      return 'The key has been revoked.';
+    case 'api_key_expired':
+      return "The key has expired (a rolled key's old text stops at its expiresAt); use its replacement.";
+    case 'api_key_wrong_kind':
+      return `This surface needs ${p.expectedKey}.`;
   }
 }
 
 /** Who is calling, as the service is told it (signed); the service reads it back with `callerOf`. */
 export const signedCallerOf = (c: Ctx): Caller => ({
-  studioId: c.key!.studioId, keyId: c.key!.id, scopes: c.key!.scopes, operationId: c.op!.id, requestId: c.requestId,
+  studioId: c.key!.studioId,
+  keyId: c.key!.id,
+  scopes: c.key!.scopes,
+  operationId: c.op!.id,
+  requestId: c.requestId,
 });
 
 export type UpstreamErrorCount = (labels: { surface: string; kind: 'timeout' | 'unavailable' }) => void;

@@ -1,7 +1,15 @@
 import { MAX_BODY_BYTES, tooLarge } from '@studio/shared/body';
-import { forward, type AnsweredProblem } from '../forward/proxy';
 import { traceparentOf } from '@studio/shared/trace';
-import { answered, refuse, setHeaders, signedCallerOf, upstreamFailure, type Ctx, type UpstreamErrorCount } from './context';
+import { type AnsweredProblem, forward } from '../forward/proxy';
+import {
+  answered,
+  type Ctx,
+  refuse,
+  setHeaders,
+  signedCallerOf,
+  type UpstreamErrorCount,
+  upstreamFailure,
+} from './context';
 import type { SurfaceProfile } from './profile';
 
 /** A declared body over the limit is refused before anything is read or sent upstream. */
@@ -20,10 +28,19 @@ export function forwardStep(p: SurfaceProfile, count?: UpstreamErrorCount) {
   const invalidates = p.invalidates;
   /** `headers`: the answer's own headers from the gateway (request id, CORS, rate limit), built in. */
   return function forwardCall(c: Ctx, headers: Record<string, string>): Promise<Response> {
-    const call = { pathAndQuery: c.pathAndQuery, caller: signedCallerOf(c), traceparent: traceparentOf(c.trace), answerHeaders: headers, onProblem: (a: AnsweredProblem) => answered(c, a) };
-    return forward(c.req, call, p.forward).then(async (res) => {
-      if (invalidates && c.op!.changesStorefront && res.ok) await invalidates.changed(c.key!.studioId);
-      return res;
-    }, (err) => setHeaders(upstreamFailure(p, c, err, count), headers));
+    const call = {
+      pathAndQuery: c.pathAndQuery,
+      caller: signedCallerOf(c),
+      traceparent: traceparentOf(c.trace),
+      answerHeaders: headers,
+      onProblem: (a: AnsweredProblem) => answered(c, a),
+    };
+    return forward(c.req, call, p.forward).then(
+      async (res) => {
+        if (invalidates && c.op!.changesStorefront && res.ok) await invalidates.changed(c.key!.studioId);
+        return res;
+      },
+      (err) => setHeaders(upstreamFailure(p, c, err, count), headers),
+    );
   };
 }

@@ -1,6 +1,6 @@
 import { MALFORMED_DETAIL } from '@studio/shared/target';
 import type { DocsHandler } from '../docs';
-import { refuse, type Ctx } from './context';
+import { type Ctx, refuse } from './context';
 import type { SurfaceProfile } from './profile';
 
 const PREFLIGHT = {
@@ -10,7 +10,11 @@ const PREFLIGHT = {
 };
 
 const isDocsPath = (path: string) =>
-  path === '/healthz' || path === '/readyz' || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/');
+  path === '/healthz' ||
+  path === '/readyz' ||
+  path === '/openapi.json' ||
+  path === '/docs' ||
+  path.startsWith('/docs/');
 
 /**
  * Step 1, the front door: what a surface answers without a key (a malformed Host or

@@ -1,20 +1,20 @@
-import { log, type Config } from '@studio/shared';
+import { type Config, log } from '@studio/shared';
+import type { SpanExporter } from '@studio/shared/io/otlp';
 import type { ActivityWriter } from '../activity/writer';
 import type { DocsHandler } from '../docs';
-import type { RateLimiter } from '../limits/rate-limiter';
 import type { KeyResolver } from '../keys/resolver';
+import type { RateLimiter } from '../limits/rate-limiter';
+import type { GatewayMetrics } from '../metrics';
 import { authorizeStep } from './authorize';
 import { cacheStep } from './cache';
-import { newCtx, refuse, trustedProxySet, type Ctx, type KeyStepResult, type Server } from './context';
+import { type Ctx, type KeyStepResult, newCtx, refuse, type Server, trustedProxySet } from './context';
 import { bodyTooLarge, forwardStep } from './forward';
 import { frontDoor } from './front';
 import { keyStep } from './key';
 import { limitStep } from './limit';
+import type { SurfaceProfile } from './profile';
 import { recordStep } from './record';
 import { routeStep } from './route';
-import type { SurfaceProfile } from './profile';
-import type { GatewayMetrics } from '../metrics';
-import type { SpanExporter } from '@studio/shared/io/otlp';
 
 export interface PipelineDeps {
   config: Config;
@@ -51,7 +51,12 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   const limit = limitStep(p, deps.limiter, deps.keys, trusted, m?.limitDecisions);
   const cached = p.cache ? cacheStep(p, p.cache, m?.upstreamErrors) : null;
   const forwardCall = forwardStep(p, m?.upstreamErrors);
-  const { record, answerHeaders } = recordStep(p, { activity: deps.activity, metrics: m?.requests, spans: deps.spans, trusted });
+  const { record, answerHeaders } = recordStep(p, {
+    activity: deps.activity,
+    metrics: m?.requests,
+    spans: deps.spans,
+    trusted,
+  });
 
   function serve(c: Ctx): Response | Promise<Response> {
     const refused = bodyTooLarge(p, c);
@@ -72,7 +77,10 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   /** The key store could not be asked (Postgres down): nothing is known of the caller, so nothing is recorded. */
   function lookupFailed(c: Ctx, err: unknown): Response {
     log('error', 'key lookup failed', { requestId: c.requestId, error: String(err) });
-    return record(c, refuse(p, c, 'service_unavailable', { detail: 'Key verification is unavailable; retry shortly.' }));
+    return record(
+      c,
+      refuse(p, c, 'service_unavailable', { detail: 'Key verification is unavailable; retry shortly.' }),
+    );
   }
 
   return function handle(req: Request, server: Server): Response | Promise<Response> {
@@ -83,7 +91,11 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
     route(c);
     // the key is judged even on an unknown route, so the call still lands in the studio's activity log
     const found = key(c);
-    if (found instanceof Promise) return found.then((f) => afterKey(c, f), (err) => lookupFailed(c, err));
+    if (found instanceof Promise)
+      return found.then(
+        (f) => afterKey(c, f),
+        (err) => lookupFailed(c, err),
+      );
     return afterKey(c, found);
   };
 }

@@ -1,13 +1,14 @@
 import { hashKey, parseKey } from '@studio/shared';
-import { LookupRefused, type KeyResolver } from '../keys/resolver';
+import { type KeyResolver, LookupRefused } from '../keys/resolver';
 import type { LimitResult, RateLimiter } from '../limits/rate-limiter';
-import { clientAddressOf, type Ctx, type KeyLookup, type KeyStepResult } from './context';
+import { type Ctx, clientAddressOf, type KeyLookup, type KeyStepResult } from './context';
 
 const MISSING: KeyLookup = { problem: 'api_key_missing' };
 const INVALID: KeyLookup = { problem: 'api_key_invalid' };
 const UNKNOWN: KeyLookup = { rec: null };
 
-const then = <T, R>(v: T | Promise<T>, next: (v: T) => R): R | Promise<R> => (v instanceof Promise ? v.then(next) : next(v));
+const then = <T, R>(v: T | Promise<T>, next: (v: T) => R): R | Promise<R> =>
+  v instanceof Promise ? v.then(next) : next(v);
 const HEADERS_MAX = 10_000;
 const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
 
@@ -36,7 +37,8 @@ export function keyStep(keys: KeyResolver, limiter?: RateLimiter, trusted: Reado
     return hash;
   }
 
-  const refusedOr = (l: LimitResult | null, otherwise: KeyStepResult): KeyStepResult => (l && !l.allowed ? { limited: l } : otherwise);
+  const refusedOr = (l: LimitResult | null, otherwise: KeyStepResult): KeyStepResult =>
+    l && !l.allowed ? { limited: l } : otherwise;
 
   /** Spends a token before Postgres is asked (refusing the lookup when the address has none left); a key found gives it back. */
   function lookup(hash: string, client: string): Promise<KeyStepResult> {

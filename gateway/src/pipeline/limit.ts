@@ -1,6 +1,6 @@
 import type { KeyResolver } from '../keys/resolver';
 import type { LimitResult, RateLimiter } from '../limits/rate-limiter';
-import { clientAddressOf, keyDetail, refuse, type Ctx } from './context';
+import { type Ctx, clientAddressOf, keyDetail, refuse } from './context';
 import type { SurfaceProfile } from './profile';
 
 /** Counts each decision (`studio_rate_limit_decisions_total`). */
@@ -12,8 +12,13 @@ export type LimitDecisionCount = (labels: { decision: 'allowed' | 'limited' | 'r
  * Redis can also tell that the key was revoked on another replica. A limiter that
  * cannot decide (Redis down) admits, and says so in its log: `decide` gets null.
  */
-export function limitStep(p: SurfaceProfile, limiter: RateLimiter, keys: KeyResolver, trusted: ReadonlySet<string>, count: LimitDecisionCount = () => {}) {
-
+export function limitStep(
+  p: SurfaceProfile,
+  limiter: RateLimiter,
+  keys: KeyResolver,
+  trusted: ReadonlySet<string>,
+  count: LimitDecisionCount = () => {},
+) {
   function decide(c: Ctx, l: LimitResult | null): Response | null {
     if (!l) {
       count({ decision: 'fail_open' });
@@ -26,7 +31,11 @@ export function limitStep(p: SurfaceProfile, limiter: RateLimiter, keys: KeyReso
     }
     c.limitHeaders = l.headers;
     count({ decision: l.allowed ? 'allowed' : 'limited' });
-    if (!l.allowed) return refuse(p, c, 'rate_limited', { detail: 'Too many requests; slow down.', headers: { 'retry-after': String(l.retryAfter) } });
+    if (!l.allowed)
+      return refuse(p, c, 'rate_limited', {
+        detail: 'Too many requests; slow down.',
+        headers: { 'retry-after': String(l.retryAfter) },
+      });
     return null;
   }
 
@@ -47,7 +56,10 @@ export function limitStep(p: SurfaceProfile, limiter: RateLimiter, keys: KeyReso
   function unknownKeys(c: Ctx, l: LimitResult): Response {
     count({ decision: 'limited' });
     c.limitHeaders = l.headers;
-    return refuse(p, c, 'rate_limited', { detail: 'Too many unknown keys from this address; slow down.', headers: { 'retry-after': String(l.retryAfter) } });
+    return refuse(p, c, 'rate_limited', {
+      detail: 'Too many unknown keys from this address; slow down.',
+      headers: { 'retry-after': String(l.retryAfter) },
+    });
   }
 
   return Object.assign(limit, { unknownKeys });

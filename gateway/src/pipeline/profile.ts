@@ -1,7 +1,7 @@
-import { problemTypeBase, type Config, type KeyKind, type Surface } from '@studio/shared';
+import { type Config, type KeyKind, problemTypeBase, type Surface } from '@studio/shared';
+import type { StorefrontCache } from '../cache/storefront';
 import { Pool } from '../forward/http1';
 import type { ForwardOptions } from '../forward/proxy';
-import type { StorefrontCache } from '../cache/storefront';
 
 /** Everything that differs between the two surfaces, so no step asks which surface it serves. */
 export interface SurfaceProfile {
@@ -20,17 +20,31 @@ export interface SurfaceProfile {
 }
 
 export function surfaceProfiles(config: Config, storefrontCache: StorefrontCache): Record<Surface, SurfaceProfile> {
-  const forward = (upstream: string): ForwardOptions => ({ pool: new Pool(upstream), secret: config.GATEWAY_SECRET, timeoutMs: config.UPSTREAM_TIMEOUT_MS });
+  const forward = (upstream: string): ForwardOptions => ({
+    pool: new Pool(upstream),
+    secret: config.GATEWAY_SECRET,
+    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+  });
   return {
     storefront: {
-      surface: 'storefront', keyKind: 'publishable', expectedKey: 'a publishable key (svc_pk_…)',
-      forward: forward(config.STOREFRONT_SERVICE_URL), typeBase: problemTypeBase(config, 'storefront'),
-      cors: true, cache: storefrontCache, invalidates: null,
+      surface: 'storefront',
+      keyKind: 'publishable',
+      expectedKey: 'a publishable key (svc_pk_…)',
+      forward: forward(config.STOREFRONT_SERVICE_URL),
+      typeBase: problemTypeBase(config, 'storefront'),
+      cors: true,
+      cache: storefrontCache,
+      invalidates: null,
     },
     management: {
-      surface: 'management', keyKind: 'secret', expectedKey: 'a secret key (svc_sk_…)',
-      forward: forward(config.MANAGEMENT_SERVICE_URL), typeBase: problemTypeBase(config, 'management'),
-      cors: false, cache: null, invalidates: storefrontCache,
+      surface: 'management',
+      keyKind: 'secret',
+      expectedKey: 'a secret key (svc_sk_…)',
+      forward: forward(config.MANAGEMENT_SERVICE_URL),
+      typeBase: problemTypeBase(config, 'management'),
+      cors: false,
+      cache: null,
+      invalidates: storefrontCache,
     },
   };
 }

@@ -1,15 +1,16 @@
 import { accessLogOn, logRequest, REQUEST_ID } from '@studio/shared';
 import type { Metrics } from '@studio/shared/io/metrics';
 import type { SpanExporter } from '@studio/shared/io/otlp';
-import { traceparentOf, TRACERESPONSE } from '@studio/shared/trace';
-import { outcomeOf, type ActivityWriter } from '../activity/writer';
-import { clientAddressOf, setHeaders, type Ctx } from './context';
+import { TRACERESPONSE, traceparentOf } from '@studio/shared/trace';
+import { type ActivityWriter, outcomeOf } from '../activity/writer';
+import { type Ctx, clientAddressOf, setHeaders } from './context';
 import type { SurfaceProfile } from './profile';
 
 /** Headers that let a browser page read a Storefront answer (docs/design/gateway.md). */
 const CORS_HEADERS = {
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Location, Idempotent-Replayed',
+  'access-control-expose-headers':
+    'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Location, Idempotent-Replayed',
 };
 
 export interface RecordDeps {
@@ -36,7 +37,11 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
   function answerHeaders(c: Ctx): Record<string, string> {
     // one object, assigned in place: this runs on every cached read
     // nosniff on every answer, cached ones included (docs/design/hostile-callers.md)
-    const h: Record<string, string> = { [REQUEST_ID]: c.requestId, [TRACERESPONSE]: traceparentOf(c.trace), 'x-content-type-options': 'nosniff' };
+    const h: Record<string, string> = {
+      [REQUEST_ID]: c.requestId,
+      [TRACERESPONSE]: traceparentOf(c.trace),
+      'x-content-type-options': 'nosniff',
+    };
     if (p.cors) {
       h['access-control-allow-origin'] = CORS_HEADERS['access-control-allow-origin'];
       h['access-control-expose-headers'] = CORS_HEADERS['access-control-expose-headers'];
@@ -59,20 +64,49 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
     if (key) {
       const q = c.pathAndQuery.indexOf('?');
       activity.record({
-        studioId: key.studioId, keyId: key.id, operationId: operation ?? null, method: c.method, path: c.path.slice(0, ENTRY_TEXT_MAX),
-        status, outcome: outcomeOf(status), durationMs, requestId: c.requestId, at: c.at,
-        problemCode: c.problem ?? null, traceId: c.trace.traceId, query: q < 0 ? null : c.pathAndQuery.slice(q + 1, q + 1 + ENTRY_TEXT_MAX),
-        problemDetail: c.problemDetail?.slice(0, ENTRY_TEXT_MAX) ?? null, clientAddress: clientAddressOf(c, trusted).slice(0, ENTRY_TEXT_MAX),
+        studioId: key.studioId,
+        keyId: key.id,
+        operationId: operation ?? null,
+        method: c.method,
+        path: c.path.slice(0, ENTRY_TEXT_MAX),
+        status,
+        outcome: outcomeOf(status),
+        durationMs,
+        requestId: c.requestId,
+        at: c.at,
+        problemCode: c.problem ?? null,
+        traceId: c.trace.traceId,
+        query: q < 0 ? null : c.pathAndQuery.slice(q + 1, q + 1 + ENTRY_TEXT_MAX),
+        problemDetail: c.problemDetail?.slice(0, ENTRY_TEXT_MAX) ?? null,
+        clientAddress: clientAddressOf(c, trusted).slice(0, ENTRY_TEXT_MAX),
         userAgent: c.req.headers.get('user-agent')?.slice(0, ENTRY_TEXT_MAX) ?? null,
       });
     }
     metrics?.request(p.surface, operation, status, durationMs / 1000);
-    if (accessLogOn()) logRequest({
-      requestId: c.requestId, traceId: c.trace.traceId, surface: p.surface, operation: operation ?? 'unknown', method: c.method, path: c.path,
-      status, durationMs, keyId: key?.id ?? null, ...(c.problem ? { problem: c.problem } : {}),
-    });
+    if (accessLogOn())
+      logRequest({
+        requestId: c.requestId,
+        traceId: c.trace.traceId,
+        surface: p.surface,
+        operation: operation ?? 'unknown',
+        method: c.method,
+        path: c.path,
+        status,
+        durationMs,
+        keyId: key?.id ?? null,
+        ...(c.problem ? { problem: c.problem } : {}),
+      });
     if (spans && c.trace.flags.endsWith('1')) {
-      spans.end(c.trace, { name: `${c.method} ${operation ?? 'unknown'}`, status, attributes: { 'http.request.method': c.method, 'url.path': c.path, 'studio.surface': p.surface, 'studio.operation': operation ?? 'unknown' } });
+      spans.end(c.trace, {
+        name: `${c.method} ${operation ?? 'unknown'}`,
+        status,
+        attributes: {
+          'http.request.method': c.method,
+          'url.path': c.path,
+          'studio.surface': p.surface,
+          'studio.operation': operation ?? 'unknown',
+        },
+      });
     }
     return headersBuiltIn ? res : setHeaders(res, answerHeaders(c));
   }

@@ -1,4 +1,4 @@
-import { operationsOf, type Operation, type Surface } from '@studio/shared';
+import { type Operation, operationsOf, type Surface } from '@studio/shared';
 import type { Ctx, RouteMatch } from './context';
 import type { SurfaceProfile } from './profile';
 
@@ -15,7 +15,11 @@ function compileRouter(surface: Surface) {
     let r = routes.get(op.path);
     if (!r) {
       const dynamic = op.path.includes('{');
-      r = { path: op.path, byMethod: new Map(), re: dynamic ? new RegExp(`^${op.path.replace(/\{\w+\}/g, '[^/]+')}$`) : null };
+      r = {
+        path: op.path,
+        byMethod: new Map(),
+        re: dynamic ? new RegExp(`^${op.path.replace(/\{\w+\}/g, '[^/]+')}$`) : null,
+      };
       routes.set(op.path, r);
     }
     r.byMethod.set(op.method, op);

@@ -40,7 +40,9 @@ describe('authorize step', () => {
     expect(body.type).toBe('https://errors.test/#api_key_missing');
     expect(missing.problem).toBe('api_key_missing');
 
-    expect((await problemOf(authorize(routed('/v1/classes'), { rec: record({ studioLive: false }) })!)).code).toBe('studio_required');
+    expect((await problemOf(authorize(routed('/v1/classes'), { rec: record({ studioLive: false }) })!)).code).toBe(
+      'studio_required',
+    );
     const noScope = await problemOf(authorize(routed('/v1/classes', 'POST'), { rec: record() })!);
     expect(noScope.code).toBe('scope_required');
     expect(noScope.requiredScope).toBe('classes:write');
@@ -49,7 +51,9 @@ describe('authorize step', () => {
   test('the events operations take any one read scope: "*:read" when the key holds none', async () => {
     for (const path of ['/v1/events', '/v1/events/evt_x']) {
       expect(authorize(routed(path), { rec: record({ scopes: ['coupons:read'] }) })).toBeNull();
-      const refused = await problemOf(authorize(routed(path), { rec: record({ scopes: ['classes:write', 'coupons:write'] }) })!);
+      const refused = await problemOf(
+        authorize(routed(path), { rec: record({ scopes: ['classes:write', 'coupons:write'] }) })!,
+      );
       expect(refused.code).toBe('scope_required');
       expect(refused.requiredScope).toBe('*:read');
       expect(refused.detail).toContain('any one read scope');

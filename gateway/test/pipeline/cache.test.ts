@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test';
-import { cacheStep } from '../../src/pipeline/cache';
 import { Pool } from '../../src/forward/http1';
+import { cacheStep } from '../../src/pipeline/cache';
 import { routeStep } from '../../src/pipeline/route';
 import { ctxOf, profiles, record } from './helpers';
 
@@ -11,7 +11,8 @@ const service = Bun.serve({
   fetch(req) {
     calls++;
     if (!up) return new Response(null, { status: 502 });
-    if (req.headers.get('if-none-match') === '"v1"') return new Response(null, { status: 304, headers: { etag: '"v1"' } });
+    if (req.headers.get('if-none-match') === '"v1"')
+      return new Response(null, { status: 304, headers: { etag: '"v1"' } });
     return Response.json({ data: [1, 2, 3] }, { headers: { etag: '"v1"', 'cache-control': 'no-cache' } });
   },
 });
@@ -31,7 +32,7 @@ function setup() {
 }
 
 describe('cache step', () => {
-  test('a miss goes upstream once; the next read is answered synchronously with the request\'s own headers', async () => {
+  test("a miss goes upstream once; the next read is answered synchronously with the request's own headers", async () => {
     const { cached, ctx } = setup();
     const before = calls;
     const first = await cached(ctx('/v1/instructors'), { 'x-request-id': 'req_1' })!;
@@ -44,7 +45,7 @@ describe('cache step', () => {
     expect(calls).toBe(before + 1);
   });
 
-  test('the client\'s If-None-Match gets a 304 from the kept answer', async () => {
+  test("the client's If-None-Match gets a 304 from the kept answer", async () => {
     const { cached, ctx } = setup();
     await cached(ctx('/v1/instructors'), {});
     const res = cached(ctx('/v1/instructors', { 'if-none-match': '"v1"' }), {}) as Response;
@@ -57,7 +58,7 @@ describe('cache step', () => {
     expect(cached(ctx('/v1/instructors'), {})).toBeNull();
   });
 
-  test('an upstream failure becomes this surface\'s problem answer, with the request\'s headers', async () => {
+  test("an upstream failure becomes this surface's problem answer, with the request's headers", async () => {
     const { p, ctx } = setup();
     p.storefront.forward = { ...p.storefront.forward, pool: new Pool('http://127.0.0.1:1') };
     const res = await cacheStep(p.storefront, p.cache)(ctx('/v1/classes'), { 'x-request-id': 'req_3' })!;

@@ -21,10 +21,17 @@ describe('front door step', () => {
     expect(front(ctxOf('http://gw/', { method: 'POST' }))).toBeNull();
   });
 
-  test('health, the document and the reference are the docs handler\'s, for this surface', async () => {
+  test("health, the document and the reference are the docs handler's, for this surface", async () => {
     const front = frontDoor(p.storefront, docs);
-    for (const path of ['/healthz', '/readyz', '/openapi.json', '/docs', '/docs/problems']) await front(ctxOf(`http://gw${path}`));
-    expect(docsCalls).toEqual(['storefront /healthz', 'storefront /readyz', 'storefront /openapi.json', 'storefront /docs', 'storefront /docs/problems']);
+    for (const path of ['/healthz', '/readyz', '/openapi.json', '/docs', '/docs/problems'])
+      await front(ctxOf(`http://gw${path}`));
+    expect(docsCalls).toEqual([
+      'storefront /healthz',
+      'storefront /readyz',
+      'storefront /openapi.json',
+      'storefront /docs',
+      'storefront /docs/problems',
+    ]);
   });
 
   test('preflights are answered on the browser surface only', () => {

@@ -1,13 +1,17 @@
 import { expect } from 'bun:test';
-import { loadConfig, type Config } from '@studio/shared';
+import { type Config, loadConfig } from '@studio/shared';
 import { StorefrontCache } from '../../src/cache/storefront';
-import { newCtx, type Ctx } from '../../src/pipeline/context';
-import { surfaceProfiles } from '../../src/pipeline/profile';
 import type { KeyRecord } from '../../src/keys/resolver';
+import { type Ctx, newCtx } from '../../src/pipeline/context';
+import { surfaceProfiles } from '../../src/pipeline/profile';
 
 /** Profiles of both surfaces on a configuration of the test's choosing. */
 export function profiles(env: Record<string, string> = {}) {
-  const config: Config = loadConfig({ GATEWAY_SECRET: 'unit-test-gateway-secret', PROBLEM_TYPE_BASE: 'https://errors.test/#', ...env });
+  const config: Config = loadConfig({
+    GATEWAY_SECRET: 'unit-test-gateway-secret',
+    PROBLEM_TYPE_BASE: 'https://errors.test/#',
+    ...env,
+  });
   const cache = new StorefrontCache();
   return { config, cache, ...surfaceProfiles(config, cache) };
 }
@@ -18,7 +22,15 @@ export function ctxOf(url: string, init: RequestInit = {}, peer = '203.0.113.7')
 }
 
 export const record = (over: Partial<KeyRecord> = {}): KeyRecord => ({
-  id: 'key_unit', studioId: 'std_unit', kind: 'secret', scopes: ['classes:read'], revoked: false, studioLive: true, expiresAt: null, allowedOrigins: null, ...over,
+  id: 'key_unit',
+  studioId: 'std_unit',
+  kind: 'secret',
+  scopes: ['classes:read'],
+  revoked: false,
+  studioLive: true,
+  expiresAt: null,
+  allowedOrigins: null,
+  ...over,
 });
 
 export async function problemOf(res: Response) {

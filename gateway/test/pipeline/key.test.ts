@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { type Stack, startStack } from '../../../test/harness';
 import { keyStep } from '../../src/pipeline/key';
-import { startStack, type Stack } from '../../../test/harness';
 import { ctxOf } from './helpers';
 
 let stack: Stack;
@@ -9,7 +9,8 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const withAuth = (authorization?: string) => ctxOf('http://gw/v1/classes', authorization ? { headers: { authorization } } : {});
+const withAuth = (authorization?: string) =>
+  ctxOf('http://gw/v1/classes', authorization ? { headers: { authorization } } : {});
 
 describe('key step', () => {
   test('no header, a malformed one, a bad checksum: refused without any lookup', () => {

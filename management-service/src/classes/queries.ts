@@ -1,7 +1,7 @@
 import { iso, isoOrNull } from '@studio/shared';
 import type { Db, Tx } from '@studio/shared/io/db';
 import type { Class } from '@studio/shared/schemas/classes';
-import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
+import { afterSql, type Page, type PageParams, pageOf, sortKeySql } from '../kit/pagination';
 
 interface Row {
   id: string;
@@ -82,7 +82,9 @@ export async function getClass(db: Db, studioId: string, id: string): Promise<Cl
 
 /** Locks the class row for the rest of the transaction (PATCH / DELETE). */
 export async function lockClass(tx: Tx, studioId: string, id: string) {
-  const [row] = await tx<{ id: string; status: string }[]>`select id, status from classes where studio_id = ${studioId} and id = ${id} for update`;
+  const [row] = await tx<
+    { id: string; status: string }[]
+  >`select id, status from classes where studio_id = ${studioId} and id = ${id} for update`;
   return row;
 }
 
@@ -99,16 +101,23 @@ export async function liveInstructor(db: Db, studioId: string, id: string): Prom
 /** The ids among `ids` that are active plans of the studio. */
 export async function livePlans(db: Db, studioId: string, ids: string[]): Promise<Set<string>> {
   if (!ids.length) return new Set();
-  const rows = await db<{ id: string }[]>`select id from plans where studio_id = ${studioId} and id = any(${ids}) and status = 'active' for share`;
+  const rows = await db<
+    { id: string }[]
+  >`select id from plans where studio_id = ${studioId} and id = any(${ids}) and status = 'active' for share`;
   return new Set(rows.map((r) => r.id));
 }
 
 export async function liveLocation(db: Db, studioId: string, id: string): Promise<boolean> {
-  return (await db`select 1 from locations where studio_id = ${studioId} and id = ${id} and status = 'live' for share`).length > 0;
+  return (
+    (await db`select 1 from locations where studio_id = ${studioId} and id = ${id} and status = 'live' for share`)
+      .length > 0
+  );
 }
 
 export async function liveRoom(db: Db, studioId: string, id: string): Promise<{ locationId: string } | undefined> {
-  const [row] = await db<{ locationId: string }[]>`select location_id from rooms where studio_id = ${studioId} and id = ${id} and status = 'live' for share`;
+  const [row] = await db<
+    { locationId: string }[]
+  >`select location_id from rooms where studio_id = ${studioId} and id = ${id} and status = 'live' for share`;
   return row;
 }
 
@@ -145,7 +154,12 @@ export async function lastFutureStart(tx: Tx, studioId: string, classId: string)
  * Applies instructor / duration / capacity to the class's occurrences that have not started, and
  * returns the ids of those it changed (one that already has the values is left as it is).
  */
-export async function updateFutureOccurrences(tx: Tx, studioId: string, classId: string, f: { instructorId?: string; durationMinutes?: number; capacity?: number | null }): Promise<string[]> {
+export async function updateFutureOccurrences(
+  tx: Tx,
+  studioId: string,
+  classId: string,
+  f: { instructorId?: string; durationMinutes?: number; capacity?: number | null },
+): Promise<string[]> {
   const instructorId = tx`coalesce(${f.instructorId ?? null}::text, instructor_id)`;
   const duration = tx`coalesce(${f.durationMinutes ?? null}::int, duration_minutes)`;
   const capacity = tx`case when ${f.capacity !== undefined} then ${f.capacity ?? null}::int else capacity end`;

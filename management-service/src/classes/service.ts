@@ -9,23 +9,29 @@ import * as q from './queries';
 const DAY_MS = 86_400_000;
 
 async function requireInstructor(tx: Tx, studioId: string, id: string) {
-  if (!(await q.liveInstructor(tx, studioId, id))) throw new AppError('unknown_instructor', { detail: `No active instructor ${quote(id)} in this studio.` });
+  if (!(await q.liveInstructor(tx, studioId, id)))
+    throw new AppError('unknown_instructor', { detail: `No active instructor ${quote(id)} in this studio.` });
 }
 
 async function requirePlans(tx: Tx, studioId: string, ids: string[]): Promise<string[]> {
   const unique = [...new Set(ids)];
   const live = await q.livePlans(tx, studioId, unique);
   const missing = unique.filter((id) => !live.has(id));
-  if (missing.length) throw new AppError('unknown_plan', { detail: `No active plan ${quote(missing.join(', '))} in this studio.` });
+  if (missing.length)
+    throw new AppError('unknown_plan', { detail: `No active plan ${quote(missing.join(', '))} in this studio.` });
   return unique;
 }
 
 /** Location and room of an in-person class: both live, and the room inside the location. */
 async function placeOf(tx: Tx, studioId: string, locationId?: string, roomId?: string) {
-  if (locationId && !(await q.liveLocation(tx, studioId, locationId))) throw new AppError('unknown_location', { detail: `No location ${quote(locationId)} in this studio.` });
+  if (locationId && !(await q.liveLocation(tx, studioId, locationId)))
+    throw new AppError('unknown_location', { detail: `No location ${quote(locationId)} in this studio.` });
   if (!roomId) return { locationId: locationId ?? null, roomId: null };
   const room = await q.liveRoom(tx, studioId, roomId);
-  if (!room || (locationId && room.locationId !== locationId)) throw new AppError('unknown_room', { detail: `No room ${quote(roomId)} in ${locationId ? quote(locationId) : 'this studio'}.` });
+  if (!room || (locationId && room.locationId !== locationId))
+    throw new AppError('unknown_room', {
+      detail: `No room ${quote(roomId)} in ${locationId ? quote(locationId) : 'this studio'}.`,
+    });
   return { locationId: room.locationId, roomId };
 }
 
@@ -41,13 +47,21 @@ async function readClass(tx: Tx, studioId: string, id: string): Promise<Class> {
  * `occurrences_no_double_booking` turns any overlap (with other classes, or between
  * concurrent requests) into 409 and rolls back the whole class.
  */
-export async function createClass(tx: Tx, studioId: string, body: CreateClassBody): Promise<Written<Class, 'class.created' | 'occurrence.created'>> {
+export async function createClass(
+  tx: Tx,
+  studioId: string,
+  body: CreateClassBody,
+): Promise<Written<Class, 'class.created' | 'occurrence.created'>> {
   const startsAt = futureInstant(body.startsAt, '/body/startsAt', 'occurrence_in_past');
   const count = body.recurrence?.count ?? 1;
   const step = (body.recurrence?.intervalDays ?? 1) * DAY_MS;
   const lastStart = startsAt.getTime() + (count - 1) * step;
-  requireStorable(lastStart, body.recurrence ? '/body/recurrence' : '/body/startsAt', 'the last occurrence\'s start');
-  requireStorable(lastStart + body.durationMinutes * 60_000, body.recurrence ? '/body/recurrence' : '/body/startsAt', 'the last occurrence\'s end');
+  requireStorable(lastStart, body.recurrence ? '/body/recurrence' : '/body/startsAt', "the last occurrence's start");
+  requireStorable(
+    lastStart + body.durationMinutes * 60_000,
+    body.recurrence ? '/body/recurrence' : '/body/startsAt',
+    "the last occurrence's end",
+  );
   if (!(await q.studioModes(tx, studioId)).includes(body.mode)) {
     throw new AppError('unsupported_channel', { detail: `Mode ${body.mode} is not enabled for this studio.` });
   }
@@ -56,24 +70,42 @@ export async function createClass(tx: Tx, studioId: string, body: CreateClassBod
   const place = await placeOf(tx, studioId, body.locationId, body.roomId);
   const id = newId('class');
   await q.insertClass(tx, {
-    id, studioId, title: body.title, mode: body.mode, instructorId: body.instructorId, startsAt,
-    durationMinutes: body.durationMinutes, discipline: body.discipline ?? null, level: body.level ?? 'all_levels',
-    capacity: body.capacity ?? null, visibility: body.visibility ?? 'public', ...place,
+    id,
+    studioId,
+    title: body.title,
+    mode: body.mode,
+    instructorId: body.instructorId,
+    startsAt,
+    durationMinutes: body.durationMinutes,
+    discipline: body.discipline ?? null,
+    level: body.level ?? 'all_levels',
+    capacity: body.capacity ?? null,
+    visibility: body.visibility ?? 'public',
+    ...place,
     recurrence: body.recurrence ? tx.json(body.recurrence) : null,
   });
   await q.setPlans(tx, studioId, id, planIds);
   const occurrences = Array.from({ length: count }, (_, i) => {
     const start = new Date(startsAt.getTime() + i * step);
     return {
-      id: newId('occurrence'), studioId, classId: id, instructorId: body.instructorId, startsAt: start,
-      endsAt: new Date(start.getTime() + body.durationMinutes * 60_000), durationMinutes: body.durationMinutes,
-      ...place, capacity: body.capacity ?? null,
+      id: newId('occurrence'),
+      studioId,
+      classId: id,
+      instructorId: body.instructorId,
+      startsAt: start,
+      endsAt: new Date(start.getTime() + body.durationMinutes * 60_000),
+      durationMinutes: body.durationMinutes,
+      ...place,
+      capacity: body.capacity ?? null,
     };
   });
   await q.insertOccurrences(tx, occurrences);
   const klass = await readClass(tx, studioId, id);
   const created = await occurrencesOfClass(tx, studioId, id);
-  return { record: klass, events: [event('class.created', klass), ...created.map((o) => event('occurrence.created', o))] };
+  return {
+    record: klass,
+    events: [event('class.created', klass), ...created.map((o) => event('occurrence.created', o))],
+  };
 }
 
 const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
@@ -83,11 +115,21 @@ const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.l
  * Only what differs is written: values the class (or an occurrence) already has change nothing,
  * not even `updatedAt`, and record no event.
  */
-export async function updateClass(tx: Tx, studioId: string, id: string, body: UpdateClassBody): Promise<Written<Class, 'class.updated' | 'occurrence.updated'>> {
+export async function updateClass(
+  tx: Tx,
+  studioId: string,
+  id: string,
+  body: UpdateClassBody,
+): Promise<Written<Class, 'class.updated' | 'occurrence.updated'>> {
   if (!(await q.lockClass(tx, studioId, id))) throw problems.notFound('class', id);
   if (body.durationMinutes !== undefined) {
     const last = await q.lastFutureStart(tx, studioId, id);
-    if (last) requireStorable(last.getTime() + body.durationMinutes * 60_000, '/body/durationMinutes', 'the last occurrence\'s end');
+    if (last)
+      requireStorable(
+        last.getTime() + body.durationMinutes * 60_000,
+        '/body/durationMinutes',
+        "the last occurrence's end",
+      );
   }
   if (body.instructorId !== undefined) await requireInstructor(tx, studioId, body.instructorId);
   const before = await readClass(tx, studioId, id);
@@ -97,9 +139,10 @@ export async function updateClass(tx: Tx, studioId: string, id: string, body: Up
   const plansChanged = planIds !== undefined && !sameSet(planIds, before.planIds);
   if (plansChanged) await q.setPlans(tx, studioId, id, planIds);
   if (Object.keys(fields).length || plansChanged) await q.updateClass(tx, studioId, id, fields);
-  const occurrenceEvents = body.instructorId !== undefined || body.durationMinutes !== undefined || body.capacity !== undefined
-    ? await updateFutureOccurrences(tx, studioId, id, body)
-    : [];
+  const occurrenceEvents =
+    body.instructorId !== undefined || body.durationMinutes !== undefined || body.capacity !== undefined
+      ? await updateFutureOccurrences(tx, studioId, id, body)
+      : [];
   const klass = await readClass(tx, studioId, id);
   return { record: klass, events: [...updated('class.updated', before, klass), ...occurrenceEvents] };
 }
@@ -107,7 +150,11 @@ export async function updateClass(tx: Tx, studioId: string, id: string, body: Up
 /** The class's new instructor, duration or capacity on its occurrences that have not started: one event for each one changed. */
 async function updateFutureOccurrences(tx: Tx, studioId: string, id: string, body: UpdateClassBody) {
   const before = new Map((await occurrencesOfClass(tx, studioId, id, { future: true })).map((o) => [o.id, o]));
-  const changed = await q.updateFutureOccurrences(tx, studioId, id, { instructorId: body.instructorId, durationMinutes: body.durationMinutes, capacity: body.capacity });
+  const changed = await q.updateFutureOccurrences(tx, studioId, id, {
+    instructorId: body.instructorId,
+    durationMinutes: body.durationMinutes,
+    capacity: body.capacity,
+  });
   const after = await occurrencesOfClass(tx, studioId, id, { ids: changed });
   return after.flatMap((o) => updated('occurrence.updated', before.get(o.id)!, o));
 }
@@ -116,7 +163,11 @@ async function updateFutureOccurrences(tx: Tx, studioId: string, id: string, bod
  * DELETE: the class and its future occurrences become cancelled (past ones stay as history).
  * Cancelling a cancelled class changes nothing and records nothing.
  */
-export async function cancelClass(tx: Tx, studioId: string, id: string): Promise<Written<Class, 'class.cancelled' | 'occurrence.cancelled'>> {
+export async function cancelClass(
+  tx: Tx,
+  studioId: string,
+  id: string,
+): Promise<Written<Class, 'class.cancelled' | 'occurrence.cancelled'>> {
   const row = await q.lockClass(tx, studioId, id);
   if (!row) throw problems.notFound('class', id);
   const cancelledIds = await q.cancelClass(tx, studioId, id);
@@ -124,6 +175,9 @@ export async function cancelClass(tx: Tx, studioId: string, id: string): Promise
   const cancelled = await occurrencesOfClass(tx, studioId, id, { ids: cancelledIds });
   return {
     record: klass,
-    events: [...(row.status === 'cancelled' ? [] : [event('class.cancelled', klass)]), ...cancelled.map((o) => event('occurrence.cancelled', o))],
+    events: [
+      ...(row.status === 'cancelled' ? [] : [event('class.cancelled', klass)]),
+      ...cancelled.map((o) => event('occurrence.cancelled', o)),
+    ],
   };
 }

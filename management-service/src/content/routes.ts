@@ -11,9 +11,12 @@ type Ids = 'managementListContent' | 'managementGetContent' | 'managementUpdateC
 export const contentHandlers = (deps: ManagementDeps) => {
   const write = writerOf(deps);
   return {
-    managementListContent: ({ caller, query }) => listContentPage(deps.sql, caller.studioId, readPage(deps.config.CURSOR_SECRET, caller, 'content', query)),
-    managementGetContent: async ({ caller, params }) => found(await getContent(deps.sql, caller.studioId, params.contentId), 'content'),
-    managementUpdateContent: (c) => write(c, (tx) => svc.updateVideo(tx, c.caller.studioId, c.params.contentId, c.body)),
+    managementListContent: ({ caller, query }) =>
+      listContentPage(deps.sql, caller.studioId, readPage(deps.config.CURSOR_SECRET, caller, 'content', query)),
+    managementGetContent: async ({ caller, params }) =>
+      found(await getContent(deps.sql, caller.studioId, params.contentId), 'content'),
+    managementUpdateContent: (c) =>
+      write(c, (tx) => svc.updateVideo(tx, c.caller.studioId, c.params.contentId, c.body)),
     managementDeleteContent: (c) => write(c, (tx) => svc.deleteVideo(tx, c.caller.studioId, c.params.contentId)),
   } satisfies HandlersFor<Ids>;
 };

@@ -7,11 +7,18 @@ import * as q from './queries';
 const notFound = (id: string) => problems.notFound('video', id);
 
 /** 404 before 422: the video must exist before its new instructor is judged. Only what differs is written. */
-export async function updateVideo(tx: Tx, studioId: string, id: string, body: UpdateContentBody): Promise<Written<Video, 'content.updated'>> {
+export async function updateVideo(
+  tx: Tx,
+  studioId: string,
+  id: string,
+  body: UpdateContentBody,
+): Promise<Written<Video, 'content.updated'>> {
   const before = await q.lockVideo(tx, studioId, id);
   if (!before) throw notFound(id);
   if (body.instructorId != null && !(await q.isLiveInstructor(tx, studioId, body.instructorId))) {
-    throw new AppError('unknown_instructor', { detail: `${quote(body.instructorId)} is not an active instructor of this studio.` });
+    throw new AppError('unknown_instructor', {
+      detail: `${quote(body.instructorId)} is not an active instructor of this studio.`,
+    });
   }
   const patch = changedFields(before, body);
   if (!Object.keys(patch).length) return unchanged(before);

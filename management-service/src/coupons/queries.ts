@@ -1,17 +1,31 @@
 import { iso, isoOrNull, newId } from '@studio/shared';
 import type { Db } from '@studio/shared/io/db';
 import type { Coupon, CouponConfig } from '@studio/shared/schemas/coupons';
-import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
+import { afterSql, type Page, type PageParams, pageOf, sortKeySql } from '../kit/pagination';
 
 interface Row {
-  id: string; code: string; config: CouponConfig; maxRedemptions: number | null; expiresAt: Date | null;
-  status: 'active' | 'archived'; archivedAt: Date | null; createdAt: Date; updatedAt: Date;
+  id: string;
+  code: string;
+  config: CouponConfig;
+  maxRedemptions: number | null;
+  expiresAt: Date | null;
+  status: 'active' | 'archived';
+  archivedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 const COLUMNS = 'id, code, config, max_redemptions, expires_at, status, archived_at, created_at, updated_at';
 
 const toCoupon = (r: Row): Coupon => ({
-  id: r.id, code: r.code, config: r.config, maxRedemptions: r.maxRedemptions, expiresAt: isoOrNull(r.expiresAt), status: r.status,
-  archivedAt: isoOrNull(r.archivedAt), createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt),
+  id: r.id,
+  code: r.code,
+  config: r.config,
+  maxRedemptions: r.maxRedemptions,
+  expiresAt: isoOrNull(r.expiresAt),
+  status: r.status,
+  archivedAt: isoOrNull(r.archivedAt),
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
 });
 
 /** One page of the studio's coupons, archived ones included, keyset on (created_at, id) over `coupons_studio`. */
@@ -31,12 +45,18 @@ export async function getCoupon(db: Db, studioId: string, id: string): Promise<C
 
 /** A coupon of the studio, locked for the rest of the transaction. */
 export async function lockCoupon(db: Db, studioId: string, id: string): Promise<Coupon | null> {
-  const [row] = await db<Row[]>`select ${db.unsafe(COLUMNS)} from coupons where studio_id = ${studioId} and id = ${id} for update`;
+  const [row] = await db<
+    Row[]
+  >`select ${db.unsafe(COLUMNS)} from coupons where studio_id = ${studioId} and id = ${id} for update`;
   return row ? toCoupon(row) : null;
 }
 
 /** The partial unique index `coupons_active_code` turns a taken code into 409 `coupon_code_taken`, race or not. */
-export async function insertCoupon(db: Db, studioId: string, v: { code: string; config: CouponConfig; maxRedemptions: number | null; expiresAt: Date | null }): Promise<Coupon> {
+export async function insertCoupon(
+  db: Db,
+  studioId: string,
+  v: { code: string; config: CouponConfig; maxRedemptions: number | null; expiresAt: Date | null },
+): Promise<Coupon> {
   const [row] = await db<Row[]>`
     insert into coupons ${db({ id: newId('coupon'), studioId, ...v, config: db.json(v.config) })}
     returning ${db.unsafe(COLUMNS)}`;

@@ -11,9 +11,11 @@ type Ids = 'managementListCoupons' | 'managementCreateCoupon' | 'managementGetCo
 export const couponHandlers = (deps: ManagementDeps) => {
   const write = writerOf(deps);
   return {
-    managementListCoupons: ({ caller, query }) => listCouponsPage(deps.sql, caller.studioId, readPage(deps.config.CURSOR_SECRET, caller, 'coupons', query)),
+    managementListCoupons: ({ caller, query }) =>
+      listCouponsPage(deps.sql, caller.studioId, readPage(deps.config.CURSOR_SECRET, caller, 'coupons', query)),
     managementCreateCoupon: (c) => write(c, (tx) => svc.createCoupon(tx, c.caller.studioId, c.body)),
-    managementGetCoupon: async ({ caller, params }) => found(await getCoupon(deps.sql, caller.studioId, params.couponId), 'coupon'),
+    managementGetCoupon: async ({ caller, params }) =>
+      found(await getCoupon(deps.sql, caller.studioId, params.couponId), 'coupon'),
     managementArchiveCoupon: (c) => write(c, (tx) => svc.archiveCoupon(tx, c.caller.studioId, c.params.couponId)),
   } satisfies HandlersFor<Ids>;
 };

@@ -1,7 +1,7 @@
 import { type FieldError, problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/io/db';
-import { isCurrency, schemaErrors } from '@studio/shared/schemas/fields';
 import { COUPON_CONFIGS, type Coupon, type CouponConfig, type CreateCouponBody } from '@studio/shared/schemas/coupons';
+import { isCurrency, schemaErrors } from '@studio/shared/schemas/fields';
 import { event, unchanged, type Written } from '../kit/events';
 import { futureInstant } from '../kit/instants';
 import * as q from './queries';
@@ -27,10 +27,20 @@ export function checkCouponConfig(config: unknown): CouponConfig {
   return config as CouponConfig;
 }
 
-export async function createCoupon(tx: Tx, studioId: string, body: CreateCouponBody): Promise<Written<Coupon, 'coupon.created'>> {
+export async function createCoupon(
+  tx: Tx,
+  studioId: string,
+  body: CreateCouponBody,
+): Promise<Written<Coupon, 'coupon.created'>> {
   const config = checkCouponConfig(body.config);
-  const expiresAt = body.expiresAt == null ? null : futureInstant(body.expiresAt, '/body/expiresAt', 'validation_failed');
-  const coupon = await q.insertCoupon(tx, studioId, { code: body.code.toUpperCase(), config, maxRedemptions: body.maxRedemptions ?? null, expiresAt });
+  const expiresAt =
+    body.expiresAt == null ? null : futureInstant(body.expiresAt, '/body/expiresAt', 'validation_failed');
+  const coupon = await q.insertCoupon(tx, studioId, {
+    code: body.code.toUpperCase(),
+    config,
+    maxRedemptions: body.maxRedemptions ?? null,
+    expiresAt,
+  });
   return { record: coupon, events: [event('coupon.created', coupon)] };
 }
 

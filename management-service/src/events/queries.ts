@@ -1,6 +1,6 @@
 import { iso } from '@studio/shared';
-import type { Db } from '@studio/shared/io/db';
 import type { EventResource } from '@studio/shared/events';
+import type { Db } from '@studio/shared/io/db';
 import type { Event } from '@studio/shared/schemas/events';
 
 /** A place in a studio's feed: the (xid, seq) of an event, as text (xid8 and bigint exceed a JS number). */
@@ -21,7 +21,13 @@ interface Row {
 }
 
 /** The event as the feed serves it and a webhook carries it (shared/src/io/webhooks/body.ts writes the same fields in the same order). */
-const toEvent = (r: Row): Event => ({ id: r.id, type: r.type, createdAt: iso(r.createdAt), data: r.data, requestId: r.requestId });
+const toEvent = (r: Row): Event => ({
+  id: r.id,
+  type: r.type,
+  createdAt: iso(r.createdAt),
+  data: r.data,
+  requestId: r.requestId,
+});
 
 /**
  * Only what every reader will always see in the same place: events of transactions that have all
@@ -49,7 +55,8 @@ export interface FeedPage {
   next: Position | null;
 }
 
-const after = (db: Db, from: Position | null) => (from ? db`and (xid, seq) > (${from.xid}::xid8, ${from.seq}::bigint)` : db``);
+const after = (db: Db, from: Position | null) =>
+  from ? db`and (xid, seq) > (${from.xid}::xid8, ${from.seq}::bigint)` : db``;
 
 type PageRow = Row & { edge: boolean; scanned: number };
 
@@ -91,7 +98,8 @@ export async function eventsPage(db: Db, studioId: string, a: PageAsk): Promise<
   const edge = rows.find((r) => r.edge);
   const page = hits.slice(0, a.limit);
   const last = page.at(-1);
-  const next = hits.length > a.limit && last ? position(last) : edge && edge.scanned >= SCAN_WINDOW ? position(edge) : null;
+  const next =
+    hits.length > a.limit && last ? position(last) : edge && edge.scanned >= SCAN_WINDOW ? position(edge) : null;
   return { events: page.map(toEvent), next };
 }
 
@@ -107,7 +115,11 @@ export const findQuery = (db: Db, studioId: string, id: string) => db<Row[]>`
   where studio_id = ${studioId} and id = ${id}`;
 
 /** An event of the studio by id, with its place in the feed; null for an unknown id or another studio's. */
-export async function findEvent(db: Db, studioId: string, id: string): Promise<{ event: Event; resource: EventResource; at: Position } | null> {
+export async function findEvent(
+  db: Db,
+  studioId: string,
+  id: string,
+): Promise<{ event: Event; resource: EventResource; at: Position } | null> {
   const [row] = await findQuery(db, studioId, id);
   return row ? { event: toEvent(row), resource: row.resource, at: position(row) } : null;
 }

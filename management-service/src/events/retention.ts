@@ -24,13 +24,16 @@ export const deleteBatch = (db: Db, batch: number) => db`
  * not 404.
  */
 export async function deleteExpiredEvents(
-  sql: Sql, o: { retentionMs?: number; batch?: number; stopping?: () => boolean } = {},
+  sql: Sql,
+  o: { retentionMs?: number; batch?: number; stopping?: () => boolean } = {},
 ): Promise<number | null> {
   const retentionMs = o.retentionMs ?? EVENT_RETENTION_MS;
   const batch = o.batch ?? RETENTION_BATCH;
   const conn = await sql.reserve();
   try {
-    const [lock] = await conn<{ locked: boolean }[]>`select pg_try_advisory_lock(hashtextextended('studio events retention', 0)) as locked`;
+    const [lock] = await conn<
+      { locked: boolean }[]
+    >`select pg_try_advisory_lock(hashtextextended('studio events retention', 0)) as locked`;
     if (!lock?.locked) return null;
     try {
       await conn`update events_retention set deleted_before = greatest(deleted_before, now() - make_interval(secs => ${retentionMs / 1000}))`;
@@ -60,7 +63,9 @@ export function startEventRetention(sql: Sql, o: { everyMs?: number; retentionMs
   };
   function run() {
     running = deleteExpiredEvents(sql, { retentionMs: o.retentionMs, stopping: () => stopped })
-      .then((deleted) => { if (deleted) log('info', 'events deleted by retention', { deleted }); })
+      .then((deleted) => {
+        if (deleted) log('info', 'events deleted by retention', { deleted });
+      })
       .catch((err) => log('warn', 'events retention failed; it runs again later', { error: String(err) }))
       .finally(() => {
         running = null;

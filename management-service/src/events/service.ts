@@ -1,9 +1,9 @@
-import { AppError, idPattern, idTime, problems, quote, type Caller } from '@studio/shared';
-import type { Db } from '@studio/shared/io/db';
+import { AppError, type Caller, idPattern, idTime, problems, quote } from '@studio/shared';
 import { EVENT_RESOURCE_SCOPES, EVENT_TYPES, isEventType, readableResources } from '@studio/shared/events';
+import type { Db } from '@studio/shared/io/db';
 import type { Event, EventsQuery } from '@studio/shared/schemas/events';
 import type { ManagementDeps } from '../kit/deps';
-import { readPage, signCursor, type Page } from '../kit/pagination';
+import { type Page, readPage, signCursor } from '../kit/pagination';
 import { deletedBefore, eventsPage, findEvent, type Position } from './queries';
 
 const EVENT_ID = new RegExp(idPattern('event'));
@@ -22,7 +22,12 @@ function typeFilter(raw: string | undefined): string | undefined {
   const types = [...new Set(raw.split(','))].sort();
   const unknown = types.filter((t) => !isEventType(t));
   if (unknown.length) {
-    throw problems.invalidFields([{ path: '/query/type', message: `${quote(unknown.join(', '))} is not an event type; types are ${EVENT_TYPES.join(', ')}` }]);
+    throw problems.invalidFields([
+      {
+        path: '/query/type',
+        message: `${quote(unknown.join(', '))} is not an event type; types are ${EVENT_TYPES.join(', ')}`,
+      },
+    ]);
   }
   return types.join(',');
 }
@@ -44,7 +49,12 @@ async function positionAfter(db: Db, caller: Caller, id: string): Promise<Positi
   if (found) return found.at;
   const made = idTime('event', id);
   const cutoff = made === null ? null : await deletedBefore(db);
-  if (made !== null && cutoff && made < cutoff.getTime() + EXPIRY_MARGIN_MS && !(await findEvent(db, caller.studioId, id))) {
+  if (
+    made !== null &&
+    cutoff &&
+    made < cutoff.getTime() + EXPIRY_MARGIN_MS &&
+    !(await findEvent(db, caller.studioId, id))
+  ) {
     throw new AppError('events_expired', {
       detail: `Event ${quote(id)} is older than the feed keeps (30 days): events after it were deleted. Resync, then resume from a recent event.`,
     });
@@ -57,12 +67,21 @@ export async function listEvents(deps: ManagementDeps, caller: Caller, query: Ev
   const secret = deps.config.CURSOR_SECRET;
   const p = readPage(secret, caller, 'events', query, { type: typeFilter(query.type) });
   // a cursor carries its place and filters and wins over `after`
-  const from = p.after ? { xid: p.after.key, seq: p.after.id } : query.after ? await positionAfter(deps.sql, caller, query.after) : null;
+  const from = p.after
+    ? { xid: p.after.key, seq: p.after.id }
+    : query.after
+      ? await positionAfter(deps.sql, caller, query.after)
+      : null;
   const resources = readableResources(caller.scopes);
   const page = await eventsPage(deps.sql, caller.studioId, {
-    from, limit: p.limit, types: p.filters.type?.split(',') ?? null, resources: resources.length === RESOURCE_COUNT ? null : resources,
+    from,
+    limit: p.limit,
+    types: p.filters.type?.split(',') ?? null,
+    resources: resources.length === RESOURCE_COUNT ? null : resources,
   });
-  const next = page.next && signCursor(secret, { v: 1, l: 'events', s: caller.studioId, k: page.next.xid, i: page.next.seq, f: p.filters });
+  const next =
+    page.next &&
+    signCursor(secret, { v: 1, l: 'events', s: caller.studioId, k: page.next.xid, i: page.next.seq, f: p.filters });
   return { data: page.events, next_cursor: next ?? null };
 }
 

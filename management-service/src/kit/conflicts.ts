@@ -1,4 +1,4 @@
-import { iso, problems, type AppError } from '@studio/shared';
+import { type AppError, iso, problems } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 
 /**
@@ -17,5 +17,7 @@ export async function doubleBookedWithConflict(sql: Sql, studioId: string, err: 
     select id, class_id, starts_at, ends_at from occurrences
     where studio_id = ${studioId} and instructor_id = ${instructorId!} and starts_at = ${startsAt!}::timestamptz and status = 'scheduled'
     limit 1`;
-  return row ? problems.doubleBooked({ id: row.id, classId: row.classId, startsAt: iso(row.startsAt), endsAt: iso(row.endsAt) }) : null;
+  return row
+    ? problems.doubleBooked({ id: row.id, classId: row.classId, startsAt: iso(row.startsAt), endsAt: iso(row.endsAt) })
+    : null;
 }

@@ -5,8 +5,8 @@
  * checks each type against the operation's registry row, inserts them.
  */
 import { newId } from '@studio/shared';
+import { type EventType, resourceOf } from '@studio/shared/events';
 import type { Db } from '@studio/shared/io/db';
-import { resourceOf, type EventType } from '@studio/shared/events';
 
 /** One event of a write, before it is recorded. */
 export interface Emitted<T extends EventType = EventType> {
@@ -30,8 +30,12 @@ export const event = <T extends EventType>(type: T, object: object): Emitted<T> 
 export const unchanged = <R>(record: R): Written<R, never> => ({ record, events: [] });
 
 /** JSON with object keys sorted, so two values compare by content. */
-const canonical = (v: unknown): string => JSON.stringify(v, (_k, x) =>
-  x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x);
+const canonical = (v: unknown): string =>
+  JSON.stringify(v, (_k, x) =>
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
 
 /** Whether two JSON values are the same (object keys in any order). */
 export const sameJson = (a: unknown, b: unknown): boolean => a === b || canonical(a) === canonical(b);
@@ -74,12 +78,25 @@ const CHUNK = 500;
  * dispatchers wake then, and never for a write that rolled back. The one insert of the outbox:
  * the write runner and the feed's ordering test both call it.
  */
-export async function insertEvents(tx: Db, studioId: string, events: readonly Emitted[], origin: EventOrigin): Promise<string[]> {
+export async function insertEvents(
+  tx: Db,
+  studioId: string,
+  events: readonly Emitted[],
+  origin: EventOrigin,
+): Promise<string[]> {
   if (!events.length) return [];
   const rows = events.map((e) => ({
-    studioId, id: newId('event'), type: e.type, resource: resourceOf(e.type),
-    data: tx.json((e.previousAttributes ? { object: e.object, previousAttributes: e.previousAttributes } : { object: e.object }) as never),
-    requestId: origin.requestId, traceId: origin.traceId,
+    studioId,
+    id: newId('event'),
+    type: e.type,
+    resource: resourceOf(e.type),
+    data: tx.json(
+      (e.previousAttributes
+        ? { object: e.object, previousAttributes: e.previousAttributes }
+        : { object: e.object }) as never,
+    ),
+    requestId: origin.requestId,
+    traceId: origin.traceId,
   }));
   for (let i = 0; i < rows.length; i += CHUNK) await tx`insert into events ${tx(rows.slice(i, i + CHUNK))}`;
   await tx`select pg_notify('studio_events', '')`;

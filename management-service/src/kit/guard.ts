@@ -1,6 +1,6 @@
-import { Elysia } from 'elysia';
 import { AppError, isWriteMethod } from '@studio/shared';
 import { verifiedCaller } from '@studio/shared/io/service-kit';
+import { Elysia } from 'elysia';
 import { MAX_KEY_LENGTH } from './idempotency';
 
 function hasBody(request: Request): boolean {
@@ -17,8 +17,14 @@ const idempotencyKeys = new WeakMap<Request, string>();
 /** The request's Idempotency-Key, or the 400 of docs/design/errors.md. */
 function readIdempotencyKey(request: Request): string {
   const key = request.headers.get(IDEMPOTENCY_HEADER);
-  if (key === null) throw new AppError('idempotency_key_required', { detail: 'Send an Idempotency-Key header (a fresh value per action) on every Management write.' });
-  if (key.length === 0 || key.length > MAX_KEY_LENGTH) throw new AppError('idempotency_key_invalid', { detail: `Idempotency-Key must be 1..${MAX_KEY_LENGTH} characters.` });
+  if (key === null)
+    throw new AppError('idempotency_key_required', {
+      detail: 'Send an Idempotency-Key header (a fresh value per action) on every Management write.',
+    });
+  if (key.length === 0 || key.length > MAX_KEY_LENGTH)
+    throw new AppError('idempotency_key_invalid', {
+      detail: `Idempotency-Key must be 1..${MAX_KEY_LENGTH} characters.`,
+    });
   return key;
 }
 

@@ -1,4 +1,4 @@
-import { redisMode, type Config } from '@studio/shared';
+import { type Config, redisMode } from '@studio/shared';
 import type { Db, Sql, Tx } from '@studio/shared/io/db';
 import type { Redis } from '@studio/shared/io/redis';
 
@@ -24,12 +24,16 @@ export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+  const keys = Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
 }
 
 export function fingerprintOf(method: string, path: string, body: unknown): string {
-  return new Bun.CryptoHasher('sha256').update(`${method.toUpperCase()}\n${path}\n${canonicalJson(body ?? null)}`).digest('hex');
+  return new Bun.CryptoHasher('sha256')
+    .update(`${method.toUpperCase()}\n${path}\n${canonicalJson(body ?? null)}`)
+    .digest('hex');
 }
 
 const names = (prefix: string, studioId: string, key: string) => {
@@ -114,10 +118,16 @@ export const postgresLocks: IdempotencyLocks = {
 
 const locksOf = new WeakMap<object, IdempotencyLocks>();
 /** The locks of a service's deps: Postgres in single-node mode (and without a Redis client), else Redis. */
-export function idempotencyLocks(deps: { config: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'REDIS_PREFIX'>; redis: Redis | null }): IdempotencyLocks {
+export function idempotencyLocks(deps: {
+  config: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'REDIS_PREFIX'>;
+  redis: Redis | null;
+}): IdempotencyLocks {
   let locks = locksOf.get(deps);
   if (!locks) {
-    locks = redisMode(deps.config) === 'single-node' || !deps.redis ? postgresLocks : redisLocks(deps.redis, deps.config.REDIS_PREFIX);
+    locks =
+      redisMode(deps.config) === 'single-node' || !deps.redis
+        ? postgresLocks
+        : redisLocks(deps.redis, deps.config.REDIS_PREFIX);
     locksOf.set(deps, locks);
   }
   return locks;
@@ -136,7 +146,9 @@ export async function findRecord(sql: Db, studioId: string, key: string): Promis
  * Redis: false when another transaction holds it (that request is in flight).
  */
 export async function tryKeyLock(tx: Tx, studioId: string, key: string): Promise<boolean> {
-  const [row] = await tx<{ ok: boolean }[]>`select pg_try_advisory_xact_lock(hashtextextended(${`idem\n${studioId}\n${key}`}, 0)) as ok`;
+  const [row] = await tx<
+    { ok: boolean }[]
+  >`select pg_try_advisory_xact_lock(hashtextextended(${`idem\n${studioId}\n${key}`}, 0)) as ok`;
   return !!row?.ok;
 }
 

@@ -18,11 +18,15 @@ export function futureInstant(text: string, path: string, code: 'occurrence_in_p
  * the range body instants are held to (docs/design/hostile-callers.md), else 422 naming the field that pushed it out.
  */
 export function requireStorable(ms: number, path: string, what: string) {
-  if (ms > MAX_INSTANT_MS) throw problems.invalidFields([{ path, message: `${what} would be after ${iso(MAX_INSTANT_MS)}, the last instant the API holds` }]);
+  if (ms > MAX_INSTANT_MS)
+    throw problems.invalidFields([
+      { path, message: `${what} would be after ${iso(MAX_INSTANT_MS)}, the last instant the API holds` },
+    ]);
 }
 
 /**
  * A filter instant in canonical UTC ms, so a cursor compares its filters by value (the schema has checked it),
  * moved into 1970..9999 (docs/design/hostile-callers.md): `from=0000-…` means "from the start", as it always did, not a 500.
  */
-export const filterInstant = (text: string | undefined) => (text === undefined ? undefined : clampInstant(parseInstant(text)!).toISOString());
+export const filterInstant = (text: string | undefined) =>
+  text === undefined ? undefined : clampInstant(parseInstant(text)!).toISOString();

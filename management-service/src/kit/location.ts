@@ -1,4 +1,4 @@
-import { operationsOf, type Operation } from '@studio/shared';
+import { type Operation, operationsOf } from '@studio/shared';
 
 /**
  * For each create (a 201 row of the registry), the path of the operation that reads what it

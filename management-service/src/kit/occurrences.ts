@@ -55,7 +55,12 @@ export const selectOccurrence = (db: Db) => db`
  * Occurrences of a class as GET shows them, in schedule order: those named by `ids`, or those
  * that have not started (`future`), or all of them.
  */
-export async function occurrencesOfClass(db: Db, studioId: string, classId: string, only: { ids?: string[]; future?: true } = {}): Promise<Occurrence[]> {
+export async function occurrencesOfClass(
+  db: Db,
+  studioId: string,
+  classId: string,
+  only: { ids?: string[]; future?: true } = {},
+): Promise<Occurrence[]> {
   if (only.ids && !only.ids.length) return [];
   const rows = await db<OccurrenceRow[]>`
     ${selectOccurrence(db)}

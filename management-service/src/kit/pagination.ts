@@ -52,7 +52,8 @@ interface CursorPayload {
 }
 
 const b64url = (buf: Uint8Array | string) => Buffer.from(buf).toString('base64url');
-const mac = (secret: string, data: string) => new Bun.CryptoHasher('sha256', secret).update(data).digest().subarray(0, 18);
+const mac = (secret: string, data: string) =>
+  new Bun.CryptoHasher('sha256', secret).update(data).digest().subarray(0, 18);
 
 export function signCursor(secret: string, payload: CursorPayload): string {
   const body = b64url(JSON.stringify(payload));
@@ -68,10 +69,12 @@ function openCursor(secret: string, token: string): CursorPayload {
   if (!m) invalid('The cursor is not one this service issued.');
   const given = Buffer.from(m[2]!, 'base64url');
   const expected = mac(secret, m[1]!);
-  if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) invalid('The cursor is not one this service issued, or it was altered.');
+  if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected))
+    invalid('The cursor is not one this service issued, or it was altered.');
   try {
     const p = JSON.parse(Buffer.from(m[1]!, 'base64url').toString('utf8')) as CursorPayload;
-    if (p.v !== 1 || typeof p.k !== 'string' || typeof p.i !== 'string' || typeof p.f !== 'object' || p.f === null) invalid('Unreadable cursor.');
+    if (p.v !== 1 || typeof p.k !== 'string' || typeof p.i !== 'string' || typeof p.f !== 'object' || p.f === null)
+      invalid('Unreadable cursor.');
     return p;
   } catch (err) {
     if (err instanceof AppError) throw err;
@@ -90,7 +93,13 @@ const clean = (f: Filters): Record<string, string> => {
  * list and this studio; it carries its filters, and a request that sends other filters
  * with it gets 400 `invalid_cursor` rather than a silently mixed page.
  */
-export function readPage(secret: string, caller: Caller, list: string, query: { cursor?: string; limit?: string }, filters: Filters = {}): PageParams {
+export function readPage(
+  secret: string,
+  caller: Caller,
+  list: string,
+  query: { cursor?: string; limit?: string },
+  filters: Filters = {},
+): PageParams {
   const limit = clampLimit(query.limit);
   const asked = clean(filters);
   const base = { list, limit, secret, studioId: caller.studioId };
@@ -117,12 +126,17 @@ export function afterSql(sql: Db, p: PageParams, column: string, table?: string)
 }
 
 /** Turns `limit + 1` fetched rows (each with `id` and `sortKey`) into a page. */
-export function pageOf<R extends { id: string; sortKey: string }, T>(p: PageParams, rows: R[], toJson: (r: R) => T): Page<T> {
+export function pageOf<R extends { id: string; sortKey: string }, T>(
+  p: PageParams,
+  rows: R[],
+  toJson: (r: R) => T,
+): Page<T> {
   const more = rows.length > p.limit;
   const slice = more ? rows.slice(0, p.limit) : rows;
   const last = slice[slice.length - 1];
-  const next = more && last
-    ? signCursor(p.secret, { v: 1, l: p.list, s: p.studioId, k: last.sortKey, i: last.id, f: p.filters })
-    : null;
+  const next =
+    more && last
+      ? signCursor(p.secret, { v: 1, l: p.list, s: p.studioId, k: last.sortKey, i: last.id, f: p.filters })
+      : null;
   return { data: slice.map(toJson), next_cursor: next };
 }

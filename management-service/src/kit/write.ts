@@ -1,18 +1,33 @@
 import type { Static } from '@sinclair/typebox';
-import { AppError, JSON_TYPE, problemBody, problemTypeBase, PROBLEM_CONTENT_TYPE, type AnyOperation, type Caller } from '@studio/shared';
-import { translatePgError } from '@studio/shared/pg-errors';
+import {
+  type AnyOperation,
+  AppError,
+  type Caller,
+  JSON_TYPE,
+  PROBLEM_CONTENT_TYPE,
+  problemBody,
+  problemTypeBase,
+} from '@studio/shared';
+import type { EventType } from '@studio/shared/events';
 import type { Tx } from '@studio/shared/io/db';
 import type { Metrics } from '@studio/shared/io/metrics';
 import type { OperationContext } from '@studio/shared/io/register';
-import type { EventType } from '@studio/shared/events';
+import { translatePgError } from '@studio/shared/pg-errors';
 import { parseTraceparent, TRACEPARENT } from '@studio/shared/trace';
 import { doubleBookedWithConflict } from './conflicts';
 import type { ManagementDeps } from './deps';
-import { insertEvents, type Emitted, type Written } from './events';
+import { type Emitted, insertEvents, type Written } from './events';
 import { idempotencyKeyOf } from './guard';
 import {
-  findRecord, fingerprintOf, idempotencyLocks, insertRecord, RETENTION_S,
-  sweepExpired, tryKeyLock, type LiveRecord, type StoredResponse,
+  findRecord,
+  fingerprintOf,
+  idempotencyLocks,
+  insertRecord,
+  type LiveRecord,
+  RETENTION_S,
+  type StoredResponse,
+  sweepExpired,
+  tryKeyLock,
 } from './idempotency';
 import { locationOf } from './location';
 
@@ -30,7 +45,11 @@ function counted(deps: ManagementDeps, outcome: IdempotencyOutcome) {
   if (!deps.metrics) return;
   let inc = outcomeCounters.get(deps.metrics);
   if (!inc) {
-    inc = deps.metrics.counter('studio_idempotency_outcomes_total', 'Management writes by idempotency outcome: new, replayed, reused_key (another request), in_progress, refused (a business error, stored).', ['outcome']);
+    inc = deps.metrics.counter(
+      'studio_idempotency_outcomes_total',
+      'Management writes by idempotency outcome: new, replayed, reused_key (another request), in_progress, refused (a business error, stored).',
+      ['outcome'],
+    );
     outcomeCounters.set(deps.metrics, inc);
   }
   inc({ outcome });
@@ -42,7 +61,11 @@ function countEvents(deps: ManagementDeps, types: readonly EventType[]) {
   if (!deps.metrics || !types.length) return;
   let inc = eventCounters.get(deps.metrics);
   if (!inc) {
-    inc = deps.metrics.counter('studio_events_recorded_total', 'Events recorded by committed Management writes, by type (docs/design/events.md).', ['type']);
+    inc = deps.metrics.counter(
+      'studio_events_recorded_total',
+      'Events recorded by committed Management writes, by type (docs/design/events.md).',
+      ['type'],
+    );
     eventCounters.set(deps.metrics, inc);
   }
   for (const type of types) inc({ type });
@@ -53,7 +76,10 @@ function declared(o: AnyOperation, events: readonly Emitted[]): EventType[] {
   const allowed: readonly string[] = 'emits' in o ? o.emits : [];
   const types = events.map((e) => e.type);
   const stray = types.find((t) => !allowed.includes(t));
-  if (stray) throw new Error(`${o.id} emitted ${stray}, which its registry row does not declare (emits: ${allowed.join(', ') || 'none'})`);
+  if (stray)
+    throw new Error(
+      `${o.id} emitted ${stray}, which its registry row does not declare (emits: ${allowed.join(', ') || 'none'})`,
+    );
   return types;
 }
 
@@ -64,10 +90,11 @@ function declared(o: AnyOperation, events: readonly Emitted[]): EventType[] {
  */
 export const writeHooks: { afterCommit?: (info: { studioId: string; key: string }) => void } = {};
 
-const inProgress = () => new AppError('idempotency_request_in_progress', {
-  detail: 'A request with this Idempotency-Key is still running; retry shortly.',
-  headers: { 'retry-after': '1' },
-});
+const inProgress = () =>
+  new AppError('idempotency_request_in_progress', {
+    detail: 'A request with this Idempotency-Key is still running; retry shortly.',
+    headers: { 'retry-after': '1' },
+  });
 
 function respond(rec: StoredResponse, replayed: boolean): Response {
   const headers = new Headers(rec.headers);
@@ -78,14 +105,20 @@ function respond(rec: StoredResponse, replayed: boolean): Response {
 function replay(deps: ManagementDeps, rec: StoredResponse, fingerprint: string): Response {
   if (rec.fingerprint !== fingerprint) {
     counted(deps, 'reused_key');
-    throw new AppError('idempotency_key_reused', { detail: 'This Idempotency-Key was already used for a different request (method, path or body).' });
+    throw new AppError('idempotency_key_reused', {
+      detail: 'This Idempotency-Key was already used for a different request (method, path or body).',
+    });
   }
   counted(deps, 'replayed');
   return respond(rec, true);
 }
 
 /** The registry row's success status, and for a create (201) the `Location` of the new record. */
-function storedSuccess<O extends AnyOperation>(fingerprint: string, c: OperationContext<O>, record: WriteAnswer<O>): StoredResponse {
+function storedSuccess<O extends AnyOperation>(
+  fingerprint: string,
+  c: OperationContext<O>,
+  record: WriteAnswer<O>,
+): StoredResponse {
   const status = c.operation.ok.status;
   const headers: Record<string, string> = { 'content-type': JSON_TYPE };
   if (status === 201) headers.location = locationOf(c.operation, c.params, (record as { id: string }).id);
@@ -94,13 +127,26 @@ function storedSuccess<O extends AnyOperation>(fingerprint: string, c: Operation
 
 function storedProblem(fingerprint: string, err: AppError, requestId: string, typeBase: string): StoredResponse {
   const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE, ...err.options.headers };
-  return { fingerprint, status: err.status, headers, body: JSON.stringify(problemBody(err.code, requestId, { typeBase, ...err.options })) };
+  return {
+    fingerprint,
+    status: err.status,
+    headers,
+    body: JSON.stringify(problemBody(err.code, requestId, { typeBase, ...err.options })),
+  };
 }
 
-type Outcome = { kind: 'busy' } | { kind: 'existing'; rec: LiveRecord } | { kind: 'done'; rec: StoredResponse; types: EventType[] };
+type Outcome =
+  | { kind: 'busy' }
+  | { kind: 'existing'; rec: LiveRecord }
+  | { kind: 'done'; rec: StoredResponse; types: EventType[] };
 
 /** Another request holds the key's lock. It may have committed and died before releasing: the record is the truth. */
-async function answerWhileLocked(deps: ManagementDeps, studioId: string, key: string, fingerprint: string): Promise<Response> {
+async function answerWhileLocked(
+  deps: ManagementDeps,
+  studioId: string,
+  key: string,
+  fingerprint: string,
+): Promise<Response> {
   const rec = await findRecord(deps.sql, studioId, key);
   if (!rec) {
     counted(deps, 'in_progress');
@@ -115,20 +161,29 @@ async function answerWhileLocked(deps: ManagementDeps, studioId: string, key: st
  * its own transaction, so a retry replays it; anything else (5xx, 429, a crash) is not
  * stored (null), so a retry really retries.
  */
-async function storeFailure(deps: ManagementDeps, caller: Caller, key: string, fingerprint: string, err: unknown): Promise<StoredResponse | null> {
+async function storeFailure(
+  deps: ManagementDeps,
+  caller: Caller,
+  key: string,
+  fingerprint: string,
+  err: unknown,
+): Promise<StoredResponse | null> {
   const { sql, config } = deps;
   const studioId = caller.studioId;
   let failure = err instanceof AppError ? err : translatePgError(err);
   // a double-booking names the occurrence it clashes with (stored with the answer, so a replay names it too)
-  if (failure?.code === 'instructor_double_booked') failure = (await doubleBookedWithConflict(sql, studioId, err).catch(() => null)) ?? failure;
+  if (failure?.code === 'instructor_double_booked')
+    failure = (await doubleBookedWithConflict(sql, studioId, err).catch(() => null)) ?? failure;
   if (!failure || failure.status >= 500 || failure.status === 429) return null;
   const rec = storedProblem(fingerprint, failure, caller.requestId, problemTypeBase(config, 'management'));
-  const stored = await sql.begin(async (tx) => {
-    if (!(await tryKeyLock(tx, studioId, key))) return false;
-    if (await findRecord(tx, studioId, key)) return false;
-    await insertRecord(tx, studioId, key, rec);
-    return true;
-  }).catch(() => false);
+  const stored = await sql
+    .begin(async (tx) => {
+      if (!(await tryKeyLock(tx, studioId, key))) return false;
+      if (await findRecord(tx, studioId, key)) return false;
+      await insertRecord(tx, studioId, key, rec);
+      return true;
+    })
+    .catch(() => false);
   if (stored) await idempotencyLocks(deps).cache(studioId, key, rec);
   return rec;
 }
@@ -154,7 +209,9 @@ async function storeFailure(deps: ManagementDeps, caller: Caller, key: string, f
  * the gateway drops them after a successful write that changes what they show.
  */
 export async function runWrite<O extends AnyOperation>(
-  deps: ManagementDeps, c: OperationContext<O>, action: (tx: Tx) => Promise<WriteResult<O>>,
+  deps: ManagementDeps,
+  c: OperationContext<O>,
+  action: (tx: Tx) => Promise<WriteResult<O>>,
 ): Promise<Response> {
   const { sql } = deps;
   const { caller, request } = c;
@@ -179,7 +236,10 @@ export async function runWrite<O extends AnyOperation>(
       if (existing) return { kind: 'existing', rec: existing };
       const { record, events } = await action(tx);
       const types = declared(c.operation, events);
-      await insertEvents(tx, studioId, events, { requestId: caller.requestId, traceId: parseTraceparent(request.headers.get(TRACEPARENT))?.traceId ?? null });
+      await insertEvents(tx, studioId, events, {
+        requestId: caller.requestId,
+        traceId: parseTraceparent(request.headers.get(TRACEPARENT))?.traceId ?? null,
+      });
       const rec = storedSuccess(fingerprint, c, record);
       await insertRecord(tx, studioId, key, rec);
       return { kind: 'done', rec, types };

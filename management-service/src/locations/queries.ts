@@ -1,18 +1,48 @@
 import { iso, isoOrNull, newId } from '@studio/shared';
 import type { Db } from '@studio/shared/io/db';
 import type { Address, Location, Room } from '@studio/shared/schemas/locations';
-import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
+import { afterSql, type Page, type PageParams, pageOf, sortKeySql } from '../kit/pagination';
 
-interface LocationRow { id: string; name: string; timezone: string; address: Address | null; status: 'live' | 'deleted'; deletedAt: Date | null; createdAt: Date; updatedAt: Date }
-interface RoomRow { id: string; locationId: string; name: string; capacity: number | null; status: 'live' | 'deleted'; deletedAt: Date | null; createdAt: Date; updatedAt: Date }
+interface LocationRow {
+  id: string;
+  name: string;
+  timezone: string;
+  address: Address | null;
+  status: 'live' | 'deleted';
+  deletedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+interface RoomRow {
+  id: string;
+  locationId: string;
+  name: string;
+  capacity: number | null;
+  status: 'live' | 'deleted';
+  deletedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
 
 const toLocation = (r: LocationRow): Location => ({
-  id: r.id, name: r.name, timezone: r.timezone, address: r.address, status: r.status,
-  deletedAt: isoOrNull(r.deletedAt), createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt),
+  id: r.id,
+  name: r.name,
+  timezone: r.timezone,
+  address: r.address,
+  status: r.status,
+  deletedAt: isoOrNull(r.deletedAt),
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
 });
 const toRoom = (r: RoomRow): Room => ({
-  id: r.id, locationId: r.locationId, name: r.name, capacity: r.capacity, status: r.status,
-  deletedAt: isoOrNull(r.deletedAt), createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt),
+  id: r.id,
+  locationId: r.locationId,
+  name: r.name,
+  capacity: r.capacity,
+  status: r.status,
+  deletedAt: isoOrNull(r.deletedAt),
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
 });
 
 const LOCATION_COLUMNS = 'id, name, timezone, address, status, deleted_at, created_at, updated_at';
@@ -39,22 +69,39 @@ export async function listLocationsPage(db: Db, studioId: string, p: PageParams)
  * A live location; `lock` takes its row lock: `share` so rooms cannot be added under a
  * concurrent delete, `update` before changing it.
  */
-export async function getLiveLocation(db: Db, studioId: string, id: string, lock: false | 'share' | 'update' = false): Promise<Location | null> {
+export async function getLiveLocation(
+  db: Db,
+  studioId: string,
+  id: string,
+  lock: false | 'share' | 'update' = false,
+): Promise<Location | null> {
   const [row] = await db<LocationRow[]>`
     select ${db.unsafe(LOCATION_COLUMNS)} from locations where studio_id = ${studioId} and id = ${id} and status = 'live'
     ${lock === 'share' ? db`for share` : lock === 'update' ? db`for update` : db``}`;
   return row ? toLocation(row) : null;
 }
 
-export async function insertLocation(db: Db, studioId: string, v: { name: string; timezone: string; address: Address | null }): Promise<Location> {
+export async function insertLocation(
+  db: Db,
+  studioId: string,
+  v: { name: string; timezone: string; address: Address | null },
+): Promise<Location> {
   const [row] = await db<LocationRow[]>`
     insert into locations ${db({ id: newId('location'), studioId, name: v.name, timezone: v.timezone, address: v.address === null ? null : db.json(v.address) })}
     returning ${db.unsafe(LOCATION_COLUMNS)}`;
   return toLocation(row!);
 }
 
-export async function updateLocation(db: Db, studioId: string, id: string, patch: { name?: string; timezone?: string; address?: Address | null }): Promise<Location | null> {
-  const set = present({ ...patch, address: patch.address === undefined ? undefined : patch.address === null ? null : db.json(patch.address) });
+export async function updateLocation(
+  db: Db,
+  studioId: string,
+  id: string,
+  patch: { name?: string; timezone?: string; address?: Address | null },
+): Promise<Location | null> {
+  const set = present({
+    ...patch,
+    address: patch.address === undefined ? undefined : patch.address === null ? null : db.json(patch.address),
+  });
   const [row] = await db<LocationRow[]>`
     update locations set ${db({ ...set, updatedAt: new Date() })}
     where studio_id = ${studioId} and id = ${id} and status = 'live'
@@ -73,7 +120,11 @@ export async function lockLiveLocationIds(db: Db, studioId: string): Promise<str
 }
 
 /** Soft-deletes a location and its rooms: the location, and the rooms it deleted (in their order of creation). */
-export async function markLocationDeleted(db: Db, studioId: string, id: string): Promise<{ location: Location; rooms: Room[] }> {
+export async function markLocationDeleted(
+  db: Db,
+  studioId: string,
+  id: string,
+): Promise<{ location: Location; rooms: Room[] }> {
   const rooms = await db<RoomRow[]>`
     update rooms set status = 'deleted', deleted_at = now(), updated_at = now()
     where studio_id = ${studioId} and location_id = ${id} and status = 'live'
@@ -112,7 +163,12 @@ export async function getLiveRoom(db: Db, studioId: string, locationId: string, 
   return row ? toRoom(row) : null;
 }
 
-export async function insertRoom(db: Db, studioId: string, locationId: string, v: { name: string; capacity: number | null }): Promise<Room> {
+export async function insertRoom(
+  db: Db,
+  studioId: string,
+  locationId: string,
+  v: { name: string; capacity: number | null },
+): Promise<Room> {
   const [row] = await db<RoomRow[]>`
     insert into rooms ${db({ id: newId('room'), studioId, locationId, name: v.name, capacity: v.capacity })}
     returning ${db.unsafe(ROOM_COLUMNS)}`;
@@ -127,7 +183,13 @@ export async function lockLiveRoom(db: Db, studioId: string, locationId: string,
   return row ? toRoom(row) : null;
 }
 
-export async function updateRoom(db: Db, studioId: string, locationId: string, id: string, patch: { name?: string; capacity?: number | null }): Promise<Room | null> {
+export async function updateRoom(
+  db: Db,
+  studioId: string,
+  locationId: string,
+  id: string,
+  patch: { name?: string; capacity?: number | null },
+): Promise<Room | null> {
   const [row] = await db<RoomRow[]>`
     update rooms set ${db({ ...present(patch), updatedAt: new Date() })}
     where studio_id = ${studioId} and location_id = ${locationId} and id = ${id} and status = 'live'

@@ -1,7 +1,14 @@
 import { AppError, problems, quote } from '@studio/shared';
 import type { Tx } from '@studio/shared/io/db';
 import { canonicalTimeZone } from '@studio/shared/schemas/fields';
-import type { CreateLocationBody, CreateRoomBody, Location, Room, UpdateLocationBody, UpdateRoomBody } from '@studio/shared/schemas/locations';
+import type {
+  CreateLocationBody,
+  CreateRoomBody,
+  Location,
+  Room,
+  UpdateLocationBody,
+  UpdateRoomBody,
+} from '@studio/shared/schemas/locations';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';
 
@@ -11,19 +18,30 @@ const roomNotFound = (id: string) => new AppError('not_found', { detail: `No roo
 function timeZone(tz: string): string {
   const canonical = canonicalTimeZone(tz);
   if (!canonical) {
-    throw problems.invalidFields([{ path: '/body/timezone', message: 'must be an IANA time zone, e.g. Europe/Berlin' }]);
+    throw problems.invalidFields([
+      { path: '/body/timezone', message: 'must be an IANA time zone, e.g. Europe/Berlin' },
+    ]);
   }
   return canonical;
 }
 
-export async function createLocation(tx: Tx, studioId: string, body: CreateLocationBody): Promise<Written<Location, 'location.created'>> {
+export async function createLocation(
+  tx: Tx,
+  studioId: string,
+  body: CreateLocationBody,
+): Promise<Written<Location, 'location.created'>> {
   const timezone = body.timezone === undefined ? await q.studioTimezone(tx, studioId) : timeZone(body.timezone);
   const location = await q.insertLocation(tx, studioId, { name: body.name, timezone, address: body.address ?? null });
   return { record: location, events: [event('location.created', location)] };
 }
 
 /** Only what differs is written (the time zone compared in its canonical name). */
-export async function updateLocation(tx: Tx, studioId: string, id: string, body: UpdateLocationBody): Promise<Written<Location, 'location.updated'>> {
+export async function updateLocation(
+  tx: Tx,
+  studioId: string,
+  id: string,
+  body: UpdateLocationBody,
+): Promise<Written<Location, 'location.updated'>> {
   const timezone = body.timezone === undefined ? undefined : timeZone(body.timezone);
   const before = await q.getLiveLocation(tx, studioId, id, 'update');
   if (!before) throw locationNotFound(id);
@@ -37,21 +55,42 @@ export async function updateLocation(tx: Tx, studioId: string, id: string, body:
  * The studio's last live venue stays: with every live location locked, two racing deletes cannot both win.
  * A deleted location is 404 afterwards, so only the first delete records its events: the location's and each room's.
  */
-export async function deleteLocation(tx: Tx, studioId: string, id: string): Promise<Written<Location, 'location.deleted' | 'room.deleted'>> {
+export async function deleteLocation(
+  tx: Tx,
+  studioId: string,
+  id: string,
+): Promise<Written<Location, 'location.deleted' | 'room.deleted'>> {
   const live = await q.lockLiveLocationIds(tx, studioId);
   if (!live.includes(id)) throw locationNotFound(id);
-  if (live.length === 1) throw new AppError('last_venue', { detail: 'This is the studio\'s last live location; add another before deleting it.' });
+  if (live.length === 1)
+    throw new AppError('last_venue', {
+      detail: "This is the studio's last live location; add another before deleting it.",
+    });
   const { location, rooms } = await q.markLocationDeleted(tx, studioId, id);
-  return { record: location, events: [event('location.deleted', location), ...rooms.map((r) => event('room.deleted', r))] };
+  return {
+    record: location,
+    events: [event('location.deleted', location), ...rooms.map((r) => event('room.deleted', r))],
+  };
 }
 
-export async function createRoom(tx: Tx, studioId: string, locationId: string, body: CreateRoomBody): Promise<Written<Room, 'room.created'>> {
+export async function createRoom(
+  tx: Tx,
+  studioId: string,
+  locationId: string,
+  body: CreateRoomBody,
+): Promise<Written<Room, 'room.created'>> {
   if (!(await q.getLiveLocation(tx, studioId, locationId, 'share'))) throw locationNotFound(locationId);
   const room = await q.insertRoom(tx, studioId, locationId, { name: body.name, capacity: body.capacity ?? null });
   return { record: room, events: [event('room.created', room)] };
 }
 
-export async function updateRoom(tx: Tx, studioId: string, locationId: string, id: string, body: UpdateRoomBody): Promise<Written<Room, 'room.updated'>> {
+export async function updateRoom(
+  tx: Tx,
+  studioId: string,
+  locationId: string,
+  id: string,
+  body: UpdateRoomBody,
+): Promise<Written<Room, 'room.updated'>> {
   const before = await q.lockLiveRoom(tx, studioId, locationId, id);
   if (!before) throw roomNotFound(id);
   const patch = changedFields(before, body);
@@ -60,7 +99,12 @@ export async function updateRoom(tx: Tx, studioId: string, locationId: string, i
   return { record: room, events: updated('room.updated', before, room) };
 }
 
-export async function deleteRoom(tx: Tx, studioId: string, locationId: string, id: string): Promise<Written<Room, 'room.deleted'>> {
+export async function deleteRoom(
+  tx: Tx,
+  studioId: string,
+  locationId: string,
+  id: string,
+): Promise<Written<Room, 'room.deleted'>> {
   const room = await q.markRoomDeleted(tx, studioId, locationId, id);
   if (!room) throw roomNotFound(id);
   return { record: room, events: [event('room.deleted', room)] };

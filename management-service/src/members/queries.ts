@@ -1,17 +1,31 @@
 import { iso, isoOrNull } from '@studio/shared';
 import type { Db, Tx } from '@studio/shared/io/db';
 import type { Member } from '@studio/shared/schemas/members';
-import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
+import { afterSql, type Page, type PageParams, pageOf, sortKeySql } from '../kit/pagination';
 
 interface Row {
-  id: string; email: string; name: string | null; role: Member['role']; status: Member['status'];
-  invitedAt: Date | null; cancelledAt: Date | null; createdAt: Date; updatedAt: Date;
+  id: string;
+  email: string;
+  name: string | null;
+  role: Member['role'];
+  status: Member['status'];
+  invitedAt: Date | null;
+  cancelledAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 const COLUMNS = 'id, email, name, role, status, invited_at, cancelled_at, created_at, updated_at';
 
 const toMember = (r: Row): Member => ({
-  id: r.id, email: r.email, name: r.name, role: r.role, status: r.status, invitedAt: isoOrNull(r.invitedAt),
-  cancelledAt: isoOrNull(r.cancelledAt), createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt),
+  id: r.id,
+  email: r.email,
+  name: r.name,
+  role: r.role,
+  status: r.status,
+  invitedAt: isoOrNull(r.invitedAt),
+  cancelledAt: isoOrNull(r.cancelledAt),
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
 });
 
 /** One page of the studio's memberships, cancelled ones included, keyset on (created_at, id). */
@@ -29,14 +43,19 @@ export async function getMember(db: Db, studioId: string, id: string): Promise<M
   return row ? toMember(row) : null;
 }
 
-export async function insertMember(tx: Tx, v: { id: string; studioId: string; email: string; name: string | null; role: string }): Promise<Member> {
+export async function insertMember(
+  tx: Tx,
+  v: { id: string; studioId: string; email: string; name: string | null; role: string },
+): Promise<Member> {
   const [row] = await tx<Row[]>`
     insert into members ${tx({ ...v, status: 'invited', invitedAt: new Date() })} returning ${tx.unsafe(COLUMNS)}`;
   return toMember(row!);
 }
 
 export async function lockMember(tx: Tx, studioId: string, id: string): Promise<Member | null> {
-  const [row] = await tx<Row[]>`select ${tx.unsafe(COLUMNS)} from members where studio_id = ${studioId} and id = ${id} for update`;
+  const [row] = await tx<
+    Row[]
+  >`select ${tx.unsafe(COLUMNS)} from members where studio_id = ${studioId} and id = ${id} for update`;
   return row ? toMember(row) : null;
 }
 
@@ -50,7 +69,12 @@ export async function lockActiveAdmins(tx: Tx, studioId: string): Promise<string
   return rows.map((r) => r.id);
 }
 
-export async function updateMember(tx: Tx, studioId: string, id: string, fields: Record<string, unknown>): Promise<Member> {
+export async function updateMember(
+  tx: Tx,
+  studioId: string,
+  id: string,
+  fields: Record<string, unknown>,
+): Promise<Member> {
   const [row] = await tx<Row[]>`
     update members set ${tx({ ...fields, updatedAt: new Date() })}
     where studio_id = ${studioId} and id = ${id} returning ${tx.unsafe(COLUMNS)}`;

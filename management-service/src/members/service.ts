@@ -1,18 +1,35 @@
 import { AppError, newId, problems, quote } from '@studio/shared';
 import type { Tx } from '@studio/shared/io/db';
-import { isRole, ROLES, type InviteMemberBody, type Member, type UpdateMemberBody } from '@studio/shared/schemas/members';
+import {
+  type InviteMemberBody,
+  isRole,
+  type Member,
+  ROLES,
+  type UpdateMemberBody,
+} from '@studio/shared/schemas/members';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';
 
 function requireRole(role: string) {
-  if (!isRole(role)) throw new AppError('invalid_role', { detail: `Role ${quote(role)} is not one of ${ROLES.join(', ')}.` });
+  if (!isRole(role))
+    throw new AppError('invalid_role', { detail: `Role ${quote(role)} is not one of ${ROLES.join(', ')}.` });
 }
 
 /** Invite: e-mail stored lower-case; the `members_email` unique index makes a duplicate 409 `member_exists`. */
-export async function inviteMember(tx: Tx, studioId: string, body: InviteMemberBody): Promise<Written<Member, 'member.invited'>> {
+export async function inviteMember(
+  tx: Tx,
+  studioId: string,
+  body: InviteMemberBody,
+): Promise<Written<Member, 'member.invited'>> {
   const role = body.role ?? 'member';
   requireRole(role);
-  const member = await q.insertMember(tx, { id: newId('member'), studioId, email: body.email.trim().toLowerCase(), name: body.name ?? null, role });
+  const member = await q.insertMember(tx, {
+    id: newId('member'),
+    studioId,
+    email: body.email.trim().toLowerCase(),
+    name: body.name ?? null,
+    role,
+  });
   return { record: member, events: [event('member.invited', member)] };
 }
 
@@ -34,7 +51,12 @@ async function requireMember(tx: Tx, studioId: string, id: string) {
 }
 
 /** Only what differs is written: the same name and role change nothing and record nothing. */
-export async function updateMember(tx: Tx, studioId: string, id: string, body: UpdateMemberBody): Promise<Written<Member, 'member.updated'>> {
+export async function updateMember(
+  tx: Tx,
+  studioId: string,
+  id: string,
+  body: UpdateMemberBody,
+): Promise<Written<Member, 'member.updated'>> {
   if (body.role !== undefined) requireRole(body.role);
   const member = await requireMember(tx, studioId, id);
   if (body.role !== undefined && body.role !== 'admin') await keepAnAdmin(tx, studioId, member);
@@ -45,7 +67,11 @@ export async function updateMember(tx: Tx, studioId: string, id: string, body: U
 }
 
 /** Cancelling a cancelled membership changes nothing and records nothing. */
-export async function cancelMembership(tx: Tx, studioId: string, id: string): Promise<Written<Member, 'membership.cancelled'>> {
+export async function cancelMembership(
+  tx: Tx,
+  studioId: string,
+  id: string,
+): Promise<Written<Member, 'membership.cancelled'>> {
   const member = await requireMember(tx, studioId, id);
   if (member.status === 'cancelled') return unchanged(member);
   await keepAnAdmin(tx, studioId, member);

@@ -1,17 +1,33 @@
 import { iso, isoOrNull, newId } from '@studio/shared';
 import type { Db } from '@studio/shared/io/db';
 import type { Plan, PlanConfig, PlanType } from '@studio/shared/schemas/plans';
-import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
+import { afterSql, type Page, type PageParams, pageOf, sortKeySql } from '../kit/pagination';
 
 interface Row {
-  id: string; name: string; type: PlanType; config: PlanConfig; description: string | null; visibility: 'public' | 'private';
-  status: 'active' | 'archived'; archivedAt: Date | null; createdAt: Date; updatedAt: Date;
+  id: string;
+  name: string;
+  type: PlanType;
+  config: PlanConfig;
+  description: string | null;
+  visibility: 'public' | 'private';
+  status: 'active' | 'archived';
+  archivedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 const COLUMNS = 'id, name, type, config, description, visibility, status, archived_at, created_at, updated_at';
 
 const toPlan = (r: Row): Plan => ({
-  id: r.id, name: r.name, type: r.type, config: r.config, description: r.description, visibility: r.visibility, status: r.status,
-  archivedAt: isoOrNull(r.archivedAt), createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt),
+  id: r.id,
+  name: r.name,
+  type: r.type,
+  config: r.config,
+  description: r.description,
+  visibility: r.visibility,
+  status: r.status,
+  archivedAt: isoOrNull(r.archivedAt),
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
 });
 
 /** One page of the studio's plans, archived ones included, keyset on (created_at, id) over `plans_studio`. */
@@ -31,20 +47,32 @@ export async function getPlan(db: Db, studioId: string, id: string): Promise<Pla
 
 /** Locked for the rest of the transaction, so a config check and its update see the same row. */
 export async function getPlanForUpdate(db: Db, studioId: string, id: string): Promise<Plan | null> {
-  const [row] = await db<Row[]>`select ${db.unsafe(COLUMNS)} from plans where studio_id = ${studioId} and id = ${id} for update`;
+  const [row] = await db<
+    Row[]
+  >`select ${db.unsafe(COLUMNS)} from plans where studio_id = ${studioId} and id = ${id} for update`;
   return row ? toPlan(row) : null;
 }
 
-export async function insertPlan(db: Db, studioId: string, v: { name: string; type: PlanType; config: PlanConfig; description: string | null; visibility: 'public' | 'private' }): Promise<Plan> {
+export async function insertPlan(
+  db: Db,
+  studioId: string,
+  v: { name: string; type: PlanType; config: PlanConfig; description: string | null; visibility: 'public' | 'private' },
+): Promise<Plan> {
   const [row] = await db<Row[]>`
     insert into plans ${db({ id: newId('plan'), studioId, ...v, config: db.json(v.config) })}
     returning ${db.unsafe(COLUMNS)}`;
   return toPlan(row!);
 }
 
-export async function updatePlan(db: Db, studioId: string, id: string, patch: { name?: string; config?: PlanConfig; description?: string | null; visibility?: 'public' | 'private' }): Promise<Plan> {
+export async function updatePlan(
+  db: Db,
+  studioId: string,
+  id: string,
+  patch: { name?: string; config?: PlanConfig; description?: string | null; visibility?: 'public' | 'private' },
+): Promise<Plan> {
   const set: Record<string, unknown> = { updatedAt: new Date() };
-  for (const [k, v] of Object.entries(patch)) if (v !== undefined) set[k] = k === 'config' ? db.json(v as PlanConfig) : v;
+  for (const [k, v] of Object.entries(patch))
+    if (v !== undefined) set[k] = k === 'config' ? db.json(v as PlanConfig) : v;
   const [row] = await db<Row[]>`
     update plans set ${db(set)} where studio_id = ${studioId} and id = ${id} returning ${db.unsafe(COLUMNS)}`;
   return toPlan(row!);

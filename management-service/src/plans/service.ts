@@ -1,7 +1,14 @@
 import { problems } from '@studio/shared';
 import type { Tx } from '@studio/shared/io/db';
 import { isCurrency, schemaErrors } from '@studio/shared/schemas/fields';
-import { PLAN_CONFIGS, type CreatePlanBody, type Plan, type PlanConfig, type PlanType, type UpdatePlanBody } from '@studio/shared/schemas/plans';
+import {
+  type CreatePlanBody,
+  PLAN_CONFIGS,
+  type Plan,
+  type PlanConfig,
+  type PlanType,
+  type UpdatePlanBody,
+} from '@studio/shared/schemas/plans';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';
 
@@ -19,23 +26,47 @@ export function checkPlanConfig(type: PlanType, config: unknown): PlanConfig {
   }
   if (type === 'membership') {
     const c = config as { intervalCount?: number; classesPerInterval?: number | null };
-    return { ...(config as PlanConfig), intervalCount: c.intervalCount ?? 1, classesPerInterval: c.classesPerInterval ?? null } as PlanConfig;
+    return {
+      ...(config as PlanConfig),
+      intervalCount: c.intervalCount ?? 1,
+      classesPerInterval: c.classesPerInterval ?? null,
+    } as PlanConfig;
   }
   return config as PlanConfig;
 }
 
-export async function createPlan(tx: Tx, studioId: string, body: CreatePlanBody): Promise<Written<Plan, 'plan.created'>> {
+export async function createPlan(
+  tx: Tx,
+  studioId: string,
+  body: CreatePlanBody,
+): Promise<Written<Plan, 'plan.created'>> {
   const config = checkPlanConfig(body.type, body.config);
-  const plan = await q.insertPlan(tx, studioId, { name: body.name, type: body.type, config, description: body.description ?? null, visibility: body.visibility ?? 'public' });
+  const plan = await q.insertPlan(tx, studioId, {
+    name: body.name,
+    type: body.type,
+    config,
+    description: body.description ?? null,
+    visibility: body.visibility ?? 'public',
+  });
   return { record: plan, events: [event('plan.created', plan)] };
 }
 
 /** A new config is checked against the stored type, which never changes. Only what differs is written. */
-export async function updatePlan(tx: Tx, studioId: string, id: string, body: UpdatePlanBody): Promise<Written<Plan, 'plan.updated'>> {
+export async function updatePlan(
+  tx: Tx,
+  studioId: string,
+  id: string,
+  body: UpdatePlanBody,
+): Promise<Written<Plan, 'plan.updated'>> {
   const plan = await q.getPlanForUpdate(tx, studioId, id);
   if (!plan) throw notFound(id);
   const config = body.config === undefined ? undefined : checkPlanConfig(plan.type, body.config);
-  const patch = changedFields(plan, { name: body.name, description: body.description, visibility: body.visibility, config });
+  const patch = changedFields(plan, {
+    name: body.name,
+    description: body.description,
+    visibility: body.visibility,
+    config,
+  });
   if (!Object.keys(patch).length) return unchanged(plan);
   const after = await q.updatePlan(tx, studioId, id, patch);
   return { record: after, events: updated('plan.updated', plan, after) };

@@ -1,17 +1,33 @@
 import { iso, newId } from '@studio/shared';
 import type { Db } from '@studio/shared/io/db';
 import type { Program } from '@studio/shared/schemas/programs';
-import { afterSql, pageOf, sortKeySql, type Page, type PageParams } from '../kit/pagination';
+import { afterSql, type Page, type PageParams, pageOf, sortKeySql } from '../kit/pagination';
 
 interface Row {
-  id: string; name: string; description: string | null; pricing: 'free' | 'paid'; priceCents: number | null; currency: string | null;
-  classIds: string[]; status: 'active' | 'archived'; createdAt: Date; updatedAt: Date;
+  id: string;
+  name: string;
+  description: string | null;
+  pricing: 'free' | 'paid';
+  priceCents: number | null;
+  currency: string | null;
+  classIds: string[];
+  status: 'active' | 'archived';
+  createdAt: Date;
+  updatedAt: Date;
 }
 const COLUMNS = 'id, name, description, pricing, price_cents, currency, class_ids, status, created_at, updated_at';
 
 const toProgram = (r: Row): Program => ({
-  id: r.id, name: r.name, description: r.description, pricing: r.pricing, priceCents: r.priceCents, currency: r.currency,
-  classIds: r.classIds, status: r.status, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt),
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  pricing: r.pricing,
+  priceCents: r.priceCents,
+  currency: r.currency,
+  classIds: r.classIds,
+  status: r.status,
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
 });
 
 export type ProgramValues = Pick<Program, 'name' | 'description' | 'pricing' | 'priceCents' | 'currency' | 'classIds'>;
@@ -27,7 +43,9 @@ export async function listProgramsPage(db: Db, studioId: string, p: PageParams):
 
 export async function getProgram(db: Db, studioId: string, id: string, forUpdate = false): Promise<Program | null> {
   const [row] = forUpdate
-    ? await db<Row[]>`select ${db.unsafe(COLUMNS)} from programs where studio_id = ${studioId} and id = ${id} for update`
+    ? await db<
+        Row[]
+      >`select ${db.unsafe(COLUMNS)} from programs where studio_id = ${studioId} and id = ${id} for update`
     : await db<Row[]>`select ${db.unsafe(COLUMNS)} from programs where studio_id = ${studioId} and id = ${id}`;
   return row ? toProgram(row) : null;
 }

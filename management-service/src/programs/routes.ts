@@ -11,9 +11,12 @@ type Ids = 'managementListPrograms' | 'managementCreateProgram' | 'managementGet
 export const programHandlers = (deps: ManagementDeps) => {
   const write = writerOf(deps);
   return {
-    managementListPrograms: ({ caller, query }) => listProgramsPage(deps.sql, caller.studioId, readPage(deps.config.CURSOR_SECRET, caller, 'programs', query)),
+    managementListPrograms: ({ caller, query }) =>
+      listProgramsPage(deps.sql, caller.studioId, readPage(deps.config.CURSOR_SECRET, caller, 'programs', query)),
     managementCreateProgram: (c) => write(c, (tx) => svc.createProgram(tx, c.caller.studioId, c.body)),
-    managementGetProgram: async ({ caller, params }) => found(await getProgram(deps.sql, caller.studioId, params.programId), 'program'),
-    managementUpdateProgram: (c) => write(c, (tx) => svc.updateProgram(tx, c.caller.studioId, c.params.programId, c.body)),
+    managementGetProgram: async ({ caller, params }) =>
+      found(await getProgram(deps.sql, caller.studioId, params.programId), 'program'),
+    managementUpdateProgram: (c) =>
+      write(c, (tx) => svc.updateProgram(tx, c.caller.studioId, c.params.programId, c.body)),
   } satisfies HandlersFor<Ids>;
 };

@@ -13,7 +13,9 @@ function checkPrice(v: q.ProgramValues) {
     throw new AppError('invalid_price', { detail: 'A paid program needs a positive priceCents and a currency.' });
   }
   if (v.pricing === 'free' && (v.priceCents != null || v.currency != null)) {
-    throw new AppError('invalid_price', { detail: 'A free program has no priceCents or currency (send null to clear them).' });
+    throw new AppError('invalid_price', {
+      detail: 'A free program has no priceCents or currency (send null to clear them).',
+    });
   }
   if (v.currency != null && !isCurrency(v.currency)) {
     throw problems.invalidFields([{ path: '/body/currency', message: 'must be an ISO 4217 currency' }]);
@@ -25,15 +27,25 @@ async function checkClassIds(tx: Tx, studioId: string, ids: string[]): Promise<s
   const unique = [...new Set(ids)];
   const found = await q.existingClassIds(tx, studioId, unique);
   // the path names the entry; repeating the id would grow the answer with what was sent
-  const errors = ids.flatMap((id, i) => (found.has(id) ? [] : [{ path: `/body/classIds/${i}`, message: 'is not a class of this studio' }]));
+  const errors = ids.flatMap((id, i) =>
+    found.has(id) ? [] : [{ path: `/body/classIds/${i}`, message: 'is not a class of this studio' }],
+  );
   if (errors.length) throw problems.invalidFields(errors);
   return unique;
 }
 
-export async function createProgram(tx: Tx, studioId: string, body: CreateProgramBody): Promise<Written<Program, 'program.created'>> {
+export async function createProgram(
+  tx: Tx,
+  studioId: string,
+  body: CreateProgramBody,
+): Promise<Written<Program, 'program.created'>> {
   const values: q.ProgramValues = {
-    name: body.name, description: body.description ?? null, pricing: body.pricing ?? 'free',
-    priceCents: body.priceCents ?? null, currency: body.currency ?? null, classIds: [],
+    name: body.name,
+    description: body.description ?? null,
+    pricing: body.pricing ?? 'free',
+    priceCents: body.priceCents ?? null,
+    currency: body.currency ?? null,
+    classIds: [],
   };
   checkPrice(values);
   values.classIds = await checkClassIds(tx, studioId, body.classIds ?? []);
@@ -42,7 +54,12 @@ export async function createProgram(tx: Tx, studioId: string, body: CreateProgra
 }
 
 /** The merged values are checked; only when they differ from the stored ones is anything written. */
-export async function updateProgram(tx: Tx, studioId: string, id: string, body: UpdateProgramBody): Promise<Written<Program, 'program.updated'>> {
+export async function updateProgram(
+  tx: Tx,
+  studioId: string,
+  id: string,
+  body: UpdateProgramBody,
+): Promise<Written<Program, 'program.updated'>> {
   const current = await q.getProgram(tx, studioId, id, true);
   if (!current) throw notFound(id);
   const values: q.ProgramValues = {

@@ -1,7 +1,7 @@
 import type { Db, Tx } from '@studio/shared/io/db';
 import type { Occurrence } from '@studio/shared/schemas/schedule';
-import { selectOccurrence, toOccurrence, type OccurrenceRow as Row } from '../kit/occurrences';
-import { afterSql, pageOf, type Page, type PageParams } from '../kit/pagination';
+import { type OccurrenceRow as Row, selectOccurrence, toOccurrence } from '../kit/occurrences';
+import { afterSql, type Page, type PageParams, pageOf } from '../kit/pagination';
 
 /** Keyset on (starts_at, id) over the `occurrences_schedule` index, with the cursor's filters. */
 export async function listSchedulePage(db: Db, studioId: string, p: PageParams): Promise<Page<Occurrence>> {

@@ -14,11 +14,16 @@ export const scheduleHandlers = (deps: ManagementDeps) => {
   return {
     managementListSchedule: ({ caller, query }) => {
       const p = readPage(deps.config.CURSOR_SECRET, caller, 'schedule', query, {
-        from: filterInstant(query.from), to: filterInstant(query.to), classId: query.classId, instructorId: query.instructorId,
+        from: filterInstant(query.from),
+        to: filterInstant(query.to),
+        classId: query.classId,
+        instructorId: query.instructorId,
       });
       return listSchedulePage(deps.sql, caller.studioId, p);
     },
-    managementGetOccurrence: async ({ caller, params }) => found(await getOccurrence(deps.sql, caller.studioId, params.occurrenceId), 'occurrence'),
-    managementRescheduleOccurrence: (c) => write(c, (tx) => svc.rescheduleOccurrence(tx, c.caller.studioId, c.params.occurrenceId, c.body)),
+    managementGetOccurrence: async ({ caller, params }) =>
+      found(await getOccurrence(deps.sql, caller.studioId, params.occurrenceId), 'occurrence'),
+    managementRescheduleOccurrence: (c) =>
+      write(c, (tx) => svc.rescheduleOccurrence(tx, c.caller.studioId, c.params.occurrenceId, c.body)),
   } satisfies HandlersFor<Ids>;
 };

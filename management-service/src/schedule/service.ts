@@ -10,15 +10,22 @@ import * as q from './queries';
  * past, and 409 `instructor_double_booked` from the exclusion constraint on overlap. A move to
  * where it already is changes nothing and records nothing.
  */
-export async function rescheduleOccurrence(tx: Tx, studioId: string, id: string, body: RescheduleBody): Promise<Written<Occurrence, 'occurrence.rescheduled'>> {
+export async function rescheduleOccurrence(
+  tx: Tx,
+  studioId: string,
+  id: string,
+  body: RescheduleBody,
+): Promise<Written<Occurrence, 'occurrence.rescheduled'>> {
   const occ = await q.lockOccurrence(tx, studioId, id);
   if (!occ) throw problems.notFound('occurrence', id);
-  if (occ.status === 'cancelled') throw new AppError('occurrence_cancelled', { detail: 'A cancelled occurrence cannot be rescheduled.' });
+  if (occ.status === 'cancelled')
+    throw new AppError('occurrence_cancelled', { detail: 'A cancelled occurrence cannot be rescheduled.' });
   const startsAt = futureInstant(body.startsAt, '/body/startsAt', 'occurrence_in_past');
   const duration = body.durationMinutes ?? occ.durationMinutes;
-  requireStorable(startsAt.getTime() + duration * 60_000, '/body/startsAt', 'the occurrence\'s end');
+  requireStorable(startsAt.getTime() + duration * 60_000, '/body/startsAt', "the occurrence's end");
   const before = (await q.getOccurrence(tx, studioId, id))!;
-  if (Date.parse(before.startsAt) === startsAt.getTime() && before.durationMinutes === duration) return unchanged(before);
+  if (Date.parse(before.startsAt) === startsAt.getTime() && before.durationMinutes === duration)
+    return unchanged(before);
   await q.moveOccurrence(tx, studioId, id, startsAt, duration);
   const after = (await q.getOccurrence(tx, studioId, id))!;
   return { record: after, events: updated('occurrence.rescheduled', before, after) };

@@ -14,8 +14,8 @@
  * delivery whose recording was lost with the process is redone when its lease ends (at least once).
  */
 import type { Config } from '@studio/shared/config';
-import type { Sql } from '@studio/shared/io/db';
 import { log } from '@studio/shared/http';
+import type { Sql } from '@studio/shared/io/db';
 import type { Metrics } from '@studio/shared/io/metrics';
 import { eventBody } from '@studio/shared/io/webhooks/body';
 import { EVENTS_CHANNEL } from '@studio/shared/io/webhooks/endpoints';

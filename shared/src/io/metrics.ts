@@ -32,7 +32,11 @@ const labelText = (names: readonly string[], values: readonly string[]) =>
 /** A counter whose series are plain numbers: `series(values)` once, then `++n.value`. */
 class HotCounter {
   private readonly series = new Map<string, { values: string[]; value: number }>();
-  constructor(readonly name: string, readonly help: string, readonly labelNames: readonly string[]) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+  ) {}
 
   child(values: string[]): { value: number } {
     const key = values.join('\u0000');
@@ -50,7 +54,12 @@ class HotCounter {
 
 class HotHistogram {
   private readonly series = new Map<string, { values: string[]; counts: number[]; sum: number; count: number }>();
-  constructor(readonly name: string, readonly help: string, readonly labelNames: readonly string[], readonly buckets: readonly number[]) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+    readonly buckets: readonly number[],
+  ) {}
 
   child(values: string[]) {
     const key = values.join('\u0000');
@@ -92,11 +101,23 @@ export function createMetrics() {
   for (const m of registry.getMetricsAsArray()) if (BROKEN_ON_BUN.test(m.name)) registry.removeSingleMetric(m.name);
   const hot: (HotCounter | HotHistogram)[] = [];
 
-  const requests = new HotCounter('studio_http_requests_total', 'Requests answered, by surface, operation (from the operations table) and status.', ['surface', 'operation', 'status']);
-  const duration = new HotHistogram('studio_http_request_duration_seconds', 'Time to answer, by surface and operation.', ['surface', 'operation'], DURATION_BUCKETS);
+  const requests = new HotCounter(
+    'studio_http_requests_total',
+    'Requests answered, by surface, operation (from the operations table) and status.',
+    ['surface', 'operation', 'status'],
+  );
+  const duration = new HotHistogram(
+    'studio_http_request_duration_seconds',
+    'Time to answer, by surface and operation.',
+    ['surface', 'operation'],
+    DURATION_BUCKETS,
+  );
   hot.push(requests, duration);
   /** Series by surface and operation, then by status: two Map lookups per request, nothing built. */
-  const children = new Map<string, { timed: ReturnType<HotHistogram['child']>; byStatus: Map<number, { value: number }> }>();
+  const children = new Map<
+    string,
+    { timed: ReturnType<HotHistogram['child']>; byStatus: Map<number, { value: number }> }
+  >();
 
   return {
     registry,
@@ -130,11 +151,26 @@ export function createMetrics() {
     },
     /** A counter whose running total lives elsewhere, read when scraped. */
     total(name: string, help: string, read: () => number) {
-      new client.Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(read()); } });
+      new client.Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
     },
     /** A gauge read when scraped. */
     gauge(name: string, help: string, read: () => number) {
-      new client.Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+      new client.Gauge({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.set(read());
+        },
+      });
     },
     /** The answer to `GET /metrics`. */
     async response(): Promise<Response> {

@@ -35,12 +35,19 @@ export function createSpanExporter(endpoint: string, serviceName: string) {
     if (!queue.length || sending) return;
     const spans = queue.splice(0, BATCH);
     const body = {
-      resourceSpans: [{
-        resource: { attributes: [attribute('service.name', serviceName)] },
-        scopeSpans: [{ scope: { name: '@studio/shared/io/otlp' }, spans }],
-      }],
+      resourceSpans: [
+        {
+          resource: { attributes: [attribute('service.name', serviceName)] },
+          scopeSpans: [{ scope: { name: '@studio/shared/io/otlp' }, spans }],
+        },
+      ],
     };
-    sending = fetch(url, { method: 'POST', headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(body), signal: AbortSignal.timeout(5_000) })
+    sending = fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': JSON_TYPE },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(5_000),
+    })
       .then((res) => void res.arrayBuffer())
       .catch((err) => log('warn', 'span export failed', { error: String(err), dropped: spans.length }))
       .finally(() => (sending = null));
@@ -54,10 +61,17 @@ export function createSpanExporter(endpoint: string, serviceName: string) {
     end(t: Trace, s: SpanEnd) {
       if (queue.length >= MAX_QUEUE) queue.shift();
       queue.push({
-        traceId: t.traceId, spanId: t.spanId, ...(t.parentId ? { parentSpanId: t.parentId } : {}),
-        name: s.name, kind: 2, // SERVER
-        startTimeUnixNano: `${t.start}000000`, endTimeUnixNano: `${Date.now()}000000`,
-        attributes: [...Object.entries(s.attributes).map(([k, v]) => attribute(k, v)), attribute('http.response.status_code', s.status)],
+        traceId: t.traceId,
+        spanId: t.spanId,
+        ...(t.parentId ? { parentSpanId: t.parentId } : {}),
+        name: s.name,
+        kind: 2, // SERVER
+        startTimeUnixNano: `${t.start}000000`,
+        endTimeUnixNano: `${Date.now()}000000`,
+        attributes: [
+          ...Object.entries(s.attributes).map(([k, v]) => attribute(k, v)),
+          attribute('http.response.status_code', s.status),
+        ],
         status: { code: s.status >= 500 ? 2 : 0 },
       });
       if (queue.length >= BATCH) void send();

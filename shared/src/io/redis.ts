@@ -1,5 +1,5 @@
 import { createClient, createCluster } from 'redis';
-import { redisMode, type Config } from '../config';
+import { type Config, redisMode } from '../config';
 
 /**
  * A client that never queues commands while disconnected (they fail at once, so
@@ -27,14 +27,23 @@ export const isCluster = (redis: Redis): boolean => clusters.has(redis);
 
 /** `REDIS_CLUSTER_NODES` (comma-separated `redis://host:port` seeds) makes a cluster client; else one server. */
 export function createRedis(url: string, name = 'redis', clusterNodes = ''): Redis {
-  const seeds = clusterNodes.split(',').map((s) => s.trim()).filter(Boolean);
+  const seeds = clusterNodes
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   let client: Redis;
   if (seeds.length) {
     const cluster = createCluster({ rootNodes: seeds.map((u) => ({ url: u })), defaults: clientOptions() });
     clusters.add(cluster);
     // the cluster client has every command we use, with the same replies; `duplicate` keeps it a cluster
     const duplicate = cluster.duplicate.bind(cluster);
-    Object.assign(cluster, { duplicate: () => { const d = duplicate(); clusters.add(d); return d; } });
+    Object.assign(cluster, {
+      duplicate: () => {
+        const d = duplicate();
+        clusters.add(d);
+        return d;
+      },
+    });
     client = cluster as unknown as Redis;
   } else client = build(url);
   let lastLog = 0;
@@ -84,7 +93,10 @@ export async function connectRedis(client: Redis): Promise<void> {
  * single-node mode (`REDIS_URL=none`), where nothing is ever asked of Redis. In Redis mode the
  * client is returned even while that Redis is down: it keeps reconnecting (a degraded state, §3).
  */
-export async function connectConfiguredRedis(config: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>, name: string): Promise<Redis | null> {
+export async function connectConfiguredRedis(
+  config: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>,
+  name: string,
+): Promise<Redis | null> {
   if (redisMode(config) === 'single-node') return null;
   const client = createRedis(config.REDIS_URL, name, config.REDIS_CLUSTER_NODES);
   await connectRedis(client);

@@ -1,12 +1,19 @@
-import { Elysia, type Context } from 'elysia';
 import type { Static, TSchema } from '@sinclair/typebox';
+import { type Context, Elysia } from 'elysia';
+import { readSignedBody, readSignedJson } from '../body';
 import {
-  elysiaPath, operationsOf, pathParams, type AnyOperation, type OperationId, type OperationIdOf, type OperationOf, type Surface,
+  type AnyOperation,
+  elysiaPath,
+  type OperationId,
+  type OperationIdOf,
+  type OperationOf,
+  operationsOf,
+  pathParams,
+  type Surface,
 } from '../operations';
 import { problems } from '../problem';
-import { readSignedBody, readSignedJson } from '../body';
-import { verifiedCaller } from './service-kit';
 import type { Caller } from '../signing';
+import { verifiedCaller } from './service-kit';
 
 type ParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}` ? N | ParamNames<Rest> : never;
 
@@ -39,21 +46,33 @@ export function registerOperations<S extends Surface>(surface: S, handlers: Surf
     const handler = (handlers as unknown as Record<string, Handler<OperationId>>)[op.id];
     if (!handler) throw new Error(`registerOperations: no handler for ${op.id}`);
     const ids = pathParams(op).map((p) => ({ name: p.name, kind: p.kind, re: new RegExp(p.pattern) }));
-    app.route(op.method, elysiaPath(op.path), ((ctx: Context) => {
-      const params = ctx.params as Record<string, string>;
-      for (const p of ids) if (!p.re.test(params[p.name] ?? '')) throw problems.notFound(p.kind);
-      return handler({
-        operation: op, caller: verifiedCaller(ctx.request), request: ctx.request, set: ctx.set,
-        params, query: ctx.query, body: op.body ? ctx.body : undefined,
-      } as OperationContext<AnyOperation> as never);
-    }) as never, {
-      // bodies are read bounded (1 MiB, 32 levels) and checked against the signed hash before Elysia validates
-      // them; a body sent to a body-less operation is read (bounded, checked) and dropped, so no unread bytes
-      // are left on a kept-alive connection
-      ...(op.body ? { body: op.body, parse: ({ request }: Context) => readSignedJson(request) } : { parse: ({ request }: Context) => readSignedBody(request).then(() => null) }),
-      ...(op.query ? { query: op.query } : {}),
-      response: { [op.ok.status]: op.ok.schema },
-    } as never);
+    app.route(
+      op.method,
+      elysiaPath(op.path),
+      ((ctx: Context) => {
+        const params = ctx.params as Record<string, string>;
+        for (const p of ids) if (!p.re.test(params[p.name] ?? '')) throw problems.notFound(p.kind);
+        return handler({
+          operation: op,
+          caller: verifiedCaller(ctx.request),
+          request: ctx.request,
+          set: ctx.set,
+          params,
+          query: ctx.query,
+          body: op.body ? ctx.body : undefined,
+        } as OperationContext<AnyOperation> as never);
+      }) as never,
+      {
+        // bodies are read bounded (1 MiB, 32 levels) and checked against the signed hash before Elysia validates
+        // them; a body sent to a body-less operation is read (bounded, checked) and dropped, so no unread bytes
+        // are left on a kept-alive connection
+        ...(op.body
+          ? { body: op.body, parse: ({ request }: Context) => readSignedJson(request) }
+          : { parse: ({ request }: Context) => readSignedBody(request).then(() => null) }),
+        ...(op.query ? { query: op.query } : {}),
+        response: { [op.ok.status]: op.ok.schema },
+      } as never,
+    );
   }
   return app;
 }

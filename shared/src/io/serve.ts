@@ -7,15 +7,15 @@
  * turns 503, no new connections, in-flight requests finish.
  */
 import { BUN_BODY_CAP } from '../body';
-import { problemTypeBase, type Config } from '../config';
+import { type Config, problemTypeBase } from '../config';
 import { accessLogOn, jsonResponse, log, logRequest } from '../http';
-import { problemResponse } from '../problem';
-import { MALFORMED_DETAIL, requestTarget, type RequestTarget } from '../target';
 import { OPERATIONS, type Surface } from '../operations';
-import { createSpanExporter } from './otlp';
+import { problemResponse } from '../problem';
 import { GW, REQUEST_ID } from '../signing';
-import { startTrace, traceparentOf, TRACEPARENT, TRACERESPONSE } from '../trace';
+import { MALFORMED_DETAIL, type RequestTarget, requestTarget } from '../target';
+import { startTrace, TRACEPARENT, TRACERESPONSE, traceparentOf } from '../trace';
 import type { Metrics } from './metrics';
+import { createSpanExporter } from './otlp';
 
 export interface ServeOptions {
   name: string;
@@ -46,7 +46,10 @@ export const SERVE_DEFAULTS = {
   maxRequestBodySize: BUN_BODY_CAP,
   error(error: Error): Response {
     log('error', 'unhandled server error', { error: error?.stack ?? String(error) });
-    return problemResponse('internal_error', undefined, { detail: 'Something went wrong on our side.', headers: { [NOSNIFF_HEADER]: 'nosniff' } });
+    return problemResponse('internal_error', undefined, {
+      detail: 'Something went wrong on our side.',
+      headers: { [NOSNIFF_HEADER]: 'nosniff' },
+    });
   },
 };
 
@@ -55,7 +58,11 @@ export const withNosniff = (res: Response): Response => (res.headers.set(NOSNIFF
 
 /** 400 `malformed_request`: the Host or target `requestTarget` refused. */
 export const malformedRequest = (typeBase?: string, requestId?: string): Response =>
-  problemResponse('malformed_request', requestId, { detail: MALFORMED_DETAIL, typeBase, headers: { [NOSNIFF_HEADER]: 'nosniff' } });
+  problemResponse('malformed_request', requestId, {
+    detail: MALFORMED_DETAIL,
+    typeBase,
+    headers: { [NOSNIFF_HEADER]: 'nosniff' },
+  });
 
 /** Where the app finds paths whatever the Host: Elysia reads the path from the 12th character of the URL on. */
 const INTERNAL_ORIGIN = 'http://service.internal';
@@ -83,7 +90,10 @@ export function serveService(app: ServedApp, o: ServeOptions) {
     if (target.valid && draining && path === '/readyz') {
       // the usual checks, but never ready: a load balancer must stop sending work here
       const checks = (await (await app.handle(req)).json()) as { checks: unknown };
-      return jsonResponse({ status: 'unavailable', checks: checks.checks }, { status: 503, headers: { 'cache-control': 'no-store', [NOSNIFF_HEADER]: 'nosniff' } });
+      return jsonResponse(
+        { status: 'unavailable', checks: checks.checks },
+        { status: 503, headers: { 'cache-control': 'no-store', [NOSNIFF_HEADER]: 'nosniff' } },
+      );
     }
     const trace = startTrace(req.headers.get(TRACEPARENT));
     const res = target.valid ? await app.handle(req) : malformedRequest(typeBase);
@@ -94,11 +104,24 @@ export function serveService(app: ServedApp, o: ServeOptions) {
     const operation = claimed && OPERATION_IDS.has(claimed) ? claimed : 'unknown';
     const seconds = (performance.now() - started) / 1000;
     o.metrics.request(o.surface, operation, res.status, seconds);
-    if (accessLogOn()) logRequest({
-      requestId: req.headers.get(REQUEST_ID), traceId: trace.traceId, surface: o.surface, operation, method: req.method, path,
-      status: res.status, durationMs: Math.round(seconds * 100_000) / 100, keyId: req.headers.get(GW.key),
-    });
-    if (spans && trace.flags.endsWith('1')) spans.end(trace, { name: `${req.method} ${operation}`, status: res.status, attributes: { 'http.request.method': req.method, 'url.path': path, 'studio.operation': operation } });
+    if (accessLogOn())
+      logRequest({
+        requestId: req.headers.get(REQUEST_ID),
+        traceId: trace.traceId,
+        surface: o.surface,
+        operation,
+        method: req.method,
+        path,
+        status: res.status,
+        durationMs: Math.round(seconds * 100_000) / 100,
+        keyId: req.headers.get(GW.key),
+      });
+    if (spans && trace.flags.endsWith('1'))
+      spans.end(trace, {
+        name: `${req.method} ${operation}`,
+        status: res.status,
+        attributes: { 'http.request.method': req.method, 'url.path': path, 'studio.operation': operation },
+      });
     return res;
   }
 

@@ -1,16 +1,23 @@
-import { Elysia, ValidationError } from 'elysia';
-import { AppError, problems, problemResponse as renderProblem, type FieldError, type ProblemCode, type ProblemOptions } from '../problem';
-import { translatePgError } from '../pg-errors';
-import { verifySignature, type Caller } from '../signing';
-import { jsonResponse, log } from '../http';
 import { Kind, type TSchema } from '@sinclair/typebox';
-import { fieldMessage, schemaErrors, type SchemaError } from '../validation';
-import { problemTypeBase, type Config } from '../config';
+import { Elysia, ValidationError } from 'elysia';
+import { type Config, problemTypeBase } from '../config';
+import { jsonResponse, log } from '../http';
 import type { Surface } from '../operations';
-import type { Sql } from './db';
-import type { Redis } from './redis';
-import { readiness, redisCheckOf } from './readiness';
+import { translatePgError } from '../pg-errors';
+import {
+  AppError,
+  type FieldError,
+  type ProblemCode,
+  type ProblemOptions,
+  problems,
+  problemResponse as renderProblem,
+} from '../problem';
+import { type Caller, verifySignature } from '../signing';
 import { requestTarget } from '../target';
+import { fieldMessage, type SchemaError, schemaErrors } from '../validation';
+import type { Sql } from './db';
+import { readiness, redisCheckOf } from './readiness';
+import type { Redis } from './redis';
 
 export interface ServiceKitOptions {
   name: string;
@@ -27,7 +34,14 @@ const callers = new WeakMap<Request, Caller>();
 export const verifiedCaller = (request: Request): Caller => callers.get(request)!;
 
 function validationErrors(error: ValidationError): FieldError[] {
-  const part = error.type === 'body' ? '/body' : error.type === 'query' ? '/query' : error.type === 'params' ? '/params' : `/${error.type}`;
+  const part =
+    error.type === 'body'
+      ? '/body'
+      : error.type === 'query'
+        ? '/query'
+        : error.type === 'params'
+          ? '/params'
+          : `/${error.type}`;
   // every error of the value at once, looking into nullable objects (Elysia's `all` stops at a union)
   const v = error.validator as { schema?: unknown };
   const schema = (v && typeof v === 'object' && 'schema' in v ? v.schema : v) as TSchema | undefined;
@@ -50,7 +64,12 @@ function unavailableLog(service: string, requestId: string | undefined, error: u
   const now = Date.now();
   if (now - lastUnavailableLog < 1_000) return;
   lastUnavailableLog = now;
-  log('warn', 'database unavailable', { service, requestId, code: (error as { code?: string })?.code, error: String(error) });
+  log('warn', 'database unavailable', {
+    service,
+    requestId,
+    code: (error as { code?: string })?.code,
+    error: String(error),
+  });
 }
 
 /**
@@ -63,42 +82,57 @@ export function serviceKit(o: ServiceKitOptions) {
   const typeBase = problemTypeBase(o.config, o.surface);
   const problemResponse = (code: ProblemCode, requestId: string | undefined, options: ProblemOptions = {}) =>
     renderProblem(code, requestId, { typeBase, ...options });
-  return new Elysia({ name: `service-kit:${o.name}` })
-    // a returned record or list is written with the one JSON media type spelling (Elysia's would add `;charset=utf-8`);
-    // the success schema has been checked by then, and Responses (problems, stored writes) pass untouched
-    .mapResponse({ as: 'global' }, ({ responseValue, set }) => {
-      const v = responseValue as { constructor?: unknown } | null;
-      if (v && (v.constructor === Object || Array.isArray(v))) {
-        return jsonResponse(v, { status: typeof set.status === 'number' ? set.status : 200, headers: set.headers as Record<string, string> });
-      }
-    })
-    .onRequest(({ request }) => {
-      const path = requestTarget(request.url).pathAndQuery;
-      if (UNSIGNED.has(path)) return;
-      const caller = verifySignature(o.config.GATEWAY_SECRET, request.method, path, request.headers);
-      if (!caller) return problemResponse('gateway_signature_invalid', undefined, { detail: 'This service is reachable only through the gateway.' });
-      callers.set(request, caller);
-    })
-    .onError({ as: 'global' }, ({ code, error, request }) => {
-      const requestId = callers.get(request)?.requestId;
-      // Elysia wraps what a body parser throws (our bounded reader's 413 / 400) in its ParseError
-      const cause = code === 'PARSE' ? (error as Error).cause : undefined;
-      if (cause instanceof AppError) return problemResponse(cause.code, requestId, cause.options);
-      if (error instanceof AppError) return problemResponse(error.code, requestId, error.options);
-      if (code === 'VALIDATION' && error instanceof ValidationError) {
-        const invalid = problems.invalidFields(validationErrors(error));
-        return problemResponse(invalid.code, requestId, invalid.options);
-      }
-      if (code === 'PARSE') return problemResponse('malformed_json', requestId, { detail: 'The request body is not valid JSON.' });
-      if (code === 'NOT_FOUND') return problemResponse('route_not_found', requestId);
-      const pg = translatePgError(error);
-      if (pg?.code === 'service_unavailable') unavailableLog(o.name, requestId, error);
-      if (pg) return problemResponse(pg.code, requestId, pg.options);
-      const tooLarge = (error as { code?: string })?.code === 'ERR_BODY_TOO_LARGE';
-      if (tooLarge) return problemResponse('payload_too_large', requestId);
-      log('error', 'unhandled error', { service: o.name, requestId, error: error instanceof Error ? error.stack : String(error) });
-      return problemResponse('internal_error' satisfies ProblemCode, requestId, { detail: 'Something went wrong on our side; the request id identifies it.' });
-    })
-    .get('/healthz', () => ({ status: 'ok' }))
-    .get('/readyz', () => readiness(o.sql, redisCheckOf(o.config, o.redis)));
+  return (
+    new Elysia({ name: `service-kit:${o.name}` })
+      // a returned record or list is written with the one JSON media type spelling (Elysia's would add `;charset=utf-8`);
+      // the success schema has been checked by then, and Responses (problems, stored writes) pass untouched
+      .mapResponse({ as: 'global' }, ({ responseValue, set }) => {
+        const v = responseValue as { constructor?: unknown } | null;
+        if (v && (v.constructor === Object || Array.isArray(v))) {
+          return jsonResponse(v, {
+            status: typeof set.status === 'number' ? set.status : 200,
+            headers: set.headers as Record<string, string>,
+          });
+        }
+      })
+      .onRequest(({ request }) => {
+        const path = requestTarget(request.url).pathAndQuery;
+        if (UNSIGNED.has(path)) return;
+        const caller = verifySignature(o.config.GATEWAY_SECRET, request.method, path, request.headers);
+        if (!caller)
+          return problemResponse('gateway_signature_invalid', undefined, {
+            detail: 'This service is reachable only through the gateway.',
+          });
+        callers.set(request, caller);
+      })
+      .onError({ as: 'global' }, ({ code, error, request }) => {
+        const requestId = callers.get(request)?.requestId;
+        // Elysia wraps what a body parser throws (our bounded reader's 413 / 400) in its ParseError
+        const cause = code === 'PARSE' ? (error as Error).cause : undefined;
+        if (cause instanceof AppError) return problemResponse(cause.code, requestId, cause.options);
+        if (error instanceof AppError) return problemResponse(error.code, requestId, error.options);
+        if (code === 'VALIDATION' && error instanceof ValidationError) {
+          const invalid = problems.invalidFields(validationErrors(error));
+          return problemResponse(invalid.code, requestId, invalid.options);
+        }
+        if (code === 'PARSE')
+          return problemResponse('malformed_json', requestId, { detail: 'The request body is not valid JSON.' });
+        if (code === 'NOT_FOUND') return problemResponse('route_not_found', requestId);
+        const pg = translatePgError(error);
+        if (pg?.code === 'service_unavailable') unavailableLog(o.name, requestId, error);
+        if (pg) return problemResponse(pg.code, requestId, pg.options);
+        const tooLarge = (error as { code?: string })?.code === 'ERR_BODY_TOO_LARGE';
+        if (tooLarge) return problemResponse('payload_too_large', requestId);
+        log('error', 'unhandled error', {
+          service: o.name,
+          requestId,
+          error: error instanceof Error ? error.stack : String(error),
+        });
+        return problemResponse('internal_error' satisfies ProblemCode, requestId, {
+          detail: 'Something went wrong on our side; the request id identifies it.',
+        });
+      })
+      .get('/healthz', () => ({ status: 'ok' }))
+      .get('/readyz', () => readiness(o.sql, redisCheckOf(o.config, o.redis)))
+  );
 }

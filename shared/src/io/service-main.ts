@@ -3,22 +3,24 @@
  * its metrics, traces and access log, and a graceful stop on SIGTERM / SIGINT.
  */
 import type { Elysia } from 'elysia';
-import { loadConfigOrExit, type Config } from '../config';
-import { createSql, type Sql } from './db';
+import { type Config, loadConfigOrExit } from '../config';
 import { flushLogs, log, setLogLevel, setLogProcess } from '../http';
-import { createMetrics, type Metrics } from './metrics';
 import type { Surface } from '../operations';
+import { createSql, type Sql } from './db';
+import { createMetrics, type Metrics } from './metrics';
 import { connectConfiguredRedis, quitRedis, type Redis } from './redis';
 import { serveService } from './serve';
 
 const POOL_MAX = 20;
 
+// biome-ignore lint/suspicious/noExplicitAny: any service's app; Elysia's seven type parameters differ per service
+type AnyElysia = Elysia<any, any, any, any, any, any, any>;
+
 export async function runService(o: {
   name: string;
   surface: Surface;
   port: (config: Config) => number;
-  // biome-ignore lint/suspicious/noExplicitAny: any service's app; Elysia's seven type parameters differ per service
-  build: (deps: { config: Config; sql: Sql; redis: Redis | null; metrics: Metrics }) => Elysia<any, any, any, any, any, any, any>;
+  build: (deps: { config: Config; sql: Sql; redis: Redis | null; metrics: Metrics }) => AnyElysia;
   /** Work the process does beside answering requests (management-service: the webhook dispatcher), started once it listens and drained with it. */
   background?: (deps: { config: Config; sql: Sql; metrics: Metrics }) => { stop(): Promise<void> };
 }) {
@@ -30,7 +32,14 @@ export async function runService(o: {
   const metrics = createMetrics();
   metrics.gauge('studio_db_pool_max_connections', 'Connections the Postgres pool may open.', () => POOL_MAX);
   const app = o.build({ config, sql, redis, metrics });
-  const served = serveService(app, { name: o.name, surface: o.surface, config, metrics, hostname: config.HOST, port: o.port(config) });
+  const served = serveService(app, {
+    name: o.name,
+    surface: o.surface,
+    config,
+    metrics,
+    hostname: config.HOST,
+    port: o.port(config),
+  });
   log('info', `${o.name} listening`, { url: served.url });
   const background = o.background?.({ config, sql, metrics });
 

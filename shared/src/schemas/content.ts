@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox';
+import { type Static, Type as t } from '@sinclair/typebox';
 import { Id, IdOut, Nullable, Page, Text, Timestamp } from './fields';
 
 const visibility = t.Union([t.Literal('public'), t.Literal('members_only'), t.Literal('private')]);
@@ -19,10 +19,15 @@ export const Video = t.Object({
 export type Video = Static<typeof Video>;
 export const VideoPage = Page(Video);
 
-export const UpdateContentBody = t.Object({
-  title: t.Optional(Text(200, { minLength: 1 })),
-  description: t.Optional(Nullable(Text(5000))),
-  visibility: t.Optional(visibility),
-  instructorId: t.Optional(Nullable(Id('A live instructor of the studio, else 422 unknown_instructor; null clears it'))),
-}, { additionalProperties: false });
+export const UpdateContentBody = t.Object(
+  {
+    title: t.Optional(Text(200, { minLength: 1 })),
+    description: t.Optional(Nullable(Text(5000))),
+    visibility: t.Optional(visibility),
+    instructorId: t.Optional(
+      Nullable(Id('A live instructor of the studio, else 422 unknown_instructor; null clears it')),
+    ),
+  },
+  { additionalProperties: false },
+);
 export type UpdateContentBody = Static<typeof UpdateContentBody>;

@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox';
+import { type Static, Type as t } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../event-types';
 import { Class } from './classes';
 import { Video } from './content';
@@ -12,11 +12,16 @@ import { Plan } from './plans';
 import { Program } from './programs';
 import { Occurrence } from './schedule';
 
-export const EventTypeName = t.Union(EVENT_TYPES.map((type) => t.Literal(type)), {
-  description: 'The resource\'s noun, then what happened to it. New types may be added within v1: ignore the ones you do not know.',
-});
+export const EventTypeName = t.Union(
+  EVENT_TYPES.map((type) => t.Literal(type)),
+  {
+    description:
+      "The resource's noun, then what happened to it. New types may be added within v1: ignore the ones you do not know.",
+  },
+);
 
-const OBJECT = 'The resource after the change, exactly as its GET returned it then (a deleted or cancelled one in its final state).';
+const OBJECT =
+  'The resource after the change, exactly as its GET returned it then (a deleted or cancelled one in its final state).';
 
 /** docs/design/events.md: what changed, with the resource as its GET returns it. */
 export const Event = t.Object({
@@ -27,28 +32,43 @@ export const Event = t.Object({
     // not checked when served: an event keeps the shape its resource had when it was recorded (fields may be
     // added within v1), and a page serves up to 100; documented as the resources it can be
     object: t.Unknown({
-      'x-doc': t.Union([Class, Occurrence, Member, Video, Plan, Instructor, Location, Room, Coupon, Program], { description: OBJECT }),
-    }),
-    previousAttributes: t.Optional(t.Unknown({
-      'x-doc': t.Object({}, {
-        additionalProperties: true,
-        maxProperties: 40,
-        description: 'Only on `*.updated` and `*.rescheduled`: the old value of each field of `object` that changed (`updatedAt` aside).',
+      'x-doc': t.Union([Class, Occurrence, Member, Video, Plan, Instructor, Location, Room, Coupon, Program], {
+        description: OBJECT,
       }),
-    })),
+    }),
+    previousAttributes: t.Optional(
+      t.Unknown({
+        'x-doc': t.Object(
+          {},
+          {
+            additionalProperties: true,
+            maxProperties: 40,
+            description:
+              'Only on `*.updated` and `*.rescheduled`: the old value of each field of `object` that changed (`updatedAt` aside).',
+          },
+        ),
+      }),
+    ),
   }),
   requestId: Nullable(IdOut('The request that made the change (its `X-Request-Id`).')),
 });
 export type Event = Static<typeof Event>;
 export const EventPage = Page(Event);
 
-export const EventsQuery = t.Object({
-  ...PageQuery.properties,
-  type: t.Optional(t.String({
-    maxLength: 2000,
-    pattern: '^[a-z]+\\.[a-z]+(,[a-z]+\\.[a-z]+)*$',
-    description: 'Only events of this type, or of these comma-separated types (`class.created,class.cancelled`).',
-  })),
-  after: t.Optional(Id('Only the events after this one (the id of the last event you handled). Ignored when `cursor` is sent.')),
-}, { additionalProperties: false });
+export const EventsQuery = t.Object(
+  {
+    ...PageQuery.properties,
+    type: t.Optional(
+      t.String({
+        maxLength: 2000,
+        pattern: '^[a-z]+\\.[a-z]+(,[a-z]+\\.[a-z]+)*$',
+        description: 'Only events of this type, or of these comma-separated types (`class.created,class.cancelled`).',
+      }),
+    ),
+    after: t.Optional(
+      Id('Only the events after this one (the id of the last event you handled). Ignored when `cursor` is sent.'),
+    ),
+  },
+  { additionalProperties: false },
+);
 export type EventsQuery = Static<typeof EventsQuery>;

@@ -16,15 +16,28 @@ import type { Static } from '@sinclair/typebox';
 import type { Class, CreateClassBody, UpdateClassBody } from './classes';
 import type { UpdateContentBody, Video } from './content';
 import type { Coupon, CreateCouponBody, PercentCouponConfig } from './coupons';
+import type { Event } from './events';
 import type { CreateInstructorBody, Instructor, UpdateInstructorBody } from './instructors';
-import type { Address, CreateLocationBody, CreateRoomBody, Location, Room, UpdateLocationBody, UpdateRoomBody } from './locations';
+import type {
+  Address,
+  CreateLocationBody,
+  CreateRoomBody,
+  Location,
+  Room,
+  UpdateLocationBody,
+  UpdateRoomBody,
+} from './locations';
 import type { InviteMemberBody, Member, UpdateMemberBody } from './members';
 import type { CreatePlanBody, MembershipConfig, Plan, UpdatePlanBody } from './plans';
 import type { CreateProgramBody, Program, UpdateProgramBody } from './programs';
 import type { Occurrence, RescheduleBody } from './schedule';
-import type { Event } from './events';
 import type {
-  StorefrontClassList, StorefrontConfig, StorefrontInstructorList, StorefrontPlanList, StorefrontPolicies, StorefrontSite,
+  StorefrontClassList,
+  StorefrontConfig,
+  StorefrontInstructorList,
+  StorefrontPlanList,
+  StorefrontPolicies,
+  StorefrontSite,
 } from './storefront';
 
 /** What every example must be: the static type of the schema of the same name. */
@@ -261,7 +274,8 @@ const STORY = {
     name: 'Unlimited Monthly',
     type: 'membership',
     config: MEMBERSHIP_CONFIG,
-    description: 'Unlimited studio and live-stream classes, billed monthly. Cancel any time before your next billing date.',
+    description:
+      'Unlimited studio and live-stream classes, billed monthly. Cancel any time before your next billing date.',
   },
   UpdatePlanBody: {
     config: { priceCents: 13900, currency: 'EUR', interval: 'month' } satisfies Static<typeof MembershipConfig>,
@@ -271,7 +285,8 @@ const STORY = {
     name: 'Unlimited Monthly',
     type: 'membership',
     config: MEMBERSHIP_CONFIG,
-    description: 'Unlimited studio and live-stream classes, billed monthly. Cancel any time before your next billing date.',
+    description:
+      'Unlimited studio and live-stream classes, billed monthly. Cancel any time before your next billing date.',
     visibility: 'public',
     status: 'active',
     archivedAt: null,
@@ -299,7 +314,8 @@ const STORY = {
 
   CreateProgramBody: {
     name: 'Yoga Foundations',
-    description: 'A four-week course for new students: alignment, breath and the core vinyasa sequences, one class a week.',
+    description:
+      'A four-week course for new students: alignment, breath and the core vinyasa sequences, one class a week.',
     pricing: 'paid',
     priceCents: 8900,
     currency: 'EUR',
@@ -311,7 +327,8 @@ const STORY = {
   Program: {
     id: ID.program,
     name: 'Yoga Foundations',
-    description: 'A four-week course for new students: alignment, breath and the core vinyasa sequences, one class a week.',
+    description:
+      'A four-week course for new students: alignment, breath and the core vinyasa sequences, one class a week.',
     pricing: 'paid',
     priceCents: 8900,
     currency: 'EUR',
@@ -328,7 +345,8 @@ const STORY = {
   Video: {
     id: ID.video,
     title: 'Yin Yoga for Hips and Lower Back',
-    description: 'A slow 45-minute yin practice with long, supported holds. Have two blocks and a bolster or firm cushion ready.',
+    description:
+      'A slow 45-minute yin practice with long, supported holds. Have two blocks and a bolster or firm cushion ready.',
     durationSeconds: 2700,
     instructorId: ID.instructor,
     visibility: 'members_only',
@@ -349,46 +367,57 @@ const STORY = {
   StorefrontSite: {
     title: 'Lotus Yoga',
     tagline: 'Yoga for every body in the heart of Kreuzberg',
-    description: 'Small classes, experienced teachers and a bright studio two minutes from Moritzplatz. Join us on the mat or live from home.',
+    description:
+      'Small classes, experienced teachers and a bright studio two minutes from Moritzplatz. Join us on the mat or live from home.',
     logoUrl: 'https://cdn.lotusyoga.example/brand/logo.svg',
     heroImageUrl: 'https://cdn.lotusyoga.example/brand/hero-sun-room.jpg',
     contactEmail: 'hello@lotusyoga.example',
     phone: '+49 30 61207485',
     address: ADDRESS,
-    social: { instagram: 'https://www.instagram.com/lotusyoga.berlin', youtube: 'https://www.youtube.com/@lotusyogaberlin' },
+    social: {
+      instagram: 'https://www.instagram.com/lotusyoga.berlin',
+      youtube: 'https://www.youtube.com/@lotusyogaberlin',
+    },
     publishedAt: '2026-10-01T10:00:00.000Z',
   },
   StorefrontClassList: {
-    classes: [{
-      id: ID.occurrence,
-      classId: ID.class,
-      classTitle: 'Vinyasa Flow',
-      discipline: 'vinyasa',
-      level: 'all_levels',
-      mode: 'two_way',
-      startsAt: FIRST_START,
-      durationMinutes: 60,
-      instructorId: ID.instructor,
-      instructorName: 'Mira Hoffmann',
-    }],
+    classes: [
+      {
+        id: ID.occurrence,
+        classId: ID.class,
+        classTitle: 'Vinyasa Flow',
+        discipline: 'vinyasa',
+        level: 'all_levels',
+        mode: 'two_way',
+        startsAt: FIRST_START,
+        durationMinutes: 60,
+        instructorId: ID.instructor,
+        instructorName: 'Mira Hoffmann',
+      },
+    ],
   },
   StorefrontInstructorList: {
-    instructors: [{
-      id: ID.instructor,
-      name: 'Mira Hoffmann',
-      bio: 'Mira has taught vinyasa and yin yoga in Berlin since 2014. Her classes link breath and movement at a calm, steady pace and welcome every level.',
-      photoUrl: 'https://cdn.lotusyoga.example/instructors/mira-hoffmann.jpg',
-      disciplines: ['vinyasa', 'yin', 'meditation'],
-    }],
+    instructors: [
+      {
+        id: ID.instructor,
+        name: 'Mira Hoffmann',
+        bio: 'Mira has taught vinyasa and yin yoga in Berlin since 2014. Her classes link breath and movement at a calm, steady pace and welcome every level.',
+        photoUrl: 'https://cdn.lotusyoga.example/instructors/mira-hoffmann.jpg',
+        disciplines: ['vinyasa', 'yin', 'meditation'],
+      },
+    ],
   },
   StorefrontPlanList: {
-    plans: [{
-      id: ID.plan,
-      name: 'Unlimited Monthly',
-      description: 'Unlimited studio and live-stream classes, billed monthly. Cancel any time before your next billing date.',
-      type: 'membership',
-      config: MEMBERSHIP_CONFIG,
-    }],
+    plans: [
+      {
+        id: ID.plan,
+        name: 'Unlimited Monthly',
+        description:
+          'Unlimited studio and live-stream classes, billed monthly. Cancel any time before your next billing date.',
+        type: 'membership',
+        config: MEMBERSHIP_CONFIG,
+      },
+    ],
   },
   StorefrontPolicies: {
     cancellation: 'Cancel up to 12 hours before class and the class is credited back to you.',

@@ -1,5 +1,5 @@
 /** Field schemas and checks shared by several resource schemas (money, time zones, pages). */
-import { FormatRegistry, Type as t, type StringOptions, type TSchema } from '@sinclair/typebox';
+import { FormatRegistry, type StringOptions, type TSchema, Type as t } from '@sinclair/typebox';
 import { INSTANT_RANGE, isInstant, isStorableInstant } from '../time';
 
 export const Nullable = <T extends TSchema>(s: T) => t.Union([s, t.Null()]);
@@ -20,18 +20,22 @@ export const Text = (maxLength: number, o: StringOptions = {}) => t.String({ pat
 export const Id = (description?: string) =>
   t.String({ minLength: 1, maxLength: MAX_ID_LENGTH, pattern: NO_NUL, ...(description ? { description } : {}) });
 /** An id the API answers with (`cls_…`). */
-export const IdOut = (description?: string) => t.String({ maxLength: MAX_ID_LENGTH, ...(description ? { description } : {}) });
+export const IdOut = (description?: string) =>
+  t.String({ maxLength: MAX_ID_LENGTH, ...(description ? { description } : {}) });
 
 /** A Management list page (docs/design/pagination.md); at most 100 records (`limit` is clamped to 1..100). */
 export const Page = <T extends TSchema>(item: T) =>
   t.Object({
     data: t.Array(item, { maxItems: 100 }),
-    next_cursor: Nullable(t.String({ maxLength: MAX_CURSOR_LENGTH, description: 'Opaque cursor of the next page; null on the last page.' })),
+    next_cursor: Nullable(
+      t.String({ maxLength: MAX_CURSOR_LENGTH, description: 'Opaque cursor of the next page; null on the last page.' }),
+    ),
   });
 
 // Elysia registers a looser 'date-time' (it reads 2027-02-30 as 2 March) when it loads; importing it
 // first makes the registration below the one every validator uses, Elysia's and ours alike.
 import 'elysia';
+
 FormatRegistry.Set('date-time', isStorableInstant);
 /** Query instants take any year and are clamped into the range by the handler (`clampInstant`), so no filter that worked is refused. */
 export const ANY_YEAR_INSTANT = 'instant-any-year';
@@ -47,12 +51,13 @@ export const Instant = t.String({
 });
 
 /** A query instant: documented as a date-time; any year is taken and moved into the range. */
-export const QueryInstant = (description: string) => t.String({
-  format: ANY_YEAR_INSTANT,
-  maxLength: MAX_INSTANT_LENGTH,
-  description,
-  'x-doc': { type: 'string', format: 'date-time', maxLength: MAX_INSTANT_LENGTH, description },
-});
+export const QueryInstant = (description: string) =>
+  t.String({
+    format: ANY_YEAR_INSTANT,
+    maxLength: MAX_INSTANT_LENGTH,
+    description,
+    'x-doc': { type: 'string', format: 'date-time', maxLength: MAX_INSTANT_LENGTH, description },
+  });
 
 /**
  * ISO 8601 UTC with milliseconds, as every record writes its timestamps. Documented as
@@ -60,10 +65,18 @@ export const QueryInstant = (description: string) => t.String({
  * re-parsed, since every one is written by `iso()`: the format check cost 30 µs per list page.
  */
 const TIMESTAMP = 'ISO 8601 UTC with milliseconds, e.g. 2026-12-01T18:00:00.000Z';
-export const Timestamp = t.String({ maxLength: 32, description: TIMESTAMP, 'x-doc': { type: 'string', format: 'date-time', maxLength: 32, description: TIMESTAMP } });
+export const Timestamp = t.String({
+  maxLength: 32,
+  description: TIMESTAMP,
+  'x-doc': { type: 'string', format: 'date-time', maxLength: 32, description: TIMESTAMP },
+});
 
 /** The shape of an ISO 4217 code; `isCurrency` checks that the code really exists. */
-export const CurrencyCode = t.String({ pattern: '^[A-Z]{3}$', maxLength: 3, description: 'ISO 4217 currency code, e.g. USD' });
+export const CurrencyCode = t.String({
+  pattern: '^[A-Z]{3}$',
+  maxLength: 3,
+  description: 'ISO 4217 currency code, e.g. USD',
+});
 /** Integer minor units (cents); the upper bound keeps amounts inside a Postgres integer. */
 export const MAX_MINOR_UNITS = 2_147_483_647;
 

@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox';
+import { type Static, Type as t } from '@sinclair/typebox';
 import { IdOut, MAX_URL_LENGTH, NO_NUL, Nullable, Page, Text, Timestamp } from './fields';
 
 export const Instructor = t.Object({
@@ -24,14 +24,17 @@ const fields = {
   active: t.Boolean({ description: 'Inactive instructors cannot be given new classes or videos. Default true.' }),
 };
 
-export const CreateInstructorBody = t.Object({
-  name: fields.name,
-  email: t.Optional(fields.email),
-  bio: t.Optional(fields.bio),
-  photoUrl: t.Optional(fields.photoUrl),
-  disciplines: t.Optional(fields.disciplines),
-  active: t.Optional(fields.active),
-}, { additionalProperties: false });
+export const CreateInstructorBody = t.Object(
+  {
+    name: fields.name,
+    email: t.Optional(fields.email),
+    bio: t.Optional(fields.bio),
+    photoUrl: t.Optional(fields.photoUrl),
+    disciplines: t.Optional(fields.disciplines),
+    active: t.Optional(fields.active),
+  },
+  { additionalProperties: false },
+);
 export type CreateInstructorBody = Static<typeof CreateInstructorBody>;
 
 /** Any of the create fields; absent ones keep their value. */

@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox';
+import { type Static, Type as t } from '@sinclair/typebox';
 import { IdOut, Nullable, Page, Text, Timestamp } from './fields';
 
 export const ROLES = ['admin', 'manager', 'instructor', 'front_desk', 'member'] as const;
@@ -10,19 +10,32 @@ const ROLE_TEXT = `One of ${ROLES.join(', ')}; else 422 invalid_role`;
  * A role outside the list is 422 invalid_role (a business rule), not validation_failed, so the
  * run-time schema is a string; the documents (`x-doc`) give the enum, so a generated client types it.
  */
-const RoleInput = Text(64, { description: ROLE_TEXT, 'x-doc': { type: 'string', enum: [...ROLES], description: ROLE_TEXT } });
+const RoleInput = Text(64, {
+  description: ROLE_TEXT,
+  'x-doc': { type: 'string', enum: [...ROLES], description: ROLE_TEXT },
+});
 
-export const InviteMemberBody = t.Object({
-  email: t.String({ maxLength: 254, pattern: '^[^@\\s\\u0000]+@[^@\\s\\u0000]+$', description: 'Stored lower-case; 409 member_exists if already a member' }),
-  name: t.Optional(Text(120, { minLength: 1 })),
-  role: t.Optional(RoleInput),
-}, { additionalProperties: false });
+export const InviteMemberBody = t.Object(
+  {
+    email: t.String({
+      maxLength: 254,
+      pattern: '^[^@\\s\\u0000]+@[^@\\s\\u0000]+$',
+      description: 'Stored lower-case; 409 member_exists if already a member',
+    }),
+    name: t.Optional(Text(120, { minLength: 1 })),
+    role: t.Optional(RoleInput),
+  },
+  { additionalProperties: false },
+);
 export type InviteMemberBody = Static<typeof InviteMemberBody>;
 
-export const UpdateMemberBody = t.Object({
-  name: t.Optional(Nullable(Text(120, { minLength: 1 }))),
-  role: t.Optional(RoleInput),
-}, { additionalProperties: false });
+export const UpdateMemberBody = t.Object(
+  {
+    name: t.Optional(Nullable(Text(120, { minLength: 1 }))),
+    role: t.Optional(RoleInput),
+  },
+  { additionalProperties: false },
+);
 export type UpdateMemberBody = Static<typeof UpdateMemberBody>;
 
 export const Member = t.Object({

@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox';
+import { type Static, Type as t } from '@sinclair/typebox';
 import { MAX_CURSOR_LENGTH } from './fields';
 
 /**
@@ -8,11 +8,22 @@ import { MAX_CURSOR_LENGTH } from './fields';
  */
 export const PageQuery = t.Object({
   // no NUL check: a cursor is checked by its signature (400 invalid_cursor), a limit is clamped, neither reaches SQL as text
-  cursor: t.Optional(t.String({ maxLength: MAX_CURSOR_LENGTH, description: 'The `next_cursor` of the previous page, exactly as received.' })),
-  limit: t.Optional(t.String({
-    maxLength: 32,
-    description: 'Page size, default 25, clamped to 1..100 (a non-numeric value means 25).',
-    'x-doc': { type: 'integer', default: 25, description: 'Page size, default 25, clamped to 1..100 (a non-numeric value means 25).' },
-  })),
+  cursor: t.Optional(
+    t.String({
+      maxLength: MAX_CURSOR_LENGTH,
+      description: 'The `next_cursor` of the previous page, exactly as received.',
+    }),
+  ),
+  limit: t.Optional(
+    t.String({
+      maxLength: 32,
+      description: 'Page size, default 25, clamped to 1..100 (a non-numeric value means 25).',
+      'x-doc': {
+        type: 'integer',
+        default: 25,
+        description: 'Page size, default 25, clamped to 1..100 (a non-numeric value means 25).',
+      },
+    }),
+  ),
 });
 export type PageQuery = Static<typeof PageQuery>;

@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox';
+import { type Static, Type as t } from '@sinclair/typebox';
 import { CurrencyCode, Id, IdOut, MAX_MINOR_UNITS, Nullable, Page, Text, Timestamp } from './fields';
 
 const pricing = t.Union([t.Literal('free'), t.Literal('paid')]);
@@ -23,28 +23,39 @@ const fields = {
   description: Nullable(Text(5000)),
   pricing,
   // No lower bound here: a paid program's non-positive price is `invalid_price`, checked by the service.
-  priceCents: Nullable(t.Integer({ maximum: MAX_MINOR_UNITS, description: 'Integer minor units; > 0 when paid, absent or null when free' })),
+  priceCents: Nullable(
+    t.Integer({
+      maximum: MAX_MINOR_UNITS,
+      description: 'Integer minor units; > 0 when paid, absent or null when free',
+    }),
+  ),
   currency: Nullable(CurrencyCode),
   classIds: t.Array(Id(), { maxItems: 500, description: 'Classes of the studio' }),
 };
 
-export const CreateProgramBody = t.Object({
-  name: fields.name,
-  description: t.Optional(fields.description),
-  pricing: t.Optional(t.Union([t.Literal('free'), t.Literal('paid')], { description: 'Default free' })),
-  priceCents: t.Optional(fields.priceCents),
-  currency: t.Optional(fields.currency),
-  classIds: t.Optional(fields.classIds),
-}, { additionalProperties: false });
+export const CreateProgramBody = t.Object(
+  {
+    name: fields.name,
+    description: t.Optional(fields.description),
+    pricing: t.Optional(t.Union([t.Literal('free'), t.Literal('paid')], { description: 'Default free' })),
+    priceCents: t.Optional(fields.priceCents),
+    currency: t.Optional(fields.currency),
+    classIds: t.Optional(fields.classIds),
+  },
+  { additionalProperties: false },
+);
 export type CreateProgramBody = Static<typeof CreateProgramBody>;
 
 /** The merged result (stored values overlaid with these) must satisfy the price rule. */
-export const UpdateProgramBody = t.Object({
-  name: t.Optional(fields.name),
-  description: t.Optional(fields.description),
-  pricing: t.Optional(fields.pricing),
-  priceCents: t.Optional(fields.priceCents),
-  currency: t.Optional(fields.currency),
-  classIds: t.Optional(fields.classIds),
-}, { additionalProperties: false });
+export const UpdateProgramBody = t.Object(
+  {
+    name: t.Optional(fields.name),
+    description: t.Optional(fields.description),
+    pricing: t.Optional(fields.pricing),
+    priceCents: t.Optional(fields.priceCents),
+    currency: t.Optional(fields.currency),
+    classIds: t.Optional(fields.classIds),
+  },
+  { additionalProperties: false },
+);
 export type UpdateProgramBody = Static<typeof UpdateProgramBody>;

@@ -25,8 +25,16 @@ interface Row {
 }
 
 const toClass = (r: Row): StorefrontClass => ({
-  id: r.id, classId: r.classId, classTitle: r.classTitle, discipline: r.discipline, level: r.level, mode: r.mode,
-  startsAt: iso(r.startsAt), durationMinutes: r.durationMinutes, instructorId: r.instructorId, instructorName: r.instructorName,
+  id: r.id,
+  classId: r.classId,
+  classTitle: r.classTitle,
+  discipline: r.discipline,
+  level: r.level,
+  mode: r.mode,
+  startsAt: iso(r.startsAt),
+  durationMinutes: r.durationMinutes,
+  instructorId: r.instructorId,
+  instructorName: r.instructorName,
 });
 
 /**

@@ -14,19 +14,32 @@ export const MAX_CLASSES = 500;
  * before now: past occurrences are not public), ends at `to` (default from + 14 days, at most
  * from + 90 days). The query schema has already checked the shapes; this checks meaning.
  */
-export async function listClasses(sql: Sql, studioId: string, q: StorefrontClassQuery, now = new Date()): Promise<StorefrontClassList> {
+export async function listClasses(
+  sql: Sql,
+  studioId: string,
+  q: StorefrontClassQuery,
+  now = new Date(),
+): Promise<StorefrontClassList> {
   // the query schema has checked that both are instants; any year is moved into 1970..9999 (docs/design/hostile-callers.md)
   const from = q.from === undefined ? now : clampInstant(parseInstant(q.from)!);
-  const to = clampInstant(q.to === undefined ? new Date(from.getTime() + DEFAULT_WINDOW_DAYS * DAY_MS) : parseInstant(q.to)!);
+  const to = clampInstant(
+    q.to === undefined ? new Date(from.getTime() + DEFAULT_WINDOW_DAYS * DAY_MS) : parseInstant(q.to)!,
+  );
   const errors: FieldError[] = [];
   if (to.getTime() <= from.getTime()) errors.push({ path: '/query/to', message: 'must be after from' });
-  else if (to.getTime() > from.getTime() + MAX_WINDOW_DAYS * DAY_MS) errors.push({ path: '/query/to', message: `must be at most ${MAX_WINDOW_DAYS} days after from` });
+  else if (to.getTime() > from.getTime() + MAX_WINDOW_DAYS * DAY_MS)
+    errors.push({ path: '/query/to', message: `must be at most ${MAX_WINDOW_DAYS} days after from` });
   if (errors.length) throw problems.invalidFields(errors);
 
   const start = from.getTime() < now.getTime() ? now : from;
   if (to.getTime() <= start.getTime()) return { classes: [] };
   const classes = await upcomingOccurrences(sql, studioId, {
-    from: start, to, discipline: q.discipline, level: q.level, instructorId: q.instructorId, limit: MAX_CLASSES,
+    from: start,
+    to,
+    discipline: q.discipline,
+    level: q.level,
+    instructorId: q.instructorId,
+    limit: MAX_CLASSES,
   });
   return { classes };
 }

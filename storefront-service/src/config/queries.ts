@@ -15,7 +15,10 @@ interface Row {
 
 const toConfig = (r: Row): StorefrontConfig => ({
   studio: { id: r.id, name: r.name, slug: r.slug },
-  timezone: r.timezone, currency: r.currency, locale: r.locale, enabledModes: r.enabledModes,
+  timezone: r.timezone,
+  currency: r.currency,
+  locale: r.locale,
+  enabledModes: r.enabledModes,
   branding: { primaryColor: r.primaryColor, logoUrl: r.logoUrl },
 });
 

@@ -5,10 +5,11 @@ import type { StorefrontDeps } from '../kit/deps';
 import { studioConfig } from './queries';
 
 /** storefrontGetConfig. */
-export const configHandlers = ({ sql }: StorefrontDeps) => ({
-  storefrontGetConfig: async ({ caller, request }) => {
-    const config = await studioConfig(sql, caller.studioId);
-    if (!config) throw problems.notFound('studio');
-    return cacheable(request, config);
-  },
-}) satisfies HandlersFor<'storefrontGetConfig'>;
+export const configHandlers = ({ sql }: StorefrontDeps) =>
+  ({
+    storefrontGetConfig: async ({ caller, request }) => {
+      const config = await studioConfig(sql, caller.studioId);
+      if (!config) throw problems.notFound('studio');
+      return cacheable(request, config);
+    },
+  }) satisfies HandlersFor<'storefrontGetConfig'>;

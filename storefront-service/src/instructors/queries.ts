@@ -1,7 +1,13 @@
 import type { Sql } from '@studio/shared/io/db';
 import { MAX_STOREFRONT_LIST, type StorefrontInstructor } from '@studio/shared/schemas/storefront';
 
-const toInstructor = (r: StorefrontInstructor): StorefrontInstructor => ({ id: r.id, name: r.name, bio: r.bio, photoUrl: r.photoUrl, disciplines: r.disciplines });
+const toInstructor = (r: StorefrontInstructor): StorefrontInstructor => ({
+  id: r.id,
+  name: r.name,
+  bio: r.bio,
+  photoUrl: r.photoUrl,
+  disciplines: r.disciplines,
+});
 
 /** The studio's active instructors, by name; at most `MAX_STOREFRONT_LIST`, as the schema says (docs/design/hostile-callers.md). */
 export async function activeInstructors(sql: Sql, studioId: string): Promise<StorefrontInstructor[]> {

@@ -4,6 +4,8 @@ import type { StorefrontDeps } from '../kit/deps';
 import { activeInstructors } from './queries';
 
 /** storefrontListInstructors. */
-export const instructorHandlers = ({ sql }: StorefrontDeps) => ({
-  storefrontListInstructors: async ({ caller, request }) => cacheable(request, { instructors: await activeInstructors(sql, caller.studioId) }),
-}) satisfies HandlersFor<'storefrontListInstructors'>;
+export const instructorHandlers = ({ sql }: StorefrontDeps) =>
+  ({
+    storefrontListInstructors: async ({ caller, request }) =>
+      cacheable(request, { instructors: await activeInstructors(sql, caller.studioId) }),
+  }) satisfies HandlersFor<'storefrontListInstructors'>;

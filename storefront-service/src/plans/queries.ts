@@ -1,7 +1,13 @@
 import type { Sql } from '@studio/shared/io/db';
 import { MAX_STOREFRONT_LIST, type StorefrontPlan } from '@studio/shared/schemas/storefront';
 
-const toPlan = (r: StorefrontPlan): StorefrontPlan => ({ id: r.id, name: r.name, description: r.description, type: r.type, config: r.config });
+const toPlan = (r: StorefrontPlan): StorefrontPlan => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  type: r.type,
+  config: r.config,
+});
 
 /** Active public plans, in the order the studio created them; at most `MAX_STOREFRONT_LIST`, as the schema says (docs/design/hostile-callers.md). */
 export async function publicPlans(sql: Sql, studioId: string): Promise<StorefrontPlan[]> {

@@ -4,6 +4,8 @@ import type { StorefrontDeps } from '../kit/deps';
 import { publicPlans } from './queries';
 
 /** storefrontListPlans. */
-export const planHandlers = ({ sql }: StorefrontDeps) => ({
-  storefrontListPlans: async ({ caller, request }) => cacheable(request, { plans: await publicPlans(sql, caller.studioId) }),
-}) satisfies HandlersFor<'storefrontListPlans'>;
+export const planHandlers = ({ sql }: StorefrontDeps) =>
+  ({
+    storefrontListPlans: async ({ caller, request }) =>
+      cacheable(request, { plans: await publicPlans(sql, caller.studioId) }),
+  }) satisfies HandlersFor<'storefrontListPlans'>;

@@ -13,8 +13,13 @@ interface Row {
 }
 
 const toPolicies = (r: Row): StorefrontPolicies => ({
-  cancellation: r.cancellation, lateCancelMinutes: r.lateCancelMinutes ?? 0, noShow: r.noShow,
-  terms: r.terms, privacy: r.privacy, waiver: r.waiver, updatedAt: iso(r.updatedAt),
+  cancellation: r.cancellation,
+  lateCancelMinutes: r.lateCancelMinutes ?? 0,
+  noShow: r.noShow,
+  terms: r.terms,
+  privacy: r.privacy,
+  waiver: r.waiver,
+  updatedAt: iso(r.updatedAt),
 });
 
 /** The studio's policies; a studio that never wrote any gets the defaults, dated at its creation. Null once it is deleted. */

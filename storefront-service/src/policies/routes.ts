@@ -5,10 +5,11 @@ import type { StorefrontDeps } from '../kit/deps';
 import { studioPolicies } from './queries';
 
 /** storefrontGetPolicies. */
-export const policyHandlers = ({ sql }: StorefrontDeps) => ({
-  storefrontGetPolicies: async ({ caller, request }) => {
-    const policies = await studioPolicies(sql, caller.studioId);
-    if (!policies) throw problems.notFound('studio');
-    return cacheable(request, policies);
-  },
-}) satisfies HandlersFor<'storefrontGetPolicies'>;
+export const policyHandlers = ({ sql }: StorefrontDeps) =>
+  ({
+    storefrontGetPolicies: async ({ caller, request }) => {
+      const policies = await studioPolicies(sql, caller.studioId);
+      if (!policies) throw problems.notFound('studio');
+      return cacheable(request, policies);
+    },
+  }) satisfies HandlersFor<'storefrontGetPolicies'>;

@@ -19,11 +19,24 @@ interface Row {
 
 /** The documented fields of a stored JSON object: a site published before `address` and `social` were closed may hold others. */
 const closed = <T extends TObject>(schema: T, v: Record<string, unknown> | null) =>
-  (v && Object.fromEntries(Object.keys(schema.properties).filter((k) => typeof v[k] === 'string' || v[k] === null).map((k) => [k, v[k]]))) as Static<T> | null;
+  (v &&
+    Object.fromEntries(
+      Object.keys(schema.properties)
+        .filter((k) => typeof v[k] === 'string' || v[k] === null)
+        .map((k) => [k, v[k]]),
+    )) as Static<T> | null;
 
 const toSite = (r: Row): StorefrontSite => ({
-  title: r.title, tagline: r.tagline, description: r.description, logoUrl: r.logoUrl, heroImageUrl: r.heroImageUrl,
-  contactEmail: r.contactEmail, phone: r.phone, address: closed(Address, r.address), social: closed(SiteSocial, r.social), publishedAt: iso(r.publishedAt),
+  title: r.title,
+  tagline: r.tagline,
+  description: r.description,
+  logoUrl: r.logoUrl,
+  heroImageUrl: r.heroImageUrl,
+  contactEmail: r.contactEmail,
+  phone: r.phone,
+  address: closed(Address, r.address),
+  social: closed(SiteSocial, r.social),
+  publishedAt: iso(r.publishedAt),
 });
 
 /** The studio's site, only once published. */

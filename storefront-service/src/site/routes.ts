@@ -5,10 +5,11 @@ import type { StorefrontDeps } from '../kit/deps';
 import { publishedSite } from './queries';
 
 /** storefrontGetSite. */
-export const siteHandlers = ({ sql }: StorefrontDeps) => ({
-  storefrontGetSite: async ({ caller, request }) => {
-    const site = await publishedSite(sql, caller.studioId);
-    if (!site) throw problems.siteNotPublished();
-    return cacheable(request, site);
-  },
-}) satisfies HandlersFor<'storefrontGetSite'>;
+export const siteHandlers = ({ sql }: StorefrontDeps) =>
+  ({
+    storefrontGetSite: async ({ caller, request }) => {
+      const site = await publishedSite(sql, caller.studioId);
+      if (!site) throw problems.siteNotPublished();
+      return cacheable(request, site);
+    },
+  }) satisfies HandlersFor<'storefrontGetSite'>;

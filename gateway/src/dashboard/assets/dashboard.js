@@ -1,6 +1,5 @@
 // Progressive enhancement only: every action also works without this file.
 
-
 // The one-time key page is a POST response: make reload and back go to the list instead of re-posting the form.
 if (document.querySelector('#new-key')) history.replaceState(null, '', '/keys');
 // the same for a webhook's signing secret: back to the endpoint's page
@@ -29,7 +28,10 @@ for (const btn of document.querySelectorAll('[data-copy]')) {
       ok = document.execCommand?.('copy');
     }
     btn.textContent = ok ? 'Copied' : 'Copy failed';
-    if (status) status.textContent = ok ? (status.getAttribute('data-copied') || 'The key is on your clipboard.') : 'Select it and copy it by hand.';
+    if (status)
+      status.textContent = ok
+        ? status.getAttribute('data-copied') || 'The key is on your clipboard.'
+        : 'Select it and copy it by hand.';
     setTimeout(() => (btn.textContent = 'Copy'), 2500);
   });
 }
@@ -70,9 +72,10 @@ for (const all of document.querySelectorAll('[data-scope-all]')) {
 // Webhook event types: ticking one chooses "only the ones ticked".
 for (const choice of document.querySelectorAll('[data-events-choice]')) {
   const chosen = choice.querySelector('[data-events-chosen]');
-  for (const box of choice.querySelectorAll('[data-event]')) box.addEventListener('change', () => {
-    if (box.checked) chosen.checked = true;
-  });
+  for (const box of choice.querySelectorAll('[data-event]'))
+    box.addEventListener('change', () => {
+      if (box.checked) chosen.checked = true;
+    });
 }
 
 // Activity filters apply as soon as one changes.

@@ -2,12 +2,13 @@
  * An endpoint's delivery log, its test event and replays (docs/design/webhooks.md): what the dashboard's
  * Webhooks page and the CLI call. The dispatcher (management-service/src/webhooks/) does the sending.
  */
-import type { Db, Sql } from '../db';
+
+import { TEST_EVENT_TYPE } from '../../event-types';
 import { newId } from '../../ids';
 import { AppError } from '../../problem';
 import { iso, isoOrNull } from '../../time';
+import type { Db, Sql } from '../db';
 import { EVENTS_CHANNEL, getEndpoint } from './endpoints';
-import { TEST_EVENT_TYPE } from '../../event-types';
 
 export interface DeliveryRow {
   studioId: string;

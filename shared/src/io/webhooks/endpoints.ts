@@ -5,11 +5,11 @@
  * returned by create and roll only, and stored encrypted (`secrets.ts`).
  */
 import type { Config } from '../../config';
-import type { Db, Sql, Tx } from '../db';
+import { EVENT_TYPES } from '../../event-types';
 import { newId } from '../../ids';
 import { AppError } from '../../problem';
 import { iso, isoOrNull } from '../../time';
-import { EVENT_TYPES } from '../../event-types';
+import type { Db, Sql, Tx } from '../db';
 import { createSecretBox, newSigningSecret, type SecretBox } from './secrets';
 import { checkTarget, parseWebhookUrl, type Resolver, systemResolver } from './target';
 
