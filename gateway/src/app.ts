@@ -5,7 +5,7 @@ import { createMetrics } from '@studio/shared/io/metrics';
 import { createSpanExporter } from '@studio/shared/io/otlp';
 import type { Redis } from '@studio/shared/io/redis';
 import { ActivityWriter } from './activity/writer';
-import { broadcastsFor } from './broadcasts/bus';
+import { type Broadcasts, broadcastsFor } from './broadcasts/bus';
 import { pgBroadcastHandlers } from './broadcasts/listen';
 import { subscribeBroadcasts, trustMemory } from './broadcasts/subscribe';
 import { StorefrontCache } from './cache/storefront';
@@ -54,13 +54,7 @@ export function createGateway(deps: GatewayDeps) {
   const metrics = createMetrics();
   const activity = new ActivityWriter(sql, config.ACTIVITY_FLUSH_MS);
   const observed = gatewayMetrics(metrics, activity);
-  const keys = new KeyResolver(
-    sql,
-    redis,
-    names,
-    (tier) => observed.keyLookups({ result: LOOKUP_RESULT[tier] }),
-    deps.keyCache,
-  );
+  const keys = new KeyResolver(sql, redis, names, countLookups(observed), deps.keyCache);
   const limiter = rateLimiter(config, single ? new MemoryBuckets() : new RedisBuckets(redis, names));
   // single-node: nothing is served until the lock is held (`start`), and again after the lock's session drops
   const state = { draining: false, paused: single };
@@ -68,10 +62,7 @@ export function createGateway(deps: GatewayDeps) {
   const docs = createDocsHandler(config, sql, redisCheck, state);
   const bus = broadcastsFor(config, sql, redis);
   const spans = createSpanExporter(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'gateway');
-  const storefrontCache = new StorefrontCache({
-    maxBytes: config.STOREFRONT_CACHE_MB * 1024 * 1024,
-    publish: (studioId) => bus.storefrontChanged(studioId),
-  });
+  const storefrontCache = storefrontCacheOf(config, bus);
   const pipelineDeps = { config, keys, limiter, activity, docs, metrics: observed, spans, state };
   const lock = gatewayLock(deps, mode, { keys, storefrontCache, state });
   const profiles = surfaceProfiles(config, storefrontCache);
@@ -92,14 +83,8 @@ export function createGateway(deps: GatewayDeps) {
     async start() {
       await lock.start();
       activity.start();
-      if (!single)
-        await subscribeBroadcasts({
-          subscriber,
-          redis,
-          channels: channels(config.REDIS_PREFIX),
-          keys,
-          storefrontCache,
-        });
+      const names = channels(config.REDIS_PREFIX);
+      if (!single) await subscribeBroadcasts({ subscriber, redis, channels: names, keys, storefrontCache });
     },
     /** Stopping (SIGTERM): readiness answers 503 from now on, so load balancers send no more work. */
     drain() {
@@ -115,6 +100,13 @@ export function createGateway(deps: GatewayDeps) {
   };
 }
 export type Gateway = ReturnType<typeof createGateway>;
+
+/** The Storefront answer cache, bounded in bytes; a write that changes a studio's pages is broadcast to every gateway. */
+const storefrontCacheOf = (config: Config, bus: Broadcasts) =>
+  new StorefrontCache({
+    maxBytes: config.STOREFRONT_CACHE_MB * 1024 * 1024,
+    publish: (studioId) => bus.storefrontChanged(studioId),
+  });
 
 const rateLimiter = (config: Config, store: BucketStore) =>
   new RateLimiter(store, {
@@ -153,3 +145,9 @@ function gatewayLock(
 }
 
 const LOOKUP_RESULT = { memory: 'memory', stale: 'stale', shared: 'redis', origin: 'postgres' } as const;
+
+/** Counts each key lookup by the tier that answered it (`gateway_key_lookups_total`). */
+const countLookups =
+  (observed: ReturnType<typeof gatewayMetrics>) =>
+  (tier: keyof typeof LOOKUP_RESULT): void =>
+    observed.keyLookups({ result: LOOKUP_RESULT[tier] });

@@ -262,6 +262,26 @@ function parameters(o: Operation, refs: Set<string>): Json[] {
   return out;
 }
 
+/** An operation's description: what the registry says, then its scope, idempotency and paging rules. */
+function operationNotes(o: Operation): string {
+  return [
+    o.description,
+    o.scope === ANY_READ
+      ? `Required scope: any one \`:read\` scope (\`${ANY_READ}\`).`
+      : o.scope
+        ? `Required scope: \`${o.scope}\`.`
+        : '',
+    isWrite(o)
+      ? 'Send `Idempotency-Key` (1..255 characters); a retry with the same key and request replays the stored answer with `Idempotent-Replayed: true`.'
+      : '',
+    o.paginated
+      ? "Cursor-paginated: `limit` 1..100 (default 25, clamped), `cursor` = the previous page's `next_cursor`."
+      : '',
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+}
+
 function operationDoc(o: Operation, refs: Set<string>, shared: SharedResponses): Json {
   const okName = NAMES.get(o.ok.schema) ?? '';
   const okHeaders = [
@@ -286,24 +306,10 @@ function operationDoc(o: Operation, refs: Set<string>, shared: SharedResponses):
     };
   }
   Object.assign(responses, problemResponses(o, shared));
-  const notes = [
-    o.description,
-    o.scope === ANY_READ
-      ? `Required scope: any one \`:read\` scope (\`${ANY_READ}\`).`
-      : o.scope
-        ? `Required scope: \`${o.scope}\`.`
-        : '',
-    isWrite(o)
-      ? 'Send `Idempotency-Key` (1..255 characters); a retry with the same key and request replays the stored answer with `Idempotent-Replayed: true`.'
-      : '',
-    o.paginated
-      ? "Cursor-paginated: `limit` 1..100 (default 25, clamped), `cursor` = the previous page's `next_cursor`."
-      : '',
-  ].filter(Boolean);
   const doc: Json = {
     operationId: o.id,
     summary: o.summary,
-    description: notes.join('\n\n'),
+    description: operationNotes(o),
     tags: [tagOf(o.path)],
     security: [{ [o.surface === 'storefront' ? 'PublishableKeyAuth' : 'SecretKeyAuth']: [] }],
     parameters: parameters(o, refs),

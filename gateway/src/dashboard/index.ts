@@ -145,6 +145,37 @@ function dashboardRoutes(deps: DashboardDeps): Record<string, Partial<Record<'GE
   return routes;
 }
 
+/** The methods a path answers: the static routes, or a key's, an endpoint's, an entry's or a delivery's page. */
+function pathMethods(
+  deps: DashboardDeps,
+  routes: ReturnType<typeof dashboardRoutes>,
+  signedIn: ReturnType<typeof sessionGuard>,
+  path: string,
+): Partial<Record<'GET' | 'POST', Handler>> | undefined {
+  const key = KEY_PATH.exec(path);
+  const entry = ENTRY_PATH.exec(path);
+  if (entry) return { GET: signedIn((_req, _url, s) => activityEntryPage(deps, s, entry[1]!)) };
+  const endpoint = ENDPOINT_PATH.exec(path);
+  if (endpoint) {
+    const [, endpointId, action] = endpoint as unknown as [string, string, EndpointAction | undefined];
+    if (!action) return { GET: signedIn((_q, url, s) => endpointView(deps, s, endpointId, url)) };
+    const post = signedIn((_q, _u, s, form) => endpointAction(deps, s, endpointId, action, form));
+    return action === 'roll'
+      ? { GET: signedIn((_q, _u, s) => endpointAction(deps, s, endpointId, action, null)), POST: post }
+      : { POST: post };
+  }
+  const replay = REPLAY_PATH.exec(path);
+  if (replay) return { POST: signedIn((_q, _u, s) => replayWebhookDelivery(deps, s, replay[1]!, replay[2]!)) };
+  if (!key) return routes[path];
+  const [, keyId, action] = key as unknown as [string, string, string];
+  if (action === 'revoke') return { POST: signedIn((_q, _u, s, form) => revokeKey(deps, s, keyId, form!)) };
+  const run = KEY_ACTIONS[action]!;
+  return {
+    GET: signedIn((_q, _u, s) => run(deps, s, keyId, null)),
+    POST: signedIn((_q, _u, s, form) => run(deps, s, keyId, form)),
+  };
+}
+
 /**
  * Developer settings pages on the dashboard port: server-rendered HTML, plain
  * routing (a handful of pages), POST-redirect-GET, a session cookie and a
@@ -154,30 +185,7 @@ export function createDashboard(deps: DashboardDeps) {
   const routes = dashboardRoutes(deps);
   const signedIn = sessionGuard(deps);
 
-  function methodsOf(path: string): Partial<Record<'GET' | 'POST', Handler>> | undefined {
-    const key = KEY_PATH.exec(path);
-    const entry = ENTRY_PATH.exec(path);
-    if (entry) return { GET: signedIn((_req, _url, s) => activityEntryPage(deps, s, entry[1]!)) };
-    const endpoint = ENDPOINT_PATH.exec(path);
-    if (endpoint) {
-      const [, endpointId, action] = endpoint as unknown as [string, string, EndpointAction | undefined];
-      if (!action) return { GET: signedIn((_q, url, s) => endpointView(deps, s, endpointId, url)) };
-      const post = signedIn((_q, _u, s, form) => endpointAction(deps, s, endpointId, action, form));
-      return action === 'roll'
-        ? { GET: signedIn((_q, _u, s) => endpointAction(deps, s, endpointId, action, null)), POST: post }
-        : { POST: post };
-    }
-    const replay = REPLAY_PATH.exec(path);
-    if (replay) return { POST: signedIn((_q, _u, s) => replayWebhookDelivery(deps, s, replay[1]!, replay[2]!)) };
-    if (!key) return routes[path];
-    const [, keyId, action] = key as unknown as [string, string, string];
-    if (action === 'revoke') return { POST: signedIn((_q, _u, s, form) => revokeKey(deps, s, keyId, form!)) };
-    const run = KEY_ACTIONS[action]!;
-    return {
-      GET: signedIn((_q, _u, s) => run(deps, s, keyId, null)),
-      POST: signedIn((_q, _u, s, form) => run(deps, s, keyId, form)),
-    };
-  }
+  const methodsOf = (path: string) => pathMethods(deps, routes, signedIn, path);
 
   function route(req: Request, url: URL): Promise<Response> | Response {
     const methods = methodsOf(url.pathname);
@@ -207,22 +215,32 @@ export function createDashboard(deps: DashboardDeps) {
     }
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.headers.set(k, v);
     res.headers.set('x-request-id', requestId);
-    // logged and counted like the API's calls (docs/design/observability.md); the path only, never the query (a login link's token)
     const operation = target.valid ? routeName(target.path, routes) : 'unknown';
-    const seconds = (performance.now() - started) / 1000;
-    deps.metrics?.request('dashboard', operation, res.status, seconds);
-    if (accessLogOn())
-      logRequest({
-        requestId,
-        traceId: null,
-        surface: 'dashboard',
-        operation,
-        method: req.method,
-        path: target.path,
-        status: res.status,
-        durationMs: Math.round(seconds * 100_000) / 100,
-        keyId: null,
-      });
+    observe(deps, { req, path: target.path, operation, status: res.status, started, requestId });
     return res;
   };
+}
+
+/**
+ * Logged and counted like the API's calls (docs/design/observability.md); the path only,
+ * never the query (a login link's token).
+ */
+function observe(
+  deps: DashboardDeps,
+  call: { req: Request; path: string; operation: string; status: number; started: number; requestId: string },
+): void {
+  const seconds = (performance.now() - call.started) / 1000;
+  deps.metrics?.request('dashboard', call.operation, call.status, seconds);
+  if (!accessLogOn()) return;
+  logRequest({
+    requestId: call.requestId,
+    traceId: null,
+    surface: 'dashboard',
+    operation: call.operation,
+    method: call.req.method,
+    path: call.path,
+    status: call.status,
+    durationMs: Math.round(seconds * 100_000) / 100,
+    keyId: null,
+  });
 }

@@ -312,11 +312,19 @@ async function endpointPage(
     throw found.error;
   }
   const { endpoint: e, log } = found.ok;
-  const date = dateIn(s);
   const body = html`
     ${view.reveal ? revealPanel(view.reveal) : ''}
     ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
     ${view.error ? html`<p class="error" role="alert" id="form-error" tabindex="-1">${view.error}</p>` : ''}
+    ${endpointCard(e, s)}
+    ${deliveryLog(log, e, s, view)}`;
+  return page(layout({ title: 'Webhook endpoint', studio: chrome(deps, s) }, body), status);
+}
+
+/** The endpoint's facts and its actions (test, enable or disable, roll, delete). */
+function endpointCard(e: EndpointJson, s: Session): Html {
+  const date = dateIn(s);
+  return html`
     <section class="card endpoint" aria-labelledby="endpoint-title">
       <p class="small"><a href="/webhooks">← All endpoints</a></p>
       <h1 id="endpoint-title" class="wrap"><code>${e.url}</code></h1>
@@ -338,7 +346,17 @@ async function endpointPage(
         <form method="post" action="/webhooks/${e.id}/delete" data-confirm="Delete the endpoint ${e.url}? Nothing more is sent to it, and its delivery log is deleted with it. This cannot be undone.">
           ${hidden(s)}<button type="submit" class="btn btn-danger">Delete</button></form>
       </div>
-    </section>
+    </section>`;
+}
+
+/** The endpoint's delivery log, newest first, with its pager. */
+function deliveryLog(
+  log: Awaited<ReturnType<typeof listDeliveries>>,
+  e: EndpointJson,
+  s: Session,
+  view: EndpointView,
+): Html {
+  return html`
     <section aria-labelledby="log-title">
       <h2 id="log-title">Delivery log</h2>
       <p class="muted small">Newest first. Each attempt shows when it was made, what your server answered (status, time, the first 1 KB of its body) or why there was no answer.
@@ -360,7 +378,6 @@ async function endpointPage(
           : ''
       }
     </section>`;
-  return page(layout({ title: 'Webhook endpoint', studio: chrome(deps, s) }, body), status);
 }
 
 const BEFORE = new RegExp(`^${DELIVERY_ID}$`);

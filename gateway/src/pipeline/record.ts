@@ -61,27 +61,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
     const status = res.status;
     const durationMs = Math.round((performance.now() - c.started) * 100) / 100;
     const operation = c.op?.id;
-    if (key) {
-      const q = c.pathAndQuery.indexOf('?');
-      activity.record({
-        studioId: key.studioId,
-        keyId: key.id,
-        operationId: operation ?? null,
-        method: c.method,
-        path: c.path.slice(0, ENTRY_TEXT_MAX),
-        status,
-        outcome: outcomeOf(status),
-        durationMs,
-        requestId: c.requestId,
-        at: c.at,
-        problemCode: c.problem ?? null,
-        traceId: c.trace.traceId,
-        query: q < 0 ? null : c.pathAndQuery.slice(q + 1, q + 1 + ENTRY_TEXT_MAX),
-        problemDetail: c.problemDetail?.slice(0, ENTRY_TEXT_MAX) ?? null,
-        clientAddress: clientAddressOf(c, trusted).slice(0, ENTRY_TEXT_MAX),
-        userAgent: c.req.headers.get('user-agent')?.slice(0, ENTRY_TEXT_MAX) ?? null,
-      });
-    }
+    if (key) recordEntry(activity, trusted, c, status, durationMs);
     metrics?.request(p.surface, operation, status, durationMs / 1000);
     if (accessLogOn())
       logRequest({
@@ -111,4 +91,35 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
     return headersBuiltIn ? res : setHeaders(res, answerHeaders(c));
   }
   return { record, answerHeaders };
+}
+
+/** The call's activity entry: every text it keeps is cut at ENTRY_TEXT_MAX (docs/design/hostile-callers.md). */
+function recordEntry(
+  activity: ActivityWriter,
+  trusted: ReadonlySet<string>,
+  c: Ctx,
+  status: number,
+  durationMs: number,
+): void {
+  const key = c.key!;
+  const operation = c.op?.id;
+  const q = c.pathAndQuery.indexOf('?');
+  activity.record({
+    studioId: key.studioId,
+    keyId: key.id,
+    operationId: operation ?? null,
+    method: c.method,
+    path: c.path.slice(0, ENTRY_TEXT_MAX),
+    status,
+    outcome: outcomeOf(status),
+    durationMs,
+    requestId: c.requestId,
+    at: c.at,
+    problemCode: c.problem ?? null,
+    traceId: c.trace.traceId,
+    query: q < 0 ? null : c.pathAndQuery.slice(q + 1, q + 1 + ENTRY_TEXT_MAX),
+    problemDetail: c.problemDetail?.slice(0, ENTRY_TEXT_MAX) ?? null,
+    clientAddress: clientAddressOf(c, trusted).slice(0, ENTRY_TEXT_MAX),
+    userAgent: c.req.headers.get('user-agent')?.slice(0, ENTRY_TEXT_MAX) ?? null,
+  });
 }

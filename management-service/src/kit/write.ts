@@ -189,6 +189,32 @@ async function storeFailure(
 }
 
 /**
+ * The write's transaction: the studio-and-key advisory lock, the stored answer if one exists,
+ * else the action, its declared events and the answer it stores, all or nothing.
+ */
+async function commitWrite<O extends AnyOperation>(
+  tx: Tx,
+  c: OperationContext<O>,
+  key: string,
+  fingerprint: string,
+  action: (tx: Tx) => Promise<WriteResult<O>>,
+): Promise<Outcome> {
+  const { caller, request } = c;
+  if (!(await tryKeyLock(tx, caller.studioId, key))) return { kind: 'busy' };
+  const existing = await findRecord(tx, caller.studioId, key);
+  if (existing) return { kind: 'existing', rec: existing };
+  const { record, events } = await action(tx);
+  const types = declared(c.operation, events);
+  await insertEvents(tx, caller.studioId, events, {
+    requestId: caller.requestId,
+    traceId: parseTraceparent(request.headers.get(TRACEPARENT))?.traceId ?? null,
+  });
+  const rec = storedSuccess(fingerprint, c, record);
+  await insertRecord(tx, caller.studioId, key, rec);
+  return { kind: 'done', rec, types };
+}
+
+/**
  * Runs a Management write (POST/PATCH/DELETE) under the idempotency rules of docs/design/idempotency.md.
  * `action` runs inside one Postgres transaction and returns the record the operation
  * answers with and the events of its change (`kit/events.ts`; none when nothing changed);
@@ -230,20 +256,7 @@ export async function runWrite<O extends AnyOperation>(
 
   let outcome: Outcome;
   try {
-    outcome = await sql.begin(async (tx): Promise<Outcome> => {
-      if (!(await tryKeyLock(tx, studioId, key))) return { kind: 'busy' };
-      const existing = await findRecord(tx, studioId, key);
-      if (existing) return { kind: 'existing', rec: existing };
-      const { record, events } = await action(tx);
-      const types = declared(c.operation, events);
-      await insertEvents(tx, studioId, events, {
-        requestId: caller.requestId,
-        traceId: parseTraceparent(request.headers.get(TRACEPARENT))?.traceId ?? null,
-      });
-      const rec = storedSuccess(fingerprint, c, record);
-      await insertRecord(tx, studioId, key, rec);
-      return { kind: 'done', rec, types };
-    });
+    outcome = await sql.begin((tx) => commitWrite(tx, c, key, fingerprint, action));
   } catch (err) {
     const stored = await storeFailure(deps, caller, key, fingerprint, err);
     await release();

@@ -95,12 +95,8 @@ class HotHistogram {
   }
 }
 
-export function createMetrics() {
-  const registry = new client.Registry();
-  client.collectDefaultMetrics({ register: registry });
-  for (const m of registry.getMetricsAsArray()) if (BROKEN_ON_BUN.test(m.name)) registry.removeSingleMetric(m.name);
-  const hot: (HotCounter | HotHistogram)[] = [];
-
+/** `studio_http_requests_total` and `studio_http_request_duration_seconds`, and the function that counts one answer. */
+function requestSeries(hot: (HotCounter | HotHistogram)[]) {
   const requests = new HotCounter(
     'studio_http_requests_total',
     'Requests answered, by surface, operation (from the operations table) and status.',
@@ -118,6 +114,25 @@ export function createMetrics() {
     string,
     { timed: ReturnType<HotHistogram['child']>; byStatus: Map<number, { value: number }> }
   >();
+  return (surface: Surface | 'dashboard', operation: string | undefined, status: number, seconds: number): void => {
+    const op = operation ?? UNKNOWN_OPERATION;
+    const id = surface === 'storefront' ? op : `${surface} ${op}`;
+    let of = children.get(id);
+    if (!of) children.set(id, (of = { timed: duration.child([surface, op]), byStatus: new Map() }));
+    let c = of.byStatus.get(status);
+    if (!c) of.byStatus.set(status, (c = requests.child([surface, op, String(status)])));
+    c.value++;
+    duration.observe(of.timed, seconds);
+  };
+}
+
+export function createMetrics() {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+  for (const m of registry.getMetricsAsArray()) if (BROKEN_ON_BUN.test(m.name)) registry.removeSingleMetric(m.name);
+  const hot: (HotCounter | HotHistogram)[] = [];
+
+  const request = requestSeries(hot);
 
   return {
     registry,
@@ -125,16 +140,7 @@ export function createMetrics() {
      * One answered request (`operation`: an operations-table id, or undefined for anything else;
      * on the dashboard, the name of one of its routes).
      */
-    request(surface: Surface | 'dashboard', operation: string | undefined, status: number, seconds: number) {
-      const op = operation ?? UNKNOWN_OPERATION;
-      const id = surface === 'storefront' ? op : `${surface} ${op}`;
-      let of = children.get(id);
-      if (!of) children.set(id, (of = { timed: duration.child([surface, op]), byStatus: new Map() }));
-      let c = of.byStatus.get(status);
-      if (!c) of.byStatus.set(status, (c = requests.child([surface, op, String(status)])));
-      c.value++;
-      duration.observe(of.timed, seconds);
-    },
+    request,
     /** A counter whose label values the caller keeps bounded (a closed union). */
     counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []) {
       const c = new HotCounter(name, help, labelNames);

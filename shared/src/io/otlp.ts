@@ -25,6 +25,22 @@ const EVERY_MS = 1_000;
 const attribute = (key: string, v: string | number) =>
   typeof v === 'number' ? { key, value: { intValue: String(v) } } : { key, value: { stringValue: v } };
 
+/** One server span in OTLP/JSON, ended now. */
+const spanOf = (t: Trace, s: SpanEnd) => ({
+  traceId: t.traceId,
+  spanId: t.spanId,
+  ...(t.parentId ? { parentSpanId: t.parentId } : {}),
+  name: s.name,
+  kind: 2, // SERVER
+  startTimeUnixNano: `${t.start}000000`,
+  endTimeUnixNano: `${Date.now()}000000`,
+  attributes: [
+    ...Object.entries(s.attributes).map(([k, v]) => attribute(k, v)),
+    attribute('http.response.status_code', s.status),
+  ],
+  status: { code: s.status >= 500 ? 2 : 0 },
+});
+
 export function createSpanExporter(endpoint: string, serviceName: string) {
   if (!endpoint) return null;
   const url = `${endpoint.replace(/\/$/, '')}/v1/traces`;
@@ -60,20 +76,7 @@ export function createSpanExporter(endpoint: string, serviceName: string) {
     /** The span of one request, ended now. */
     end(t: Trace, s: SpanEnd) {
       if (queue.length >= MAX_QUEUE) queue.shift();
-      queue.push({
-        traceId: t.traceId,
-        spanId: t.spanId,
-        ...(t.parentId ? { parentSpanId: t.parentId } : {}),
-        name: s.name,
-        kind: 2, // SERVER
-        startTimeUnixNano: `${t.start}000000`,
-        endTimeUnixNano: `${Date.now()}000000`,
-        attributes: [
-          ...Object.entries(s.attributes).map(([k, v]) => attribute(k, v)),
-          attribute('http.response.status_code', s.status),
-        ],
-        status: { code: s.status >= 500 ? 2 : 0 },
-      });
+      queue.push(spanOf(t, s));
       if (queue.length >= BATCH) void send();
     },
     /** Sends what is queued (at shutdown, and in tests). */

@@ -76,6 +76,15 @@ function routable(req: Request, t: RequestTarget): Request {
   return req.url.length - t.pathAndQuery.length < 11 ? new Request(INTERNAL_ORIGIN + t.pathAndQuery, req) : req;
 }
 
+/** Readiness while draining: the usual checks, but never ready (a load balancer must stop sending work here). */
+async function drainingReadiness(app: ServedApp, req: Request): Promise<Response> {
+  const checks = (await (await app.handle(req)).json()) as { checks: unknown };
+  return jsonResponse(
+    { status: 'unavailable', checks: checks.checks },
+    { status: 503, headers: { 'cache-control': 'no-store', [NOSNIFF_HEADER]: 'nosniff' } },
+  );
+}
+
 export function serveService(app: ServedApp, o: ServeOptions) {
   const spans = createSpanExporter(o.config.OTEL_EXPORTER_OTLP_ENDPOINT, o.name);
   const typeBase = problemTypeBase(o.config, o.surface);
@@ -87,14 +96,7 @@ export function serveService(app: ServedApp, o: ServeOptions) {
     const path = target.path;
     const req = target.valid ? routable(received, target) : received;
     if (target.valid && path === '/metrics') return withNosniff(await o.metrics.response());
-    if (target.valid && draining && path === '/readyz') {
-      // the usual checks, but never ready: a load balancer must stop sending work here
-      const checks = (await (await app.handle(req)).json()) as { checks: unknown };
-      return jsonResponse(
-        { status: 'unavailable', checks: checks.checks },
-        { status: 503, headers: { 'cache-control': 'no-store', [NOSNIFF_HEADER]: 'nosniff' } },
-      );
-    }
+    if (target.valid && draining && path === '/readyz') return drainingReadiness(app, req);
     const trace = startTrace(req.headers.get(TRACEPARENT));
     const res = target.valid ? await app.handle(req) : malformedRequest(typeBase);
     res.headers.set(TRACERESPONSE, traceparentOf(trace));
