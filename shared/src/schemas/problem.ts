@@ -1,5 +1,5 @@
 import { type Static, Type as t } from '@sinclair/typebox';
-import { MAX_PROBLEM_ERRORS, PROBLEM_CODES } from '../problem';
+import { MAX_PROBLEM_ERRORS, PROBLEM_CODES } from '../problem-codes';
 
 /**
  * The one application/problem+json body (docs/design/errors.md) every document and test uses.
