@@ -93,7 +93,7 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number,
 const drained = async (sql: Sql) =>
   (await sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries where status = 'pending'`)[0]!.n === 0;
 
-const stack = await createBenchStack(SERVER_CPU, { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'warn' });
+const stack = await createBenchStack(SERVER_CPU, { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
 const receivers = startReceivers();
 const sql = createSql(stack.config.DATABASE_URL, { max: 4 });
 let failed = false;

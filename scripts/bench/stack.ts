@@ -3,6 +3,8 @@
  * and the services started as in production (separate Bun processes) on the server
  * core, so the load generator gets the other. `stop` removes everything it made.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@studio/shared';
 import { randomBase62 } from '@studio/shared/base62';
@@ -64,10 +66,12 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
     RATE_LIMIT_PUBLISHABLE_CLIENT: '1000000:1000000',
     RATE_LIMIT_PUBLISHABLE: '1000000:1000000',
     RATE_LIMIT_SECRET: '1000000:1000000',
-    LOG_LEVEL: 'warn',
+    // production's level (info: an access line per request) unless BENCH_LOG_LEVEL asks for a diagnosis run
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     ...overrides,
   };
   const config = loadConfig(env);
+  const logDir = await mkdtemp(join(tmpdir(), 'studio-bench-logs-'));
   const children: ReturnType<typeof Bun.spawn>[] = [];
   const byName = new Map<string, ReturnType<typeof Bun.spawn>>();
   // BENCH_PROFILE_DIR=dir: the gateway writes a CPU profile (markdown) there when it stops
@@ -80,7 +84,8 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
     const child = Bun.spawn(['taskset', '-c', serverCpu, ...args], {
       cwd: root,
       env: { ...env, ...extraEnv },
-      stdout: 'ignore',
+      // lines go to a file, as a log collector would read them (not /dev/null, which costs nothing)
+      stdout: Bun.file(join(logDir, `${name}.log`)),
       stderr: 'inherit',
     });
     children.push(child);
@@ -115,6 +120,7 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
     },
     async stop() {
       await Promise.all(children.map(stopChild));
+      await rm(logDir, { recursive: true, force: true });
       const admin = postgres(Object.assign(new URL(base.DATABASE_URL), { pathname: '/postgres' }).href, {
         max: 1,
         onnotice: () => {},

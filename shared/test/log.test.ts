@@ -25,3 +25,33 @@ test('LOG_LEVEL is honoured: lines below the level are not written; warnings and
     err.mockRestore();
   }
 });
+
+test('an access line is one valid JSON object whatever the caller put in its path, method or headers', async () => {
+  const path = '/v1/x"y\\z\n\u0000é\u2028';
+  const script = `
+    import { flushLogs, logRequest, setLogLevel, setLogProcess } from '@studio/shared';
+    setLogLevel('info');
+    setLogProcess('gateway');
+    const f = JSON.parse(process.argv[1]);
+    logRequest(f);
+    logRequest({ ...f, problem: 'not_found', requestId: null, keyId: null });
+    flushLogs();`;
+  const fields = {
+    requestId: 'req_"1',
+    traceId: 'abc',
+    surface: 'management',
+    operation: 'managementListMembers',
+    method: 'GE\tT',
+    path,
+    status: 200,
+    durationMs: 1.25,
+    keyId: 'key_\\1',
+  };
+  const child = Bun.spawn(['bun', '-e', script, JSON.stringify(fields)], { cwd: import.meta.dir, stdout: 'pipe' });
+  const lines = (await new Response(child.stdout).text()).trim().split('\n');
+  expect(await child.exited).toBe(0);
+  const [first, second] = lines.map((l) => JSON.parse(l));
+  expect(first).toEqual({ level: 'info', time: first.time, service: 'gateway', msg: 'request', ...fields });
+  expect(new Date(first.time).toISOString()).toBe(first.time);
+  expect(second).toMatchObject({ path, problem: 'not_found', requestId: null, keyId: null });
+});
