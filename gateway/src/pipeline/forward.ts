@@ -38,9 +38,7 @@ export function forwardStep(p: SurfaceProfile, count?: UpstreamErrorCount) {
     // plain callbacks, no async one: a read passes straight through (one promise reaction fewer per call)
     return forward(c.req, call, p.forward).then(
       (res) =>
-        invalidates && c.op!.changesStorefront && res.ok
-          ? invalidates.changed(c.key!.studioId).then(() => res)
-          : res,
+        invalidates && c.op!.changesStorefront && res.ok ? invalidates.changed(c.key!.studioId).then(() => res) : res,
       (err) => setHeaders(upstreamFailure(p, c, err, count), headers),
     );
   };
