@@ -107,7 +107,7 @@ function originsOption(text: string | undefined): string[] | null {
   return parsed.origins;
 }
 
-// the database as every entry point resolves it (§17): DATABASE_URL, else 127.0.0.1:5432, else the embedded one's state file
+// the database as every entry point resolves it (docs/design/single-node.md): DATABASE_URL, else 127.0.0.1:5432, else the embedded one's state file
 const database = resolveDatabase(process.env);
 // and the mode as `bun run start` decides it: no Redis named and none on 127.0.0.1:6379 is single-node mode,
 // so a revoke typed in another terminal reaches a single-node gateway over Postgres and waits for its confirmation
@@ -121,7 +121,7 @@ let sql = null as ReturnType<typeof createSql> | null;
 const db = () => (sql ??= createSql(config.DATABASE_URL, { max: 2 }));
 
 /**
- * How a change reaches every gateway (§17): Redis pub/sub, or, in single-node mode, Postgres
+ * How a change reaches every gateway (docs/design/single-node.md): Redis pub/sub, or, in single-node mode, Postgres
  * NOTIFY. `reachable` is false when Redis mode's Redis is down (gateways then verify keys in Postgres).
  */
 async function withBroadcasts<T>(fn: (bus: Broadcasts, reachable: boolean) => Promise<T>): Promise<T> {

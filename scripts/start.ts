@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 import { join, relative } from 'node:path';
 /**
- * `bun run start`: the database (§17: DATABASE_URL, else Postgres on 127.0.0.1:5432, else an
+ * `bun run start`: the database (docs/design/single-node.md: DATABASE_URL, else Postgres on 127.0.0.1:5432, else an
  * embedded Postgres it starts), migrations, then the three processes (gateway,
  * storefront-service, management-service), each on its own as in production, all given the
  * same DATABASE_URL; prints the URLs once all are ready, restarts a child that dies, and on
@@ -14,7 +14,7 @@ import { migrate } from './lib/migrate';
 const began = performance.now();
 const root = join(import.meta.dir, '..');
 const database = resolveDatabase(process.env);
-// the mode, decided once for every child (§17): no Redis named and none on 127.0.0.1:6379 is single-node mode
+// the mode, decided once for every child (docs/design/single-node.md): no Redis named and none on 127.0.0.1:6379 is single-node mode
 if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES && !answers('127.0.0.1', 6379))
   process.env.REDIS_URL = SINGLE_NODE;
 // refuses development secrets beyond loopback before anything starts (the embedded Postgres included)

@@ -28,7 +28,7 @@ export interface GatewayDeps {
   sql: Sql;
   /**
    * Commands: key records, rate limits, revocation markers. Not used in single-node mode
-   * (`REDIS_URL=none`, docs/design/single-node.md); in Redis mode null means a Redis that cannot be used (§3).
+   * (`REDIS_URL=none`, docs/design/single-node.md); in Redis mode null means a Redis that cannot be used (docs/design/gateway.md).
    */
   redis: Redis | null;
   /** A second connection in subscriber mode (revocation and invalidation broadcasts; Redis mode). */

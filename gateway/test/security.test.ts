@@ -1,5 +1,5 @@
 /**
- * The common security test (conventions §9): every operation of the table, every
+ * The common security test: every operation of the table, every
  * way a key can be wrong, answered by the gateway before any service sees it.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';

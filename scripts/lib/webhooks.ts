@@ -1,7 +1,7 @@
 /**
  * The operator's webhook commands (docs/design/webhooks.md): `webhook:create`, `:list`, `:enable`, `:disable`,
  * `:delete`, `:roll-secret`, `:test`. The work is the shared module's (`shared/src/io/webhooks/`), the one
- * the dashboard calls too; this prints the endpoint with the fields §16 names, and the secret only
+ * the dashboard calls too; this prints the endpoint with the fields docs/design/webhooks.md names, and the secret only
  * where one was just made.
  */
 import type { Config } from '@studio/shared';

@@ -92,7 +92,7 @@ export class ConfigError extends Error {}
 
 /**
  * One typed object from the environment; a clear error naming the variable when one is wrong.
- * Without DATABASE_URL the database is resolved (§17); while no embedded Postgres has been
+ * Without DATABASE_URL the database is resolved (docs/design/single-node.md); while no embedded Postgres has been
  * started yet, DATABASE_URL falls back to 127.0.0.1:5432 (`loadConfigOrExit` refuses that case).
  */
 export function loadConfig(
@@ -130,7 +130,7 @@ export const SINGLE_NODE = 'none';
 /**
  * How replicas agree (docs/design/single-node.md): through Redis (one server or a cluster), or, with
  * `REDIS_URL=none`, not at all: one gateway, its limits exact in memory, its broadcasts over
- * Postgres LISTEN/NOTIFY. In Redis mode a Redis that is down is a degraded state (§3), never
+ * Postgres LISTEN/NOTIFY. In Redis mode a Redis that is down is a degraded state (docs/design/gateway.md), never
  * single-node mode.
  */
 export type RedisMode = 'redis' | 'single-node';

@@ -74,7 +74,7 @@ export function readEmbeddedState(stateFile: string): EmbeddedState | null {
   return s as EmbeddedState;
 }
 
-/** §17's order. `probe` is the address tried second (tests pass a port nothing listens on). */
+/** The order of docs/design/single-node.md. `probe` is the address tried second (tests pass a port nothing listens on). */
 export function resolveDatabase(
   env: Record<string, string | undefined>,
   probe: { host: string; port: number } = { host: '127.0.0.1', port: 5432 },

@@ -297,7 +297,7 @@ function webhookOperation(name: string, summary: string, description: string, sc
 
 const article = (noun: string) => `${/^[aeiou]/.test(noun) ? 'an' : 'a'} ${noun}`;
 
-/** The `webhooks` object: one entry per event type (`class.created`, …) and the test event, in the contract's order. */
+/** The `webhooks` object: one entry per event type (`class.created`, …) and the test event, in the order of docs/design/events.md. */
 export function webhooksDocument(doc: SchemaDoc): Record<string, Json> {
   const out: Record<string, Json> = {};
   for (const type of EVENT_TYPES) {

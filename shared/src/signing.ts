@@ -1,5 +1,5 @@
 /**
- * Gateway -> service request signing (docs/design/gateway.md step 5, §18). The gateway drops any
+ * Gateway -> service request signing (docs/design/gateway.md step 5, docs/design/hostile-callers.md). The gateway drops any
  * `x-gw-*` header a caller sent, then adds these, HMAC-SHA256 signed with a timestamp.
  * The signature covers the body's SHA-256 and the Idempotency-Key too, so a request
  * seen on the internal hop cannot be replayed with another body or key.

@@ -50,7 +50,7 @@ async function refusal(p: Promise<unknown>): Promise<string> {
 }
 
 describe('addresses', () => {
-  test('every refused range of §16 is refused, in each spelling; public addresses pass', () => {
+  test('every refused range of docs/design/webhooks.md is refused, in each spelling; public addresses pass', () => {
     const refused = [
       '0.0.0.0',
       '0.1.2.3',

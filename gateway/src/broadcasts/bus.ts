@@ -9,7 +9,7 @@ import { notifyEviction } from './notify';
  * How any process (the gateway, its dashboard, the CLI) tells every gateway that keys or a
  * studio's Storefront data changed: one interface, two implementations. Over Redis pub/sub
  * (`redisBroadcasts`), or, in single-node mode, over Postgres NOTIFY (`postgresBroadcasts`,
- * docs/design/single-node.md), with the same confirmation §2 demands of a revocation.
+ * docs/design/single-node.md), with the same confirmation docs/design/keys.md demands of a revocation.
  */
 export interface Broadcasts {
   /**
@@ -22,7 +22,7 @@ export interface Broadcasts {
   storefrontChanged(studioId: string): Promise<void>;
 }
 
-/** A Redis that is down (or null) confirms nothing: false, and every gateway verifies keys in Postgres meanwhile (§3). */
+/** A Redis that is down (or null) confirms nothing: false, and every gateway verifies keys in Postgres meanwhile (docs/design/gateway.md). */
 export const redisBroadcasts = (redis: Redis | null, prefix: string): Broadcasts => ({
   evictKeys: (hashes, o) => broadcastEviction(redis, prefix, hashes, o),
   storefrontChanged: (studioId) => publishStorefrontChange(redis, prefix, studioId),

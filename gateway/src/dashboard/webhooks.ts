@@ -71,7 +71,7 @@ async function attempt<T>(
 const noSuchEndpoint = (deps: DashboardDeps, s: Session) =>
   messagePage(404, 'No such endpoint', 'This studio has no webhook endpoint with that id.', chrome(deps, s));
 
-/** Event types by resource noun, in the contract's order. */
+/** Event types by resource noun, in the order of docs/design/events.md. */
 const GROUPS = [...new Set(EVENT_TYPES.map((t) => t.split('.')[0]!))].map((noun) => ({
   noun,
   types: EVENT_TYPES.filter((t) => t.startsWith(`${noun}.`)),

@@ -52,7 +52,7 @@ export class RedisBuckets implements BucketStore {
     return !!this.redis?.isReady;
   }
 
-  /** null on any Redis failure: the limiter then fails open (§3), and says so in its log. */
+  /** null on any Redis failure: the limiter then fails open (docs/design/gateway.md), and says so in its log. */
   async take(keyHash: string, buckets: Bucket[], want: number, checkRevoked: boolean): Promise<Take> {
     if (!this.redis) return null;
     const keys = [this.names.revoked(keyHash), ...buckets.map((b) => this.names.bucket(keyHash, b.name))];

@@ -1,5 +1,5 @@
 /**
- * The webhook dispatcher (contract §16, docs/design/webhooks.md). It runs inside every
+ * The webhook dispatcher (docs/design/webhooks.md). It runs inside every
  * management-service process (started and drained by its main.ts); any number of them share the
  * work through Postgres alone:
  *
@@ -42,7 +42,7 @@ export interface DispatcherDeps {
   config: Config;
   /** The process's metrics (its /metrics); leave out where two dispatchers share a process. */
   metrics?: Metrics;
-  /** An attempt's time limit (default 10 s: contract §16). Tests shorten it. */
+  /** An attempt's time limit (default 10 s: docs/design/webhooks.md). Tests shorten it. */
   timeoutMs?: number;
   /** How long a claimed delivery is this dispatcher's before another may redo it (default: the time limit + 20 s). */
   leaseMs?: number;
@@ -440,7 +440,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   return new Dispatcher(deps);
 }
 
-/** The production dispatcher of a management-service process: the defaults of contract §16, started at once. */
+/** The production dispatcher of a management-service process: the defaults of docs/design/webhooks.md, started at once. */
 export function startWebhookDispatcher(deps: Pick<DispatcherDeps, 'sql' | 'config' | 'metrics'>): Dispatcher {
   const dispatcher = createDispatcher(deps);
   dispatcher.start();

@@ -3,7 +3,7 @@ import { jsonResponse } from '../http';
 import { pingSql, type Sql } from './db';
 import { pingRedis, type Redis } from './redis';
 
-/** docs/design/processes.md, the same on every process: ready while Postgres answers; Redis down is degraded but serving; `none` is single-node mode (§17). */
+/** docs/design/processes.md, the same on every process: ready while Postgres answers; Redis down is degraded but serving; `none` is single-node mode (docs/design/single-node.md). */
 export interface Readiness {
   status: 'ready' | 'unavailable';
   checks: { postgres: 'up' | 'down'; redis: 'up' | 'down' | 'none' };

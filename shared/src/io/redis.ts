@@ -91,7 +91,7 @@ export async function connectRedis(client: Redis): Promise<void> {
 /**
  * A process's Redis as configured (docs/design/scale-out.md, single-node.md), connected as `connectRedis` does; null in
  * single-node mode (`REDIS_URL=none`), where nothing is ever asked of Redis. In Redis mode the
- * client is returned even while that Redis is down: it keeps reconnecting (a degraded state, §3).
+ * client is returned even while that Redis is down: it keeps reconnecting (a degraded state, docs/design/gateway.md).
  */
 export async function connectConfiguredRedis(
   config: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>,
