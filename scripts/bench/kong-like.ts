@@ -7,13 +7,9 @@
  * (shared/src/signing.ts: the signed string of docs/design/hostile-callers.md); a JSON access
  * line per request through `access_log … buffer=64k`. One worker, pinned like the others.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EMPTY_SHA256, GW, REQUEST_ID } from '@studio/shared';
-import { freePort } from '../lib/ports';
-import { nginxPath } from './nginx';
-import { waitFor } from './stack';
+import { launchNginx, nginxPath } from './nginx';
 
 const MODULES = ['/usr/lib/nginx/modules/ndk_http_module.so', '/usr/lib/nginx/modules/ngx_http_lua_module.so'];
 
@@ -98,7 +94,7 @@ return function()
 end
 `;
 
-export async function startKongLike(o: {
+export function startKongLike(o: {
   upstream: string;
   secret: string;
   keys: PeerKey[];
@@ -106,28 +102,21 @@ export async function startKongLike(o: {
   cpu: string;
   readyPath: string;
 }) {
-  const bin = nginxPath();
-  if (!bin || !kongLikeAvailable())
+  if (!kongLikeAvailable())
     throw new Error('nginx with its Lua module is not installed (apt-get install -y nginx libnginx-mod-http-lua)');
-  const dir = await mkdtemp(join(tmpdir(), 'studio-kong-like-'));
-  const port = await freePort();
-  await Bun.write(join(dir, 'access.lua'), accessPhase(o.keys, o.secret, o.routes));
-  await Bun.write(
-    join(dir, 'nginx.conf'),
-    `
-${MODULES.map((m) => `load_module ${m};`).join('\n')}
-worker_processes 1;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 4096; }
-http {
+  return launchNginx({
+    prefix: 'studio-kong-like-',
+    cpu: o.cpu,
+    readyPath: o.readyPath,
+    modules: MODULES,
+    http: async ({ dir, port }) => {
+      await Bun.write(join(dir, 'access.lua'), accessPhase(o.keys, o.secret, o.routes));
+      return `
   lua_package_path "/usr/share/lua/5.1/?.lua;;";
   lua_shared_dict counters 16m;
   init_by_lua_block { access = dofile(${lua(join(dir, 'access.lua'))}) }
   log_format json escape=json '{"time":"$time_iso8601","msg":"request","requestId":"req_$request_id","operation":"$studio_op","method":"$request_method","path":"$uri","status":$status,"durationMs":$request_time,"keyId":"$studio_key"}';
   access_log ${dir}/access.log json buffer=64k flush=1s;
-  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
   upstream service { server ${new URL(o.upstream).host}; keepalive 128; }
   server {
     listen 127.0.0.1:${port} reuseport backlog=4096;
@@ -141,24 +130,7 @@ http {
       proxy_http_version 1.1;
       proxy_set_header Connection "";
     }
-  }
-}
-`,
-  );
-  const child = Bun.spawn(['taskset', '-c', o.cpu, bin, '-p', dir, '-c', join(dir, 'nginx.conf')], {
-    stdout: 'ignore',
-    stderr: 'inherit',
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(url + o.readyPath);
-  return {
-    url,
-    /** The master's pid (its worker is its child). */
-    pid: child.pid,
-    async stop() {
-      child.kill('SIGQUIT');
-      await Promise.race([child.exited, Bun.sleep(3_000).then(() => child.kill('SIGKILL'))]);
-      await rm(dir, { recursive: true, force: true });
+  }`;
     },
-  };
+  });
 }
