@@ -12,6 +12,7 @@
 
 import { newId } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
+import type { DeliveryRow } from '@studio/shared/io/webhooks/deliveries';
 import { disableEndpointIn, type EndpointRow } from '@studio/shared/io/webhooks/endpoints';
 import { DISABLE_AFTER_FAILING_MS } from '@studio/shared/io/webhooks/schedule';
 import type { AttemptResult } from './send';
@@ -71,23 +72,19 @@ export async function fanOutBatch(sql: Sql): Promise<number> {
 /** A claimed delivery with what its attempt needs: the endpoint, and the event (null: a test event, or one retention deleted). */
 export interface Claimed
   extends Pick<
-    EndpointRow,
-    | 'url'
-    | 'secretCiphertext'
-    | 'secretKeyId'
-    | 'previousSecretCiphertext'
-    | 'previousSecretKeyId'
-    | 'previousSecretUntil'
-    | 'failingSince'
-  > {
-  studioId: string;
-  id: string;
-  endpointId: string;
-  eventId: string;
-  eventType: string;
-  payload: unknown;
-  roundAttempts: number;
-  createdAt: Date;
+      EndpointRow,
+      | 'url'
+      | 'secretCiphertext'
+      | 'secretKeyId'
+      | 'previousSecretCiphertext'
+      | 'previousSecretKeyId'
+      | 'previousSecretUntil'
+      | 'failingSince'
+    >,
+    Pick<
+      DeliveryRow,
+      'studioId' | 'id' | 'endpointId' | 'eventId' | 'eventType' | 'payload' | 'roundAttempts' | 'createdAt'
+    > {
   endpointEnabled: boolean;
   eventFound: boolean;
   eventCreatedAt: Date | null;
