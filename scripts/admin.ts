@@ -139,131 +139,138 @@ async function withBroadcasts<T>(fn: (bus: Broadcasts, reachable: boolean) => Pr
 /** Single-node mode: the one gateway heard the change but did not confirm in time (a gateway retaking its lock serves nothing until it starts afresh). */
 const NOT_CONFIRMED = 'warning: the gateway did not confirm within 2 s that it dropped the key from its memory';
 
+function keyCreate() {
+  const kind = need('kind');
+  if (kind !== 'secret' && kind !== 'publishable')
+    throw new UsageError(`--kind must be secret or publishable, not ${kind}`);
+  const [studioId, name] = [need('studio'), need('name')];
+  const scopes = list(opts.scopes) ?? [];
+  const bad = scopes.find((s) => !isScope(s));
+  if (bad) throw new UsageError(`unknown scope ${bad}; scopes are ${SCOPES.join(', ')}`);
+  if (kind === 'publishable' && scopes.length) throw new UsageError('publishable keys take no --scopes');
+  // as the dashboard: a secret key that can call nothing is a mistake, not a key
+  if (kind === 'secret' && !scopes.length)
+    throw new UsageError(`a secret key needs --scopes (one or more of ${SCOPES.join(', ')})`);
+  const expiresAt = opts['expires-in'] === undefined ? null : new Date(Date.now() + duration(opts['expires-in']));
+  const allowedOrigins = originsOption(opts.origins);
+  if (kind === 'secret' && allowedOrigins)
+    throw new UsageError('--origins is for publishable keys (secret keys never run in a browser)');
+  return createApiKey(db(), { studioId, kind: kind as KeyKind, name, scopes, expiresAt, allowedOrigins });
+}
+
+function keyRoll() {
+  const keyId = need('key');
+  const expiresIn = duration(opts['expires-in'] ?? '24h');
+  return withBroadcasts(async (bus) => {
+    const rolled = await rollApiKey(db(), bus, keyId, expiresIn);
+    if (!rolled.propagated) {
+      console.error(
+        redisMode(config) === 'single-node'
+          ? NOT_CONFIRMED
+          : 'warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and the expiry holds there',
+      );
+    }
+    return { key: rolled.key, record: rolled.record, previous: rolled.previous };
+  });
+}
+
+function keyRevoke() {
+  return withBroadcasts(async (bus, reachable) => {
+    const record = await revokeApiKey(db(), bus, need('key'));
+    if (!reachable)
+      console.error(
+        'warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and revocation holds there',
+      );
+    else if (!record.propagated && redisMode(config) === 'single-node') console.error(NOT_CONFIRMED);
+    return { record };
+  });
+}
+
+async function sitePublish() {
+  const studio = need('studio');
+  const file = Bun.file(need('file'));
+  if (!(await file.exists())) throw new UsageError(`no such file ${opts.file}`);
+  let doc: unknown;
+  try {
+    doc = await file.json();
+  } catch {
+    throw new UsageError(`${opts.file} is not valid JSON`);
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc))
+    throw new UsageError(`${opts.file} must hold a JSON object`);
+  const site = await publishSite(db(), studio, doc as Record<string, unknown>);
+  await withBroadcasts((bus) => bus.storefrontChanged(studio));
+  return { site };
+}
+
+async function seedDemoCommand() {
+  const { seedDemo } = await import('./lib/seed');
+  const demo = await seedDemo(db(), config);
+  if (!opts.export) return demo;
+  // for `eval "$(bun run --silent admin seed:demo --export)"`: the keys land in the shell, not in a file
+  return new ShellExports({
+    STUDIO_ID: demo.studio.id,
+    PUBLISHABLE_KEY: demo.keys.publishable,
+    SECRET_KEY: demo.keys.secret,
+  });
+}
+
+/** Each command of USAGE, run once its options are parsed. */
+const COMMANDS: Record<string, () => unknown> = {
+  migrate: async () => ({ applied: await migrate(config.DATABASE_URL) }),
+  'studio:create': () =>
+    createStudio(db(), {
+      name: need('name'),
+      slug: opts.slug,
+      timezone: opts.timezone,
+      adminEmail: opts['admin-email'],
+      modes: list(opts.modes),
+    }),
+  'studio:delete': () => withBroadcasts(async (bus) => ({ studio: await deleteStudio(db(), bus, need('studio')) })),
+  'key:create': keyCreate,
+  'key:origins': () => {
+    const keyId = need('key');
+    const origins = originsOption(opts.origins ?? '') ?? [];
+    return withBroadcasts(async (bus) => ({ record: await setKeyOrigins(db(), bus, keyId, origins) }));
+  },
+  'key:roll': keyRoll,
+  'key:revoke': keyRevoke,
+  'key:list': async () => {
+    const studio = need('studio');
+    await requireStudio(db(), studio);
+    return { keys: await listApiKeys(db(), studio) };
+  },
+  'site:publish': sitePublish,
+  'login-link': async () => {
+    const studio = need('studio');
+    await requireStudio(db(), studio);
+    return createLoginLink(db(), config, studio);
+  },
+  'seed:demo': seedDemoCommand,
+  'webhook:create': () => webhookCreate(db(), config, need('studio'), need('url'), list(opts.events)),
+  'webhook:list': () => webhookList(db(), need('studio')),
+  'webhook:enable': () => webhookSetEnabled(db(), need('endpoint'), true),
+  'webhook:disable': () => webhookSetEnabled(db(), need('endpoint'), false),
+  'webhook:delete': () => webhookDelete(db(), need('endpoint')),
+  'webhook:roll-secret': () =>
+    webhookRollSecret(
+      db(),
+      config,
+      need('endpoint'),
+      opts['expires-in'] === undefined ? undefined : duration(opts['expires-in']),
+    ),
+  'webhook:test': () => webhookTest(db(), need('endpoint')),
+};
+
 async function run(): Promise<unknown> {
   try {
     opts = parseArgs({ args: rest, options: OPTIONS, strict: true }).values as typeof opts;
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
-  switch (command) {
-    case 'migrate':
-      return { applied: await migrate(config.DATABASE_URL) };
-    case 'studio:create':
-      return createStudio(db(), {
-        name: need('name'),
-        slug: opts.slug,
-        timezone: opts.timezone,
-        adminEmail: opts['admin-email'],
-        modes: list(opts.modes),
-      });
-    case 'studio:delete':
-      return withBroadcasts(async (bus) => ({ studio: await deleteStudio(db(), bus, need('studio')) }));
-    case 'key:create': {
-      const kind = need('kind');
-      if (kind !== 'secret' && kind !== 'publishable')
-        throw new UsageError(`--kind must be secret or publishable, not ${kind}`);
-      const [studioId, name] = [need('studio'), need('name')];
-      const scopes = list(opts.scopes) ?? [];
-      const bad = scopes.find((s) => !isScope(s));
-      if (bad) throw new UsageError(`unknown scope ${bad}; scopes are ${SCOPES.join(', ')}`);
-      if (kind === 'publishable' && scopes.length) throw new UsageError('publishable keys take no --scopes');
-      // as the dashboard: a secret key that can call nothing is a mistake, not a key
-      if (kind === 'secret' && !scopes.length)
-        throw new UsageError(`a secret key needs --scopes (one or more of ${SCOPES.join(', ')})`);
-      const expiresAt = opts['expires-in'] === undefined ? null : new Date(Date.now() + duration(opts['expires-in']));
-      const allowedOrigins = originsOption(opts.origins);
-      if (kind === 'secret' && allowedOrigins)
-        throw new UsageError('--origins is for publishable keys (secret keys never run in a browser)');
-      return createApiKey(db(), { studioId, kind: kind as KeyKind, name, scopes, expiresAt, allowedOrigins });
-    }
-    case 'key:origins': {
-      const keyId = need('key');
-      const origins = originsOption(opts.origins ?? '') ?? [];
-      return withBroadcasts(async (bus) => ({ record: await setKeyOrigins(db(), bus, keyId, origins) }));
-    }
-    case 'key:roll': {
-      const keyId = need('key');
-      const expiresIn = duration(opts['expires-in'] ?? '24h');
-      return withBroadcasts(async (bus) => {
-        const rolled = await rollApiKey(db(), bus, keyId, expiresIn);
-        if (!rolled.propagated) {
-          console.error(
-            redisMode(config) === 'single-node'
-              ? NOT_CONFIRMED
-              : 'warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and the expiry holds there',
-          );
-        }
-        return { key: rolled.key, record: rolled.record, previous: rolled.previous };
-      });
-    }
-    case 'key:revoke':
-      return withBroadcasts(async (bus, reachable) => {
-        const record = await revokeApiKey(db(), bus, need('key'));
-        if (!reachable)
-          console.error(
-            'warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and revocation holds there',
-          );
-        else if (!record.propagated && redisMode(config) === 'single-node') console.error(NOT_CONFIRMED);
-        return { record };
-      });
-    case 'key:list': {
-      const studio = need('studio');
-      await requireStudio(db(), studio);
-      return { keys: await listApiKeys(db(), studio) };
-    }
-    case 'site:publish': {
-      const studio = need('studio');
-      const file = Bun.file(need('file'));
-      if (!(await file.exists())) throw new UsageError(`no such file ${opts.file}`);
-      let doc: unknown;
-      try {
-        doc = await file.json();
-      } catch {
-        throw new UsageError(`${opts.file} is not valid JSON`);
-      }
-      if (!doc || typeof doc !== 'object' || Array.isArray(doc))
-        throw new UsageError(`${opts.file} must hold a JSON object`);
-      const site = await publishSite(db(), studio, doc as Record<string, unknown>);
-      await withBroadcasts((bus) => bus.storefrontChanged(studio));
-      return { site };
-    }
-    case 'login-link': {
-      const studio = need('studio');
-      await requireStudio(db(), studio);
-      return createLoginLink(db(), config, studio);
-    }
-    case 'seed:demo': {
-      const { seedDemo } = await import('./lib/seed');
-      const demo = await seedDemo(db(), config);
-      if (!opts.export) return demo;
-      // for `eval "$(bun run --silent admin seed:demo --export)"`: the keys land in the shell, not in a file
-      return new ShellExports({
-        STUDIO_ID: demo.studio.id,
-        PUBLISHABLE_KEY: demo.keys.publishable,
-        SECRET_KEY: demo.keys.secret,
-      });
-    }
-    case 'webhook:create':
-      return webhookCreate(db(), config, need('studio'), need('url'), list(opts.events));
-    case 'webhook:list':
-      return webhookList(db(), need('studio'));
-    case 'webhook:enable':
-    case 'webhook:disable':
-      return webhookSetEnabled(db(), need('endpoint'), command === 'webhook:enable');
-    case 'webhook:delete':
-      return webhookDelete(db(), need('endpoint'));
-    case 'webhook:roll-secret':
-      return webhookRollSecret(
-        db(),
-        config,
-        need('endpoint'),
-        opts['expires-in'] === undefined ? undefined : duration(opts['expires-in']),
-      );
-    case 'webhook:test':
-      return webhookTest(db(), need('endpoint'));
-    default:
-      throw new UsageError(command ? `unknown command ${command}` : 'a command is required');
-  }
+  if (!command || !Object.hasOwn(COMMANDS, command))
+    throw new UsageError(command ? `unknown command ${command}` : 'a command is required');
+  return COMMANDS[command]!();
 }
 
 try {
