@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '@studio/shared';
+import { type Config, loadConfig } from '@studio/shared';
 import { randomBase62 } from '@studio/shared/base62';
 import postgres from 'postgres';
 import { createClient } from 'redis';
@@ -32,12 +32,8 @@ export async function waitFor(url: string) {
   throw new Error(`not ready: ${url}`);
 }
 
-/** `server`: the Postgres server to create the database on (default: DATABASE_URL's). */
-export async function createBenchStack(serverCpu = '0', overrides: Record<string, string> = {}, server?: string) {
-  const base = loadConfig(server ? { ...process.env, DATABASE_URL: server } : process.env);
-  const dbName = `studio_bench_${randomBase62(8).toLowerCase()}`;
-  const dbUrl = Object.assign(new URL(base.DATABASE_URL), { pathname: `/${dbName}` }).href;
-  await migrate(dbUrl);
+/** The processes' environment on free ports: this process's own, the bench's database and Redis prefix, lifted limits. */
+async function benchEnv(dbUrl: string, overrides: Record<string, string>): Promise<Record<string, string>> {
   const [sf, mg, dash, sfService, mgService, ops] = (await freePorts(6)) as [
     number,
     number,
@@ -46,7 +42,7 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
     number,
     number,
   ];
-  const env: Record<string, string> = {
+  return {
     ...(process.env as Record<string, string>),
     DATABASE_URL: dbUrl,
     REDIS_PREFIX: `bench_${randomBase62(8)}:`,
@@ -70,6 +66,34 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     ...overrides,
   };
+}
+
+/** Drops the bench's database and its Redis keys (what `stop` leaves behind otherwise). */
+async function dropBenchData(serverUrl: string, dbName: string, config: Config) {
+  const admin = postgres(Object.assign(new URL(serverUrl), { pathname: '/postgres' }).href, {
+    max: 1,
+    onnotice: () => {},
+  });
+  await admin
+    .unsafe(`drop database if exists ${dbName} with (force)`)
+    .catch((e) => console.error(`cleanup: ${e.message}`));
+  await admin.end();
+  const redis = createClient({ url: config.REDIS_URL });
+  try {
+    await redis.connect();
+    for await (const keys of redis.scanIterator({ MATCH: `${config.REDIS_PREFIX}*`, COUNT: 1000 }))
+      if (keys.length) await redis.del(keys);
+    await redis.quit();
+  } catch {}
+}
+
+/** `server`: the Postgres server to create the database on (default: DATABASE_URL's). */
+export async function createBenchStack(serverCpu = '0', overrides: Record<string, string> = {}, server?: string) {
+  const base = loadConfig(server ? { ...process.env, DATABASE_URL: server } : process.env);
+  const dbName = `studio_bench_${randomBase62(8).toLowerCase()}`;
+  const dbUrl = Object.assign(new URL(base.DATABASE_URL), { pathname: `/${dbName}` }).href;
+  await migrate(dbUrl);
+  const env = await benchEnv(dbUrl, overrides);
   const config = loadConfig(env);
   const logDir = await mkdtemp(join(tmpdir(), 'studio-bench-logs-'));
   const children: ReturnType<typeof Bun.spawn>[] = [];
@@ -121,21 +145,7 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
     async stop() {
       await Promise.all(children.map(stopChild));
       await rm(logDir, { recursive: true, force: true });
-      const admin = postgres(Object.assign(new URL(base.DATABASE_URL), { pathname: '/postgres' }).href, {
-        max: 1,
-        onnotice: () => {},
-      });
-      await admin
-        .unsafe(`drop database if exists ${dbName} with (force)`)
-        .catch((e) => console.error(`cleanup: ${e.message}`));
-      await admin.end();
-      const redis = createClient({ url: config.REDIS_URL });
-      try {
-        await redis.connect();
-        for await (const keys of redis.scanIterator({ MATCH: `${config.REDIS_PREFIX}*`, COUNT: 1000 }))
-          if (keys.length) await redis.del(keys);
-        await redis.quit();
-      } catch {}
+      await dropBenchData(base.DATABASE_URL, dbName, config);
     },
   };
 }
