@@ -1,6 +1,6 @@
 import { type Config, type RedisMode, redisMode } from '@studio/shared';
 import { channels } from '@studio/shared/broadcasts';
-import type { Sql } from '@studio/shared/io/db';
+import { createSql, type Sql } from '@studio/shared/io/db';
 import { createMetrics } from '@studio/shared/io/metrics';
 import { createSpanExporter } from '@studio/shared/io/otlp';
 import type { Redis } from '@studio/shared/io/redis';
@@ -52,7 +52,9 @@ export function createGateway(deps: GatewayDeps) {
   const redis = single ? null : deps.redis;
   const names = redisNames(config.REDIS_PREFIX);
   const metrics = createMetrics();
-  const activity = new ActivityWriter(sql, config.ACTIVITY_FLUSH_MS);
+  // the activity log's own connection, committing asynchronously (a flush is then two statements, no transaction)
+  const activitySql = createSql(config.DATABASE_URL, { max: 1, name: 'gateway-activity', asyncCommit: true });
+  const activity = new ActivityWriter(activitySql, config.ACTIVITY_FLUSH_MS);
   const observed = gatewayMetrics(metrics, activity);
   const keys = new KeyResolver(sql, redis, names, countLookups(observed), deps.keyCache);
   const limiter = rateLimiter(config, single ? new MemoryBuckets() : new RedisBuckets(redis, names));
@@ -93,6 +95,7 @@ export function createGateway(deps: GatewayDeps) {
     async stop() {
       for (const p of Object.values(profiles)) p.forward.pool.close();
       await activity.close();
+      await activitySql.end({ timeout: 5 });
       await spans?.flush();
       spans?.close();
       await lock.stop();

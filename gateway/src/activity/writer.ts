@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { log } from '@studio/shared';
-import type { Sql, Tx } from '@studio/shared/io/db';
-import { BinaryRows, COPY_COLUMNS, COPY_HEADER, COPY_TRAILER } from './copy-binary';
+import type { Sql } from '@studio/shared/io/db';
+import { BinaryRows, type Chunk, COPY_COLUMNS, COPY_HEADER, COPY_TRAILER } from './copy-binary';
 import type { ActivityEntry } from './entry';
 
 interface Hourly {
@@ -13,12 +13,20 @@ interface Hourly {
   errors: number;
 }
 
-/** Adds a flush's counts to `activity_hourly`, one statement for every studio and hour. */
-async function addHourly(tx: Tx, rows: Hourly[]) {
-  await tx`
+/**
+ * The keys' newest use and a flush's counts added to `activity_hourly` (one row per studio and
+ * hour), in one statement: both or neither.
+ */
+async function writeStamps(sql: Sql, used: Map<string, number>, hourly: Hourly[]) {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  await sql`
+    with used as (
+      update api_keys k set last_used_at = greatest(k.last_used_at, u.at)
+      from unnest(${[...used.keys()]}::text[], ${[...used.values()].map(iso)}::timestamptz[]) as u(id, at)
+      where k.id = u.id)
     insert into activity_hourly (studio_id, hour, calls, errors)
-    select * from unnest(${rows.map((r) => r.studioId)}::text[], ${rows.map((r) => new Date(r.hour).toISOString())}::timestamptz[],
-                         ${rows.map((r) => r.calls)}::int[], ${rows.map((r) => r.errors)}::int[])
+    select * from unnest(${hourly.map((r) => r.studioId)}::text[], ${hourly.map((r) => iso(r.hour))}::timestamptz[],
+                         ${hourly.map((r) => r.calls)}::int[], ${hourly.map((r) => r.errors)}::int[])
     on conflict (studio_id, hour) do update
       set calls = activity_hourly.calls + excluded.calls, errors = activity_hourly.errors + excluded.errors`;
 }
@@ -166,65 +174,69 @@ export class ActivityWriter {
   }
 
   /**
-   * Writes what was recorded up to now, a transaction per batch. Rows recorded while it
+   * Writes what was recorded up to now: each batch of rows is one COPY (a statement of its
+   * own, atomic without a transaction), then, with `stamps`, the keys' "last used" and the
+   * hourly counts in one more statement. Two statements where a transaction took six
+   * (begin, set, copy, update, insert, commit): each is a round trip through postgres.js's
+   * streams, about a millisecond of the gateway's CPU on a busy core (issue 22, docs/benchmarks.md).
+   * The connection commits asynchronously (`createSql`'s `asyncCommit`): a crash may lose
+   * the last moment of the log, as the in-memory buffer already can. Rows recorded while it
    * runs wait for the next flush: chasing them would turn the interval into a stream of
-   * tiny transactions.
+   * tiny statements.
    */
   private async drain(stamps: boolean) {
     this.release(this.closing ? Infinity : Math.floor((Date.now() - FOLD_GRACE_MS) / 1000));
     const chunks = this.rows.take();
-    let used = new Map<string, number>();
-    let hourly = new Map<string, Hourly>();
-    if (stamps) {
-      [used, hourly] = [this.lastUsed, this.hourly];
-      this.lastUsed = new Map();
-      this.hourly = new Map();
-    }
-    for (let i = 0; i < chunks.length || used.size || hourly.size; i += BATCH_CHUNKS) {
+    for (let i = 0; i < chunks.length; i += BATCH_CHUNKS) {
       const batch = chunks.slice(i, i + BATCH_CHUNKS);
       try {
-        await this.sql.begin(async (tx) => {
-          // a crash may lose the last moment of the log, as the in-memory buffer already can; no fsync wait per batch
-          await tx`set local synchronous_commit = off`;
-          if (batch.length) {
-            // COPY is Postgres's cheapest way in, and its binary form needs no parsing
-            const stream = await tx
-              .unsafe(`copy activity (${COPY_COLUMNS}) from stdin with (format binary)`)
-              .writable();
-            stream.write(COPY_HEADER);
-            for (const c of batch) if (!stream.write(c.bytes)) await once(stream, 'drain');
-            stream.end(COPY_TRAILER);
-            await finished(stream);
-          }
-          if (used.size) {
-            await tx`
-              update api_keys k set last_used_at = greatest(k.last_used_at, u.at)
-              from unnest(${[...used.keys()]}::text[], ${[...used.values()].map((ms) => new Date(ms).toISOString())}::timestamptz[]) as u(id, at)
-              where k.id = u.id`;
-          }
-          if (hourly.size) await addHourly(tx, [...hourly.values()]);
-        });
-        used = new Map();
-        hourly = new Map();
-        for (const c of batch) this.written += c.rows;
-        this.failing = false;
+        await this.copy(batch);
       } catch (err) {
-        this.failing = true;
-        this.failedFlushes++;
-        // keep what was not written for the next flush; a newer use recorded meanwhile wins
+        // keep what was not written for the next flush (the stamps wait with it)
         this.rows.restore(chunks.slice(i));
-        for (const [id, ms] of used) if ((this.lastUsed.get(id) ?? 0) < ms) this.lastUsed.set(id, ms);
-        for (const [id, h] of hourly) {
-          const now = this.hourly.get(id);
-          if (now) {
-            now.calls += h.calls;
-            now.errors += h.errors;
-          } else this.hourly.set(id, h);
-        }
-        log('warn', 'activity flush failed; will retry', { error: String(err), pending: this.rows.count });
-        return;
+        return this.failed(err);
+      }
+      for (const c of batch) this.written += c.rows;
+    }
+    if (stamps && (this.lastUsed.size || this.hourly.size)) {
+      const [used, hourly] = [this.lastUsed, this.hourly];
+      this.lastUsed = new Map();
+      this.hourly = new Map();
+      try {
+        await writeStamps(this.sql, used, [...hourly.values()]);
+      } catch (err) {
+        this.restoreStamps(used, hourly);
+        return this.failed(err);
       }
     }
+    this.failing = false;
+  }
+
+  /** One COPY: Postgres's cheapest way in, and its binary form needs no parsing. */
+  private async copy(batch: Chunk[]) {
+    const stream = await this.sql.unsafe(`copy activity (${COPY_COLUMNS}) from stdin with (format binary)`).writable();
+    stream.write(COPY_HEADER);
+    for (const c of batch) if (!stream.write(c.bytes)) await once(stream, 'drain');
+    stream.end(COPY_TRAILER);
+    await finished(stream);
+  }
+
+  /** Stamps that could not be written go back for the next flush; a newer use recorded meanwhile wins. */
+  private restoreStamps(used: Map<string, number>, hourly: Map<string, Hourly>) {
+    for (const [id, ms] of used) if ((this.lastUsed.get(id) ?? 0) < ms) this.lastUsed.set(id, ms);
+    for (const [id, h] of hourly) {
+      const now = this.hourly.get(id);
+      if (now) {
+        now.calls += h.calls;
+        now.errors += h.errors;
+      } else this.hourly.set(id, h);
+    }
+  }
+
+  private failed(err: unknown) {
+    this.failing = true;
+    this.failedFlushes++;
+    log('warn', 'activity flush failed; will retry', { error: String(err), pending: this.rows.count });
   }
 
   async close() {

@@ -7,9 +7,21 @@ export type Tx = postgres.TransactionSql<{}>;
 /** The plain client or a transaction: what a query function takes. */
 export type Db = Sql | Tx;
 
-/** One client per process. Columns map snake_case <-> camelCase both ways. */
-/** `name` is the connection's application_name, so `pg_stat_activity` shows which process holds it. */
-export function createSql(url: string, options: { max?: number; idleTimeout?: number; name?: string } = {}): Sql {
+export interface SqlOptions {
+  max?: number;
+  idleTimeout?: number;
+  /** The connection's application_name, so `pg_stat_activity` shows which process holds it. */
+  name?: string;
+  /**
+   * Commits without waiting for the WAL to reach disk (`synchronous_commit = off` for the
+   * connection's session): for a log whose last moment a crash may lose anyway (the gateway's
+   * activity writer), never for the API's own writes.
+   */
+  asyncCommit?: boolean;
+}
+
+/** One client per process (the gateway's activity writer has one more). Columns map snake_case <-> camelCase both ways. */
+export function createSql(url: string, options: SqlOptions = {}): Sql {
   return postgres(url, {
     max: options.max ?? 10,
     idle_timeout: options.idleTimeout ?? 30,
@@ -23,7 +35,10 @@ export function createSql(url: string, options: { max?: number; idleTimeout?: nu
     backoff: (retries: number) => Math.min(0.05 * retries, 0.2),
     transform: postgres.camel,
     onnotice: () => {},
-    connection: { application_name: options.name ?? 'studio-api' },
+    connection: {
+      application_name: options.name ?? 'studio-api',
+      ...(options.asyncCommit && { synchronous_commit: 'off' }),
+    },
   }) as Sql;
 }
 
