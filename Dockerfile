@@ -8,4 +8,6 @@ COPY storefront-service/package.json storefront-service/
 COPY management-service/package.json management-service/
 RUN bun install --frozen-lockfile --production
 COPY . .
+# the runtime's own settings (shared/src/runtime.ts says why; test/runtime-env.test.ts holds the two to the same values)
+ENV MIMALLOC_PURGE_DELAY=-1
 USER bun

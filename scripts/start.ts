@@ -8,6 +8,7 @@ import { join, relative } from 'node:path';
  * Ctrl-C stops them all, then the embedded Postgres.
  */
 import { answers, LOCAL_DATABASE_URL, loadConfigOrExit, redisMode, resolveDatabase, SINGLE_NODE } from '@studio/shared';
+import { RUNTIME_ENV } from '@studio/shared/runtime';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './lib/embedded-pg';
 import { migrate } from './lib/migrate';
 
@@ -87,7 +88,7 @@ let stopping = false;
 function run(p: (typeof processes)[number], failures = 0) {
   const child = Bun.spawn(['bun', join(root, p.entry)], {
     cwd: root,
-    env: process.env,
+    env: { ...RUNTIME_ENV, ...process.env },
     stdout: 'inherit',
     stderr: 'inherit',
   });

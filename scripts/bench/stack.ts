@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Config, loadConfig } from '@studio/shared';
 import { randomBase62 } from '@studio/shared/base62';
+import { RUNTIME_ENV } from '@studio/shared/runtime';
 import postgres from 'postgres';
 import { createClient } from 'redis';
 import { migrate } from '../lib/migrate';
@@ -33,7 +34,7 @@ export async function waitFor(url: string) {
 }
 
 /** The processes' environment on free ports: this process's own, the bench's database and Redis prefix, lifted limits. */
-async function benchEnv(dbUrl: string, overrides: Record<string, string>): Promise<Record<string, string>> {
+export async function benchEnv(dbUrl: string, overrides: Record<string, string> = {}): Promise<Record<string, string>> {
   const [sf, mg, dash, sfService, mgService, ops] = (await freePorts(6)) as [
     number,
     number,
@@ -43,6 +44,8 @@ async function benchEnv(dbUrl: string, overrides: Record<string, string>): Promi
     number,
   ];
   return {
+    // production's runtime settings (shared/src/runtime.ts), unless the environment names its own
+    ...RUNTIME_ENV,
     ...(process.env as Record<string, string>),
     DATABASE_URL: dbUrl,
     REDIS_PREFIX: `bench_${randomBase62(8)}:`,

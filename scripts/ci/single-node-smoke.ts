@@ -7,7 +7,9 @@
  * the next call, data kept across a restart, and a second gateway refused with a message naming REDIS_URL.
  * Prints one line per check; exits 1 when any fails.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { RUNTIME_ENV } from '@studio/shared/runtime';
 
 const root = join(import.meta.dir, '../..');
 const env: Record<string, string> = { ...(process.env as Record<string, string>) };
@@ -40,6 +42,19 @@ async function start(): Promise<{ proc: ReturnType<typeof Bun.spawn>; banner: st
   return { proc, banner: out, seconds: (performance.now() - began) / 1000 };
 }
 
+/** The processes `bun run start` named in its log (`process started`) each have RUNTIME_ENV in their environment. */
+function runsWithRuntimeEnv(banner: string): boolean {
+  const pids = [...banner.matchAll(/"msg":"process started".*?"pid":(\d+)/g)].map((m) => m[1]!);
+  const wanted = Object.entries(RUNTIME_ENV).map(([k, v]) => `${k}=${v}`);
+  return (
+    pids.length === 3 &&
+    pids.every((pid) => {
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      return wanted.every((w) => environ.includes(w));
+    })
+  );
+}
+
 async function stop(proc: ReturnType<typeof Bun.spawn>) {
   proc.kill('SIGINT');
   await Promise.race([proc.exited, Bun.sleep(30_000)]);
@@ -63,6 +78,7 @@ check(
 );
 check('on an embedded Postgres', /embedded PostgreSQL/.test(run.banner));
 check('in single-node mode', /single-node mode/.test(run.banner));
+check('every process runs with the runtime settings', runsWithRuntimeEnv(run.banner));
 if (!run.banner.includes('Studio API is running')) {
   console.log(run.banner);
   await stop(run.proc);
