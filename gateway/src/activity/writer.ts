@@ -163,7 +163,7 @@ export class ActivityWriter {
 
   /**
    * Writes every entry recorded before the call (after the flush already running, if one is),
-   * and with `stamps` the keys' "last used" and the hourly counts, in the same transaction.
+   * and with `stamps` the keys' "last used" and the hourly counts (`drain`).
    */
   flush(stamps = true): Promise<void> {
     if (!this.flushing) return (this.flushing = this.drain(stamps).finally(() => (this.flushing = null)));
