@@ -347,7 +347,7 @@ describe('activity', () => {
   });
 });
 
-test('activity paths with tabs, newlines and backslashes are stored exactly', async () => {
+test('activity texts with tabs, newlines, backslashes and past ASCII are stored exactly', async () => {
   const st = await s.studio();
   const { key, id } = await s.key(st.id, 'publishable');
   const odd = '/v1/a%09b/c\\d';
@@ -364,9 +364,30 @@ test('activity paths with tabs, newlines and backslashes are stored exactly', as
     requestId: 'req_odd',
     at: Date.now(),
   });
+  // text past ASCII, short and long (ASCII is written byte by byte, the rest as UTF-8 by the runtime)
+  const wide = {
+    path: `/v1/café/${'x'.repeat(70)}é`,
+    userAgent: 'agent ü',
+    query: 'q=🧘',
+    problemDetail: 'y'.repeat(80),
+  };
+  await s.gateway.activity.record({
+    studioId: st.id,
+    keyId: id,
+    operationId: null,
+    method: 'GET',
+    status: 404,
+    outcome: 'client_error',
+    durationMs: 0.5,
+    requestId: 'req_wide',
+    at: Date.now(),
+    ...wide,
+  });
   await s.gateway.activity.flush();
   const rows = await s.sql<{ path: string }[]>`select path from activity where key_id = ${id} order by id`;
-  expect(rows.map((r) => r.path)).toEqual([new URL(`http://x${odd}`).pathname, '/x\ty\nz\\w\r']);
+  expect(rows.map((r) => r.path)).toEqual([new URL(`http://x${odd}`).pathname, '/x\ty\nz\\w\r', wide.path]);
+  const [stored] = await s.sql`select user_agent, query, problem_detail from activity where request_id = 'req_wide'`;
+  expect(stored).toEqual({ userAgent: wide.userAgent, query: wide.query, problemDetail: wide.problemDetail });
 });
 
 test('a flush asked for while one is running still writes what was recorded after that one began; times and durations survive the binary COPY', async () => {

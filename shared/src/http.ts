@@ -120,8 +120,10 @@ function isoNow(): string {
   return isoText;
 }
 
+/** Printable ASCII without `"` or `\\`: a JSON string as it stands between quotes. */
+const JSON_SAFE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 /** A JSON string (or null): for the values a caller can shape (path, method, headers read by a service). */
-const jsonText = (v: string | null): string => (v === null ? 'null' : JSON.stringify(v));
+const jsonText = (v: string | null): string => (v === null ? 'null' : JSON_SAFE.test(v) ? `"${v}"` : JSON.stringify(v));
 
 /**
  * One JSON line per request (docs/design/observability.md): request id, trace id, surface, operation,

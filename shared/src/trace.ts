@@ -58,9 +58,13 @@ function randomHex(bytes: number): string {
 /** A span for this hop, starting `start` (ms): the incoming trace continued, or a new one (sampled). */
 export function startTrace(traceparent: string | null, start = Date.now()): Trace {
   const incoming = parseTraceparent(traceparent);
-  const spanId = randomHex(8);
-  if (incoming) return { traceId: incoming.traceId, spanId, parentId: incoming.parentId, flags: incoming.flags, start };
-  return { traceId: randomHex(16), spanId, parentId: null, flags: '01', start };
+  if (incoming) {
+    const { traceId, parentId, flags } = incoming;
+    return { traceId, spanId: randomHex(8), parentId, flags, start };
+  }
+  // a new trace: its id and this span's from one draw
+  const ids = randomHex(24);
+  return { traceId: ids.slice(0, 32), spanId: ids.slice(32), parentId: null, flags: '01', start };
 }
 
 /** `traceparent` for the next hop (this span as its parent), and `traceresponse` for the answer: the same shape (built once). */

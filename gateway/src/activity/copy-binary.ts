@@ -21,6 +21,8 @@ const FIELDS = 17;
 /** Postgres timestamps count microseconds from 2000-01-01T00:00:00Z. */
 const PG_EPOCH_MS = 946_684_800_000;
 const CHUNK_BYTES = 256 * 1024;
+/** Texts up to this length are tried as ASCII in JavaScript before `Buffer.write`. */
+const ASCII_BY_HAND = 64;
 
 export interface Chunk {
   bytes: Buffer;
@@ -115,10 +117,26 @@ export class BinaryRows {
     return s === null ? this.buf.writeInt32BE(-1, p) : this.text(s, p);
   }
 
+  /** A text field: its length, then its UTF-8 bytes. */
   private text(s: string, p: number): number {
-    const n = this.buf.write(s, p + 4);
-    this.buf.writeInt32BE(n, p);
-    return p + 4 + n;
+    const b = this.buf;
+    const n = s.length;
+    // short ASCII (ids, methods, codes, most paths): byte by byte here, cheaper than a call into the runtime
+    if (n <= ASCII_BY_HAND) {
+      let i = 0;
+      for (; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c > 0x7f) break;
+        b[p + 4 + i] = c;
+      }
+      if (i === n) {
+        b.writeInt32BE(n, p);
+        return p + 4 + n;
+      }
+    }
+    const bytes = b.write(s, p + 4);
+    b.writeInt32BE(bytes, p);
+    return p + 4 + bytes;
   }
 
   private seal(need: number) {
