@@ -1,6 +1,6 @@
 import { AppError, type Caller, IDEMPOTENCY_KEY, REQUEST_ID, signedHeaders } from '@studio/shared';
 import { readBody } from '@studio/shared/body';
-import { type Pool, UpstreamError } from './http1';
+import { type Answer, type Pool, UpstreamError } from './http1';
 
 /** Hop-by-hop, framing and caller-controlled headers that never cross the gateway (the hop sets its own framing). */
 const DROP_REQUEST = new Set([
@@ -48,8 +48,9 @@ export interface Call {
   traceparent?: string;
   /** The gateway's own headers of the answer, in place of the service's. */
   answerHeaders?: Record<string, string>;
-  /** Told the `code` and `detail` of a problem answer (for the activity log). */
-  onProblem?: (p: AnsweredProblem) => void;
+  /** Set by `forward` when `wantProblem` and the answer is a problem: its `code` and `detail` (for the activity log). */
+  problem?: AnsweredProblem;
+  wantProblem?: boolean;
 }
 
 /** What the activity log keeps of a service's problem answer. */
@@ -84,23 +85,32 @@ function clientClosed(err: unknown): never {
  * Forward a call to a service over the pooled hop, with a hard timeout for the whole
  * answer (a service that stalls mid-body still times out). The request body is read
  * bounded, so a chunked body cannot pass the 1 MiB limit a declared length is held
- * to (413 with a problem body).
+ * to (413 with a problem body). A read (no body) is sent at once, without an async
+ * function's frame: one promise reaction per call fewer.
  */
-export async function forward(req: Request, call: Call, o: ForwardOptions): Promise<Response> {
-  const { pathAndQuery, answerHeaders: extra } = call;
+export function forward(req: Request, call: Call, o: ForwardOptions): Promise<Response> {
   const method = req.method;
-  const body = method !== 'GET' && method !== 'HEAD' ? await readBody(req).catch(clientClosed) : null;
+  if (method === 'GET' || method === 'HEAD') return send(req, call, o, method, null);
+  return readBody(req)
+    .catch(clientClosed)
+    .then((body) => send(req, call, o, method, body));
+}
+
+function send(req: Request, call: Call, o: ForwardOptions, method: string, body: Uint8Array | null): Promise<Response> {
+  const { pathAndQuery } = call;
   // the Idempotency-Key is passed on as sent (any method), so it is signed whatever the method
   const signed = signedHeaders(o.secret, method, pathAndQuery, call.caller, Date.now(), {
     body,
     idempotencyKey: req.headers.get(IDEMPOTENCY_KEY),
   });
   const head = headerBlock(req, signed, call.traceparent);
-  const answer = await o.pool.request(method, pathAndQuery, head, body, o.timeoutMs);
-  if (call.onProblem && answer.status >= 400) {
-    const problem = problemOf(answer.body);
-    if (problem) call.onProblem(problem);
-  }
+  return o.pool.request(method, pathAndQuery, head, body, o.timeoutMs).then((answer) => answerOf(answer, call, method));
+}
+
+/** The service's answer as the caller's: hop-by-hop and internal headers dropped, the gateway's own built in. */
+function answerOf(answer: Answer, call: Call, method: string): Response {
+  const extra = call.answerHeaders;
+  if (call.wantProblem && answer.status >= 400) call.problem = problemOf(answer.body) ?? undefined;
   const headers: [string, string][] = [];
   for (const h of answer.headers)
     if (!DROP_RESPONSE.has(h[0]) && !h[0].startsWith('x-gw-') && !(extra && h[0] in extra)) headers.push(h);

@@ -1,6 +1,6 @@
 import { MAX_BODY_BYTES, tooLarge } from '@studio/shared/body';
 import { traceparentOf } from '@studio/shared/trace';
-import { type AnsweredProblem, forward } from '../forward/proxy';
+import { type Call, forward } from '../forward/proxy';
 import {
   answered,
   type Ctx,
@@ -18,28 +18,38 @@ export function bodyTooLarge(p: SurfaceProfile, c: Ctx): Response | null {
   return length > MAX_BODY_BYTES ? refuse(p, c, 'payload_too_large', tooLarge().options) : null;
 }
 
+const asIs = (_c: Ctx, res: Response) => res;
+
 /**
  * Step 6b: the signed call to the surface's service. A successful write that can
  * change what the Storefront shows (`changesStorefront` on its registry row) drops the
  * studio's cached answers on every gateway before the caller hears back, so the
- * caller's next read sees it.
+ * caller's next read sees it. `finish` (the record step) runs in the same reaction as
+ * the answer: one promise fewer per call than chaining it after.
  */
-export function forwardStep(p: SurfaceProfile, count?: UpstreamErrorCount) {
+export function forwardStep(
+  p: SurfaceProfile,
+  count?: UpstreamErrorCount,
+  finish: (c: Ctx, res: Response) => Response = asIs,
+) {
   const invalidates = p.invalidates;
   /** `headers`: the answer's own headers from the gateway (request id, CORS, rate limit), built in. */
   return function forwardCall(c: Ctx, headers: Record<string, string>): Promise<Response> {
-    const call = {
+    const call: Call = {
       pathAndQuery: c.pathAndQuery,
       caller: signedCallerOf(c),
       traceparent: traceparentOf(c.trace),
       answerHeaders: headers,
-      onProblem: (a: AnsweredProblem) => answered(c, a),
+      wantProblem: true,
     };
-    // plain callbacks, no async one: a read passes straight through (one promise reaction fewer per call)
     return forward(c.req, call, p.forward).then(
-      (res) =>
-        invalidates && c.op!.changesStorefront && res.ok ? invalidates.changed(c.key!.studioId).then(() => res) : res,
-      (err) => setHeaders(upstreamFailure(p, c, err, count), headers),
+      (res) => {
+        if (call.problem) answered(c, call.problem);
+        if (invalidates && c.op!.changesStorefront && res.ok)
+          return invalidates.changed(c.key!.studioId).then(() => finish(c, res));
+        return finish(c, res);
+      },
+      (err) => finish(c, setHeaders(upstreamFailure(p, c, err, count), headers)),
     );
   };
 }

@@ -50,20 +50,18 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   const key = keyStep(deps.keys, deps.limiter, trusted);
   const limit = limitStep(p, deps.limiter, deps.keys, trusted, m?.limitDecisions);
   const cached = p.cache ? cacheStep(p, p.cache, m?.upstreamErrors) : null;
-  const forwardCall = forwardStep(p, m?.upstreamErrors);
-  const { record, answerHeaders } = recordStep(p, {
-    activity: deps.activity,
-    metrics: m?.requests,
-    spans: deps.spans,
-    trusted,
-  });
+  const { activity, spans } = deps;
+  const { record, answerHeaders } = recordStep(p, { activity, metrics: m?.requests, spans, trusted });
+  const recorded = (c: Ctx, r: Response) => record(c, r, true);
+  const forwardCall = forwardStep(p, m?.upstreamErrors, recorded);
 
   function serve(c: Ctx): Response | Promise<Response> {
     const refused = bodyTooLarge(p, c);
     if (refused) return record(c, refused);
     const headers = answerHeaders(c);
     const hit = cached?.(c, headers);
-    return then(hit ?? forwardCall(c, headers), (r) => record(c, r, true));
+    // a forwarded call is recorded by the forward step, in the reaction that has its answer
+    return hit ? then(hit, (r) => recorded(c, r)) : forwardCall(c, headers);
   }
 
   function afterKey(c: Ctx, found: KeyStepResult): Response | Promise<Response> {

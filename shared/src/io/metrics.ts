@@ -109,16 +109,15 @@ function requestSeries(hot: (HotCounter | HotHistogram)[]) {
     DURATION_BUCKETS,
   );
   hot.push(requests, duration);
-  /** Series by surface and operation, then by status: two Map lookups per request, nothing built. */
-  const children = new Map<
-    string,
-    { timed: ReturnType<HotHistogram['child']>; byStatus: Map<number, { value: number }> }
-  >();
+  /** Series by surface, operation, then status: three Map lookups per request, nothing built. */
+  type Series = { timed: ReturnType<HotHistogram['child']>; byStatus: Map<number, { value: number }> };
+  const bySurface = new Map<string, Map<string, Series>>();
   return (surface: Surface | 'dashboard', operation: string | undefined, status: number, seconds: number): void => {
     const op = operation ?? UNKNOWN_OPERATION;
-    const id = surface === 'storefront' ? op : `${surface} ${op}`;
-    let of = children.get(id);
-    if (!of) children.set(id, (of = { timed: duration.child([surface, op]), byStatus: new Map() }));
+    let children = bySurface.get(surface);
+    if (!children) bySurface.set(surface, (children = new Map()));
+    let of = children.get(op);
+    if (!of) children.set(op, (of = { timed: duration.child([surface, op]), byStatus: new Map() }));
     let c = of.byStatus.get(status);
     if (!c) of.byStatus.set(status, (c = requests.child([surface, op, String(status)])));
     c.value++;
