@@ -176,10 +176,8 @@ export class ActivityWriter {
   /**
    * Writes what was recorded up to now: each batch of rows is one COPY (a statement of its
    * own, atomic without a transaction), then, with `stamps`, the keys' "last used" and the
-   * hourly counts in one more statement. Two statements where a transaction took six
-   * (begin, set, copy, update, insert, commit): each is a round trip through postgres.js's
-   * streams, about a millisecond of the gateway's CPU on a busy core (issue 22, docs/benchmarks.md).
-   * The connection commits asynchronously (`createSql`'s `asyncCommit`): a crash may lose
+   * hourly counts in one more statement: two statements where a transaction took six
+   * (begin, set, copy, update, insert, commit). The connection commits asynchronously (`createSql`'s `asyncCommit`): a crash may lose
    * the last moment of the log, as the in-memory buffer already can. Rows recorded while it
    * runs wait for the next flush: chasing them would turn the interval into a stream of
    * tiny statements.
