@@ -177,8 +177,9 @@ export class ActivityWriter {
    * Writes what was recorded up to now: each batch of rows is one COPY (a statement of its
    * own, atomic without a transaction), then, with `stamps`, the keys' "last used" and the
    * hourly counts in one more statement: two statements where a transaction took six
-   * (begin, set, copy, update, insert, commit). The connection commits asynchronously (`createSql`'s `asyncCommit`): a crash may lose
-   * the last moment of the log, as the in-memory buffer already can. Rows recorded while it
+   * (begin, set, copy, update, insert, commit). The connection commits asynchronously
+   * (`createSql`'s `asyncCommit`): a crash may lose the last moment of the log, as the
+   * in-memory buffer already can. Rows recorded while it
    * runs wait for the next flush: chasing them would turn the interval into a stream of
    * tiny statements.
    */
