@@ -240,25 +240,7 @@ export function parseAnswer(buf: Buffer, head: boolean, ended: boolean): { answe
   for (;;) {
     const end = buf.indexOf(CRLFCRLF, start);
     if (end < 0) return null;
-    const lines = buf.toString('latin1', start, end).split('\r\n');
-    const status = Number(lines[0]!.slice(9, 12));
-    if (!(status >= 100 && status < 600) || !lines[0]!.startsWith('HTTP/1.'))
-      throw new UpstreamError('unavailable', 'not an HTTP/1.1 answer');
-    const headers: [string, string][] = [];
-    let length = -1;
-    let chunked = false;
-    let keepAlive = lines[0]!.startsWith('HTTP/1.1');
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i]!;
-      const colon = line.indexOf(':');
-      if (colon <= 0) continue;
-      const name = line.slice(0, colon).trim().toLowerCase();
-      const value = line.slice(colon + 1).trim();
-      if (name === 'content-length') length = Number(value);
-      else if (name === 'transfer-encoding') chunked = value.toLowerCase().includes('chunked');
-      else if (name === 'connection') keepAlive = !value.toLowerCase().includes('close');
-      headers.push([name, value]);
-    }
+    const { status, headers, length, chunked, keepAlive } = parseHead(buf.toString('latin1', start, end));
     const bodyStart = end + 4;
     // an interim answer (100 Continue): the real one follows
     if (status < 200) {
@@ -278,6 +260,48 @@ export function parseAnswer(buf: Buffer, head: boolean, ended: boolean): { answe
     // neither a length nor chunks: the body runs until the server closes
     return ended ? { answer: { status, headers, body: buf.slice(bodyStart) }, keepAlive: false } : null;
   }
+}
+
+/** One decimal digit's value (a character code less 48). */
+const isDigit = (v: number) => v >= 0 && v <= 9;
+const isBlank = (c: number) => c === 32 || c === 9;
+
+/**
+ * The status line and header lines (without the blank line that ends them), read in place:
+ * two strings a header (its name and value) and nothing else, on every answer of the hop.
+ */
+function parseHead(text: string) {
+  const h = text.charCodeAt(9) - 48;
+  const t = text.charCodeAt(10) - 48;
+  const u = text.charCodeAt(11) - 48;
+  const status = h * 100 + t * 10 + u;
+  if (!text.startsWith('HTTP/1.') || !isDigit(h) || !isDigit(t) || !isDigit(u) || status < 100 || status >= 600)
+    throw new UpstreamError('unavailable', 'not an HTTP/1.1 answer');
+  const headers: [string, string][] = [];
+  let length = -1;
+  let chunked = false;
+  let keepAlive = text.startsWith('HTTP/1.1');
+  let at = text.indexOf('\r\n');
+  while (at >= 0) {
+    const from = at + 2;
+    at = text.indexOf('\r\n', from);
+    const to = at < 0 ? text.length : at;
+    const colon = text.indexOf(':', from);
+    if (colon <= from || colon >= to) continue;
+    let nameEnd = colon;
+    while (nameEnd > from && isBlank(text.charCodeAt(nameEnd - 1))) nameEnd--;
+    let valueFrom = colon + 1;
+    let valueTo = to;
+    while (valueFrom < valueTo && isBlank(text.charCodeAt(valueFrom))) valueFrom++;
+    while (valueTo > valueFrom && isBlank(text.charCodeAt(valueTo - 1))) valueTo--;
+    const name = text.slice(from, nameEnd).toLowerCase();
+    const value = text.slice(valueFrom, valueTo);
+    if (name === 'content-length') length = Number(value);
+    else if (name === 'transfer-encoding') chunked = value.toLowerCase().includes('chunked');
+    else if (name === 'connection') keepAlive = !value.toLowerCase().includes('close');
+    headers.push([name, value]);
+  }
+  return { status, headers, length, chunked, keepAlive };
 }
 
 /** The whole chunked body from `at`, or null while chunks are still due. */
