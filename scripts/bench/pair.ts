@@ -1,0 +1,112 @@
+#!/usr/bin/env bun
+/**
+ * `bun run bench:pair [git ref]`: how much CPU a change saves the gateway, on a VM whose speed
+ * drifts by tens of percent within a minute (docs/benchmarks.md, issue 22). Two gateways run
+ * side by side on the server core in front of one management-service: A from this working tree,
+ * B from the ref (default HEAD, checked out in a temporary worktree). Two wrk processes on the load
+ * core load both at the same time with the hop bench's uncached read (`GET /v1/instructors`, 20
+ * rows), so the drift falls on both alike; each round gives B's CPU per request over A's (from
+ * /proc). Prints every round and the median: above 1, the working tree spends less.
+ *
+ * BENCH_PAIR_ENV (JSON) is added to B's environment only, to weigh a runtime setting on one code.
+ * With the working tree on both sides (`bun run bench:pair --control`) the ratio shows the noise.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApiKey } from '@studio/gateway/keys/store';
+import { createSql } from '@studio/shared/io/db';
+import { freePorts } from '../lib/ports';
+import { createStudio } from '../lib/studios';
+import { cpuMeter, totalCpu } from './cpu';
+import { createBenchStack, waitFor } from './stack';
+import { runWrk } from './wrk';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 25);
+const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
+const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
+const PATH = '/v1/instructors';
+const root = join(import.meta.dir, '../..');
+const control = process.argv.includes('--control');
+const ref = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 'HEAD';
+
+const git = (...args: string[]) => {
+  const r = Bun.spawnSync(['git', ...args], { cwd: root, stdout: 'pipe', stderr: 'pipe' });
+  if (r.exitCode !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr.toString().trim()}`);
+};
+
+/** B's checkout: the ref in a temporary worktree with its dependencies installed (or this tree, for --control). */
+async function checkout(): Promise<{ dir: string; remove(): Promise<void> }> {
+  if (control) return { dir: root, remove: async () => {} };
+  const dir = await mkdtemp(join(tmpdir(), 'studio-pair-'));
+  git('worktree', 'add', '--detach', dir, ref);
+  const installed = Bun.spawnSync(['bun', 'install', '--frozen-lockfile'], {
+    cwd: dir,
+    stdout: 'ignore',
+    stderr: 'pipe',
+  });
+  if (installed.exitCode !== 0) throw new Error(`bun install in ${dir}: ${installed.stderr.toString().trim()}`);
+  return {
+    dir,
+    async remove() {
+      git('worktree', 'remove', '--force', dir);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One round: both gateways loaded at once; B's CPU per request over A's. */
+async function round(targets: { url: string; pid: number }[], headers: Record<string, string>): Promise<number[]> {
+  const load = (seconds: number) =>
+    Promise.all(targets.map((t) => runWrk(t.url, { connections: CONNECTIONS, seconds, cpu: LOAD_CPU, headers })));
+  await load(1); // warm-up
+  const meters = targets.map((t) => cpuMeter([t.pid]));
+  const runs = await load(SECONDS);
+  for (const r of runs) if (r.non2xx || r.errors) throw new Error(`a run was not all 2xx: ${JSON.stringify(r)}`);
+  return runs.map((r, i) => totalCpu(meters[i]!.perRequest(r.requests)));
+}
+
+const stack = await createBenchStack(SERVER_CPU);
+const b = await checkout();
+try {
+  const sql = createSql(stack.config.DATABASE_URL, { max: 2 });
+  const { studio } = await createStudio(sql, { name: 'Bench pair' });
+  await sql`insert into instructors ${sql(Array.from({ length: 20 }, (_, i) => ({ id: `ins_pair${String(i).padStart(3, '0')}`, studioId: studio.id, name: `Instructor ${i}`, disciplines: ['yoga'] })))}`;
+  const secret = await createApiKey(sql, {
+    studioId: studio.id,
+    kind: 'secret',
+    name: 'bench',
+    scopes: ['instructors:read'],
+  });
+  await sql.end();
+  await stack.start(['management-service', 'gateway']);
+  const [sf, mg, dash, ops] = await freePorts(4);
+  const ports = { STOREFRONT_PORT: `${sf}`, MANAGEMENT_PORT: `${mg}`, DASHBOARD_PORT: `${dash}`, OPS_PORT: `${ops}` };
+  const extra = JSON.parse(process.env.BENCH_PAIR_ENV ?? '{}') as Record<string, string>;
+  const gatewayB = stack.spawn('gateway-b', ['bun', join(b.dir, 'gateway/src/main.ts')], { ...ports, ...extra });
+  await waitFor(`http://127.0.0.1:${sf}/readyz`);
+  const targets = [
+    { url: stack.config.MANAGEMENT_PUBLIC_URL + PATH, pid: stack.pidOf('gateway') },
+    { url: `http://127.0.0.1:${mg}${PATH}`, pid: gatewayB.pid },
+  ];
+  console.log(
+    `A: this working tree; B: ${control ? 'this working tree (control)' : ref}${process.env.BENCH_PAIR_ENV ? ` with ${process.env.BENCH_PAIR_ENV}` : ''}`,
+  );
+  const ratios: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const [a, bCpu] = await round(targets, { authorization: `Bearer ${secret.key}` });
+    ratios.push(bCpu! / a!);
+    console.log(
+      `round ${i + 1}: A ${a!.toFixed(1)} µs, B ${bCpu!.toFixed(1)} µs of CPU a request; B/A ${(bCpu! / a!).toFixed(3)}`,
+    );
+  }
+  const sorted = [...ratios].sort((x, y) => x - y);
+  console.log(
+    `B/A median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(3)} (min ${sorted[0]!.toFixed(3)}, max ${sorted.at(-1)!.toFixed(3)}): above 1, A spends less`,
+  );
+} finally {
+  await stack.stop();
+  await b.remove();
+}
