@@ -44,10 +44,11 @@ const payload = (
   method: string,
   pathAndQuery: string,
   c: Caller,
+  scopes: string,
   bodySha256: string,
   idempotencyKey: string,
 ) =>
-  `${ts}\n${method}\n${pathAndQuery}\n${c.studioId}\n${c.keyId}\n${c.scopes.join(',')}\n${c.operationId}\n${c.requestId}\n${bodySha256}\n${idempotencyKey}`;
+  `${ts}\n${method}\n${pathAndQuery}\n${c.studioId}\n${c.keyId}\n${scopes}\n${c.operationId}\n${c.requestId}\n${bodySha256}\n${idempotencyKey}`;
 
 /** HMAC state keyed once per secret and copied per call: a third cheaper than keying a new hasher on every request (both ends of every hop sign or verify). */
 const keyed = new Map<string, Bun.CryptoHasher>();
@@ -71,13 +72,14 @@ export function signedHeaders(
 ): Record<string, string> {
   const ts = String(now);
   const bodySha256 = sha256Hex(content.body);
+  const scopes = c.scopes.join(',');
   const headers: Record<string, string> = {
     [GW.studio]: c.studioId,
     [GW.key]: c.keyId,
-    [GW.scopes]: c.scopes.join(','),
+    [GW.scopes]: scopes,
     [GW.operation]: c.operationId,
     [GW.timestamp]: ts,
-    [GW.signature]: mac(secret, payload(ts, method, pathAndQuery, c, bodySha256, content.idempotencyKey ?? '')),
+    [GW.signature]: mac(secret, payload(ts, method, pathAndQuery, c, scopes, bodySha256, content.idempotencyKey ?? '')),
     [REQUEST_ID]: c.requestId,
   };
   if (bodySha256 !== EMPTY_SHA256) headers[GW.bodySha256] = bodySha256;
@@ -110,7 +112,7 @@ export function verifySignature(
   };
   const bodySha256 = h.get(GW.bodySha256) ?? EMPTY_SHA256;
   const expected = Buffer.from(
-    mac(secret, payload(ts, method, pathAndQuery, c, bodySha256, h.get(IDEMPOTENCY_KEY) ?? '')),
+    mac(secret, payload(ts, method, pathAndQuery, c, c.scopes.join(','), bodySha256, h.get(IDEMPOTENCY_KEY) ?? '')),
   );
   const given = Buffer.from(sig);
   if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return null;

@@ -28,6 +28,8 @@ export class UpstreamError extends Error {
 }
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
+/** No bytes yet: shared, never written to (`data` concatenates into a new buffer). */
+const NO_BYTES = Buffer.alloc(0);
 /** An answer larger than this is refused (the services' largest page is far below). */
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 /** Idle connections are closed before the services' own idle timeout (Bun.serve: 10 s) can close them under us. */
@@ -47,7 +49,7 @@ class Conn {
   socket: Socket<Conn> | null = null;
   pending: Pending | null = null;
   /** Bytes of the answer so far (usually one chunk). */
-  buf: Buffer = Buffer.alloc(0);
+  buf: Buffer = NO_BYTES;
   /** Bytes of a request not yet taken by the socket (large bodies). */
   unsent: Uint8Array | null = null;
   idleSince = 0;
@@ -101,7 +103,7 @@ class Conn {
   private finish(answer: Answer, keepAlive: boolean) {
     const p = this.pending!;
     this.pending = null;
-    this.buf = Buffer.alloc(0);
+    this.buf = NO_BYTES;
     this.pool.settled(this);
     if (keepAlive && !this.closed) this.pool.release(this);
     else this.destroy();
@@ -183,7 +185,7 @@ export class Pool {
   private exchange(conn: Conn, bytes: Uint8Array, head: boolean, timeoutMs: number): Promise<Answer> {
     return new Promise<Answer>((resolve, reject) => {
       conn.pending = { resolve, reject, deadline: Date.now() + timeoutMs, head };
-      conn.buf = Buffer.alloc(0);
+      conn.buf = NO_BYTES;
       this.watch(conn, timeoutMs);
       conn.send(bytes);
     });

@@ -69,7 +69,10 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
     const refused = authorize(c, found);
     // a refusal with a known key spends a token too: a flood of them turns into 429s, folded in the activity log
     if (refused) return c.key ? then(limit(c), (limited) => record(c, limited ?? refused)) : record(c, refused);
-    return then(limit(c), (limited) => (limited ? record(c, limited) : serve(c)));
+    const limited = limit(c);
+    // the usual call: the limit decided from memory, so no callback is made for it
+    if (!(limited instanceof Promise)) return limited ? record(c, limited) : serve(c);
+    return limited.then((l) => (l ? record(c, l) : serve(c)));
   }
 
   /** The key store could not be asked (Postgres down): nothing is known of the caller, so nothing is recorded. */
