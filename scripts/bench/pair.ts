@@ -68,8 +68,11 @@ async function round(targets: { url: string; pid: number }[], headers: Record<st
   return runs.map((r, i) => totalCpu(meters[i]!.perRequest(r.requests)));
 }
 
-const stack = await createBenchStack(SERVER_CPU);
 const b = await checkout();
+const stack = await createBenchStack(SERVER_CPU).catch(async (err) => {
+  await b.remove();
+  throw err;
+});
 try {
   const sql = createSql(stack.config.DATABASE_URL, { max: 2 });
   const { studio } = await createStudio(sql, { name: 'Bench pair' });
