@@ -1,6 +1,5 @@
 #!/usr/bin/env bun
 import { join } from 'node:path';
-import { createApiKey } from '@studio/gateway/keys/store';
 /**
  * `bun run bench:hop`: the cost of the gateway's forwarding hop (issue 10). An uncached
  * Management read (`GET /v1/instructors`, 20 rows), in one run and the same pinning
@@ -19,10 +18,9 @@ import { createApiKey } from '@studio/gateway/keys/store';
  * (LOG_LEVEL info: access lines, activity and metrics on). Skips nginx, with a message, when it is not installed.
  */
 import { type Caller, hashKey, SCOPES, signedHeaders } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
 import { freePorts } from '../lib/ports';
-import { createStudio } from '../lib/studios';
 import { type CpuPerRequest, cpuMeter, formatCpu, pidsNamed, totalCpu, withChildren } from './cpu';
+import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
 import { kongLikeAvailable, startKongLike } from './kong-like';
 import { nginxPath, startNginx } from './nginx';
 import { createBenchStack, waitFor } from './stack';
@@ -36,7 +34,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
 const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
-const PATH = '/v1/instructors';
+const PATH = INSTRUCTORS_PATH;
 
 for (const tool of ['wrk', 'taskset']) {
   if (!Bun.which(tool)) {
@@ -51,16 +49,7 @@ else if (!kongLikeAvailable())
 const stack = await createBenchStack(SERVER_CPU);
 let failed = false;
 try {
-  const sql = createSql(stack.config.DATABASE_URL, { max: 2 });
-  const { studio } = await createStudio(sql, { name: 'Bench hop' });
-  await sql`insert into instructors ${sql(Array.from({ length: 20 }, (_, i) => ({ id: `ins_hop${String(i).padStart(3, '0')}`, studioId: studio.id, name: `Instructor ${i}`, disciplines: ['yoga'] })))}`;
-  const secret = await createApiKey(sql, {
-    studioId: studio.id,
-    kind: 'secret',
-    name: 'bench',
-    scopes: ['instructors:read'],
-  });
-  await sql.end();
+  const { studio, secret } = await seedInstructors(stack.config.DATABASE_URL, 'Bench hop');
   await stack.start(['management-service', 'gateway']);
 
   const caller: Caller = {

@@ -1,17 +1,8 @@
 #!/usr/bin/env bun
-/**
- * `bun run bench:limits`: how exact the rate limit is across replicas (issue 10). One
- * secret key limited to 10 requests/s with a burst of 10, two gateway processes
- * sharing one Redis, wrk hammering both at once for BENCH_SECONDS (default 5); prints
- * the requests admitted (200) against the most the limit allows (burst + rate ×
- * seconds), and exits 1 if more were admitted.
- */
-import { join } from 'node:path';
 import { createApiKey } from '@studio/gateway/keys/store';
 import { createSql } from '@studio/shared/io/db';
-import { freePorts } from '../lib/ports';
 import { createStudio } from '../lib/studios';
-import { createBenchStack, root, waitFor } from './stack';
+import { createBenchStack } from './stack';
 import { runWrk } from './wrk';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -35,18 +26,9 @@ try {
   });
   await sql.end();
   await stack.start(['management-service', 'gateway']);
-  const [sf, mg, dash, ops] = (await freePorts(4)) as [number, number, number, number];
-  stack.spawn('gateway-2', ['bun', join(root, 'gateway/src/main.ts')], {
-    STOREFRONT_PORT: String(sf),
-    MANAGEMENT_PORT: String(mg),
-    DASHBOARD_PORT: String(dash),
-    OPS_PORT: String(ops),
-  });
-  await waitFor(`http://127.0.0.1:${sf}/readyz`);
+  const second = await stack.spawnGateway('gateway-2');
 
-  const targets = [stack.config.MANAGEMENT_PUBLIC_URL, `http://127.0.0.1:${mg}`].map(
-    (base) => `${base}/v1/instructors`,
-  );
+  const targets = [stack.config.MANAGEMENT_PUBLIC_URL, second.managementUrl].map((base) => `${base}/v1/instructors`);
   const headers = { authorization: `Bearer ${key}` };
   const started = performance.now();
   const results = await Promise.all(

@@ -14,12 +14,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApiKey } from '@studio/gateway/keys/store';
-import { createSql } from '@studio/shared/io/db';
-import { freePorts } from '../lib/ports';
-import { createStudio } from '../lib/studios';
 import { cpuMeter, totalCpu } from './cpu';
-import { createBenchStack, waitFor } from './stack';
+import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
+import { createBenchStack } from './stack';
 import { runWrk } from './wrk';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
@@ -27,7 +24,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 25);
 const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
 const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
-const PATH = '/v1/instructors';
+const PATH = INSTRUCTORS_PATH;
 const root = join(import.meta.dir, '../..');
 const control = process.argv.includes('--control');
 const ref = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 'HEAD';
@@ -74,25 +71,13 @@ const stack = await createBenchStack(SERVER_CPU).catch(async (err) => {
   throw err;
 });
 try {
-  const sql = createSql(stack.config.DATABASE_URL, { max: 2 });
-  const { studio } = await createStudio(sql, { name: 'Bench pair' });
-  await sql`insert into instructors ${sql(Array.from({ length: 20 }, (_, i) => ({ id: `ins_pair${String(i).padStart(3, '0')}`, studioId: studio.id, name: `Instructor ${i}`, disciplines: ['yoga'] })))}`;
-  const secret = await createApiKey(sql, {
-    studioId: studio.id,
-    kind: 'secret',
-    name: 'bench',
-    scopes: ['instructors:read'],
-  });
-  await sql.end();
+  const { secret } = await seedInstructors(stack.config.DATABASE_URL, 'Bench pair');
   await stack.start(['management-service', 'gateway']);
-  const [sf, mg, dash, ops] = await freePorts(4);
-  const ports = { STOREFRONT_PORT: `${sf}`, MANAGEMENT_PORT: `${mg}`, DASHBOARD_PORT: `${dash}`, OPS_PORT: `${ops}` };
   const extra = JSON.parse(process.env.BENCH_PAIR_ENV ?? '{}') as Record<string, string>;
-  const gatewayB = stack.spawn('gateway-b', ['bun', join(b.dir, 'gateway/src/main.ts')], { ...ports, ...extra });
-  await waitFor(`http://127.0.0.1:${sf}/readyz`);
+  const gatewayB = await stack.spawnGateway('gateway-b', join(b.dir, 'gateway/src/main.ts'), extra);
   const targets = [
     { url: stack.config.MANAGEMENT_PUBLIC_URL + PATH, pid: stack.pidOf('gateway') },
-    { url: `http://127.0.0.1:${mg}${PATH}`, pid: gatewayB.pid },
+    { url: gatewayB.managementUrl + PATH, pid: gatewayB.child.pid },
   ];
   console.log(
     `A: this working tree; B: ${control ? 'this working tree (control)' : ref}${process.env.BENCH_PAIR_ENV ? ` with ${process.env.BENCH_PAIR_ENV}` : ''}`,

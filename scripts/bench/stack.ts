@@ -130,6 +130,22 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
     config,
     dbName,
     spawn,
+    /**
+     * One more gateway on free ports, from `entry` (another checkout's, to compare code), started
+     * and ready; `managementUrl` is its Management surface.
+     */
+    async spawnGateway(name: string, entry = join(root, ENTRIES.gateway), extraEnv: Record<string, string> = {}) {
+      const [sf, mg, dash, ops] = (await freePorts(4)) as [number, number, number, number];
+      const ports = {
+        STOREFRONT_PORT: `${sf}`,
+        MANAGEMENT_PORT: `${mg}`,
+        DASHBOARD_PORT: `${dash}`,
+        OPS_PORT: `${ops}`,
+      };
+      const child = spawn(name, ['bun', entry], { ...ports, ...extraEnv });
+      await waitFor(`http://127.0.0.1:${sf}/readyz`);
+      return { child, managementUrl: `http://127.0.0.1:${mg}` };
+    },
     /** The processes started so far (a chaos run checks that none died). */
     children: () => [...children],
     /** The process last started under this name (`taskset` execs, so it is the server's own). */
