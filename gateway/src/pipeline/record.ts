@@ -74,7 +74,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
         status,
         durationMs,
         keyId: key?.id ?? null,
-        ...(c.problem ? { problem: c.problem } : {}),
+        problem: c.problem,
       });
     if (spans && c.trace.flags.endsWith('1')) {
       spans.end(c.trace, {
