@@ -10,12 +10,17 @@
  *
  * BENCH_PAIR_ENV (JSON) is added to B's environment only, to weigh a runtime setting on one code.
  * With the working tree on both sides (`bun run bench:pair --control`) the ratio shows the noise.
+ * `--cached` loads the cached Storefront read of `bun run bench` instead (`GET /v1/classes` with a
+ * publishable key, the bench studio, a browser's Accept-Encoding), where the recorders weigh more.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createApiKey } from '@studio/gateway/keys/store';
+import { createSql } from '@studio/shared/io/db';
 import { cpuMeter, totalCpu } from './cpu';
 import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
+import { seedBenchStudio } from './seed';
 import { createBenchStack } from './stack';
 import { runWrk } from './wrk';
 
@@ -24,9 +29,9 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 25);
 const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
 const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
-const PATH = INSTRUCTORS_PATH;
 const root = join(import.meta.dir, '../..');
 const control = process.argv.includes('--control');
+const cached = process.argv.includes('--cached');
 const ref = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 'HEAD';
 
 const git = (...args: string[]) => {
@@ -65,26 +70,60 @@ async function round(targets: { url: string; pid: number }[], headers: Record<st
   return runs.map((r, i) => totalCpu(meters[i]!.perRequest(r.requests)));
 }
 
+/** The hop's read: 20 instructors and a secret key. */
+async function seedHop(databaseUrl: string) {
+  const { secret } = await seedInstructors(databaseUrl, 'Bench pair');
+  return { key: secret.key, surface: 'management' as const };
+}
+
+/** `bun run bench`'s read: the bench studio and a publishable key. */
+async function seedCached(databaseUrl: string) {
+  const sql = createSql(databaseUrl, { max: 4 });
+  try {
+    const seed = await seedBenchStudio(sql);
+    const { key } = await createApiKey(sql, {
+      studioId: seed.studioId,
+      kind: 'publishable',
+      name: 'bench',
+      scopes: [],
+    });
+    return { key, surface: 'storefront' as const };
+  } finally {
+    await sql.end();
+  }
+}
+
 const b = await checkout();
 const stack = await createBenchStack(SERVER_CPU).catch(async (err) => {
   await b.remove();
   throw err;
 });
 try {
-  const { secret } = await seedInstructors(stack.config.DATABASE_URL, 'Bench pair');
-  await stack.start(['management-service', 'gateway']);
+  const { key, surface } = cached
+    ? await seedCached(stack.config.DATABASE_URL)
+    : await seedHop(stack.config.DATABASE_URL);
+  await stack.start([surface === 'storefront' ? 'storefront-service' : 'management-service', 'gateway']);
   const extra = JSON.parse(process.env.BENCH_PAIR_ENV ?? '{}') as Record<string, string>;
   const gatewayB = await stack.spawnGateway('gateway-b', join(b.dir, 'gateway/src/main.ts'), extra);
-  const targets = [
-    { url: stack.config.MANAGEMENT_PUBLIC_URL + PATH, pid: stack.pidOf('gateway') },
-    { url: gatewayB.managementUrl + PATH, pid: gatewayB.child.pid },
-  ];
+  const path = cached ? '/v1/classes' : INSTRUCTORS_PATH;
+  const targets =
+    surface === 'storefront'
+      ? [
+          { url: stack.config.STOREFRONT_PUBLIC_URL + path, pid: stack.pidOf('gateway') },
+          { url: gatewayB.storefrontUrl + path, pid: gatewayB.child.pid },
+        ]
+      : [
+          { url: stack.config.MANAGEMENT_PUBLIC_URL + path, pid: stack.pidOf('gateway') },
+          { url: gatewayB.managementUrl + path, pid: gatewayB.child.pid },
+        ];
+  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+  if (cached) headers['accept-encoding'] = 'gzip, deflate, br';
   console.log(
-    `A: this working tree; B: ${control ? 'this working tree (control)' : ref}${process.env.BENCH_PAIR_ENV ? ` with ${process.env.BENCH_PAIR_ENV}` : ''}`,
+    `${cached ? 'GET /v1/classes (cached), ' : ''}A: this working tree; B: ${control ? 'this working tree (control)' : ref}${process.env.BENCH_PAIR_ENV ? ` with ${process.env.BENCH_PAIR_ENV}` : ''}`,
   );
   const ratios: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const [a, bCpu] = await round(targets, { authorization: `Bearer ${secret.key}` });
+    const [a, bCpu] = await round(targets, headers);
     ratios.push(bCpu! / a!);
     console.log(
       `round ${i + 1}: A ${a!.toFixed(1)} µs, B ${bCpu!.toFixed(1)} µs of CPU a request; B/A ${(bCpu! / a!).toFixed(3)}`,

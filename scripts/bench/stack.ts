@@ -132,7 +132,7 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
     spawn,
     /**
      * One more gateway on free ports, from `entry` (another checkout's, to compare code), started
-     * and ready; `managementUrl` is its Management surface.
+     * and ready; `managementUrl` and `storefrontUrl` are its two API surfaces.
      */
     async spawnGateway(name: string, entry = join(root, ENTRIES.gateway), extraEnv: Record<string, string> = {}) {
       const [sf, mg, dash, ops] = (await freePorts(4)) as [number, number, number, number];
@@ -144,7 +144,7 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
       };
       const child = spawn(name, ['bun', entry], { ...ports, ...extraEnv });
       await waitFor(`http://127.0.0.1:${sf}/readyz`);
-      return { child, managementUrl: `http://127.0.0.1:${mg}` };
+      return { child, managementUrl: `http://127.0.0.1:${mg}`, storefrontUrl: `http://127.0.0.1:${sf}` };
     },
     /** The processes started so far (a chaos run checks that none died). */
     children: () => [...children],
