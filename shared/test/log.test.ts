@@ -55,3 +55,23 @@ test('an access line is one valid JSON object whatever the caller put in its pat
   expect(new Date(first.time).toISOString()).toBe(first.time);
   expect(second).toMatchObject({ path, problem: 'not_found', requestId: null, keyId: null });
 });
+
+test('access lines come out whole and in order past a full queue and past a long line', async () => {
+  // 1,300 lines: the queue (512) fills twice; one path of 100,000 characters is longer than a write (64 K)
+  const script = `
+    import { flushLogs, logRequest, setLogLevel, setLogProcess } from '@studio/shared';
+    setLogLevel('info');
+    setLogProcess('gateway');
+    for (let i = 0; i < 1300; i++)
+      logRequest({ requestId: 'req_' + i, traceId: null, surface: 'storefront', operation: 'unknown', method: 'GET',
+        path: i === 700 ? '/' + 'x'.repeat(100000) : '/v1/' + i, status: 200, durationMs: i / 100, keyId: null });
+    flushLogs(); // as a process does when it drains`;
+  const child = Bun.spawn(['bun', '-e', script], { cwd: import.meta.dir, stdout: 'pipe' });
+  const lines = (await new Response(child.stdout).text()).trim().split('\n');
+  expect(await child.exited).toBe(0);
+  expect(lines.length).toBe(1300);
+  const parsed = lines.map((l) => JSON.parse(l));
+  expect(parsed.map((l) => l.requestId)).toEqual(Array.from({ length: 1300 }, (_, i) => `req_${i}`));
+  expect(parsed[700].path.length).toBe(100001);
+  expect(parsed[1299]).toMatchObject({ path: '/v1/1299', durationMs: 12.99 });
+});
