@@ -13,9 +13,8 @@
  * `BENCH_SECONDS` (default 10) each.
  */
 import { createSql } from '@studio/shared/io/db';
-import { createApiKey } from '../gateway/src/keys/store';
 import { nginxPath, startNginx } from './bench/nginx';
-import { seedBenchStudio } from './bench/seed';
+import { seedStorefrontRead } from './bench/seed';
 import { createBenchStack, waitFor } from './bench/stack';
 import { runWrk, type WrkResult } from './bench/wrk';
 import { freePorts } from './lib/ports';
@@ -55,11 +54,11 @@ try {
     `bench: database ${stack.dbName}, Redis prefix ${stack.config.REDIS_PREFIX}, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}, ${CONNECTIONS} connections, ${SECONDS} s each`,
   );
   const t0 = performance.now();
-  const seed = await seedBenchStudio(sql);
+  const seed = await seedStorefrontRead(sql);
   console.log(
     `seeded ${seed.instructors} instructors, ${seed.classes} classes, ${seed.occurrences} occurrences in ${Math.round(performance.now() - t0)} ms`,
   );
-  const { key } = await createApiKey(sql, { studioId: seed.studioId, kind: 'publishable', name: 'bench', scopes: [] });
+  const { key } = seed;
 
   // The classes query of storefrontListClasses, as the service runs it.
   const plan = await sql.unsafe(

@@ -16,11 +16,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApiKey } from '@studio/gateway/keys/store';
 import { createSql } from '@studio/shared/io/db';
 import { cpuMeter, totalCpu } from './cpu';
 import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
-import { seedBenchStudio } from './seed';
+import { seedStorefrontRead } from './seed';
 import { createBenchStack } from './stack';
 import { runWrk } from './wrk';
 
@@ -80,13 +79,7 @@ async function seedHop(databaseUrl: string) {
 async function seedCached(databaseUrl: string) {
   const sql = createSql(databaseUrl, { max: 4 });
   try {
-    const seed = await seedBenchStudio(sql);
-    const { key } = await createApiKey(sql, {
-      studioId: seed.studioId,
-      kind: 'publishable',
-      name: 'bench',
-      scopes: [],
-    });
+    const { key } = await seedStorefrontRead(sql);
     return { key, surface: 'storefront' as const };
   } finally {
     await sql.end();

@@ -1,4 +1,5 @@
 /** The bench studio: 200 instructors, 2,000 classes, 20,000 occurrences, written in bulk. */
+import { createApiKey } from '@studio/gateway/keys/store';
 import { newId } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 import { createStudio } from '../lib/studios';
@@ -82,4 +83,11 @@ export async function seedBenchStudio(
   await sql`analyze classes`;
   await sql`analyze instructors`;
   return { studioId, instructors: instructors.length, classes: classes.length, occurrences: occurrences.length };
+}
+
+/** `bun run bench`'s cached read: the bench studio and the publishable key a studio's site would call it with. */
+export async function seedStorefrontRead(sql: Sql): Promise<BenchSeed & { key: string }> {
+  const seed = await seedBenchStudio(sql);
+  const { key } = await createApiKey(sql, { studioId: seed.studioId, kind: 'publishable', name: 'bench', scopes: [] });
+  return { ...seed, key };
 }
