@@ -61,6 +61,28 @@ describe('StorefrontCache', () => {
     expect(c.lookup('std_b', '/v1/plans', null)).toBeNull();
   });
 
+  test("each hit carries its own request's headers and no earlier one's, over the stored ones", async () => {
+    const c = live();
+    await c.store('std_a', '/v1/plans', c.token(), answer('{"plans":[]}'));
+    const first = c.lookup('std_a', '/v1/plans', null, null, {
+      'x-request-id': 'req_1',
+      'cache-control': 'no-store',
+      'access-control-allow-origin': 'https://lotus.example',
+    })!;
+    const second = c.lookup('std_a', '/v1/plans', null, null, { 'x-request-id': 'req_2' })!;
+    const third = c.lookup('std_a', '/v1/plans', null)!;
+    // the first answer keeps what it was made with
+    expect(first.headers.get('x-request-id')).toBe('req_1');
+    expect(first.headers.get('cache-control')).toBe('no-store');
+    expect(first.headers.get('access-control-allow-origin')).toBe('https://lotus.example');
+    // the second has its own id; a name only the first had is gone, or back to the stored value
+    expect(second.headers.get('x-request-id')).toBe('req_2');
+    expect(second.headers.get('cache-control')).toBe('public, max-age=30');
+    expect(second.headers.has('access-control-allow-origin')).toBe(false);
+    expect(third.headers.has('x-request-id')).toBe(false);
+    expect(third.headers.get('etag')).toBe('"v1"');
+  });
+
   test('a change after the upstream call started refuses the fill (no pre-write data parked)', async () => {
     const c = live();
     const token = c.token();

@@ -9,6 +9,10 @@ interface Rep {
   headers: Record<string, string>;
   /** The same headers as a Headers object built once: a Response copies it natively, far cheaper than from a plain object. */
   built?: Headers;
+  /** `built` plus the last answer's own headers (`withExtra`), reused from one answer to the next. */
+  scratch?: Headers;
+  /** The last answer's own headers, whose names `scratch` holds on top of `headers`. */
+  extra?: Record<string, string>;
 }
 
 /** An upstream answer as kept (or, for a non-cacheable one, as shared between the waiters of one fill). */
@@ -55,11 +59,29 @@ function pick(snap: Snapshot, acceptEncoding: string | null): Rep {
 }
 
 /**
- * A fresh Response for one client: compressed when it accepts it and it pays, 304 on a matching validator.
- * Built from the representation's Headers object, then this request's own headers set on it: about a
- * tenth of a cached read's CPU less than from one plain object of every header (`bun run bench:pipeline`,
- * alternating runs: 15.3 against 17.0 µs a request on average).
+ * The headers of one answer: the representation's, then this request's own (`extra`: request id,
+ * trace, rate limit, CORS). They are set on one Headers object per representation, reused from
+ * one answer to the next (a Response copies its headers when it is made), not on each Response:
+ * reading a Response's `headers` makes a Headers object for each answer. About 2.5 % of a cached
+ * read's CPU less (`bun run bench:pair --cached`, docs/benchmarks.md). A name the last answer
+ * added and this one lacks goes back to the representation's value, or goes.
  */
+function withExtra(rep: Rep, extra: Record<string, string>): Headers {
+  const h = (rep.scratch ??= new Headers(rep.headers));
+  const last = rep.extra;
+  if (last)
+    for (const k in last)
+      if (!(k in extra)) {
+        const own = rep.headers[k];
+        if (own === undefined) h.delete(k);
+        else h.set(k, own);
+      }
+  for (const k in extra) h.set(k, extra[k]!);
+  rep.extra = extra;
+  return h;
+}
+
+/** A fresh Response for one client: compressed when it accepts it and it pays, 304 on a matching validator. */
 function respondFrom(
   snap: Snapshot,
   ifNoneMatch: string | null,
@@ -76,12 +98,8 @@ function respondFrom(
     } = extra ? { ...rep.headers, ...extra } : rep.headers;
     return new Response(null, { status: 304, headers: rest });
   }
-  const res = new Response(rep.body, { status: snap.status, headers: (rep.built ??= new Headers(rep.headers)) });
-  if (extra) {
-    const h = res.headers;
-    for (const k in extra) h.set(k, extra[k]!);
-  }
-  return res;
+  const headers = extra ? withExtra(rep, extra) : (rep.built ??= new Headers(rep.headers));
+  return new Response(rep.body, { status: snap.status, headers });
 }
 
 /** Below this, compression saves less than its framing and CPU cost. */
