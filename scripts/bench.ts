@@ -2,7 +2,9 @@
 /**
  * `bun run bench`: Storefront `GET /v1/classes` through the gateway versus an Elysia
  * hello-world behind nginx (the anchor of issue 10; a plain Bun.serve hello-world
- * too, for scale), same machine, same run. Starts its own gateway and
+ * too, for scale), same machine, same run. Beside them, the floor of a cached read
+ * (`bench/cached-floor.ts`: Bun.serve sending the gateway's own answer from memory),
+ * with the CPU per request of the floor and the gateway, as a diagnosis. Starts its own gateway and
  * storefront-service against a fresh database and Redis namespace, seeds a studio
  * (200 instructors, 2,000 classes, 20,000 occurrences), drives wrk at 50 connections,
  * prints a table and the median ratio, and cleans up.
@@ -12,7 +14,11 @@
  * alone while the other idles, in `BENCH_ROUNDS` (default 3) alternating rounds of
  * `BENCH_SECONDS` (default 10) each.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createSql } from '@studio/shared/io/db';
+import { type CpuPerRequest, cpuMeter, formatCpu, totalCpu } from './bench/cpu';
 import { nginxPath, startNginx } from './bench/nginx';
 import { seedStorefrontRead } from './bench/seed';
 import { createBenchStack, waitFor } from './bench/stack';
@@ -45,7 +51,8 @@ if (!Bun.which('taskset')) {
 }
 
 const stack = await createBenchStack(SERVER_CPU);
-const [helloPort, elysiaPort] = (await freePorts(2)) as [number, number];
+const [helloPort, elysiaPort, floorPort] = (await freePorts(3)) as [number, number, number];
+const scratch = await mkdtemp(join(tmpdir(), 'studio-bench-'));
 const sql = createSql(stack.config.DATABASE_URL, { max: 4 });
 let failed = false;
 let stopNginx = async () => {};
@@ -106,7 +113,8 @@ try {
   const probe = await fetch(url, { headers: plainHeaders });
   const text = await probe.text();
   const wire = await fetch(url, { headers, decompress: false } as RequestInit);
-  const wireBytes = (await wire.arrayBuffer()).byteLength;
+  const wireBody = new Uint8Array(await wire.arrayBuffer());
+  const wireBytes = wireBody.byteLength;
   if (probe.status !== 200) throw new Error(`GET ${PATH} answered ${probe.status}: ${text.slice(0, 300)}`);
   const classes = PATH.startsWith('/v1/classes')
     ? `${(JSON.parse(text) as { classes: unknown[] }).classes.length} classes, `
@@ -115,31 +123,55 @@ try {
     `\nGET ${PATH}: ${classes}${text.length} bytes (${wireBytes} bytes ${wire.headers.get('content-encoding') ?? 'uncompressed'} on the wire to a browser)`,
   );
 
-  const measure = async (target: string, h?: Record<string, string>) => {
+  // (c) the floor of this read: the gateway's answer as it came over the wire, served from memory
+  const answerHeaders: Record<string, string> = {};
+  wire.headers.forEach((v, k) => {
+    if (k !== 'content-length' && k !== 'date') answerHeaders[k] = v;
+  });
+  await Bun.write(join(scratch, 'answer'), wireBody);
+  const floor = stack.spawn('cached-floor', [
+    'bun',
+    join(import.meta.dir, 'bench/cached-floor.ts'),
+    String(floorPort),
+    join(scratch, 'answer'),
+    JSON.stringify(answerHeaders),
+  ]);
+  const floorUrl = `http://127.0.0.1:${floorPort}${PATH}`;
+  await waitFor(floorUrl);
+
+  /** One measured run after a second of warm-up; with `pid`, that process's CPU per request too. */
+  const measure = async (target: string, h?: Record<string, string>, pid?: number) => {
     await runWrk(target, { connections: CONNECTIONS, seconds: 1, cpu: LOAD_CPU, headers: h }); // warm-up
-    return runWrk(target, { connections: CONNECTIONS, seconds: SECONDS, cpu: LOAD_CPU, headers: h });
+    const meter = pid ? cpuMeter([pid]) : null;
+    const r = await runWrk(target, { connections: CONNECTIONS, seconds: SECONDS, cpu: LOAD_CPU, headers: h });
+    return Object.assign(r, { cpu: meter?.perRequest(r.requests) ?? null });
   };
   const anchorUrl = `${nginx.url}/`;
-  type Round = { gateway: WrkResult; anchor: WrkResult; hello: WrkResult };
+  type Measured = WrkResult & { cpu: CpuPerRequest | null };
+  type Round = { gateway: Measured; anchor: Measured; hello: Measured; floor: Measured };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++)
     rounds.push({
       hello: await measure(helloUrl),
       anchor: await measure(anchorUrl),
-      gateway: await measure(url, headers),
+      gateway: await measure(url, headers, stack.pidOf('gateway')),
+      floor: await measure(floorUrl, headers, floor.pid),
     });
   const plainResult = await measure(url, plainHeaders);
 
-  const row = (name: string, r: WrkResult) =>
-    `| ${name.padEnd(40)} | ${r.rps.toFixed(0).padStart(9)} | ${r.p50.toFixed(2).padStart(8)} | ${r.p99.toFixed(2).padStart(8)} | ${String(r.non2xx).padStart(7)} |`;
+  const row = (name: string, r: WrkResult & { cpu?: CpuPerRequest | null }) =>
+    `| ${name.padEnd(40)} | ${r.rps.toFixed(0).padStart(9)} | ${r.p50.toFixed(2).padStart(8)} | ${r.p99.toFixed(2).padStart(8)} | ${String(r.non2xx).padStart(7)} | ${formatCpu(r.cpu ?? null).padStart(11)} |`;
   console.log(
-    `\n| ${'target'.padEnd(40)} | ${'req/s'.padStart(9)} | ${'p50 ms'.padStart(8)} | ${'p99 ms'.padStart(8)} | ${'non-2xx'.padStart(7)} |`,
+    `\n| ${'target'.padEnd(40)} | ${'req/s'.padStart(9)} | ${'p50 ms'.padStart(8)} | ${'p99 ms'.padStart(8)} | ${'non-2xx'.padStart(7)} | ${'CPU µs'.padStart(11)} |`,
   );
-  console.log(`|${'-'.repeat(42)}|${'-'.repeat(11)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(9)}|`);
+  console.log(
+    `|${'-'.repeat(42)}|${'-'.repeat(11)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(9)}|${'-'.repeat(13)}|`,
+  );
   rounds.forEach((r, i) => {
     console.log(row(`round ${i + 1}: Bun.serve hello-world`, r.hello));
     console.log(row(`round ${i + 1}: (b) nginx -> Elysia hello-world`, r.anchor));
     console.log(row(`round ${i + 1}: (a) gateway GET ${PATH}`, r.gateway));
+    console.log(row(`round ${i + 1}: (c) Bun floor: the answer from memory`, r.floor));
   });
   console.log(row(`(a') gateway, Accept-Encoding: identity`, plainResult));
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -156,7 +188,12 @@ try {
   console.log(
     `uncompressed (a')/(b) against the median anchor: ${(plainResult.rps / median(rounds.map((r) => r.anchor.rps))).toFixed(2)}×, p99 ${plainResult.p99.toFixed(2)} ms (for reference; browsers always accept gzip)`,
   );
-  for (const r of [...rounds.flatMap((x) => [x.gateway, x.anchor, x.hello]), plainResult])
+  const gatewayCpu = median(rounds.map((r) => totalCpu(r.gateway.cpu)));
+  const floorCpu = median(rounds.map((r) => totalCpu(r.floor.cpu)));
+  console.log(
+    `diagnosis: the Bun floor of this read (c)/(b) ${median(rounds.map((r) => r.floor.rps / r.anchor.rps)).toFixed(2)}× at p99 ${median(rounds.map((r) => r.floor.p99)).toFixed(2)} ms (what the runtime alone allows); CPU a request: gateway ${gatewayCpu.toFixed(1)} µs, floor ${floorCpu.toFixed(1)} µs (${(gatewayCpu / floorCpu).toFixed(2)}×)`,
+  );
+  for (const r of [...rounds.flatMap((x) => [x.gateway, x.anchor, x.hello, x.floor]), plainResult])
     if (r.errors) console.log(`wrk: ${r.errors}`);
   failed =
     ratio < TARGET_RATIO || p99 > TARGET_P99_MS || rounds.some((r) => r.gateway.non2xx > 0 || r.anchor.non2xx > 0);
@@ -168,5 +205,6 @@ try {
   await stopNginx();
   await sql.end({ timeout: 2 });
   await stack.stop();
+  await rm(scratch, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);
