@@ -23,15 +23,17 @@ export function jsonResponse(
  * (`requestTimeOf`) instead of a B-tree of request ids written on every call.
  */
 const processPrefix = randomBase62(8);
-let counter = 0;
+/** Counts from 36^5, so it is six base-36 digits without padding (seven after two billion ids). */
+let counter = 36 ** 5;
 let lastMs = -1;
-let msPart = '';
+/** `req_`, the time and the prefix: one string per millisecond. */
+let head = '';
 export function newRequestId(at: number = Date.now()): string {
   if (at !== lastMs) {
     lastMs = at;
-    msPart = at.toString(36).padStart(9, '0');
+    head = `req_${at.toString(36).padStart(9, '0')}${processPrefix}`;
   }
-  return `req_${msPart}${processPrefix}${(counter++).toString(36).padStart(6, '0')}`;
+  return head + (counter++).toString(36);
 }
 
 const REQUEST_ID_FORMAT = /^req_([0-9a-z]{9})[0-9A-Za-z]{8}[0-9a-z]{6,12}$/;

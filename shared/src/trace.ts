@@ -1,8 +1,9 @@
 /**
  * W3C Trace Context (https://www.w3.org/TR/trace-context/): a valid incoming
- * `traceparent` is continued, anything else starts a new trace. Ids come from a
- * pool of random bytes refilled 4 KiB at a time (a getRandomValues call per request
- * cost more than the rest of the bookkeeping).
+ * `traceparent` is continued, anything else starts a new trace. Ids are slices of a
+ * pool of random bytes, refilled 4 KiB at a time and turned into hex once (a
+ * getRandomValues call per request cost more than the rest of the bookkeeping, and a
+ * hex conversion per id 4 % of a cached read's CPU: docs/benchmarks.md).
  */
 import { randomFillSync } from 'node:crypto';
 
@@ -45,14 +46,18 @@ export function parseTraceparent(header: string | null): { traceId: string; pare
 }
 
 const pool = Buffer.allocUnsafe(4096);
-let used = pool.length;
+/** The pool as hex: ids are slices of it, with no call into the runtime per id. */
+let hex = '';
+let used = 0;
 function randomHex(bytes: number): string {
-  if (used + bytes > pool.length) {
+  const chars = bytes * 2;
+  if (used + chars > hex.length) {
     randomFillSync(pool);
+    hex = pool.toString('hex');
     used = 0;
   }
-  used += bytes;
-  return pool.toString('hex', used - bytes, used);
+  used += chars;
+  return hex.slice(used - chars, used);
 }
 
 /** A span for this hop, starting `start` (ms): the incoming trace continued, or a new one (sampled). */
@@ -62,9 +67,7 @@ export function startTrace(traceparent: string | null, start = Date.now()): Trac
     const { traceId, parentId, flags } = incoming;
     return { traceId, spanId: randomHex(8), parentId, flags, start };
   }
-  // a new trace: its id and this span's from one draw
-  const ids = randomHex(24);
-  return { traceId: ids.slice(0, 32), spanId: ids.slice(32), parentId: null, flags: '01', start };
+  return { traceId: randomHex(16), spanId: randomHex(8), parentId: null, flags: '01', start };
 }
 
 /** `traceparent` for the next hop (this span as its parent), and `traceresponse` for the answer: the same shape (built once). */

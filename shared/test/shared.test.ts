@@ -23,6 +23,7 @@ import {
   verifySignature,
 } from '@studio/shared';
 import { EVENT_RESOURCE_SCOPES, EVENT_TYPES, resourceOf } from '@studio/shared/events';
+import { startTrace, traceparentOf } from '@studio/shared/trace';
 
 describe('key text', () => {
   test('format: prefix + 32 base62, with a checksum that catches typos', () => {
@@ -78,6 +79,17 @@ test('request ids are unique and carry the millisecond their request arrived; ot
   ]) {
     expect(requestTimeOf(other)).toBeNull();
   }
+});
+
+test('new traces get random ids, distinct across refills of the random pool; a continued one keeps its trace id', () => {
+  const traces = Array.from({ length: 1000 }, () => startTrace(null));
+  expect(new Set(traces.map((t) => t.traceId)).size).toBe(1000);
+  expect(new Set(traces.map((t) => t.spanId)).size).toBe(1000);
+  for (const t of traces) expect(traceparentOf(t)).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+  const continued = startTrace(traceparentOf(traces[0]!));
+  expect(continued.traceId).toBe(traces[0]!.traceId);
+  expect(continued.parentId).toBe(traces[0]!.spanId);
+  expect(continued.spanId).not.toBe(traces[0]!.spanId);
 });
 
 test('time input accepts RFC 3339 with an offset only', () => {
