@@ -1,9 +1,10 @@
 /**
  * W3C Trace Context (https://www.w3.org/TR/trace-context/): a valid incoming
  * `traceparent` is continued, anything else starts a new trace. Ids are slices of a
- * pool of random bytes, refilled 4 KiB at a time and turned into hex once (a
+ * pool of random bytes, refilled 4 KiB at a time and turned into hex once: a
  * getRandomValues call per request cost more than the rest of the bookkeeping, and a
- * hex conversion per id, with the request id's padding, 4 % of a cached read's CPU: docs/benchmarks.md).
+ * hex conversion per id (with the request id's padding) 4 % of a cached read's CPU
+ * (docs/benchmarks.md).
  */
 import { randomFillSync } from 'node:crypto';
 
