@@ -4,14 +4,14 @@
  * hello-world behind nginx (the anchor of issue 10; a plain Bun.serve hello-world
  * too, for scale), same machine, same run. Beside them, the floor of a cached read
  * (`bench/cached-floor.ts`: Bun.serve sending the gateway's own answer from memory),
- * with the CPU per request of the floor and the gateway, as a diagnosis. Starts its own gateway and
- * storefront-service against a fresh database and Redis namespace, seeds a studio
- * (200 instructors, 2,000 classes, 20,000 occurrences), drives wrk at 50 connections,
- * prints a table and the median ratio, and cleans up.
+ * with the CPU per request of the floor and the gateway, as a diagnosis. Starts its
+ * own gateway and storefront-service against a fresh database and Redis namespace,
+ * seeds a studio (200 instructors, 2,000 classes, 20,000 occurrences), drives wrk at
+ * 50 connections, prints a table and the median ratio, and cleans up.
  *
  * Placement: servers on CPU `BENCH_SERVER_CPU` (default 0), wrk on `BENCH_LOAD_CPU`
  * (default 1). Postgres and Redis run where the OS puts them. Each server is measured
- * alone while the other idles, in `BENCH_ROUNDS` (default 3) alternating rounds of
+ * alone while the others idle, in `BENCH_ROUNDS` (default 3) alternating rounds of
  * `BENCH_SECONDS` (default 10) each.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
