@@ -7,11 +7,13 @@ import { TieredCache } from './tiered';
 interface Rep {
   body: Blob;
   headers: Record<string, string>;
-  /** The same headers as a Headers object built once: a Response copies it natively, far cheaper than from a plain object. */
+  /**
+   * The same headers as a Headers object, built once and reused from one answer to the next with
+   * that answer's own on top (`withExtra`): a Response copies it natively, far cheaper than from a
+   * plain object.
+   */
   built?: Headers;
-  /** `built` plus the last answer's own headers (`withExtra`), reused from one answer to the next. */
-  scratch?: Headers;
-  /** The last answer's own headers, whose names `scratch` holds on top of `headers`. */
+  /** The last answer's own headers, whose names `built` holds on top of `headers`. */
   extra?: Record<string, string>;
 }
 
@@ -58,6 +60,9 @@ function pick(snap: Snapshot, acceptEncoding: string | null): Rep {
   return (accepted.br && snap.br) || (accepted.gzip && snap.gzip) || snap.plain;
 }
 
+/** What an answer with no headers of its own adds. */
+const NO_EXTRA: Record<string, string> = {};
+
 /**
  * The headers of one answer: the representation's, then this request's own (`extra`: request id,
  * trace, rate limit, CORS). They are set on one Headers object per representation, reused from
@@ -66,8 +71,8 @@ function pick(snap: Snapshot, acceptEncoding: string | null): Rep {
  * read's CPU less (`bun run bench:pair --cached`, docs/benchmarks.md). A name the last answer
  * added and this one lacks goes back to the representation's value, or goes.
  */
-function withExtra(rep: Rep, extra: Record<string, string>): Headers {
-  const h = (rep.scratch ??= new Headers(rep.headers));
+function withExtra(rep: Rep, extra: Record<string, string> = NO_EXTRA): Headers {
+  const h = (rep.built ??= new Headers(rep.headers));
   const last = rep.extra;
   if (last)
     for (const k in last)
@@ -98,8 +103,7 @@ function respondFrom(
     } = extra ? { ...rep.headers, ...extra } : rep.headers;
     return new Response(null, { status: 304, headers: rest });
   }
-  const headers = extra ? withExtra(rep, extra) : (rep.built ??= new Headers(rep.headers));
-  return new Response(rep.body, { status: snap.status, headers });
+  return new Response(rep.body, { status: snap.status, headers: withExtra(rep, extra) });
 }
 
 /** Below this, compression saves less than its framing and CPU cost. */
