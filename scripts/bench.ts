@@ -22,7 +22,7 @@ import { type CpuPerRequest, cpuMeter, formatCpu, totalCpu } from './bench/cpu';
 import { nginxPath, startNginx } from './bench/nginx';
 import { seedStorefrontRead } from './bench/seed';
 import { createBenchStack, waitFor } from './bench/stack';
-import { runWrk, type WrkResult } from './bench/wrk';
+import { runWrk, type WrkResult, warmGateway } from './bench/wrk';
 import { freePorts } from './lib/ports';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -31,12 +31,6 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
 const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
 const PATH = process.env.BENCH_PATH ?? '/v1/classes';
-/**
- * Seconds of load on the gateway alone before the first round, as `bench:hop` gives it: its JIT
- * compiles its code for several seconds under load (a long-running gateway has done so), so with
- * only each run's second of warm-up its first round counted compile time as CPU per request.
- */
-const GATEWAY_WARMUP = Number(process.env.BENCH_GATEWAY_WARMUP ?? 10);
 /** The gateway's cached read against nginx -> Elysia hello-world. */
 const TARGET_RATIO = 1.0;
 const TARGET_P99_MS = 5;
@@ -158,7 +152,7 @@ try {
   type Measured = WrkResult & { cpu: CpuPerRequest | null };
   type Round = { gateway: Measured; anchor: Measured; hello: Measured; floor: Measured };
   const rounds: Round[] = [];
-  await runWrk(url, { connections: CONNECTIONS, seconds: GATEWAY_WARMUP, cpu: LOAD_CPU, headers });
+  await warmGateway(url, { connections: CONNECTIONS, cpu: LOAD_CPU, headers });
   for (let i = 0; i < ROUNDS; i++)
     rounds.push({
       hello: await measure(helloUrl),

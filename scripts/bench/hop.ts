@@ -24,7 +24,7 @@ import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
 import { kongLikeAvailable, startKongLike } from './kong-like';
 import { nginxPath, startNginx } from './nginx';
 import { createBenchStack, waitFor } from './stack';
-import { runWrk, type WrkResult } from './wrk';
+import { runWrk, type WrkResult, warmGateway } from './wrk';
 
 /** A wrk run and the CPU per request behind it (`proxy` null when there is none). */
 type Run = WrkResult & { proxy: CpuPerRequest | null; service: CpuPerRequest; postgres: CpuPerRequest };
@@ -32,13 +32,6 @@ type Run = WrkResult & { proxy: CpuPerRequest | null; service: CpuPerRequest; po
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-/**
- * Seconds of load the gateway gets before the first round: its JIT compiles for the first 8-10 s
- * under load (9-16 µs a request of compiler threads in a 6 s window after 2 s of load, 1-2 µs
- * after that), which a long-running gateway has done long ago. The one-second warm-up of each
- * run is enough for the others, whose code is small (the floor's compiler: under 1 µs a request).
- */
-const GATEWAY_WARMUP = Number(process.env.BENCH_GATEWAY_WARMUP ?? 10);
 const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
 const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
 const PATH = INSTRUCTORS_PATH;
@@ -138,9 +131,8 @@ try {
   type Round = { direct: Run; nginx: Run | null; peer: Run | null; floor: Run; gateway: Run };
   const rounds: Round[] = [];
   const gatewayHeaders = { authorization: `Bearer ${secret.key}` };
-  await runWrk(stack.config.MANAGEMENT_PUBLIC_URL + PATH, {
+  await warmGateway(stack.config.MANAGEMENT_PUBLIC_URL + PATH, {
     connections: CONNECTIONS,
-    seconds: GATEWAY_WARMUP,
     cpu: LOAD_CPU,
     headers: gatewayHeaders,
   });
