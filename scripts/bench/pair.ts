@@ -99,16 +99,14 @@ try {
   const extra = JSON.parse(process.env.BENCH_PAIR_ENV ?? '{}') as Record<string, string>;
   const gatewayB = await stack.spawnGateway('gateway-b', join(b.dir, 'gateway/src/main.ts'), extra);
   const path = cached ? '/v1/classes' : INSTRUCTORS_PATH;
-  const targets =
+  const [urlA, urlB] =
     surface === 'storefront'
-      ? [
-          { url: stack.config.STOREFRONT_PUBLIC_URL + path, pid: stack.pidOf('gateway') },
-          { url: gatewayB.storefrontUrl + path, pid: gatewayB.child.pid },
-        ]
-      : [
-          { url: stack.config.MANAGEMENT_PUBLIC_URL + path, pid: stack.pidOf('gateway') },
-          { url: gatewayB.managementUrl + path, pid: gatewayB.child.pid },
-        ];
+      ? [stack.config.STOREFRONT_PUBLIC_URL, gatewayB.storefrontUrl]
+      : [stack.config.MANAGEMENT_PUBLIC_URL, gatewayB.managementUrl];
+  const targets = [
+    { url: urlA + path, pid: stack.pidOf('gateway') },
+    { url: urlB + path, pid: gatewayB.child.pid },
+  ];
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   if (cached) headers['accept-encoding'] = 'gzip, deflate, br';
   console.log(

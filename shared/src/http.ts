@@ -166,8 +166,8 @@ export function logRequest(f: AccessLine) {
 /** The queued lines, built in one loop (each one template) and handed to the writer 64 K characters at a time. */
 function writeQueued() {
   let text = '';
+  const q = queue;
   for (let i = 0; i < queued * FIELDS; i += FIELDS) {
-    const q = queue;
     const problem = q[i + 10] ? `,"problem":"${q[i + 10]}"` : '';
     text += `{"level":"info","time":"${isoOf(q[i] as number)}","service":${processJson},"msg":"request","requestId":${jsonText(q[i + 1] as string | null)},"traceId":${jsonText(q[i + 2] as string | null)},"surface":"${q[i + 3]}","operation":"${q[i + 4]}","method":${jsonText(q[i + 5] as string)},"path":${jsonText(q[i + 6] as string)},"status":${q[i + 7]},"durationMs":${q[i + 8]},"keyId":${jsonText(q[i + 9] as string | null)}${problem}}\n`;
     if (text.length >= TEXT_MAX) {
