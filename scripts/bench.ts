@@ -2,10 +2,11 @@
 /**
  * `bun run bench`: Storefront `GET /v1/classes` through the gateway versus an Elysia
  * hello-world behind nginx (the anchor of issue 10; a plain Bun.serve hello-world
- * too, for scale), same machine, same run. Beside them, the floor of a cached read
- * (`bench/cached-floor.ts`: Bun.serve sending the gateway's own answer from memory),
- * with the CPU per request of the floor and the gateway, as a diagnosis. Starts its
- * own gateway and storefront-service against a fresh database and Redis namespace,
+ * too, for scale), same machine, same run. Beside them, as a diagnosis: the floor of a
+ * cached read (`bench/cached-floor.ts`: Bun.serve sending the gateway's own answer from
+ * memory), a second gateway with `LOG_LEVEL=warn` (what the access lines cost: issue 22
+ * allows 5 %), and the CPU per request of the three. Starts its
+ * own gateways and storefront-service against a fresh database and Redis namespace,
  * seeds a studio (200 instructors, 2,000 classes, 20,000 occurrences), drives wrk at
  * 50 connections, prints a table and the median ratio, and cleans up.
  *
@@ -34,6 +35,8 @@ const PATH = process.env.BENCH_PATH ?? '/v1/classes';
 /** The gateway's cached read against nginx -> Elysia hello-world. */
 const TARGET_RATIO = 1.0;
 const TARGET_P99_MS = 5;
+/** The gateway without access lines (`LOG_LEVEL=warn`) over the gateway as production runs it, in req/s. */
+const TARGET_ACCESS_LINES = 1.05;
 /** The width of the table's first column. */
 const NAME_WIDTH = 46;
 
@@ -107,6 +110,8 @@ try {
   });
   stopNginx = nginx.stop;
   await stack.start(['storefront-service', 'gateway']);
+  // (d) the same gateway without access lines, on ports of its own: what they cost
+  const quiet = await stack.spawnGateway('gateway-warn', undefined, { LOG_LEVEL: 'warn' });
   const helloUrl = `http://127.0.0.1:${helloPort}/`;
   const url = `${stack.config.STOREFRONT_PUBLIC_URL}${PATH}`;
   // what a browser on a studio's site sends; the uncompressed answer is measured too, below
@@ -140,6 +145,7 @@ try {
   ]);
   const floorUrl = `http://127.0.0.1:${floorPort}${PATH}`;
   await waitFor(floorUrl);
+  const quietUrl = `${quiet.storefrontUrl}${PATH}`;
 
   /** One measured run after a second of warm-up; with `pid`, that process's CPU per request too. */
   const measure = async (target: string, h?: Record<string, string>, pid?: number) => {
@@ -150,14 +156,15 @@ try {
   };
   const anchorUrl = `${nginx.url}/`;
   type Measured = WrkResult & { cpu: CpuPerRequest | null };
-  type Round = { gateway: Measured; anchor: Measured; hello: Measured; floor: Measured };
+  type Round = { gateway: Measured; anchor: Measured; hello: Measured; floor: Measured; quiet: Measured };
   const rounds: Round[] = [];
-  await warmGateway(url, { connections: CONNECTIONS, cpu: LOAD_CPU, headers });
+  for (const u of [url, quietUrl]) await warmGateway(u, { connections: CONNECTIONS, cpu: LOAD_CPU, headers });
   for (let i = 0; i < ROUNDS; i++)
     rounds.push({
       hello: await measure(helloUrl),
       anchor: await measure(anchorUrl),
       gateway: await measure(url, headers, stack.pidOf('gateway')),
+      quiet: await measure(quietUrl, headers, quiet.child.pid),
       floor: await measure(floorUrl, headers, floor.pid),
     });
   const plainResult = await measure(url, plainHeaders);
@@ -174,6 +181,7 @@ try {
     console.log(row(`round ${i + 1}: Bun.serve hello-world`, r.hello));
     console.log(row(`round ${i + 1}: (b) nginx -> Elysia hello-world`, r.anchor));
     console.log(row(`round ${i + 1}: (a) gateway GET ${PATH}`, r.gateway));
+    console.log(row(`round ${i + 1}: (d) gateway, LOG_LEVEL=warn`, r.quiet));
     console.log(row(`round ${i + 1}: (c) Bun floor: the answer from memory`, r.floor));
   });
   console.log(row(`(a') gateway, Accept-Encoding: identity`, plainResult));
@@ -196,10 +204,18 @@ try {
   console.log(
     `diagnosis: the Bun floor of this read (c)/(b) ${median(rounds.map((r) => r.floor.rps / r.anchor.rps)).toFixed(2)}× at p99 ${median(rounds.map((r) => r.floor.p99)).toFixed(2)} ms (what the runtime alone allows); CPU a request: gateway ${gatewayCpu.toFixed(1)} µs, floor ${floorCpu.toFixed(1)} µs (${(gatewayCpu / floorCpu).toFixed(2)}×)`,
   );
-  for (const r of [...rounds.flatMap((x) => [x.gateway, x.anchor, x.hello, x.floor]), plainResult])
+  const quietRatio = median(rounds.map((r) => r.quiet.rps / r.gateway.rps));
+  const quietCpu = median(rounds.map((r) => totalCpu(r.quiet.cpu) / totalCpu(r.gateway.cpu)));
+  console.log(
+    `access lines: (d)/(a) ${quietRatio.toFixed(3)}× the req/s (target ≤ ${TARGET_ACCESS_LINES.toFixed(2)}×), ${quietCpu.toFixed(3)}× the CPU a request (rounds ${rounds.map((r) => (r.quiet.rps / r.gateway.rps).toFixed(2)).join(', ')}; the paired figure: bench:pair --cached --control with BENCH_PAIR_ENV='{"LOG_LEVEL":"warn"}')`,
+  );
+  for (const r of [...rounds.flatMap((x) => [x.gateway, x.quiet, x.anchor, x.hello, x.floor]), plainResult])
     if (r.errors) console.log(`wrk: ${r.errors}`);
   failed =
-    ratio < TARGET_RATIO || p99 > TARGET_P99_MS || rounds.some((r) => r.gateway.non2xx > 0 || r.anchor.non2xx > 0);
+    ratio < TARGET_RATIO ||
+    p99 > TARGET_P99_MS ||
+    quietRatio > TARGET_ACCESS_LINES ||
+    rounds.some((r) => r.gateway.non2xx > 0 || r.quiet.non2xx > 0 || r.anchor.non2xx > 0);
   console.log(failed ? 'RESULT: below target' : 'RESULT: meets target');
 } catch (err) {
   console.error(`bench failed: ${(err as Error).stack ?? err}`);

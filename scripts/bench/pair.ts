@@ -6,7 +6,8 @@
  * B from the ref (default HEAD, checked out in a temporary worktree). Two wrk processes on the load
  * core load both at the same time with the hop bench's uncached read (`GET /v1/instructors`, 20
  * rows), so the drift falls on both alike; each round gives B's CPU per request over A's (from
- * /proc). Prints every round and the median: above 1, the working tree spends less.
+ * /proc), after 10 s of load on both (`BENCH_GATEWAY_WARMUP`: their JIT's work is not counted).
+ * Prints every round and the median: above 1, the working tree spends less.
  *
  * BENCH_PAIR_ENV (JSON) is added to B's environment only, to weigh a runtime setting on one code.
  * With the working tree on both sides (`bun run bench:pair --control`) the ratio shows the noise.
@@ -21,7 +22,7 @@ import { cpuMeter, totalCpu } from './cpu';
 import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
 import { seedStorefrontRead } from './seed';
 import { createBenchStack } from './stack';
-import { runWrk } from './wrk';
+import { runWrk, warmGateway } from './wrk';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
@@ -112,6 +113,8 @@ try {
   console.log(
     `${cached ? 'GET /v1/classes (cached), ' : ''}A: this working tree; B: ${control ? 'this working tree (control)' : ref}${process.env.BENCH_PAIR_ENV ? ` with ${process.env.BENCH_PAIR_ENV}` : ''}`,
   );
+  // both compile under load first, so the first round does not count one's JIT against the other's
+  await Promise.all(targets.map((t) => warmGateway(t.url, { connections: CONNECTIONS, cpu: LOAD_CPU, headers })));
   const ratios: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     const [a, bCpu] = await round(targets, headers);
