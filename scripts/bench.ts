@@ -13,7 +13,7 @@
  * Placement: servers on CPU `BENCH_SERVER_CPU` (default 0), wrk on `BENCH_LOAD_CPU`
  * (default 1). Postgres and Redis run where the OS puts them. Each server is measured
  * alone while the others idle, in `BENCH_ROUNDS` (default 3) alternating rounds of
- * `BENCH_SECONDS` (default 10) each.
+ * `BENCH_SECONDS` (default 10) each, each round starting one target later (`inTurn`).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ import { type CpuPerRequest, cpuMeter, formatCpu, totalCpu } from './bench/cpu';
 import { nginxPath, startNginx } from './bench/nginx';
 import { seedStorefrontRead } from './bench/seed';
 import { createBenchStack, waitFor } from './bench/stack';
-import { runWrk, type WrkResult, warmGateway } from './bench/wrk';
+import { inTurn, runWrk, type WrkResult, warmGateway } from './bench/wrk';
 import { freePorts } from './lib/ports';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -159,14 +159,14 @@ try {
   type Round = { gateway: Measured; anchor: Measured; hello: Measured; floor: Measured; quiet: Measured };
   const rounds: Round[] = [];
   for (const u of [url, quietUrl]) await warmGateway(u, { connections: CONNECTIONS, cpu: LOAD_CPU, headers });
-  for (let i = 0; i < ROUNDS; i++)
-    rounds.push({
-      hello: await measure(helloUrl),
-      anchor: await measure(anchorUrl),
-      gateway: await measure(url, headers, stack.pidOf('gateway')),
-      quiet: await measure(quietUrl, headers, quiet.child.pid),
-      floor: await measure(floorUrl, headers, floor.pid),
-    });
+  const runs: Record<keyof Round, () => Promise<Measured>> = {
+    hello: () => measure(helloUrl),
+    anchor: () => measure(anchorUrl),
+    gateway: () => measure(url, headers, stack.pidOf('gateway')),
+    quiet: () => measure(quietUrl, headers, quiet.child.pid),
+    floor: () => measure(floorUrl, headers, floor.pid),
+  };
+  for (let i = 0; i < ROUNDS; i++) rounds.push(await inTurn(runs, i));
   const plainResult = await measure(url, plainHeaders);
 
   const row = (name: string, r: WrkResult & { cpu?: CpuPerRequest | null }) =>

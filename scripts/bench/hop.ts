@@ -11,7 +11,8 @@ import { join } from 'node:path';
  *   bun floor  Bun.serve over the gateway's own keep-alive pool, adding the same fixed headers and
  *              nothing else (scripts/bench/bare-proxy.ts): the least a Bun process pays for the hop
  *   gateway  our gateway: key check, rate limit, activity, signed forward
- * in BENCH_ROUNDS alternating rounds of BENCH_SECONDS; prints req/s, p50/p99, the CPU each
+ * in BENCH_ROUNDS alternating rounds of BENCH_SECONDS, each round starting one target later
+ * (`inTurn`: the VM's drift within a round favours none); prints req/s, p50/p99, the CPU each
  * process spent per request (from /proc: steadier than req/s on a drifting VM) and the
  * median ratios. Issue 22's verdict: the gateway's CPU per request ≤ 1.25× the floor's, its req/s
  * ≥ 0.9× the Kong-like peer's at p99 ≤ 1.25× the peer's. The configuration is production's
@@ -24,7 +25,7 @@ import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
 import { kongLikeAvailable, startKongLike } from './kong-like';
 import { nginxPath, startNginx } from './nginx';
 import { createBenchStack, waitFor } from './stack';
-import { runWrk, type WrkResult, warmGateway } from './wrk';
+import { inTurn, runWrk, type WrkResult, warmGateway } from './wrk';
 
 /** A wrk run and the CPU per request behind it (`proxy` null when there is none). */
 type Run = WrkResult & { proxy: CpuPerRequest | null; service: CpuPerRequest; postgres: CpuPerRequest };
@@ -136,15 +137,14 @@ try {
     cpu: LOAD_CPU,
     headers: gatewayHeaders,
   });
-  for (let i = 0; i < ROUNDS; i++) {
-    rounds.push({
-      direct: await measure(stack.config.MANAGEMENT_SERVICE_URL + PATH, signed()),
-      nginx: nginxPath() ? await viaNginx() : null,
-      peer: kongLikeAvailable() ? await viaPeer() : null,
-      floor: await viaFloor(),
-      gateway: await measure(stack.config.MANAGEMENT_PUBLIC_URL + PATH, gatewayHeaders, [stack.pidOf('gateway')]),
-    });
-  }
+  const runs: Record<keyof Round, () => Promise<Run | null>> = {
+    direct: () => measure(stack.config.MANAGEMENT_SERVICE_URL + PATH, signed()),
+    nginx: async () => (nginxPath() ? await viaNginx() : null),
+    peer: async () => (kongLikeAvailable() ? await viaPeer() : null),
+    floor: viaFloor,
+    gateway: () => measure(stack.config.MANAGEMENT_PUBLIC_URL + PATH, gatewayHeaders, [stack.pidOf('gateway')]),
+  };
+  for (let i = 0; i < ROUNDS; i++) rounds.push((await inTurn(runs, i)) as Round);
 
   const row = (name: string, r: Run) =>
     `| ${name.padEnd(28)} | ${r.rps.toFixed(0).padStart(8)} | ${r.p50.toFixed(2).padStart(8)} | ${r.p99.toFixed(2).padStart(8)} | ${String(r.non2xx).padStart(7)} | ${formatCpu(r.proxy).padStart(13)} | ${formatCpu(r.service).padStart(13)} | ${formatCpu(r.postgres).padStart(13)} |`;

@@ -26,6 +26,25 @@ export function warmGateway(url: string, o: { connections: number; cpu: string; 
   return runWrk(url, { ...o, seconds: Number(process.env.BENCH_GATEWAY_WARMUP ?? 10) });
 }
 
+/**
+ * One round of a bench: every run of `runs`, one after the other, starting with the `round`-th
+ * (mod their number). This VM's speed drifts within a minute, so a fixed order would give a target
+ * the same place in every round (it put the gateway last in each, docs/benchmarks.md); rotating it
+ * gives each target each place in turn.
+ */
+export async function inTurn<K extends string, R>(
+  runs: Record<K, () => Promise<R>>,
+  round: number,
+): Promise<Record<K, R>> {
+  const names = Object.keys(runs) as K[];
+  const done = {} as Record<K, R>;
+  for (let j = 0; j < names.length; j++) {
+    const name = names[(round + j) % names.length]!;
+    done[name] = await runs[name]();
+  }
+  return done;
+}
+
 export async function runWrk(
   url: string,
   o: { connections: number; seconds: number; cpu: string; headers?: Record<string, string> },
