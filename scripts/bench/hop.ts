@@ -230,7 +230,7 @@ try {
     console.log(
       `diagnosis: gateway / nginx ${(gateway!.rps / nginx.rps).toFixed(2)}× req/s, bun floor / nginx ${(floor!.rps / nginx.rps).toFixed(2)}× req/s (what the runtime alone allows)`,
     );
-  // the verdict takes the paired ratio: the runs in turn gave 1.30-1.53 for the same code within an hour
+  // the verdict takes the paired ratio: the runs in turn gave 1.22-1.53 for the same code within an hour
   const cpuRatio = median(paired);
   console.log(
     `gateway / bun floor: ${cpuRatio.toFixed(2)}× CPU per request loaded at once (rounds ${paired.map((x) => x.toFixed(2)).join(', ')}; target ≤ 1.25), ${(gateway!.proxy / floor!.proxy).toFixed(2)}× from the runs in turn`,
