@@ -110,7 +110,8 @@ try {
   });
   stopNginx = nginx.stop;
   await stack.start(['storefront-service', 'gateway']);
-  // (d) the same gateway without access lines, on ports of its own: what they cost
+  // (d) the same gateway without access lines, on ports of its own: a diagnosis of what they cost;
+  // the figure and its verdict are (a)'s, at production's level
   const quiet = await stack.spawnGateway('gateway-warn', undefined, { LOG_LEVEL: 'warn' });
   const helloUrl = `http://127.0.0.1:${helloPort}/`;
   const url = `${stack.config.STOREFRONT_PUBLIC_URL}${PATH}`;

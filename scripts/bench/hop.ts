@@ -27,7 +27,7 @@ import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
 import { kongLikeAvailable, startKongLike } from './kong-like';
 import { nginxPath, startNginx } from './nginx';
 import { createBenchStack, waitFor } from './stack';
-import { inTurn, runWrk, type WrkResult, warmGateway } from './wrk';
+import { cpuLoadedAtOnce, inTurn, runWrk, type WrkResult, warmGateway } from './wrk';
 
 /** A wrk run and the CPU per request behind it (`proxy` null when there is none). */
 type Run = WrkResult & { proxy: CpuPerRequest | null; service: CpuPerRequest; postgres: CpuPerRequest };
@@ -156,20 +156,13 @@ try {
    * steadier than one from runs in turn. A fresh floor each round.
    */
   const pairedRound = async (floorUrl: string, floorPid: number) => {
-    const pair = [
-      { url: stack.config.MANAGEMENT_PUBLIC_URL + PATH, headers: gatewayHeaders, pid: stack.pidOf('gateway') },
-      { url: floorUrl, headers: {}, pid: floorPid },
-    ];
-    const load = (seconds: number) =>
-      Promise.all(
-        pair.map((t) => runWrk(t.url, { connections: CONNECTIONS / 2, seconds, cpu: LOAD_CPU, headers: t.headers })),
-      );
-    await load(1); // warm-up
-    const meters = pair.map((t) => cpuMeter([t.pid]));
-    const [g, f] = (await load(SECONDS)).map((r, j) => {
-      if (r.non2xx || r.errors) throw new Error(`a paired run was not all 2xx: ${JSON.stringify(r)}`);
-      return totalCpu(meters[j]!.perRequest(r.requests));
-    });
+    const [g, f] = await cpuLoadedAtOnce(
+      [
+        { url: stack.config.MANAGEMENT_PUBLIC_URL + PATH, headers: gatewayHeaders, pid: stack.pidOf('gateway') },
+        { url: floorUrl, pid: floorPid },
+      ],
+      { connections: CONNECTIONS / 2, seconds: SECONDS, cpu: LOAD_CPU },
+    );
     return g! / f!;
   };
   const paired: number[] = [];

@@ -18,11 +18,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSql } from '@studio/shared/io/db';
-import { cpuMeter, totalCpu } from './cpu';
 import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
 import { seedStorefrontRead } from './seed';
 import { createBenchStack } from './stack';
-import { runWrk, warmGateway } from './wrk';
+import { cpuLoadedAtOnce, warmGateway } from './wrk';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
@@ -57,17 +56,6 @@ async function checkout(): Promise<{ dir: string; remove(): Promise<void> }> {
       await rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** One round: both gateways loaded at once; B's CPU per request over A's. */
-async function round(targets: { url: string; pid: number }[], headers: Record<string, string>): Promise<number[]> {
-  const load = (seconds: number) =>
-    Promise.all(targets.map((t) => runWrk(t.url, { connections: CONNECTIONS, seconds, cpu: LOAD_CPU, headers })));
-  await load(1); // warm-up
-  const meters = targets.map((t) => cpuMeter([t.pid]));
-  const runs = await load(SECONDS);
-  for (const r of runs) if (r.non2xx || r.errors) throw new Error(`a run was not all 2xx: ${JSON.stringify(r)}`);
-  return runs.map((r, i) => totalCpu(meters[i]!.perRequest(r.requests)));
 }
 
 /** The hop's read: 20 instructors and a secret key. */
@@ -117,7 +105,10 @@ try {
   await Promise.all(targets.map((t) => warmGateway(t.url, { connections: CONNECTIONS, cpu: LOAD_CPU, headers })));
   const ratios: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const [a, bCpu] = await round(targets, headers);
+    const [a, bCpu] = await cpuLoadedAtOnce(
+      targets.map((t) => ({ ...t, headers })),
+      { connections: CONNECTIONS, seconds: SECONDS, cpu: LOAD_CPU },
+    );
     ratios.push(bCpu! / a!);
     console.log(
       `round ${i + 1}: A ${a!.toFixed(1)} µs, B ${bCpu!.toFixed(1)} µs of CPU a request; B/A ${(bCpu! / a!).toFixed(3)}`,

@@ -1,4 +1,6 @@
 /** Runs wrk pinned to one core and reads requests/s and latency percentiles from its report. */
+import { cpuMeter, totalCpu } from './cpu';
+
 export interface WrkResult {
   rps: number;
   p50: number;
@@ -43,6 +45,26 @@ export async function inTurn<K extends string, R>(
     done[name] = await runs[name]();
   }
   return done;
+}
+
+/**
+ * One paired round (`bench:pair`, `bench:hop`): every target loaded at the same time by its own wrk,
+ * 1 s of warm-up, then `seconds` measured; each target's µs of CPU per request (from /proc). The VM's
+ * drift falls on all of them alike, so their ratios are steadier than from runs in turn.
+ */
+export async function cpuLoadedAtOnce(
+  targets: { url: string; pid: number; headers?: Record<string, string> }[],
+  o: { connections: number; seconds: number; cpu: string },
+): Promise<number[]> {
+  const load = (seconds: number) =>
+    Promise.all(
+      targets.map((t) => runWrk(t.url, { connections: o.connections, seconds, cpu: o.cpu, headers: t.headers })),
+    );
+  await load(1); // warm-up
+  const meters = targets.map((t) => cpuMeter([t.pid]));
+  const runs = await load(o.seconds);
+  for (const r of runs) if (r.non2xx || r.errors) throw new Error(`a run was not all 2xx: ${JSON.stringify(r)}`);
+  return runs.map((r, i) => totalCpu(meters[i]!.perRequest(r.requests)));
 }
 
 export async function runWrk(
