@@ -8,6 +8,7 @@ import { eventHandlers } from './events/routes';
 import { instructorHandlers } from './instructors/routes';
 import type { ManagementDeps } from './kit/deps';
 import { writeGuard } from './kit/guard';
+import { refusedWrite } from './kit/write';
 import { locationHandlers } from './locations/routes';
 import { memberHandlers } from './members/routes';
 import { planHandlers } from './plans/routes';
@@ -18,7 +19,14 @@ import { scheduleHandlers } from './schedule/routes';
 export function createManagementService(deps: ManagementDeps) {
   return new Elysia({ name: 'management-service', normalize: false })
     .use(
-      serviceKit({ name: 'management', surface: 'management', config: deps.config, sql: deps.sql, redis: deps.redis }),
+      serviceKit({
+        name: 'management',
+        surface: 'management',
+        config: deps.config,
+        sql: deps.sql,
+        redis: deps.redis,
+        refused: refusedWrite(deps),
+      }),
     )
     .use(writeGuard)
     .use(

@@ -114,6 +114,50 @@ for (const mode of MODES)
       void ins;
     });
 
+    test("a request refused before it runs (422 by schema, 400 not JSON, 415) is its key's answer: replayed, and another request with the key is 409", async () => {
+      const { studio, write } = await studioWithKey(s);
+      const form = { 'content-type': 'application/x-www-form-urlencoded' };
+      const refusals = [
+        {
+          key: 'early-422',
+          body: { name: '' } as unknown,
+          again: '{ "name" : "" }',
+          status: 422,
+          code: 'validation_failed',
+        },
+        { key: 'early-400', body: '{bad', again: '{bad', status: 400, code: 'malformed_json' },
+        {
+          key: 'early-415',
+          body: 'name=Ana',
+          again: 'name=Ana',
+          status: 415,
+          code: 'unsupported_media_type',
+          headers: form,
+        },
+      ];
+      for (const r of refusals) {
+        const first = await write('POST', '/v1/instructors', r.body, r.key, r.headers);
+        const text = await first.text();
+        expect([first.status, JSON.parse(text).code]).toEqual([r.status, r.code]);
+        expect(first.headers.get('idempotent-replayed')).toBeNull();
+        // the same request again (a 422's body in other whitespace): the stored answer
+        const retry = await write('POST', '/v1/instructors', r.again, r.key, r.headers);
+        expect(retry.status).toBe(r.status);
+        expect(retry.headers.get('idempotent-replayed')).toBe('true');
+        expect(await retry.text()).toBe(text);
+        // the body mended, with the same key: another request (rule 5), which does not act
+        await expectProblem(
+          await write('POST', '/v1/instructors', { name: 'Ana Ruiz' }, r.key),
+          409,
+          'idempotency_key_reused',
+        );
+      }
+      const [{ n }] = await s.sql`select count(*)::int as n from instructors where studio_id = ${studio.id}`;
+      expect(n).toBe(0);
+      // with a fresh key, the mended body acts
+      expect((await write('POST', '/v1/instructors', { name: 'Ana Ruiz' })).status).toBe(201);
+    });
+
     test('10 concurrent requests with one key have one effect', async () => {
       const { studio, write } = await studioWithKey(s);
       const ins = await instructor(s, studio.id);

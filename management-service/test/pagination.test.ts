@@ -93,6 +93,9 @@ describe('cursor pagination (docs/design/pagination.md)', () => {
     expect(await count('?limit=2.5')).toBe(25);
     expect(await count('')).toBe(25);
     expect(await count('?limit=100')).toBe(100);
+    // however long the value, never an error (the spec: clamped, not rejected)
+    expect(await count(`?limit=${'9'.repeat(40)}`)).toBe(100);
+    expect(await count(`?limit=${'x'.repeat(5000)}`)).toBe(25);
   });
 
   test('an altered, foreign or made-up cursor: 400 invalid_cursor', async () => {
@@ -106,12 +109,35 @@ describe('cursor pagination (docs/design/pagination.md)', () => {
     payload.i = 'mem_0';
     const forged = `${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${sig}`;
     const flipped = next_cursor.slice(0, -1) + (next_cursor.endsWith('A') ? 'B' : 'A');
-    for (const bad of [forged, flipped, 'abc', 'Zm9v.YmFy', `${body}.`]) {
+    // however long: still the cursor's own 400, not a 422 for its length
+    const long = `${'A'.repeat(3000)}.${sig}`;
+    const huge = `${'A'.repeat(9000)}.${sig}`;
+    for (const bad of [forged, flipped, 'abc', 'Zm9v.YmFy', `${body}.`, long, huge]) {
       await expectProblem(await a.get(`/v1/members?cursor=${encodeURIComponent(bad)}`), 400, 'invalid_cursor');
     }
     await expectProblem(await b.get(`/v1/members?cursor=${next_cursor}`), 400, 'invalid_cursor');
     await expectProblem(await a.get(`/v1/classes?cursor=${next_cursor}`), 400, 'invalid_cursor');
     expect((await a.get(`/v1/members?cursor=${next_cursor}`)).status).toBe(200);
+  });
+
+  test('a query parameter a list does not declare: 422 naming it, as its document says (the preload checks)', async () => {
+    const { get } = await studioWithKey(s);
+    const lists = [
+      'classes',
+      'members',
+      'schedule',
+      'content',
+      'coupons',
+      'instructors',
+      'locations',
+      'plans',
+      'programs',
+      'events',
+    ];
+    for (const list of lists) {
+      const body = await expectProblem(await get(`/v1/${list}?staus=active`), 422, 'validation_failed');
+      expect((body.errors as { path: string }[])[0]!.path).toBe('/query/staus');
+    }
   });
 
   test('an empty list is { data: [], next_cursor: null }', async () => {

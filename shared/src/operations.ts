@@ -761,8 +761,8 @@ export function problemsOf(o: Operation): ProblemCode[] {
       'unknown_reference',
     );
   }
-  if (o.body) codes.push('validation_failed');
-  if (o.query && o.query !== PageQuery) codes.push('validation_failed');
+  // a query parameter the operation does not declare is 422 too, on a list that only pages as on any other
+  if (o.body || o.query) codes.push('validation_failed');
   if (o.paginated) codes.push('invalid_cursor');
   if (o.path.includes('{')) codes.push('not_found');
   codes.push(...(o.problems ?? []));

@@ -30,10 +30,13 @@ function readIdempotencyKey(request: Request): string {
 
 /** The Idempotency-Key the guard read and checked for this write (the write runner's key). */
 export function idempotencyKeyOf(request: Request): string {
-  const key = idempotencyKeys.get(request);
+  const key = readKeyOf(request);
   if (key === undefined) throw new Error('idempotencyKeyOf: the write guard did not run for this request');
   return key;
 }
+
+/** The same, or undefined when the guard took none (not a write, or the key's own 400). */
+export const readKeyOf = (request: Request): string | undefined => idempotencyKeys.get(request);
 
 /**
  * Checks every Management write before its body is parsed or validated: the

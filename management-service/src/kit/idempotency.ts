@@ -36,6 +36,14 @@ export function fingerprintOf(method: string, path: string, body: unknown): stri
     .digest('hex');
 }
 
+/**
+ * The fingerprint of a request whose body is not JSON (a write refused before it was parsed): the hex SHA-256 of its
+ * bytes, as the gateway signed it. `bytes:` cannot begin canonical JSON, so it never equals a parsed body's.
+ */
+export function fingerprintOfBytes(method: string, path: string, bodySha256: string): string {
+  return new Bun.CryptoHasher('sha256').update(`${method.toUpperCase()}\n${path}\nbytes:${bodySha256}`).digest('hex');
+}
+
 const names = (prefix: string, studioId: string, key: string) => {
   const id = new Bun.CryptoHasher('sha256').update(`${studioId}\n${key}`).digest('hex').slice(0, 40);
   return { record: `${prefix}idem:rec:${id}`, lock: `${prefix}idem:lock:${id}` };

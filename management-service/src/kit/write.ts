@@ -3,6 +3,9 @@ import {
   type AnyOperation,
   AppError,
   type Caller,
+  EMPTY_SHA256,
+  GW,
+  isWriteMethod,
   JSON_TYPE,
   PROBLEM_CONTENT_TYPE,
   problemBody,
@@ -12,15 +15,17 @@ import type { EventType } from '@studio/shared/events';
 import type { Tx } from '@studio/shared/io/db';
 import type { Metrics } from '@studio/shared/io/metrics';
 import type { OperationContext } from '@studio/shared/io/register';
+import { type EarlyRefusal, verifiedCaller } from '@studio/shared/io/service-kit';
 import { translatePgError } from '@studio/shared/pg-errors';
 import { parseTraceparent, TRACEPARENT } from '@studio/shared/trace';
 import { doubleBookedWithConflict } from './conflicts';
 import type { ManagementDeps } from './deps';
 import { type Emitted, insertEvents, type Written } from './events';
-import { idempotencyKeyOf } from './guard';
+import { idempotencyKeyOf, readKeyOf } from './guard';
 import {
   findRecord,
   fingerprintOf,
+  fingerprintOfBytes,
   idempotencyLocks,
   insertRecord,
   type LiveRecord,
@@ -188,30 +193,39 @@ async function storeFailure(
   return rec;
 }
 
+/** What a write does inside its transaction once it holds its key: its change, and the answer to store. */
+type Act = (tx: Tx) => Promise<{ rec: StoredResponse; types: EventType[] }>;
+
 /**
  * The write's transaction: the studio-and-key advisory lock, the stored answer if one exists,
- * else the action, its declared events and the answer it stores, all or nothing.
+ * else the act (the action, its declared events and the answer it stores), all or nothing.
  */
-async function commitWrite<O extends AnyOperation>(
-  tx: Tx,
+async function commitWrite(tx: Tx, studioId: string, key: string, act: Act): Promise<Outcome> {
+  if (!(await tryKeyLock(tx, studioId, key))) return { kind: 'busy' };
+  const existing = await findRecord(tx, studioId, key);
+  if (existing) return { kind: 'existing', rec: existing };
+  return { kind: 'done', ...(await act(tx)) };
+}
+
+/** A handler's action as an `Act`: its record and events, stored as the registry row's success answer. */
+function actOf<O extends AnyOperation>(
   c: OperationContext<O>,
   key: string,
   fingerprint: string,
   action: (tx: Tx) => Promise<WriteResult<O>>,
-): Promise<Outcome> {
+): Act {
   const { caller, request } = c;
-  if (!(await tryKeyLock(tx, caller.studioId, key))) return { kind: 'busy' };
-  const existing = await findRecord(tx, caller.studioId, key);
-  if (existing) return { kind: 'existing', rec: existing };
-  const { record, events } = await action(tx);
-  const types = declared(c.operation, events);
-  await insertEvents(tx, caller.studioId, events, {
-    requestId: caller.requestId,
-    traceId: parseTraceparent(request.headers.get(TRACEPARENT))?.traceId ?? null,
-  });
-  const rec = storedSuccess(fingerprint, c, record);
-  await insertRecord(tx, caller.studioId, key, rec);
-  return { kind: 'done', rec, types };
+  return async (tx) => {
+    const { record, events } = await action(tx);
+    const types = declared(c.operation, events);
+    await insertEvents(tx, caller.studioId, events, {
+      requestId: caller.requestId,
+      traceId: parseTraceparent(request.headers.get(TRACEPARENT))?.traceId ?? null,
+    });
+    const rec = storedSuccess(fingerprint, c, record);
+    await insertRecord(tx, caller.studioId, key, rec);
+    return { rec, types };
+  };
 }
 
 /**
@@ -234,17 +248,45 @@ async function commitWrite<O extends AnyOperation>(
  * undefined for a body-less DELETE / POST). Cached Storefront answers need no call here:
  * the gateway drops them after a successful write that changes what they show.
  */
-export async function runWrite<O extends AnyOperation>(
+export function runWrite<O extends AnyOperation>(
   deps: ManagementDeps,
   c: OperationContext<O>,
   action: (tx: Tx) => Promise<WriteResult<O>>,
 ): Promise<Response> {
-  const { sql } = deps;
-  const { caller, request } = c;
-  const studioId = caller.studioId;
-  const key = idempotencyKeyOf(request);
-  const fingerprint = fingerprintOf(request.method, new URL(request.url).pathname, c.body);
+  const key = idempotencyKeyOf(c.request);
+  const fingerprint = fingerprintOf(c.request.method, new URL(c.request.url).pathname, c.body);
+  return underKey(deps, c.caller, key, fingerprint, actOf(c, key, fingerprint, action));
+}
 
+/**
+ * A write refused before its handler ran (the service kit's `EarlyRefusal`: not JSON, not of its schema, not of a
+ * JSON media type) is a first answer like any other: stored under its key, so the same request is answered the
+ * same again and another one with that key is 409 `idempotency_key_reused` (the specification's rule 5). Its
+ * fingerprint is of its parsed body, as a write's is, or, when it has none, of the SHA-256 of its bytes the
+ * gateway signed. null for a request the guard took no key from (no write, or the key's own 400).
+ */
+export function refusedWrite(deps: ManagementDeps) {
+  return async ({ request, failure, body }: EarlyRefusal): Promise<Response | null> => {
+    const key = isWriteMethod(request.method) ? readKeyOf(request) : undefined;
+    if (key === undefined) return null;
+    const path = new URL(request.url).pathname;
+    const fingerprint = body
+      ? fingerprintOf(request.method, path, body.value)
+      : fingerprintOfBytes(request.method, path, request.headers.get(GW.bodySha256) ?? EMPTY_SHA256);
+    return underKey(deps, verifiedCaller(request), key, fingerprint, () => Promise.reject(failure));
+  };
+}
+
+/** The idempotency rules around one act: the hot copy, the key's lock, the transaction, a failure stored or not. */
+async function underKey(
+  deps: ManagementDeps,
+  caller: Caller,
+  key: string,
+  fingerprint: string,
+  act: Act,
+): Promise<Response> {
+  const { sql } = deps;
+  const studioId = caller.studioId;
   const locks = idempotencyLocks(deps); // Redis, or Postgres alone in single-node mode
   const hot = await locks.cached(studioId, key);
   if (hot) return replay(deps, hot, fingerprint);
@@ -256,7 +298,7 @@ export async function runWrite<O extends AnyOperation>(
 
   let outcome: Outcome;
   try {
-    outcome = await sql.begin((tx) => commitWrite(tx, c, key, fingerprint, action));
+    outcome = await sql.begin((tx) => commitWrite(tx, studioId, key, act));
   } catch (err) {
     const stored = await storeFailure(deps, caller, key, fingerprint, err);
     await release();

@@ -19,12 +19,28 @@ import type { Sql } from './db';
 import { readiness, redisCheckOf } from './readiness';
 import type { Redis } from './redis';
 
+/**
+ * A request refused before its handler ran: its body not JSON (400 `malformed_json`), not of its schema
+ * (422 `validation_failed`), or not of a JSON media type (415). `body` is the parsed body when there is one,
+ * else null (the signed SHA-256 of its bytes stands for it).
+ */
+export interface EarlyRefusal {
+  request: Request;
+  failure: AppError;
+  body: { value: unknown } | null;
+}
+
 export interface ServiceKitOptions {
   name: string;
   surface: Surface;
   config: Config;
   sql: Sql;
   redis: Redis | null;
+  /**
+   * Answers an early refusal in the service's own way (Management: stored under the write's Idempotency-Key, so
+   * the key answers it again, and another request with that key is 409), or null for the kit's problem answer.
+   */
+  refused?: (r: EarlyRefusal) => Promise<Response | null>;
 }
 
 const UNSIGNED = new Set(['/healthz', '/readyz']);
@@ -58,6 +74,24 @@ function validationErrors(error: ValidationError): FieldError[] {
   return out;
 }
 
+/** The refusal of a signed request before its handler ran (`EarlyRefusal`), or null for any other error. */
+function earlyRefusal(request: Request, code: unknown, error: unknown): EarlyRefusal | null {
+  const cause = code === 'PARSE' ? (error as Error).cause : undefined;
+  // the body unread as JSON: 400 malformed_json, from our parser or Elysia's (a 413 or a bad signature is no refusal of the request's content)
+  if (code === 'PARSE' && (!(cause instanceof AppError) || cause.code === 'malformed_json')) {
+    const failure =
+      cause instanceof AppError
+        ? cause
+        : new AppError('malformed_json', { detail: 'The request body is not valid JSON.' });
+    return { request, failure, body: null };
+  }
+  if (code === 'VALIDATION' && error instanceof ValidationError && error.type === 'body')
+    return { request, failure: problems.invalidFields(validationErrors(error)), body: { value: error.value } };
+  if (error instanceof AppError && error.code === 'unsupported_media_type')
+    return { request, failure: error, body: null };
+  return null;
+}
+
 /** Why the database was unavailable, at most once a second (an outage answers hundreds of 503s). */
 let lastUnavailableLog = 0;
 function unavailableLog(service: string, requestId: string | undefined, error: unknown) {
@@ -82,6 +116,34 @@ export function serviceKit(o: ServiceKitOptions) {
   const typeBase = problemTypeBase(o.config, o.surface);
   const problemResponse = (code: ProblemCode, requestId: string | undefined, options: ProblemOptions = {}) =>
     renderProblem(code, requestId, { typeBase, ...options });
+
+  /** Every error as its problem answer, from the one vocabulary. */
+  function answer(code: unknown, error: unknown, requestId: string | undefined): Response {
+    // Elysia wraps what a body parser throws (our bounded reader's 413 / 400) in its ParseError
+    const cause = code === 'PARSE' ? (error as Error).cause : undefined;
+    if (cause instanceof AppError) return problemResponse(cause.code, requestId, cause.options);
+    if (error instanceof AppError) return problemResponse(error.code, requestId, error.options);
+    if (code === 'VALIDATION' && error instanceof ValidationError) {
+      const invalid = problems.invalidFields(validationErrors(error));
+      return problemResponse(invalid.code, requestId, invalid.options);
+    }
+    if (code === 'PARSE')
+      return problemResponse('malformed_json', requestId, { detail: 'The request body is not valid JSON.' });
+    if (code === 'NOT_FOUND') return problemResponse('route_not_found', requestId);
+    const pg = translatePgError(error);
+    if (pg?.code === 'service_unavailable') unavailableLog(o.name, requestId, error);
+    if (pg) return problemResponse(pg.code, requestId, pg.options);
+    const tooLarge = (error as { code?: string })?.code === 'ERR_BODY_TOO_LARGE';
+    if (tooLarge) return problemResponse('payload_too_large', requestId);
+    log('error', 'unhandled error', {
+      service: o.name,
+      requestId,
+      error: error instanceof Error ? error.stack : String(error),
+    });
+    return problemResponse('internal_error' satisfies ProblemCode, requestId, {
+      detail: 'Something went wrong on our side; the request id identifies it.',
+    });
+  }
   return (
     new Elysia({ name: `service-kit:${o.name}` })
       // a returned record or list is written with the one JSON media type spelling (Elysia's would add `;charset=utf-8`);
@@ -105,32 +167,15 @@ export function serviceKit(o: ServiceKitOptions) {
           });
         callers.set(request, caller);
       })
-      .onError({ as: 'global' }, ({ code, error, request }) => {
+      .onError({ as: 'global' }, async ({ code, error, request }) => {
         const requestId = callers.get(request)?.requestId;
-        // Elysia wraps what a body parser throws (our bounded reader's 413 / 400) in its ParseError
-        const cause = code === 'PARSE' ? (error as Error).cause : undefined;
-        if (cause instanceof AppError) return problemResponse(cause.code, requestId, cause.options);
-        if (error instanceof AppError) return problemResponse(error.code, requestId, error.options);
-        if (code === 'VALIDATION' && error instanceof ValidationError) {
-          const invalid = problems.invalidFields(validationErrors(error));
-          return problemResponse(invalid.code, requestId, invalid.options);
+        const early = o.refused && callers.has(request) ? earlyRefusal(request, code, error) : null;
+        if (!early) return answer(code, error, requestId);
+        try {
+          return (await o.refused!(early)) ?? answer(code, error, requestId);
+        } catch (err) {
+          return answer('UNKNOWN', err, requestId);
         }
-        if (code === 'PARSE')
-          return problemResponse('malformed_json', requestId, { detail: 'The request body is not valid JSON.' });
-        if (code === 'NOT_FOUND') return problemResponse('route_not_found', requestId);
-        const pg = translatePgError(error);
-        if (pg?.code === 'service_unavailable') unavailableLog(o.name, requestId, error);
-        if (pg) return problemResponse(pg.code, requestId, pg.options);
-        const tooLarge = (error as { code?: string })?.code === 'ERR_BODY_TOO_LARGE';
-        if (tooLarge) return problemResponse('payload_too_large', requestId);
-        log('error', 'unhandled error', {
-          service: o.name,
-          requestId,
-          error: error instanceof Error ? error.stack : String(error),
-        });
-        return problemResponse('internal_error' satisfies ProblemCode, requestId, {
-          detail: 'Something went wrong on our side; the request id identifies it.',
-        });
       })
       .get('/healthz', () => ({ status: 'ok' }))
       .get('/readyz', () => readiness(o.sql, redisCheckOf(o.config, o.redis)))

@@ -13,6 +13,12 @@ export const NO_NUL = '^[^\\u0000]*$';
 export const MAX_ID_LENGTH = 64;
 /** A cursor carries the list, the studio, a sort key, an id and the filters (ids ≤ 64): a few hundred characters. */
 export const MAX_CURSOR_LENGTH = 1024;
+/**
+ * A paging value as sent (`cursor`, `limit`): never refused for its length, since a limit is clamped and a cursor
+ * that is not ours is 400 `invalid_cursor` (docs/design/pagination.md). Bun refuses a request whose line and
+ * headers pass 16 KiB (431), so no value that arrives is longer than this.
+ */
+export const MAX_PAGING_VALUE_LENGTH = 16 * 1024;
 export const MAX_URL_LENGTH = 2048;
 /** Free text of at most `maxLength` characters, without NUL. */
 export const Text = (maxLength: number, o: StringOptions = {}) => t.String({ pattern: NO_NUL, ...o, maxLength });
