@@ -152,8 +152,8 @@ for (const mode of MODES)
           'idempotency_key_reused',
         );
       }
-      const [{ n }] = await s.sql`select count(*)::int as n from instructors where studio_id = ${studio.id}`;
-      expect(n).toBe(0);
+      const rows = await s.sql`select count(*)::int as n from instructors where studio_id = ${studio.id}`;
+      expect(rows[0]!.n).toBe(0);
       // with a fresh key, the mended body acts
       expect((await write('POST', '/v1/instructors', { name: 'Ana Ruiz' })).status).toBe(201);
     });

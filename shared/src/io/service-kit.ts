@@ -106,13 +106,8 @@ function unavailableLog(service: string, requestId: string | undefined, error: u
   });
 }
 
-/**
- * What every internal service shares: refuse anything the gateway did not sign
- * (401 `gateway_signature_invalid`), render every error as problem+json from the
- * one vocabulary, and answer `/healthz` and `/readyz`. Registered first, so its
- * error handler covers every route after it.
- */
-export function serviceKit(o: ServiceKitOptions) {
+/** The service's problem answers: by code, and for any error (the one vocabulary). */
+function answers(o: ServiceKitOptions) {
   const typeBase = problemTypeBase(o.config, o.surface);
   const problemResponse = (code: ProblemCode, requestId: string | undefined, options: ProblemOptions = {}) =>
     renderProblem(code, requestId, { typeBase, ...options });
@@ -144,6 +139,17 @@ export function serviceKit(o: ServiceKitOptions) {
       detail: 'Something went wrong on our side; the request id identifies it.',
     });
   }
+  return { problemResponse, answer };
+}
+
+/**
+ * What every internal service shares: refuse anything the gateway did not sign
+ * (401 `gateway_signature_invalid`), render every error as problem+json from the
+ * one vocabulary, and answer `/healthz` and `/readyz`. Registered first, so its
+ * error handler covers every route after it.
+ */
+export function serviceKit(o: ServiceKitOptions) {
+  const { problemResponse, answer } = answers(o);
   return (
     new Elysia({ name: `service-kit:${o.name}` })
       // a returned record or list is written with the one JSON media type spelling (Elysia's would add `;charset=utf-8`);
