@@ -19,7 +19,24 @@ const database = resolveDatabase(process.env);
 if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES && !answers('127.0.0.1', 6379))
   process.env.REDIS_URL = SINGLE_NODE;
 // refuses development secrets beyond loopback before anything starts (the embedded Postgres included)
-loadConfigOrExit({ ...process.env, DATABASE_URL: database.url ?? LOCAL_DATABASE_URL });
+const early = loadConfigOrExit({ ...process.env, DATABASE_URL: database.url ?? LOCAL_DATABASE_URL });
+// a port already taken (most often a stack started before, in another terminal): said before anything starts
+const PORTS = [
+  'STOREFRONT_PORT',
+  'MANAGEMENT_PORT',
+  'DASHBOARD_PORT',
+  'OPS_PORT',
+  'STOREFRONT_SERVICE_PORT',
+  'MANAGEMENT_SERVICE_PORT',
+] as const;
+const taken = PORTS.filter((v) => answers(early.HOST, early[v]));
+if (taken.length) {
+  console.error(
+    `error: ${taken.map((v) => `port ${early[v]} (${v})`).join(', ')} ${taken.length > 1 ? 'are' : 'is'} in use by another process. ` +
+      'Is the stack already running in another terminal? Stop it, or set the variables named to free ports.',
+  );
+  process.exit(1);
+}
 
 const shown = (path: string) => (relative(process.cwd(), path).startsWith('..') ? path : relative(process.cwd(), path));
 const masked = (url: string) => url.replace(/\/\/([^@/:]*):[^@/]*@/, '//$1:…@');
@@ -118,6 +135,17 @@ function stopAll(code: number) {
 }
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
+// the terminal closed: the same as Ctrl-C (the embedded Postgres, in a session of its own, would outlive us)
+process.on('SIGHUP', () => stopAll(0));
+// the embedded Postgres is ours to watch: one that dies is said loudly, and the stack stops (the children
+// could only answer 503 until it came back, and a restart of the whole command runs its crash recovery)
+void embedded?.exited.then((code) => {
+  if (stopping) return;
+  console.error(
+    `error: the embedded Postgres exited (${code}); the end of its log is in ${shown(embedded!.logFile)}. Stopping the stack; \`bun run start\` again starts it.`,
+  );
+  stopAll(1);
+});
 
 async function ready(url: string) {
   for (let i = 0; i < 100; i++) {
@@ -132,8 +160,8 @@ const ok = await Promise.all(processes.map((p) => ready(p.health)));
 if (!ok.every(Boolean)) {
   const hint =
     redisMode(config) === 'single-node'
-      ? 'single-node mode: does another gateway run against this database?'
-      : 'is Redis running?';
+      ? 'see the lines above; in single-node mode, does another gateway run against this database?'
+      : 'see the lines above; is Redis running?';
   console.error(
     `not ready: ${processes
       .filter((_, i) => !ok[i])

@@ -4,7 +4,7 @@
  * PG_VERSION checked). Runs as root here and in CI, so Postgres runs as `studio-pg`.
  */
 import { afterAll, describe, expect, test } from 'bun:test';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { embeddedPaths, LOCAL_DATABASE_URL, loadConfig, resolveDatabase } from '@studio/shared';
@@ -126,6 +126,17 @@ describe('the embedded Postgres', () => {
     } finally {
       writeFileSync(file, original);
     }
+  });
+
+  test('a directory that holds something else is refused as it is: its owner and mode untouched', async () => {
+    const other = join(dir, 'not-postgres');
+    mkdirSync(other, { mode: 0o755 });
+    writeFileSync(join(other, 'notes.txt'), 'mine\n', { mode: 0o644 });
+    const before = [statSync(other), statSync(join(other, 'notes.txt'))].map((st) => [st.uid, st.mode]);
+    await expect(startEmbeddedPostgres({ dataDir: other, stateFile: join(dir, 'other.json') })).rejects.toThrow(
+      /is not empty and holds no Postgres data/,
+    );
+    expect([statSync(other), statSync(join(other, 'notes.txt'))].map((st) => [st.uid, st.mode])).toEqual(before);
   });
 
   test('a data directory restored without its state file starts with a new password, data intact', async () => {

@@ -17,9 +17,9 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-/** management-service in its own process, its stdout collected. */
-async function spawnService(logLevel: string) {
-  const port = await freePort();
+/** management-service in its own process (on `port`, else a free one), its stdout and stderr collected. */
+async function spawnService(logLevel: string, port?: number) {
+  port ??= await freePort();
   const env = {
     ...(process.env as Record<string, string>),
     DATABASE_URL: s.config.DATABASE_URL,
@@ -34,14 +34,19 @@ async function spawnService(logLevel: string) {
     cwd: root,
     env,
     stdout: 'pipe',
-    stderr: 'inherit',
+    stderr: 'pipe',
   });
   const out = { text: '' };
-  void (async () => {
-    const decoder = new TextDecoder();
-    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) out.text += decoder.decode(r.value);
-  })();
+  const err = { text: '' };
+  for (const [stream, into] of [
+    [proc.stdout, out],
+    [proc.stderr, err],
+  ] as const)
+    void (async () => {
+      const decoder = new TextDecoder();
+      const reader = (stream as ReadableStream<Uint8Array>).getReader();
+      for (let r = await reader.read(); !r.done; r = await reader.read()) into.text += decoder.decode(r.value);
+    })();
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     if (
@@ -58,7 +63,7 @@ async function spawnService(logLevel: string) {
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { proc, url, lines };
+  return { proc, url, lines, stderr: () => err.text };
 }
 
 const callerOf = (operationId: string): Caller => ({
@@ -155,4 +160,22 @@ test('SIGTERM drains: no new connections, the request in flight completes, the p
   expect(res.status).toBe(201);
   expect(await svc.proc.exited).toBe(0);
   expect(await s.sql`select 1 from instructors where studio_id = ${studioId} and name = 'Drained'`).toHaveLength(1);
+});
+
+test('a port in use: a second process exits 1 with one line naming the port and its variable, and never shares it', async () => {
+  const first = await spawnService('warn');
+  const port = Number(new URL(first.url).port);
+  try {
+    // Bun binds production-mode servers with SO_REUSEPORT unless told not to: the second would then take half the connections
+    const second = await spawnService('warn', port);
+    const code = await Promise.race([second.proc.exited, Bun.sleep(10_000).then(() => 'still running')]);
+    if (code === 'still running') second.proc.kill('SIGKILL');
+    expect(code).toBe(1);
+    expect(second.stderr().trim()).toBe(
+      `error: port ${port} (MANAGEMENT_SERVICE_PORT) is in use by another process: stop it, or set MANAGEMENT_SERVICE_PORT to a free port`,
+    );
+  } finally {
+    first.proc.kill('SIGTERM');
+    await first.proc.exited;
+  }
 });

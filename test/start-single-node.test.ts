@@ -62,3 +62,28 @@ test('the banner says single-node mode, and every process reports "redis": "none
     expect(await res.json()).toEqual({ status: 'ready', checks: { postgres: 'up', redis: 'none' } });
   }
 });
+
+test('a second `bun run start` while this one runs is refused before it starts anything, naming the ports taken', async () => {
+  const second = Bun.spawn(['bun', 'run', 'start'], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' });
+  const code = await Promise.race([second.exited, Bun.sleep(15_000).then(() => 'still running')]);
+  if (code === 'still running') second.kill('SIGKILL');
+  expect(code).toBe(1);
+  const err = await new Response(second.stderr as ReadableStream).text();
+  expect(err).toContain(`port ${sf} (STOREFRONT_PORT), port ${mg} (MANAGEMENT_PORT)`);
+  expect(err).toContain(`port ${mgSvc} (MANAGEMENT_SERVICE_PORT) are in use by another process`);
+  expect(err).toContain('Is the stack already running in another terminal?');
+  // the first stack is untouched
+  expect((await fetch(`http://127.0.0.1:${ops}/readyz`)).status).toBe(200);
+});
+
+test('the terminal closing (SIGHUP) stops the stack as Ctrl-C does: exit 0, every port closed', async () => {
+  proc.kill('SIGHUP');
+  expect(await Promise.race([proc.exited, Bun.sleep(20_000).then(() => 'still running')])).toBe(0);
+  for (const port of [sf, mg, dash, ops, sfSvc, mgSvc]) {
+    const open = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      () => true,
+      () => false,
+    );
+    expect(open).toBe(false);
+  }
+}, 30_000);

@@ -1,7 +1,7 @@
 import { flushLogs, loadConfigOrExit, log, setLogLevel, setLogProcess } from '@studio/shared';
 import { createSql } from '@studio/shared/io/db';
 import { connectConfiguredRedis, connectRedis, quitRedis } from '@studio/shared/io/redis';
-import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
+import { listenOrExit, SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { createGateway } from './app';
 import { GatewayLockRefused } from './lock';
 
@@ -27,12 +27,15 @@ try {
 
 // production mode on every port (no development error pages), a problem+json 500 as the last resort
 const common = { ...SERVE_DEFAULTS, hostname: config.HOST, idleTimeout: 30 };
+type Fetch = (req: Request, server: Bun.Server<undefined>) => Response | Promise<Response>;
+const listen = (variable: 'STOREFRONT_PORT' | 'MANAGEMENT_PORT' | 'DASHBOARD_PORT' | 'OPS_PORT', fetch: Fetch) =>
+  listenOrExit(variable, config[variable], () => Bun.serve({ ...common, port: config[variable], fetch }));
 const servers = [
-  Bun.serve({ ...common, port: config.STOREFRONT_PORT, fetch: gateway.storefront }),
-  Bun.serve({ ...common, port: config.MANAGEMENT_PORT, fetch: gateway.management }),
-  Bun.serve({ ...common, port: config.DASHBOARD_PORT, fetch: gateway.dashboard }),
+  listen('STOREFRONT_PORT', gateway.storefront),
+  listen('MANAGEMENT_PORT', gateway.management),
+  listen('DASHBOARD_PORT', gateway.dashboard),
 ];
-const ops = Bun.serve({ ...common, port: config.OPS_PORT, fetch: gateway.ops });
+const ops = listen('OPS_PORT', gateway.ops);
 log('info', 'gateway listening', {
   mode: gateway.mode,
   storefront: servers[0]!.url.href,

@@ -13,7 +13,7 @@ function background(deps: Parameters<typeof startWebhookDispatcher>[0]) {
 await runService({
   name: 'management-service',
   surface: 'management',
-  port: (c) => c.MANAGEMENT_SERVICE_PORT,
+  port: 'MANAGEMENT_SERVICE_PORT',
   build: createManagementService,
   background,
 });

@@ -55,6 +55,8 @@ export interface EmbeddedPostgres {
   user: string;
   /** Fast shutdown (clients disconnected, a checkpoint written); waits for the server to exit. */
   stop(): Promise<void>;
+  /** Settles when the server exits, for whatever reason (`stop()` or not), with its exit code or signal. */
+  exited: Promise<number | string>;
 }
 
 type RunAs = { name: string; uid: number; gid: number } | null;
@@ -246,13 +248,6 @@ export async function startEmbeddedPostgres(o: {
   const made = mkdirSync(dirname(dataDir), { recursive: true });
   for (let d = dirname(dataDir); made && d.startsWith(made) && d !== dirname(made); d = dirname(d)) chmodSync(d, 0o711);
   if (!existsSync(dataDir)) mkdirSync(dataDir, { mode: 0o700 });
-  if (who) {
-    if (statSync(dataDir).uid !== who.uid) await run(['chown', '-R', `${who.uid}:${who.gid}`, dataDir], null);
-    const blocked = unreachable(dataDir, who);
-    if (blocked) throw new EmbeddedPostgresError(reachHint('its data directory', dataDir, who, blocked));
-  }
-  chmodSync(dataDir, 0o700);
-
   const entries = readdirSync(dataDir);
   const initialised = entries.length === 0;
   if (!initialised) {
@@ -275,6 +270,15 @@ export async function startEmbeddedPostgres(o: {
       );
     }
   }
+
+  // only now, once it is empty or holds our version's data, is the directory made Postgres's own (a wrong
+  // EMBEDDED_PG_DIR is refused above untouched, not handed to another user first)
+  if (who) {
+    if (statSync(dataDir).uid !== who.uid) await run(['chown', '-R', `${who.uid}:${who.gid}`, dataDir], null);
+    const blocked = unreachable(dataDir, who);
+    if (blocked) throw new EmbeddedPostgresError(reachHint('its data directory', dataDir, who, blocked));
+  }
+  chmodSync(dataDir, 0o700);
 
   let previous: EmbeddedState | null = null;
   try {
@@ -372,6 +376,7 @@ export async function startEmbeddedPostgres(o: {
     logFile,
     initialised,
     user: who?.name ?? (process.env.USER || String(process.getuid?.() ?? '')),
+    exited: server.exited.then((code) => server.signalCode ?? code),
     stop() {
       stopped ??= (async () => {
         if (server.exitCode !== null || server.signalCode !== null) return;

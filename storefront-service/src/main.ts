@@ -4,6 +4,6 @@ import { createStorefrontService } from './app';
 await runService({
   name: 'storefront-service',
   surface: 'storefront',
-  port: (c) => c.STOREFRONT_SERVICE_PORT,
+  port: 'STOREFRONT_SERVICE_PORT',
   build: createStorefrontService,
 });

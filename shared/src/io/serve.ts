@@ -43,6 +43,10 @@ export const NOSNIFF_HEADER = 'x-content-type-options';
  */
 export const SERVE_DEFAULTS = {
   development: false,
+  // Bun 1.4 in production mode binds with SO_REUSEPORT unless told not to: a second stack started by mistake would
+  // then share every port with the first, and the kernel would hand each connection to one or the other (two
+  // databases behind one address). A port in use stops the second process instead (`listenOrExit`).
+  reusePort: false,
   maxRequestBodySize: BUN_BODY_CAP,
   error(error: Error): Response {
     log('error', 'unhandled server error', { error: error?.stack ?? String(error) });
@@ -52,6 +56,22 @@ export const SERVE_DEFAULTS = {
     });
   },
 };
+
+/**
+ * `listen()`, or, when its port is taken, one line naming the variable that sets it, and exit 1 (no stack trace
+ * for the operator to read through; `bun run start` shows the line and gives up after its retries).
+ */
+export function listenOrExit<T>(variable: string, port: number, listen: () => T): T {
+  try {
+    return listen();
+  } catch (err) {
+    if ((err as { code?: string })?.code !== 'EADDRINUSE') throw err;
+    console.error(
+      `error: port ${port} (${variable}) is in use by another process: stop it, or set ${variable} to a free port`,
+    );
+    process.exit(1);
+  }
+}
 
 /** `res`, with nosniff set. */
 export const withNosniff = (res: Response): Response => (res.headers.set(NOSNIFF_HEADER, 'nosniff'), res);

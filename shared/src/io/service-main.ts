@@ -9,7 +9,7 @@ import type { Surface } from '../operations';
 import { createSql, type Sql } from './db';
 import { createMetrics, type Metrics } from './metrics';
 import { connectConfiguredRedis, quitRedis, type Redis } from './redis';
-import { serveService } from './serve';
+import { listenOrExit, serveService } from './serve';
 
 const POOL_MAX = 20;
 
@@ -19,7 +19,8 @@ type AnyElysia = Elysia<any, any, any, any, any, any, any>;
 export async function runService(o: {
   name: string;
   surface: Surface;
-  port: (config: Config) => number;
+  /** The variable of its port (a port in use stops it with a line naming this). */
+  port: 'STOREFRONT_SERVICE_PORT' | 'MANAGEMENT_SERVICE_PORT';
   build: (deps: { config: Config; sql: Sql; redis: Redis | null; metrics: Metrics }) => AnyElysia;
   /** Work the process does beside answering requests (management-service: the webhook dispatcher), started once it listens and drained with it. */
   background?: (deps: { config: Config; sql: Sql; metrics: Metrics }) => { stop(): Promise<void> };
@@ -32,14 +33,10 @@ export async function runService(o: {
   const metrics = createMetrics();
   metrics.gauge('studio_db_pool_max_connections', 'Connections the Postgres pool may open.', () => POOL_MAX);
   const app = o.build({ config, sql, redis, metrics });
-  const served = serveService(app, {
-    name: o.name,
-    surface: o.surface,
-    config,
-    metrics,
-    hostname: config.HOST,
-    port: o.port(config),
-  });
+  const port = config[o.port];
+  const served = listenOrExit(o.port, port, () =>
+    serveService(app, { name: o.name, surface: o.surface, config, metrics, hostname: config.HOST, port }),
+  );
   log('info', `${o.name} listening`, { url: served.url });
   const background = o.background?.({ config, sql, metrics });
 
