@@ -4,12 +4,15 @@ import { parseArgs } from 'node:util';
 import { type Broadcasts, postgresBroadcasts, redisBroadcasts } from '@studio/gateway/broadcasts/bus';
 import { createLoginLink } from '@studio/gateway/dashboard/links';
 import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/gateway/keys/store';
+import { runningGatewayMode } from '@studio/gateway/lock';
 import {
   AppError,
   answers,
+  DEFAULT_REDIS_URL,
   isScope,
   type KeyKind,
   loadConfigOrExit,
+  type RedisMode,
   redisMode,
   resolveDatabase,
   SCOPES,
@@ -124,14 +127,18 @@ const db = () => (sql ??= createSql(config.DATABASE_URL, { max: 2 }));
  * How a change reaches every gateway (docs/design/single-node.md): Redis pub/sub, or, in single-node mode, Postgres
  * NOTIFY. `reachable` is false when Redis mode's Redis is down (gateways then verify keys in Postgres).
  */
-async function withBroadcasts<T>(fn: (bus: Broadcasts, reachable: boolean) => Promise<T>): Promise<T> {
-  if (redisMode(config) === 'single-node') return fn(postgresBroadcasts(db()), true);
-  const redis = createRedis(config.REDIS_URL, 'admin redis', config.REDIS_CLUSTER_NODES);
+async function withBroadcasts<T>(fn: (bus: Broadcasts, reachable: boolean, mode: RedisMode) => Promise<T>): Promise<T> {
+  // the gateways that run decide, by the lock they hold: a Redis started after a single-node stack must not send
+  // this change where no gateway listens (it would keep the key for its cache's minute)
+  const mode = (await runningGatewayMode(db())) ?? redisMode(config);
+  if (mode === 'single-node') return fn(postgresBroadcasts(db()), true, mode);
+  const url = config.REDIS_URL === SINGLE_NODE ? DEFAULT_REDIS_URL : config.REDIS_URL;
+  const redis = createRedis(url, 'admin redis', config.REDIS_CLUSTER_NODES);
   redis.removeAllListeners('error');
   redis.on('error', () => {});
   await connectRedis(redis);
   try {
-    return await fn(redisBroadcasts(redis.isReady ? redis : null, config.REDIS_PREFIX), redis.isReady);
+    return await fn(redisBroadcasts(redis.isReady ? redis : null, config.REDIS_PREFIX), redis.isReady, mode);
   } finally {
     await quitRedis(redis);
   }
@@ -161,11 +168,11 @@ function keyCreate() {
 function keyRoll() {
   const keyId = need('key');
   const expiresIn = duration(opts['expires-in'] ?? '24h');
-  return withBroadcasts(async (bus) => {
+  return withBroadcasts(async (bus, _, mode) => {
     const rolled = await rollApiKey(db(), bus, keyId, expiresIn);
     if (!rolled.propagated) {
       console.error(
-        redisMode(config) === 'single-node'
+        mode === 'single-node'
           ? NOT_CONFIRMED
           : 'warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and the expiry holds there',
       );
@@ -175,13 +182,13 @@ function keyRoll() {
 }
 
 function keyRevoke() {
-  return withBroadcasts(async (bus, reachable) => {
+  return withBroadcasts(async (bus, reachable, mode) => {
     const record = await revokeApiKey(db(), bus, need('key'));
     if (!reachable)
       console.error(
         'warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and revocation holds there',
       );
-    else if (!record.propagated && redisMode(config) === 'single-node') console.error(NOT_CONFIRMED);
+    else if (!record.propagated && mode === 'single-node') console.error(NOT_CONFIRMED);
     return { record };
   });
 }

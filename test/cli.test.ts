@@ -10,7 +10,7 @@ afterAll(() => s.close());
 const root = join(import.meta.dir, '..');
 /** The CLI against a stack, as an operator runs it beside that stack (single-node: REDIS_URL=none). */
 const adminOf =
-  (st: Stack) =>
+  (st: Stack, extra: Record<string, string> = {}) =>
   async (...args: string[]) => {
     const p = Bun.spawn(['bun', 'scripts/admin.ts', ...args], {
       cwd: root,
@@ -22,6 +22,7 @@ const adminOf =
         REDIS_PREFIX: st.config.REDIS_PREFIX,
         DASHBOARD_PUBLIC_URL: st.dashboardUrl,
         DASHBOARD_SECRET: st.config.DASHBOARD_SECRET,
+        ...extra,
       },
       stdout: 'pipe',
       stderr: 'pipe',
@@ -189,6 +190,31 @@ for (const mode of MODES)
       expect(r.json().record.revokedAt).toBeString();
       await expectProblem(await g.sf('/v1/instructors', key), 401, 'api_key_revoked');
     });
+    test.if(mode === 'single-node')(
+      'key:revoke typed where a Redis answers still reaches the single-node gateway: the running gateway decides the way, not the terminal',
+      async () => {
+        const { key, record } = (
+          await run(
+            'key:create',
+            '--studio',
+            sid,
+            '--kind',
+            'secret',
+            '--name',
+            'server',
+            '--scopes',
+            'instructors:read',
+          )
+        ).json();
+        expect((await g.mg('/v1/instructors', key)).status).toBe(200); // now in the gateway's memory
+        // a Redis started after the stack (here: named), which no single-node gateway listens to
+        const r = await adminOf(g, { REDIS_URL: s.config.REDIS_URL })('key:revoke', '--key', record.id);
+        expect(r.code).toBe(0);
+        expect(r.json().record.propagated).toBe(true);
+        await expectProblem(await g.mg('/v1/instructors', key), 401, 'api_key_revoked');
+      },
+    );
+
     test('key:roll makes a new key and ends the old one after --expires-in; key:create --expires-in', async () => {
       const { key, record } = (
         await run('key:create', '--studio', sid, '--kind', 'secret', '--name', 'ci', '--scopes', 'instructors:read')

@@ -40,6 +40,20 @@ export async function gatewaysHolding(sql: Sql): Promise<number> {
   return row?.n ?? 0;
 }
 
+/**
+ * The mode of the gateways running against this database, read from their lock (a single-node gateway holds it
+ * exclusive, Redis-mode gateways shared), or null when none runs: the truth for a command that must reach them.
+ */
+export async function runningGatewayMode(sql: Sql): Promise<RedisMode | null> {
+  const rows = await sql.unsafe<{ mode: string }[]>(`
+    select mode from pg_locks
+    where locktype = 'advisory' and (classid, objid, objsubid) = (${LOCK}, 2) and granted
+      and database = (select oid from pg_database where datname = current_database())
+    limit 1`);
+  const mode = rows[0]?.mode;
+  return mode === 'ExclusiveLock' ? 'single-node' : mode === 'ShareLock' ? 'redis' : null;
+}
+
 export interface GatewayLockOptions {
   url: string;
   mode: RedisMode;

@@ -6,6 +6,8 @@ import type { Surface } from './operations';
 /** Token bucket `rate:burst`, e.g. `100:200`. */
 const Bucket = T.String({ pattern: '^\\d+(\\.\\d+)?:\\d+$' });
 const Port = T.Integer({ minimum: 0, maximum: 65535 });
+/** Where a process looks for Redis when REDIS_URL is not set. */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 export const ConfigSchema = T.Object({
   HOST: T.String({ default: '127.0.0.1' }),
@@ -22,7 +24,7 @@ export const ConfigSchema = T.Object({
   /** Unset: resolved as docs/design/single-node.md says (`resolveDatabase`): Postgres on 127.0.0.1:5432 when it answers, else the embedded one. */
   DATABASE_URL: T.String({ default: LOCAL_DATABASE_URL }),
   /** `none`: single-node mode, no Redis at all (docs/design/single-node.md; `redisMode`). */
-  REDIS_URL: T.String({ default: 'redis://127.0.0.1:6379' }),
+  REDIS_URL: T.String({ default: DEFAULT_REDIS_URL }),
   /** Comma-separated `redis://host:port` seeds of a Redis Cluster; when set, REDIS_URL is not used. */
   REDIS_CLUSTER_NODES: T.String({ default: '' }),
   /** Namespace of every Redis key and channel, so several stacks can share one Redis. */
