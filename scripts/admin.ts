@@ -103,6 +103,14 @@ const list = (s: string | undefined) =>
         .filter(Boolean)
     : undefined;
 
+/** `--events a,b`: the types named (checked by the module), undefined when left out (all); given but empty is refused. */
+function eventsOption(text: string | undefined): string[] | undefined {
+  const types = list(text);
+  if (text !== undefined && !types?.length)
+    throw new UsageError('--events names at least one event type; leave it out to subscribe to all of them');
+  return types;
+}
+
 /** `--origins a,b`: checked origin patterns, null when none given. */
 function originsOption(text: string | undefined): string[] | null {
   const parsed = parseOriginList(list(text) ?? []);
@@ -254,7 +262,7 @@ const COMMANDS: Record<string, () => unknown> = {
     return createLoginLink(db(), config, studio);
   },
   'seed:demo': seedDemoCommand,
-  'webhook:create': () => webhookCreate(db(), config, need('studio'), need('url'), list(opts.events)),
+  'webhook:create': () => webhookCreate(db(), config, need('studio'), need('url'), eventsOption(opts.events)),
   'webhook:list': () => webhookList(db(), need('studio')),
   'webhook:enable': () => webhookSetEnabled(db(), need('endpoint'), true),
   'webhook:disable': () => webhookSetEnabled(db(), need('endpoint'), false),

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { newId, SCOPES } from '@studio/shared';
+import { encodeBase62 } from '@studio/shared/base62';
 import { type EventResource, type EventType, resourceOf } from '@studio/shared/events';
 import type { Event } from '@studio/shared/schemas/events';
 import { EXAMPLES } from '@studio/shared/schemas/examples';
@@ -305,6 +306,17 @@ describe('the list', () => {
 });
 
 describe('retention', () => {
+  test('a run with nothing past the retention records no cutoff: an old id that never was is 404, not 410', async () => {
+    const studio = await s.studio();
+    const key = (await s.key(studio.id, 'secret', SCOPES)).key;
+    await record(studio.id, ['instructor.created']);
+    expect(await deleteExpiredEvents(s.sql, { retentionMs: 3_600_000 })).toBe(0);
+    // an event id made two hours ago (past the retention told above), of no event
+    const made = Bun.randomUUIDv7('buffer', Date.now() - 7_200_000);
+    const never = `evt_${encodeBase62(BigInt(`0x${made.toString('hex')}`), 22)}`;
+    await expectProblem(await s.mg(`/v1/events?after=${never}`, key), 404, 'not_found');
+  });
+
   test('events past the retention are deleted in batches; after= one of them is 410 events_expired; others are kept', async () => {
     const studio = await s.studio();
     const key = (await s.key(studio.id, 'secret', SCOPES)).key;

@@ -93,6 +93,12 @@ test('bad input: one clear line and a non-zero exit', async () => {
     ['webhook:create', '--studio', studioId, '--url', 'http://127.0.0.1:9/x', '--events', 'class.exploded'],
     /unknown event type class\.exploded/,
   );
+  // named but empty is not "all" by accident (the dashboard refuses no type ticked the same way)
+  for (const empty of ['', ','])
+    await fails(
+      ['webhook:create', '--studio', studioId, '--url', 'http://127.0.0.1:9/x', '--events', empty],
+      /--events names at least one event type; leave it out to subscribe to all of them/,
+    );
   await fails(['webhook:list', '--studio', 'std_nope'], /no studio std_nope/);
   await fails(['webhook:disable', '--endpoint', 'whe_nope'], /no webhook endpoint whe_nope/);
   await fails(['webhook:roll-secret', '--endpoint', 'whe_nope'], /no webhook endpoint whe_nope/);

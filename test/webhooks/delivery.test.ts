@@ -140,6 +140,7 @@ describe('delivery', () => {
     expect(statuses.slice(-3)).toEqual([500, null, 200]);
     expect(statuses.slice(0, -3).every((x) => x === null)).toBe(true); // refused, once or more
     expect(attempts[0]!.error).toMatch(/refused|ECONNREFUSED|Unable to connect/i);
+    expect(attempts[0]!.error).not.toMatch(/(\b[A-Z]{4,}): \1\b/); // the code said once, not "ECONNREFUSED: ECONNREFUSED
     expect(attempts.at(-2)!.error).toBe('no answer within 0.5 s');
     // every request the receiver saw was the same event, signed afresh, the same webhook-id
     expect(r.received.length).toBe(3);
@@ -199,6 +200,19 @@ describe('delivery', () => {
     r.answer(200);
     const ok = await recordEvent(s.sql, studioId);
     await until(async () => (await deliveryOf(ep.id, ok))?.status === 'succeeded', 10_000, 'a success');
+    expect((await getEndpoint(s.sql, ep.id)).failingSince).toBeNull();
+  });
+
+  test('a success ends a run of failures that began while it was in flight (the batched success clears it too)', async () => {
+    const { id: studioId } = await s.studio();
+    const r = receiver([{ status: 200, delayMs: 600 }]);
+    const { endpoint: ep } = await endpoint(studioId, r.url);
+    dispatcher();
+    const eventId = await recordEvent(s.sql, studioId);
+    await until(async () => r.received.length === 1, 10_000, 'the delivery in flight');
+    // meanwhile another delivery to the endpoint failed: claimed with no run of failures, this one succeeds after it
+    await s.sql`update webhook_endpoints set failing_since = now() where id = ${ep.id}`;
+    await until(async () => (await deliveryOf(ep.id, eventId))?.status === 'succeeded', 10_000, 'the success');
     expect((await getEndpoint(s.sql, ep.id)).failingSince).toBeNull();
   });
 

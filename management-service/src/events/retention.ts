@@ -21,7 +21,7 @@ export const deleteBatch = (db: Db, batch: number) => db`
  * transaction. One replica at a time (a session advisory lock on a reserved connection, released
  * if the process dies); another finds it taken and returns null. The cutoff is recorded first, in
  * `events_retention`, so that while and after the rows go, an `after=` naming one of them is 410,
- * not 404.
+ * not 404; and only when some event is older than it, so that a made-up id is 404 until then.
  */
 export async function deleteExpiredEvents(
   sql: Sql,
@@ -36,7 +36,11 @@ export async function deleteExpiredEvents(
     >`select pg_try_advisory_lock(hashtextextended('studio events retention', 0)) as locked`;
     if (!lock?.locked) return null;
     try {
-      await conn`update events_retention set deleted_before = greatest(deleted_before, now() - make_interval(secs => ${retentionMs / 1000}))`;
+      // the cutoff moves only when there is something before it to delete: until retention deletes an event, no id is 410
+      await conn`
+        with cutoff as (select now() - make_interval(secs => ${retentionMs / 1000}) as at)
+        update events_retention set deleted_before = greatest(deleted_before, cutoff.at) from cutoff
+        where exists (select 1 from events where created_at < cutoff.at)`;
       let deleted = 0;
       for (;;) {
         const done = await deleteBatch(conn, batch);

@@ -199,8 +199,8 @@ export async function recordAttempt(
 /**
  * Successes, the common case, recorded many at once in one statement (an attempt each, and the
  * delivery succeeded while its lease is still the claimer's). Returns the ids whose delivery it
- * marked succeeded. Successes of an endpoint that was failing go through `recordAttempt`, which
- * also clears its run of failures.
+ * marked succeeded. Each clears its endpoint's run of failures (`failing_since`), as `recordAttempt` does:
+ * another delivery to the endpoint may have failed since this one was claimed.
  */
 export async function recordSuccesses(
   sql: Sql,
@@ -216,7 +216,12 @@ export async function recordSuccesses(
       update webhook_deliveries d set status = 'succeeded', next_attempt_at = null, attempts = d.attempts + 1,
         round_attempts = d.round_attempts + 1, lease = null, updated_at = now()
       from r where d.studio_id = r.studio_id and d.id = r.id and d.lease = r.lease
-      returning d.id
+      returning d.id, d.studio_id, d.endpoint_id
+    ), healthy as (
+      -- a success ends its endpoint's run of failures, even one that began after this delivery was claimed
+      update webhook_endpoints e set failing_since = null
+      from (select distinct studio_id, endpoint_id from succeeded) s
+      where e.studio_id = s.studio_id and e.id = s.endpoint_id and e.failing_since is not null
     ), logged as (
       insert into webhook_attempts (studio_id, delivery_id, status_code, duration_ms, response)
       select r.studio_id, r.id, r.status_code, r.duration_ms, r.response from r

@@ -63,7 +63,9 @@ async function readHead(res: Response, max = RESPONSE_KEPT_BYTES): Promise<strin
 function describe(err: unknown, timeoutMs: number): string {
   const e = err as { name?: string; code?: string; message?: string };
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${timeoutMs / 1000} s`;
-  const text = `${e?.code ? `${e.code}: ` : ''}${e?.message ?? String(err)}`;
+  const message = e?.message ?? String(err);
+  // Bun's messages often begin with their code already ("ECONNREFUSED: Unable to connect…")
+  const text = e?.code && !message.startsWith(e.code) ? `${e.code}: ${message}` : message;
   return text.replace(/ For more information, pass `verbose: true`.*$/, '').slice(0, 500);
 }
 
@@ -114,7 +116,7 @@ export async function sendWebhook(
       proxy: false as unknown as string,
       ...(parsed.url.protocol === 'https:' && !isIP(host.replace(/^\[|\]$/g, '')) ? { tls: { serverName: host } } : {}),
     });
-    // the status decides; a body that trickles past the time limit is kept as far as it came
+    // the status decides; a body that trickles past the time limit is not kept (the attempt shows no answer text)
     const response = await readHead(res).catch(() => null);
     const ok = res.status >= 200 && res.status < 300;
     const error = res.status >= 300 && res.status < 400 ? 'redirects are not followed' : null;

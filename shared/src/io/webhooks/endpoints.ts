@@ -175,8 +175,8 @@ export async function disableEndpointIn(
 export const DISABLED_BY_HAND = 'Disabled by hand.';
 
 /**
- * Enabling delivers the events recorded from now on (not those recorded while it was off: replay
- * those from the delivery log); disabling stops deliveries at once.
+ * Enabling delivers the events recorded from now on (those recorded while it was off have no delivery: a
+ * receiver reads them from the feed, `GET /v1/events?after=`); disabling stops deliveries at once.
  */
 export async function setEndpointEnabled(
   sql: Sql,
