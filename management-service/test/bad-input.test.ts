@@ -71,6 +71,23 @@ describe('nesting is bounded before parsing', () => {
     await expectProblem(await write('POST', '/v1/instructors', '{"name": '), 400, 'malformed_json');
     await expectProblem(await write('POST', '/v1/instructors', ''), 400, 'malformed_json');
   });
+  test('bytes that are not UTF-8 are 400 malformed_json, never stored with U+FFFD in their place', async () => {
+    const { studio, key } = await studioWithKey(s);
+    for (const bad of [
+      [0xff, 0xfe],
+      [0xc0, 0x80],
+    ]) {
+      const bytes = new Uint8Array([...Buffer.from('{"name":"'), ...bad, ...Buffer.from(' Ana"}')]);
+      const res = await s.mg('/v1/instructors', key, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+        body: bytes,
+      });
+      const body = await expectProblem(res, 400, 'malformed_json');
+      expect(body.detail).toContain('not UTF-8');
+    }
+    expect(await s.sql`select 1 from instructors where studio_id = ${studio.id}`).toHaveLength(0);
+  });
 });
 
 describe('413 payload_too_large carries a problem body, whichever process answers', () => {

@@ -79,9 +79,17 @@ export async function readSignedBody(request: Request): Promise<Uint8Array<Array
 /** A service's JSON body: signed (`readSignedBody`), bounded in size and depth, then parsed; 401, 413 or 400 `malformed_json` otherwise. */
 export const readSignedJson = async (request: Request): Promise<unknown> => parseJson(await readSignedBody(request));
 
+/** JSON is UTF-8 (RFC 8259): bytes that are not are refused, never stored as U+FFFD in their place. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /** JSON text bounded in depth, then parsed; 400 `malformed_json` otherwise. */
 function parseJson(bytes: Uint8Array): unknown {
-  const text = new TextDecoder().decode(bytes);
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    throw new AppError('malformed_json', { detail: 'The request body is not UTF-8 text; JSON must be.' });
+  }
   if (!text.trim()) throw new AppError('malformed_json', { detail: 'The request body is empty; send a JSON object.' });
   if (jsonDepth(text) > MAX_JSON_DEPTH)
     throw new AppError('malformed_json', { detail: `JSON may be nested at most ${MAX_JSON_DEPTH} levels deep.` });

@@ -257,3 +257,12 @@ test('every problem code renders with its status and a stable type', () => {
     });
   }
 });
+
+test("docs/design/errors.md's closed list is the vocabulary: every code, each with its status, and no other", async () => {
+  const text = await Bun.file(`${import.meta.dir}/../../docs/design/errors.md`).text();
+  const listed = new Map<string, number>();
+  for (const row of text.matchAll(/^\| (\d{3}) +\| ([^|]+)\|/gm))
+    for (const [, code] of row[2]!.matchAll(/`([a-z_]+)`/g)) listed.set(code!, Number(row[1]));
+  expect([...listed.keys()].sort()).toEqual([...PROBLEM_CODES].sort());
+  for (const code of PROBLEM_CODES) expect([code, listed.get(code)]).toEqual([code, statusOf(code)]);
+});
