@@ -259,6 +259,12 @@ for (const mode of MODES)
       await Bun.write(file, JSON.stringify({ title: 'x', colour: 'red' }));
       await fails(['site:publish', '--studio', sid, '--file', file], /unknown site field colour/, run);
       await fails(['site:publish', '--studio', sid, '--file', '/nonexistent.json'], /no such file/, run);
+      await Bun.write(file, JSON.stringify({ title: 'x', logoUrl: 'javascript:alert(1)' }));
+      await fails(
+        ['site:publish', '--studio', sid, '--file', file],
+        /logoUrl must be an http:\/\/ or https:\/\/ URL/,
+        run,
+      );
       const link = (await run('login-link', '--studio', sid)).json();
       expect(link.url).toStartWith(`${g.dashboardUrl}/login?token=`);
     });

@@ -70,6 +70,21 @@ describe('instructors', () => {
     expect(Date.parse(body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(created.updatedAt));
   });
 
+  test('photoUrl is an http(s) URL: javascript:, data: and other schemes are 422 (it is shown on public pages)', async () => {
+    for (const bad of [
+      'javascript:alert(1)',
+      'JavaScript:alert(1)',
+      'data:image/png;base64,AAAA',
+      'ftp://img.test/a.png',
+    ]) {
+      const res = await write('POST', '/v1/instructors', key, { name: 'Eve', photoUrl: bad });
+      const body = await expectProblem(res, 422, 'validation_failed');
+      expect((body.errors as { path: string }[])[0]!.path).toBe('/body/photoUrl');
+    }
+    const ok = await write('POST', '/v1/instructors', key, { name: 'Eve', photoUrl: 'HTTPS://img.test/eve.png' });
+    expect(ok.status).toBe(201);
+  });
+
   test("another studio's instructor is 404 not_found, and unchanged", async () => {
     const theirs = await (await write('POST', '/v1/instructors', otherKey, { name: 'Theirs' })).json();
     await expectProblem(

@@ -1,7 +1,7 @@
 import type { Broadcasts } from '@studio/gateway/broadcasts/bus';
 import { AppError, iso, isoOrNull, newId } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
-import { schemaErrors } from '@studio/shared/schemas/fields';
+import { HTTP_URL_PATTERN, MAX_URL_LENGTH, schemaErrors } from '@studio/shared/schemas/fields';
 import { Address } from '@studio/shared/schemas/locations';
 import { SiteSocial } from '@studio/shared/schemas/storefront';
 
@@ -111,6 +111,17 @@ export async function publishSite(sql: Sql, studioId: string, doc: Record<string
     });
   if (typeof doc.title !== 'string' || !doc.title.trim())
     throw new AppError('validation_failed', { detail: 'site title is required' });
+  // shown as images on public pages: http(s) only, never javascript: or data:
+  for (const field of ['logoUrl', 'heroImageUrl'] as const) {
+    const url = doc[field];
+    if (
+      url != null &&
+      (typeof url !== 'string' || url.length > MAX_URL_LENGTH || !new RegExp(HTTP_URL_PATTERN).test(url))
+    )
+      throw new AppError('validation_failed', {
+        detail: `site ${field} must be an http:// or https:// URL of at most ${MAX_URL_LENGTH} characters`,
+      });
+  }
   // address and social are closed shapes (docs/design/hostile-callers.md): the Storefront documents each field
   for (const [field, schema] of [
     ['address', Address],

@@ -1,5 +1,5 @@
 import { type Static, Type as t } from '@sinclair/typebox';
-import { IdOut, MAX_URL_LENGTH, NO_NUL, Nullable, Page, Text, Timestamp } from './fields';
+import { HttpUrl, IdOut, MAX_URL_LENGTH, NO_NUL, Nullable, Page, Text, Timestamp } from './fields';
 
 export const Instructor = t.Object({
   id: IdOut('ins_…'),
@@ -19,7 +19,7 @@ const fields = {
   name: Text(120, { minLength: 1 }),
   email: Nullable(t.String({ format: 'email', maxLength: 254, pattern: NO_NUL })),
   bio: Nullable(Text(2000)),
-  photoUrl: Nullable(t.String({ format: 'uri', maxLength: MAX_URL_LENGTH, pattern: NO_NUL })),
+  photoUrl: Nullable(HttpUrl("The photo, an http:// or https:// URL (shown on the studio's public pages)")),
   disciplines: t.Array(Text(60, { minLength: 1 }), { maxItems: 50 }),
   active: t.Boolean({ description: 'Inactive instructors cannot be given new classes or videos. Default true.' }),
 };
