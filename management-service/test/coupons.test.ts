@@ -59,11 +59,12 @@ describe('coupons', () => {
 
   test('409 coupon_code_taken among active coupons, case-insensitively; an archived code is reusable', async () => {
     const first = await create(key, { code: 'WELCOME', config: percent });
-    await expectProblem(
+    const taken = await expectProblem(
       await write('POST', '/v1/coupons', key, { code: 'welcome', config: percent }),
       409,
       'coupon_code_taken',
     );
+    expect(taken.detail).toContain('already has this code');
     await expectProblem(
       await write('POST', '/v1/coupons', key, {
         code: 'WELCOME',

@@ -70,6 +70,25 @@ describe('instructors', () => {
     expect(Date.parse(body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(created.updatedAt));
   });
 
+  test('an e-mail address follows the one rule of invites too: any script passes, a malformed one says what it should look like', async () => {
+    expect((await write('POST', '/v1/instructors', key, { name: 'Tomás', email: 'tomás@lotus.test' })).status).toBe(
+      201,
+    );
+    for (const path of ['/v1/instructors']) {
+      const body = await expectProblem(
+        await write('POST', path, key, { name: 'X', email: 'not-an-email' }),
+        422,
+        'validation_failed',
+      );
+      const [error] = body.errors as { path: string; message: string }[];
+      expect(error!.path).toBe('/body/email');
+      // the instructor's may be null too, and says so
+      expect(error!.message).toStartWith(
+        'is not in the expected format (an e-mail address, such as ana@lotus.example)',
+      );
+    }
+  });
+
   test('photoUrl is an http(s) URL: javascript:, data: and other schemes are 422 (it is shown on public pages)', async () => {
     for (const bad of [
       'javascript:alert(1)',

@@ -29,7 +29,21 @@ describe('members', () => {
   test('409 member_exists whatever the case; a cancelled member may be re-invited', async () => {
     const { write } = await studioWithKey(s);
     const m = await (await write('POST', '/v1/members/invites', { email: 'dup@x.test' })).json();
-    await expectProblem(await write('POST', '/v1/members/invites', { email: 'DUP@X.test' }), 409, 'member_exists');
+    const dup = await expectProblem(
+      await write('POST', '/v1/members/invites', { email: 'DUP@X.test' }),
+      409,
+      'member_exists',
+    );
+    expect(dup.detail).toContain('already has this e-mail address (compared case-insensitively)');
+    // a malformed address says what one looks like (not the field's documentation)
+    const bad = await expectProblem(
+      await write('POST', '/v1/members/invites', { email: 'not-an-email' }),
+      422,
+      'validation_failed',
+    );
+    expect(bad.errors).toEqual([
+      { path: '/body/email', message: 'is not in the expected format (an e-mail address, such as ana@lotus.example)' },
+    ]);
     expect((await write('POST', `/v1/members/${m.id}/cancel`)).status).toBe(200);
     expect((await write('POST', '/v1/members/invites', { email: 'Dup@x.test' })).status).toBe(201);
   });

@@ -6,10 +6,16 @@ import { AppError, type ProblemCode } from './problem';
  * maps to a 409 / 422 the caller can act on; a data exception (class 22) is 422; a lost or refused
  * connection is 503, never 500.
  */
-const BY_CONSTRAINT: Record<string, ProblemCode> = {
-  occurrences_no_double_booking: 'instructor_double_booked',
-  members_email: 'member_exists',
-  coupons_active_code: 'coupon_code_taken',
+const BY_CONSTRAINT: Record<string, [ProblemCode, string?]> = {
+  occurrences_no_double_booking: ['instructor_double_booked'],
+  members_email: [
+    'member_exists',
+    'A member of this studio already has this e-mail address (compared case-insensitively): update that member, or cancel it before inviting the address again.',
+  ],
+  coupons_active_code: [
+    'coupon_code_taken',
+    'An active coupon of this studio already has this code (compared case-insensitively): choose another, or archive that coupon first.',
+  ],
 };
 
 /** postgres.js's own connection errors (no SQLSTATE: the server never answered). */
@@ -41,7 +47,7 @@ export function translatePgError(err: unknown): AppError | null {
   if (!err || typeof err !== 'object' || !('code' in err)) return null;
   const e = err as PgError;
   const known = e.constraint_name ? BY_CONSTRAINT[e.constraint_name] : undefined;
-  if (known) return new AppError(known);
+  if (known) return new AppError(known[0], known[1] ? { detail: known[1] } : {});
   const code = String(e.code);
   if (CONNECTION_CODES.has(code)) return unavailable();
   switch (code) {

@@ -81,8 +81,10 @@ export function fieldMessage(e: SchemaError): string {
   if (e.type === ValueErrorType.StringFormat) return format(e);
   if (e.type === ValueErrorType.StringPattern && typeof e.value === 'string' && e.value.includes('\u0000'))
     return 'must not contain a NUL character (\\u0000)';
-  if (e.type === ValueErrorType.StringPattern)
-    return `is not in the expected format${s.description ? ` (${s.description})` : ''}`;
+  if (e.type === ValueErrorType.StringPattern) {
+    const hint = s['x-pattern-hint'] ?? s.description;
+    return `is not in the expected format${hint ? ` (${hint})` : ''}`;
+  }
   if (e.type === ValueErrorType.Union) return union(e);
   if (e.type === ValueErrorType.Literal) return `must be ${JSON.stringify(s.const)}`;
   return bound(e) ?? KIND[e.type] ?? e.message;

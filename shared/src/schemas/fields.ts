@@ -25,6 +25,18 @@ export const HTTP_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^\\u0000]+$';
 /** An http(s) URL sent by a caller, shown on studios' public pages (an instructor's photo). */
 export const HttpUrl = (description = 'An http:// or https:// URL') =>
   t.String({ format: 'uri', maxLength: MAX_URL_LENGTH, pattern: HTTP_URL_PATTERN, description });
+/**
+ * An e-mail address, the same rule wherever one is sent (an instructor's, a member's invite): something@domain, no
+ * spaces, any script (`tomás@lotus.example` is an address). `x-pattern-hint` is what a 422 says it should look like;
+ * `description` stays the field's documentation.
+ */
+export const Email = (description?: string) =>
+  t.String({
+    maxLength: 254,
+    pattern: '^[^@\\s\\u0000]+@[^@\\s\\u0000]+$',
+    'x-pattern-hint': 'an e-mail address, such as ana@lotus.example',
+    ...(description ? { description } : {}),
+  });
 /** Free text of at most `maxLength` characters, without NUL. */
 export const Text = (maxLength: number, o: StringOptions = {}) => t.String({ pattern: NO_NUL, ...o, maxLength });
 /** An id sent by a caller: 1..64 characters without NUL (what it must name is the service's rule). */

@@ -1,5 +1,5 @@
 import { type Static, Type as t } from '@sinclair/typebox';
-import { HttpUrl, IdOut, MAX_URL_LENGTH, NO_NUL, Nullable, Page, Text, Timestamp } from './fields';
+import { Email, HttpUrl, IdOut, MAX_URL_LENGTH, NO_NUL, Nullable, Page, Text, Timestamp } from './fields';
 
 export const Instructor = t.Object({
   id: IdOut('ins_…'),
@@ -17,7 +17,7 @@ export const InstructorPage = Page(Instructor);
 
 const fields = {
   name: Text(120, { minLength: 1 }),
-  email: Nullable(t.String({ format: 'email', maxLength: 254, pattern: NO_NUL })),
+  email: Nullable(Email()),
   bio: Nullable(Text(2000)),
   photoUrl: Nullable(HttpUrl("The photo, an http:// or https:// URL (shown on the studio's public pages)")),
   disciplines: t.Array(Text(60, { minLength: 1 }), { maxItems: 50 }),

@@ -1,5 +1,5 @@
 import { type Static, Type as t } from '@sinclair/typebox';
-import { IdOut, Nullable, Page, Text, Timestamp } from './fields';
+import { Email, IdOut, Nullable, Page, Text, Timestamp } from './fields';
 
 export const ROLES = ['admin', 'manager', 'instructor', 'front_desk', 'member'] as const;
 export type Role = (typeof ROLES)[number];
@@ -17,11 +17,7 @@ const RoleInput = Text(64, {
 
 export const InviteMemberBody = t.Object(
   {
-    email: t.String({
-      maxLength: 254,
-      pattern: '^[^@\\s\\u0000]+@[^@\\s\\u0000]+$',
-      description: 'Stored lower-case; 409 member_exists if already a member',
-    }),
+    email: Email('Stored lower-case; 409 member_exists if already a member'),
     name: t.Optional(Text(120, { minLength: 1 })),
     role: t.Optional(RoleInput),
   },
