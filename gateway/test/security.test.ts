@@ -113,6 +113,24 @@ describe('route and method', () => {
     expect(res.headers.get('allow')).toBe('GET, PATCH, DELETE');
     await expectProblem(res, 405, 'method_not_allowed');
   });
+  test('HEAD is GET without the body: the same status and headers, Content-Length included, on both surfaces', async () => {
+    for (const [call, path, key] of [
+      [s.sf, '/v1/classes', k.pk],
+      [s.sf, '/v1/classes', k.pk], // the gateway's cached answer this time
+      [s.mg, '/v1/instructors', k.sk],
+    ] as const) {
+      const get = await call(path, key);
+      const getBody = await get.arrayBuffer();
+      const head = await call(path, key, { method: 'HEAD' });
+      expect([head.status, await head.text()]).toEqual([200, '']);
+      expect(head.headers.get('content-length')).toBe(String(getBody.byteLength));
+      for (const h of ['content-type', 'etag', 'cache-control', 'vary', 'x-content-type-options'])
+        expect([h, head.headers.get(h)]).toEqual([h, get.headers.get(h)]);
+    }
+    // a path without a GET: HEAD is 405 like any other method it does not take
+    const res = await s.mg('/v1/members/invites', k.sk, { method: 'HEAD' });
+    expect([res.status, res.headers.get('allow')]).toEqual([405, 'POST']);
+  });
   test('any write on the Storefront surface -> 405 problem+json', async () => {
     for (const method of ['POST', 'PATCH', 'PUT', 'DELETE']) {
       const res = await s.sf('/v1/classes', k.pk, {

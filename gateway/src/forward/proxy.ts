@@ -90,7 +90,9 @@ function clientClosed(err: unknown): never {
  */
 export function forward(req: Request, call: Call, o: ForwardOptions): Promise<Response> {
   const method = req.method;
-  if (method === 'GET' || method === 'HEAD') return send(req, call, o, method, null);
+  // a HEAD is asked upstream as the GET it stands for, so its answer carries the GET's Content-Length; Bun sends the
+  // caller the headers alone (RFC 9110 §9.3.2)
+  if (method === 'GET' || method === 'HEAD') return send(req, call, o, 'GET', null);
   return readBody(req)
     .catch(clientClosed)
     .then((body) => send(req, call, o, method, body));
@@ -104,11 +106,11 @@ function send(req: Request, call: Call, o: ForwardOptions, method: string, body:
     idempotencyKey: req.headers.get(IDEMPOTENCY_KEY),
   });
   const head = headerBlock(req, signed, call.traceparent);
-  return o.pool.request(method, pathAndQuery, head, body, o.timeoutMs).then((answer) => answerOf(answer, call, method));
+  return o.pool.request(method, pathAndQuery, head, body, o.timeoutMs).then((answer) => answerOf(answer, call));
 }
 
 /** The service's answer as the caller's: hop-by-hop and internal headers dropped, the gateway's own built in. */
-function answerOf(answer: Answer, call: Call, method: string): Response {
+function answerOf(answer: Answer, call: Call): Response {
   const extra = call.answerHeaders;
   if (call.wantProblem && answer.status >= 400) call.problem = problemOf(answer.body) ?? undefined;
   const headers: [string, string][] = [];
@@ -116,7 +118,7 @@ function answerOf(answer: Answer, call: Call, method: string): Response {
     if (!DROP_RESPONSE.has(h[0]) && !h[0].startsWith('x-gw-') && !(extra && h[0] in extra)) headers.push(h);
   // the gateway's own headers go in at construction: cheaper than setting them on the Response afterwards
   if (extra) for (const k in extra) headers.push([k, extra[k]!]);
-  return new Response(method === 'HEAD' || !answer.body.byteLength ? null : (answer.body as Uint8Array<ArrayBuffer>), {
+  return new Response(!answer.body.byteLength ? null : (answer.body as Uint8Array<ArrayBuffer>), {
     status: answer.status,
     headers,
   });
