@@ -54,7 +54,7 @@ function exampleOf(name: string): unknown {
 }
 
 /** Keys that are ours (run-time hints), not JSON Schema. */
-const DROP = new Set(['error', 'x-doc']);
+const DROP = new Set(['error', 'x-doc', 'x-pattern-hint']);
 
 /**
  * A TypeBox schema as plain JSON Schema for the document: named schemas below the top

@@ -147,6 +147,19 @@ describe('storefrontListClasses', () => {
     expect(pilates.startsAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
+  test('a class without a discipline is listed with discipline "" (a string, as the specification types the field)', async () => {
+    const bare = await s.studio();
+    const teacher = await instructor(s.sql, bare.id, { name: 'Cleo' });
+    await klass(s.sql, bare.id, {
+      instructorId: teacher,
+      startsAt: inHours(5),
+      discipline: null,
+      title: 'Open Studio',
+    });
+    const [entry] = await classesOf('', (await s.key(bare.id, 'publishable')).key);
+    expect(entry).toMatchObject({ classTitle: 'Open Studio', discipline: '' });
+  });
+
   test("private, unlisted, cancelled, past and other studios' items never appear", async () => {
     const from = encodeURIComponent(inHours(-48).toISOString());
     const classes = await classesOf(`?from=${from}&to=${encodeURIComponent(inHours(24 * 80).toISOString())}`);

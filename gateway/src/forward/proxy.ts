@@ -91,7 +91,7 @@ function clientClosed(err: unknown): never {
 export function forward(req: Request, call: Call, o: ForwardOptions): Promise<Response> {
   const method = req.method;
   // a HEAD is asked upstream as the GET it stands for, so its answer carries the GET's Content-Length; Bun sends the
-  // caller the headers alone (RFC 9110 §9.3.2)
+  // caller the headers alone (RFC 9110, section 9.3.2)
   if (method === 'GET' || method === 'HEAD') return send(req, call, o, 'GET', null);
   return readBody(req)
     .catch(clientClosed)

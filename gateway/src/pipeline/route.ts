@@ -30,7 +30,7 @@ function compileRouter(surface: Surface) {
   return function match(method: string, path: string): RouteMatch {
     const r = statics.get(path) ?? dynamics.find((d) => d.re!.test(path));
     if (!r) return null;
-    // HEAD is GET without the body (RFC 9110 §9.3.2): the same operation, key, limit and record; Bun sends no body
+    // HEAD is GET without the body (RFC 9110, section 9.3.2): the same operation, key, limit and record; Bun sends no body
     const op = r.byMethod.get(method) ?? (method === 'HEAD' ? r.byMethod.get('GET') : undefined);
     return op ? { op } : { allow: [...r.byMethod.keys()] };
   };

@@ -23,7 +23,11 @@ export const StorefrontClass = t.Object(
     id: IdOut('Occurrence id (occ_…)'),
     classId: IdOut(),
     classTitle: t.String({ maxLength: 200 }),
-    discipline: Nullable(t.String({ maxLength: 60 })),
+    discipline: t.String({
+      maxLength: 60,
+      description:
+        "The class's discipline label; an empty string when the studio gave it none (a string, as the specification types it)",
+    }),
     level: Level,
     mode: Mode,
     startsAt: Timestamp,

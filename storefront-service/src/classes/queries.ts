@@ -28,7 +28,7 @@ const toClass = (r: Row): StorefrontClass => ({
   id: r.id,
   classId: r.classId,
   classTitle: r.classTitle,
-  discipline: r.discipline,
+  discipline: r.discipline ?? '',
   level: r.level,
   mode: r.mode,
   startsAt: iso(r.startsAt),
