@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { Location, LocationPage, Room, RoomPage } from '@studio/shared/schemas/locations';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
-import { mgWrite, twoStudios } from './fixtures';
+import { classBody, instructor, mgWrite, studioWithKey, twoStudios } from './fixtures';
 
 let s: Stack;
 let key: string;
@@ -136,6 +136,32 @@ describe('locations', () => {
         ];
       expect(live).toBe(1);
     }
+  });
+});
+
+describe('a venue where occurrences are still to come', () => {
+  test('neither the location nor its room can be deleted (409 venue_in_use naming the next); once the class is cancelled, both can', async () => {
+    const { studio, write: w } = await studioWithKey(s);
+    const ins = await instructor(s, studio.id);
+    const a = await (await w('POST', '/v1/locations', { name: 'A' })).json();
+    await w('POST', '/v1/locations', { name: 'B' });
+    const room = await (await w('POST', `/v1/locations/${a.id}/rooms`, { name: 'Studio 1' })).json();
+    const cls = await (
+      await w(
+        'POST',
+        '/v1/classes',
+        classBody(ins, { locationId: a.id, roomId: room.id, recurrence: { intervalDays: 7, count: 2 } }),
+      )
+    ).json();
+    const [first] = await s.sql`select id from occurrences where class_id = ${cls.id} order by starts_at limit 1`;
+    for (const path of [`/v1/locations/${a.id}/rooms/${room.id}`, `/v1/locations/${a.id}`]) {
+      const refused = await expectProblem(await w('DELETE', path), 409, 'venue_in_use');
+      expect(refused.detail).toContain(`2 upcoming occurrences are held in this`);
+      expect(refused.detail).toContain(first!.id);
+    }
+    expect((await w('DELETE', `/v1/classes/${cls.id}`)).status).toBe(200);
+    expect((await w('DELETE', `/v1/locations/${a.id}/rooms/${room.id}`)).status).toBe(200);
+    expect((await w('DELETE', `/v1/locations/${a.id}`)).status).toBe(200);
   });
 });
 

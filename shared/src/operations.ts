@@ -522,8 +522,8 @@ export const OPERATIONS = [
     scope: 'locations:write',
     summary: 'Delete a location',
     ok: { status: 200, schema: Location },
-    problems: ['last_venue'],
-    description: `The location and its rooms become \`deleted\` (404 afterwards); ${FINAL('location')} The studio's last live location cannot be deleted (409 \`last_venue\`).`,
+    problems: ['last_venue', 'venue_in_use'],
+    description: `The location and its rooms become \`deleted\` (404 afterwards); ${FINAL('location')} The studio's last live location cannot be deleted (409 \`last_venue\`), nor one where live occurrences are still to come (409 \`venue_in_use\`).`,
   }),
   mg({
     id: 'managementListRooms',
@@ -573,7 +573,8 @@ export const OPERATIONS = [
     scope: 'locations:write',
     summary: 'Delete a room',
     ok: { status: 200, schema: Room },
-    description: `The room becomes \`deleted\` (404 afterwards); ${FINAL('room')}`,
+    problems: ['venue_in_use'],
+    description: `The room becomes \`deleted\` (404 afterwards); ${FINAL('room')} A room where live occurrences are still to come cannot be deleted (409 \`venue_in_use\`).`,
   }),
 
   mg({

@@ -27,6 +27,7 @@ export const PROBLEMS = {
   member_exists: [409, 'Member exists'],
   last_admin: [409, 'Last admin'],
   last_venue: [409, 'Last venue'],
+  venue_in_use: [409, 'Venue in use'],
   coupon_code_taken: [409, 'Coupon code taken'],
   occurrence_cancelled: [409, 'Occurrence cancelled'],
   conflict: [409, 'Conflict'],

@@ -124,6 +124,10 @@ export const PROBLEM_DOCS = {
     cause: "The location is the studio's last live one.",
     fix: 'Create another location before deleting this one.',
   },
+  venue_in_use: {
+    cause: 'Live occurrences still to come are held in the location (in any of its rooms) or the room being deleted.',
+    fix: 'Cancel the classes of those occurrences (DELETE /v1/classes/{classId}), or delete the venue once they have taken place; the detail names the next one.',
+  },
   coupon_code_taken: {
     cause: 'An active coupon of the studio already has this code (codes compare without letter case).',
     fix: 'Choose another code, or archive the existing coupon first.',

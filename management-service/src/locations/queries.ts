@@ -204,3 +204,21 @@ export async function markRoomDeleted(db: Db, studioId: string, locationId: stri
     returning ${db.unsafe(ROOM_COLUMNS)}`;
   return row ? toRoom(row) : null;
 }
+
+/**
+ * The live occurrences still to come at a location (any of its rooms) or in one room: how many, and the next.
+ * Read after the venue's row is locked, so no class created meanwhile can add one unseen (a create locks it to share).
+ */
+export async function upcomingAt(
+  db: Db,
+  studioId: string,
+  where: { locationId: string } | { roomId: string },
+): Promise<{ count: number; next: { id: string; startsAt: Date } | null }> {
+  const venue = 'roomId' in where ? db`room_id = ${where.roomId}` : db`location_id = ${where.locationId}`;
+  const rows = await db<{ id: string; startsAt: Date; count: number }[]>`
+    select id, starts_at, (count(*) over ())::int as count from occurrences
+    where studio_id = ${studioId} and ${venue} and status = 'scheduled' and ends_at > now()
+    order by starts_at, id limit 1`;
+  const [row] = rows;
+  return row ? { count: row.count, next: { id: row.id, startsAt: row.startsAt } } : { count: 0, next: null };
+}

@@ -1,4 +1,4 @@
-import { AppError, problems, quote } from '@studio/shared';
+import { AppError, iso, problems, quote } from '@studio/shared';
 import type { Tx } from '@studio/shared/io/db';
 import { canonicalTimeZone } from '@studio/shared/schemas/fields';
 import type {
@@ -51,6 +51,20 @@ export async function updateLocation(
   return { record: location, events: updated('location.updated', before, location) };
 }
 
+/** 409 `venue_in_use` while live occurrences are still to come there: deleting it would leave them nowhere. */
+async function refuseIfInUse(
+  tx: Tx,
+  studioId: string,
+  where: { locationId: string } | { roomId: string },
+  what: 'location' | 'room',
+): Promise<void> {
+  const { count, next } = await q.upcomingAt(tx, studioId, where);
+  if (!next) return;
+  throw new AppError('venue_in_use', {
+    detail: `${count === 1 ? '1 upcoming occurrence is' : `${count} upcoming occurrences are`} held in this ${what} (the next: ${next.id} at ${iso(next.startsAt)}); cancel their classes, or wait until they have taken place, then delete it.`,
+  });
+}
+
 /**
  * The studio's last live venue stays: with every live location locked, two racing deletes cannot both win.
  * A deleted location is 404 afterwards, so only the first delete records its events: the location's and each room's.
@@ -66,6 +80,7 @@ export async function deleteLocation(
     throw new AppError('last_venue', {
       detail: "This is the studio's last live location; add another before deleting it.",
     });
+  await refuseIfInUse(tx, studioId, { locationId: id }, 'location');
   const { location, rooms } = await q.markLocationDeleted(tx, studioId, id);
   return {
     record: location,
@@ -105,6 +120,8 @@ export async function deleteRoom(
   locationId: string,
   id: string,
 ): Promise<Written<Room, 'room.deleted'>> {
+  if (!(await q.lockLiveRoom(tx, studioId, locationId, id))) throw roomNotFound(id);
+  await refuseIfInUse(tx, studioId, { roomId: id }, 'room');
   const room = await q.markRoomDeleted(tx, studioId, locationId, id);
   if (!room) throw roomNotFound(id);
   return { record: room, events: [event('room.deleted', room)] };
