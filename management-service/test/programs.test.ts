@@ -159,8 +159,19 @@ describe('programs', () => {
       })
     ).json();
     expect(paidAgain).toMatchObject({ pricing: 'paid', priceCents: 800, currency: 'GBP', classIds: [classId] });
+  });
+
+  test('archived and restored with PATCH status: the record says so, and the list still holds it', async () => {
+    const p = await create(key, { name: 'Teacher training' });
+    expect(p.status).toBe('active');
+    const archived = await write('PATCH', `/v1/programs/${p.id}`, key, { status: 'archived' });
+    expect(archived.status).toBe(200);
+    expect((await archived.json()).status).toBe('archived');
+    expect((await (await s.mg(`/v1/programs/${p.id}`, key)).json()).status).toBe('archived');
+    const restored = await write('PATCH', `/v1/programs/${p.id}`, key, { status: 'active' });
+    expect((await restored.json()).status).toBe('active');
     await expectProblem(
-      await write('PATCH', `/v1/programs/${program.id}`, key, { status: 'archived' }),
+      await write('PATCH', `/v1/programs/${p.id}`, key, { status: 'gone' }),
       422,
       'validation_failed',
     );

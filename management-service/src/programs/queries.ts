@@ -30,7 +30,10 @@ const toProgram = (r: Row): Program => ({
   updatedAt: iso(r.updatedAt),
 });
 
-export type ProgramValues = Pick<Program, 'name' | 'description' | 'pricing' | 'priceCents' | 'currency' | 'classIds'>;
+export type ProgramValues = Pick<
+  Program,
+  'name' | 'description' | 'pricing' | 'priceCents' | 'currency' | 'classIds' | 'status'
+>;
 
 /** One page of the studio's programs, archived ones included, keyset on (created_at, id) over `programs_studio`. */
 export async function listProgramsPage(db: Db, studioId: string, p: PageParams): Promise<Page<Program>> {

@@ -46,6 +46,7 @@ export async function createProgram(
     priceCents: body.priceCents ?? null,
     currency: body.currency ?? null,
     classIds: [],
+    status: 'active',
   };
   checkPrice(values);
   values.classIds = await checkClassIds(tx, studioId, body.classIds ?? []);
@@ -69,6 +70,7 @@ export async function updateProgram(
     priceCents: body.priceCents === undefined ? current.priceCents : body.priceCents,
     currency: body.currency === undefined ? current.currency : body.currency,
     classIds: current.classIds,
+    status: body.status ?? current.status,
   };
   checkPrice(values);
   if (body.classIds !== undefined) values.classIds = await checkClassIds(tx, studioId, body.classIds);

@@ -55,6 +55,11 @@ export const UpdateProgramBody = t.Object(
     priceCents: t.Optional(fields.priceCents),
     currency: t.Optional(fields.currency),
     classIds: t.Optional(fields.classIds),
+    status: t.Optional(
+      t.Union([t.Literal('active'), t.Literal('archived')], {
+        description: 'archived: kept and readable, no longer offered; active again restores it',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
