@@ -68,6 +68,8 @@ function expectMalformed(a: RawAnswer, where: string) {
   expect(a.status, what).toBe(400);
   expect(a.headers['content-type'], what).toStartWith('application/problem+json');
   expect(JSON.parse(a.body).code, what).toBe('malformed_request');
+  // every problem names its request, these too (docs/design/errors.md)
+  expect(JSON.parse(a.body).instance, what).toBe(`urn:request:${a.headers['x-request-id']}`);
   expect(a.headers['x-content-type-options'], what).toBe('nosniff');
   expect(a.body.length, what).toBeLessThan(1_000);
   expect(a.body, what).not.toMatch(/\.ts\b|node_modules|\/work\/|\n\s+at /);
@@ -99,15 +101,17 @@ describe('a malformed Host or target', () => {
     }
   });
 
-  test('Hosts Bun refuses itself (none, NUL) are a bare 400, never a page with a stack', async () => {
+  test('what Bun refuses itself (no Host, NUL, no leading slash, two framings) is a bare 400, never a page with a stack', async () => {
     for (const base of [s.storefrontUrl, s.dashboardUrl, s.opsUrl, s.managementServiceUrl]) {
       for (const request of [
         get('/v1/instructors', '\x00'),
         'GET /v1/instructors HTTP/1.1\r\nConnection: close\r\n\r\n',
         get('*', 'a'),
+        get('v1/instructors', 'a'),
+        'POST /v1/instructors HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{}',
       ]) {
         const a = await raw(base, request);
-        expect(a.status).toBe(400);
+        expect([base, request.slice(0, 40), a.status]).toEqual([base, request.slice(0, 40), 400]);
         expect(a.body).not.toMatch(/\.ts\b|\n\s+at /);
       }
     }

@@ -1,4 +1,6 @@
 /** The problem+json renderer of docs/design/errors.md; the body's shape is the one `Problem` schema. */
+
+import { newRequestId } from './http';
 import { MAX_PROBLEM_ERRORS, PROBLEMS, type ProblemCode, statusOf } from './problem-codes';
 import type { Problem } from './schemas/problem';
 
@@ -90,15 +92,16 @@ export function problemBody(code: ProblemCode, requestId: string | undefined, o:
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
+/**
+ * A problem answer. Every one carries `instance` and `X-Request-Id` (docs/design/errors.md): a request that reached
+ * no step that gives it an id (an unsigned call to a service, a malformed Host, a handler's crash) gets one here.
+ */
 export function problemResponse(code: ProblemCode, requestId: string | undefined, o: ProblemOptions = {}): Response {
-  const body = problemBody(code, requestId, o);
+  const id = requestId || newRequestId();
+  const body = problemBody(code, id, o);
   return new Response(JSON.stringify(body), {
     status: body.status,
-    headers: {
-      'content-type': PROBLEM_CONTENT_TYPE,
-      ...(requestId ? { 'x-request-id': requestId } : {}),
-      ...o.headers,
-    },
+    headers: { 'content-type': PROBLEM_CONTENT_TYPE, 'x-request-id': id, ...o.headers },
   });
 }
 
