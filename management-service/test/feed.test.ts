@@ -249,6 +249,18 @@ describe('the list', () => {
     const bad = await expectProblem(await s.mg('/v1/events?type=class.exploded', key), 422, 'validation_failed');
     expect(JSON.stringify(bad.errors)).toContain('/query/type');
     await expectProblem(await s.mg('/v1/events?type=Class', key), 422, 'validation_failed');
+    // a name that is no type, in a list or alone, is named, with the types listed
+    for (const q of ['type=plan.created,bogus', 'type=bogus']) {
+      const named = await expectProblem(await s.mg(`/v1/events?${q}`, key), 422, 'validation_failed');
+      expect(named.errors).toEqual([
+        {
+          path: '/query/type',
+          message: expect.stringMatching(/^bogus is not an event type; types are class\.created, /),
+        },
+      ]);
+    }
+    // empty is no filter, as left out
+    expect((await all(key, '?type=')).map((e) => e.id)).toEqual((await all(key)).map((e) => e.id));
   });
 
   test('a key sees the events of what it may read: the list is filtered, the others are 404', async () => {

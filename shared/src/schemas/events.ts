@@ -61,8 +61,11 @@ export const EventsQuery = t.Object(
     type: t.Optional(
       t.String({
         maxLength: 2000,
-        pattern: '^[a-z]+\\.[a-z]+(,[a-z]+\\.[a-z]+)*$',
-        description: 'Only events of this type, or of these comma-separated types (`class.created,class.cancelled`).',
+        // loose on purpose: a name that is no event type is refused by the service, naming it and listing the types
+        pattern: '^([a-z_.]+(,[a-z_.]+)*)?$',
+        'x-pattern-hint': 'event types separated by commas, such as class.created,class.cancelled',
+        description:
+          'Only events of this type, or of these comma-separated types (`class.created,class.cancelled`); empty: all.',
       }),
     ),
     after: t.Optional(
