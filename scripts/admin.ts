@@ -43,6 +43,7 @@ class ShellExports {
 }
 
 const USAGE = `usage: bun run admin <command> [options]
+  help      (this list)
   migrate
   studio:create --name <name> [--slug s] [--timezone tz] [--admin-email e] [--modes broadcast,two_way,community,coaching]
   studio:delete --studio <id>
@@ -63,6 +64,11 @@ const USAGE = `usage: bun run admin <command> [options]
   webhook:test --endpoint <id>   (sends it a webhook.test event)`;
 
 const [command, ...rest] = Bun.argv.slice(2);
+// asked for: the usage on stdout, exit 0 (no database is touched)
+if (command === 'help' || command === '--help' || command === '-h') {
+  console.log(USAGE);
+  process.exit(0);
+}
 const OPTIONS = {
   name: { type: 'string' },
   slug: { type: 'string' },

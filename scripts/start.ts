@@ -52,7 +52,7 @@ if (database.source === 'embedded') {
     console.error(
       `error: cannot start the embedded Postgres (data in ${shown(database.dataDir)}): ${(err as Error).message}`,
     );
-    console.error('Or use a Postgres of your own: set DATABASE_URL (README "Quickstart").');
+    console.error('Or use a Postgres of your own: set DATABASE_URL (README "The database").');
     process.exit(1);
   }
   console.log(

@@ -137,6 +137,19 @@ describe('studio and keys', () => {
     const stored = await s.sql`select * from api_keys where id = ${r.record.id}`;
     expect(JSON.stringify(stored)).not.toContain(r.key);
   });
+  test('help prints the usage on stdout, exit 0, and the README lists every command it names', async () => {
+    for (const asked of ['help', '--help']) {
+      const r = await admin(asked);
+      expect([r.code, r.err]).toEqual([0, '']);
+      expect(r.out).toStartWith('usage: bun run admin <command> [options]');
+    }
+    const usage = (await admin('help')).out;
+    const readme = await Bun.file(join(root, 'README.md')).text();
+    for (const [, name] of usage.matchAll(/^ {2}([a-z:|-]+)/gm))
+      for (const one of name!.split('|'))
+        expect([one, readme.includes(`bun run admin ${one}`) || readme.includes(`|${one}`)]).toEqual([one, true]);
+  });
+
   test('bad input: one clear line and a non-zero exit', async () => {
     await fails(
       ['key:create', '--studio', studioId, '--kind', 'secret', '--name', 'x', '--scopes', 'classes:read,classes:admin'],

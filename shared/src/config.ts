@@ -118,6 +118,7 @@ export function loadConfig(
       `invalid environment variable ${name}: ${err.message} (got ${JSON.stringify(raw[name] ?? null)})`,
     );
   }
+  refuseMalformedUrls(converted as Config);
   refuseDevelopmentSecrets(converted as Config);
   if (converted.REDIS_URL === SINGLE_NODE && converted.REDIS_CLUSTER_NODES) {
     throw new ConfigError(
@@ -125,6 +126,20 @@ export function loadConfig(
     );
   }
   return converted as Config;
+}
+
+/** A URL of the scheme a client needs, or the process stops naming the variable (not with a client's stack trace later). */
+function refuseMalformedUrls(c: Config) {
+  const url = (v: string, schemes: RegExp) => URL.canParse(v) && schemes.test(new URL(v).protocol);
+  const wrong = (name: string, what: string, got: string) =>
+    new ConfigError(`invalid environment variable ${name}: must be ${what} (got ${JSON.stringify(got)})`);
+  if (!url(c.DATABASE_URL, /^postgres(ql)?:$/))
+    throw wrong('DATABASE_URL', 'a postgres:// URL, such as postgres://postgres@127.0.0.1:5432/studio', c.DATABASE_URL);
+  if (c.REDIS_URL !== SINGLE_NODE && !url(c.REDIS_URL, /^rediss?:$/))
+    throw wrong('REDIS_URL', 'a redis:// or rediss:// URL, or none (single-node mode)', c.REDIS_URL);
+  for (const seed of c.REDIS_CLUSTER_NODES ? c.REDIS_CLUSTER_NODES.split(',') : [])
+    if (!url(seed.trim(), /^rediss?:$/))
+      throw wrong('REDIS_CLUSTER_NODES', 'comma-separated redis:// URLs', c.REDIS_CLUSTER_NODES);
 }
 
 /** The REDIS_URL that means single-node mode (docs/design/single-node.md). */

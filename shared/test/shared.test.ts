@@ -139,6 +139,23 @@ describe('configuration', () => {
     expect(() => loadConfig({ RATE_LIMIT_SECRET: 'fast' })).toThrow(/RATE_LIMIT_SECRET/);
     expect(() => loadConfig({ GATEWAY_SECRET: 'short' })).toThrow(/GATEWAY_SECRET/);
   });
+  test('a URL of the wrong shape or scheme names its variable (no client stack trace later)', () => {
+    expect(() => loadConfig({ REDIS_URL: 'bogus' })).toThrow(
+      'invalid environment variable REDIS_URL: must be a redis:// or rediss:// URL, or none (single-node mode) (got "bogus")',
+    );
+    expect(() => loadConfig({ DATABASE_URL: 'bogus' })).toThrow(
+      /^invalid environment variable DATABASE_URL: must be a postgres:\/\/ URL/,
+    );
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x/y' })).toThrow(/DATABASE_URL/);
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'redis://a:1,b:2' })).toThrow(/REDIS_CLUSTER_NODES/);
+    for (const ok of [
+      { REDIS_URL: 'none' },
+      { REDIS_URL: 'rediss://u:p@cache.example:6380/0' },
+      { DATABASE_URL: 'postgresql://u@db.example/studio?sslmode=require' },
+      { REDIS_CLUSTER_NODES: 'redis://a:7000, redis://b:7001' },
+    ])
+      expect(() => loadConfig(ok)).not.toThrow();
+  });
 });
 
 describe('gateway signatures', () => {
