@@ -303,5 +303,13 @@ describe('managementUpdateClass / managementCancelClass', () => {
     const again = await write('DELETE', `/v1/classes/${c.id}`);
     expect(again.status).toBe(200);
     expect((await again.json()).cancelledAt).toBe(done.cancelledAt);
+    // cancelling is final: a PATCH is 409 and changes nothing, its occurrences included
+    for (const patch of [{ title: 'Renamed' }, { capacity: 3 }]) {
+      const refused = await expectProblem(await write('PATCH', `/v1/classes/${c.id}`, patch), 409, 'class_cancelled');
+      expect(refused.detail).toContain('a cancelled class is final');
+    }
+    const [row] = await s.sql`select title from classes where id = ${c.id}`;
+    expect(row!.title).toBe(c.title);
+    expect(await s.sql`select 1 from occurrences where class_id = ${c.id} and capacity = 3`).toHaveLength(0);
   });
 });

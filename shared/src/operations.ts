@@ -223,9 +223,9 @@ export const OPERATIONS = [
     summary: 'Update a class',
     body: UpdateClassBody,
     ok: { status: 200, schema: Class },
-    problems: ['instructor_double_booked', 'unknown_instructor', 'unknown_plan'],
+    problems: ['instructor_double_booked', 'unknown_instructor', 'unknown_plan', 'class_cancelled'],
     description:
-      '`instructorId`, `durationMinutes` and `capacity` also apply to the occurrences that have not started.',
+      '`instructorId`, `durationMinutes` and `capacity` also apply to the occurrences that have not started. A cancelled class is final (409 `class_cancelled`).',
   }),
   mg({
     id: 'managementCancelClass',
@@ -280,8 +280,9 @@ export const OPERATIONS = [
     summary: 'Update a member',
     body: UpdateMemberBody,
     ok: { status: 200, schema: Member },
-    problems: ['last_admin', 'invalid_role'],
-    description: "Demoting the studio's last active admin is 409 `last_admin`.",
+    problems: ['last_admin', 'invalid_role', 'membership_cancelled'],
+    description:
+      "Demoting the studio's last active admin is 409 `last_admin`. A cancelled membership is final (409 `membership_cancelled`).",
   }),
   mg({
     id: 'managementCancelMembership',

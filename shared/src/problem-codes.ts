@@ -30,6 +30,8 @@ export const PROBLEMS = {
   venue_in_use: [409, 'Venue in use'],
   coupon_code_taken: [409, 'Coupon code taken'],
   occurrence_cancelled: [409, 'Occurrence cancelled'],
+  class_cancelled: [409, 'Class cancelled'],
+  membership_cancelled: [409, 'Membership cancelled'],
   conflict: [409, 'Conflict'],
   payload_too_large: [413, 'Payload too large'],
   unsupported_media_type: [415, 'Unsupported media type'],

@@ -124,6 +124,14 @@ export const PROBLEM_DOCS = {
     cause: "The location is the studio's last live one.",
     fix: 'Create another location before deleting this one.',
   },
+  class_cancelled: {
+    cause: 'The class was cancelled (DELETE): a cancelled class, and its occurrences, are final.',
+    fix: 'Create a new class for the same slot; the cancelled one stays readable as it was.',
+  },
+  membership_cancelled: {
+    cause: 'The membership was cancelled: a cancelled membership is final, its name and role included.',
+    fix: 'Invite the e-mail address again for a new membership.',
+  },
   venue_in_use: {
     cause: 'Live occurrences still to come are held in the location (in any of its rooms) or the room being deleted.',
     fix: 'Cancel the classes of those occurrences (DELETE /v1/classes/{classId}), or delete the venue once they have taken place; the detail names the next one.',

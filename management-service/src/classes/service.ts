@@ -121,7 +121,12 @@ export async function updateClass(
   id: string,
   body: UpdateClassBody,
 ): Promise<Written<Class, 'class.updated' | 'occurrence.updated'>> {
-  if (!(await q.lockClass(tx, studioId, id))) throw problems.notFound('class', id);
+  const locked = await q.lockClass(tx, studioId, id);
+  if (!locked) throw problems.notFound('class', id);
+  if (locked.status === 'cancelled')
+    throw new AppError('class_cancelled', {
+      detail: 'This class was cancelled, and a cancelled class is final: create a new class for the slot instead.',
+    });
   if (body.durationMinutes !== undefined) {
     const last = await q.lastFutureStart(tx, studioId, id);
     if (last)

@@ -59,6 +59,10 @@ export async function updateMember(
 ): Promise<Written<Member, 'member.updated'>> {
   if (body.role !== undefined) requireRole(body.role);
   const member = await requireMember(tx, studioId, id);
+  if (member.status === 'cancelled')
+    throw new AppError('membership_cancelled', {
+      detail: 'This membership was cancelled, and a cancelled membership is final: invite the address again instead.',
+    });
   if (body.role !== undefined && body.role !== 'admin') await keepAnAdmin(tx, studioId, member);
   const fields = changedFields(member, { name: body.name, role: body.role as Member['role'] | undefined });
   if (!Object.keys(fields).length) return unchanged(member);
