@@ -225,7 +225,7 @@ export const OPERATIONS = [
     ok: { status: 200, schema: Class },
     problems: ['instructor_double_booked', 'unknown_instructor', 'unknown_plan', 'class_cancelled'],
     description:
-      '`instructorId`, `durationMinutes` and `capacity` also apply to the occurrences that have not started. A cancelled class is final (409 `class_cancelled`).',
+      '`instructorId`, `durationMinutes` and `capacity` also apply to the occurrences that have not started. A cancelled class is final: a PATCH that would change it is 409 `class_cancelled`.',
   }),
   mg({
     id: 'managementCancelClass',
@@ -282,7 +282,7 @@ export const OPERATIONS = [
     ok: { status: 200, schema: Member },
     problems: ['last_admin', 'invalid_role', 'membership_cancelled'],
     description:
-      "Demoting the studio's last active admin is 409 `last_admin`. A cancelled membership is final (409 `membership_cancelled`).",
+      "Demoting the studio's last active admin is 409 `last_admin`. A cancelled membership is final: a PATCH that would change it is 409 `membership_cancelled`.",
   }),
   mg({
     id: 'managementCancelMembership',

@@ -123,10 +123,6 @@ export async function updateClass(
 ): Promise<Written<Class, 'class.updated' | 'occurrence.updated'>> {
   const locked = await q.lockClass(tx, studioId, id);
   if (!locked) throw problems.notFound('class', id);
-  if (locked.status === 'cancelled')
-    throw new AppError('class_cancelled', {
-      detail: 'This class was cancelled, and a cancelled class is final: create a new class for the slot instead.',
-    });
   if (body.durationMinutes !== undefined) {
     const last = await q.lastFutureStart(tx, studioId, id);
     if (last)
@@ -142,6 +138,11 @@ export async function updateClass(
   const fields = changedFields(before, own);
   const planIds = body.planIds === undefined ? undefined : await requirePlans(tx, studioId, body.planIds);
   const plansChanged = planIds !== undefined && !sameSet(planIds, before.planIds);
+  // cancelling is final: a PATCH that would change a cancelled class is refused (one that changes nothing answers it)
+  if (locked.status === 'cancelled' && (Object.keys(fields).length || plansChanged))
+    throw new AppError('class_cancelled', {
+      detail: 'This class was cancelled, and a cancelled class is final: create a new class for the slot instead.',
+    });
   if (plansChanged) await q.setPlans(tx, studioId, id, planIds);
   if (Object.keys(fields).length || plansChanged) await q.updateClass(tx, studioId, id, fields);
   const occurrenceEvents =

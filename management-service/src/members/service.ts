@@ -59,13 +59,14 @@ export async function updateMember(
 ): Promise<Written<Member, 'member.updated'>> {
   if (body.role !== undefined) requireRole(body.role);
   const member = await requireMember(tx, studioId, id);
+  const fields = changedFields(member, { name: body.name, role: body.role as Member['role'] | undefined });
+  if (!Object.keys(fields).length) return unchanged(member);
+  // cancelling is final: a PATCH that would change a cancelled membership is refused (one that changes nothing answers it)
   if (member.status === 'cancelled')
     throw new AppError('membership_cancelled', {
       detail: 'This membership was cancelled, and a cancelled membership is final: invite the address again instead.',
     });
   if (body.role !== undefined && body.role !== 'admin') await keepAnAdmin(tx, studioId, member);
-  const fields = changedFields(member, { name: body.name, role: body.role as Member['role'] | undefined });
-  if (!Object.keys(fields).length) return unchanged(member);
   const after = await q.updateMember(tx, studioId, id, fields);
   return { record: after, events: updated('member.updated', member, after) };
 }
