@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
  */
 import { answers, LOCAL_DATABASE_URL, loadConfigOrExit, redisMode, resolveDatabase, SINGLE_NODE } from '@studio/shared';
 import { RUNTIME_ENV } from '@studio/shared/runtime';
-import { type EmbeddedPostgres, startEmbeddedPostgres } from './lib/embedded-pg';
+import { type EmbeddedPostgres, startEmbeddedPostgres, superviseEmbeddedPostgres } from './lib/embedded-pg';
 import { migrate } from './lib/migrate';
 
 const began = performance.now();
@@ -137,15 +137,26 @@ process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
 // the terminal closed: the same as Ctrl-C (the embedded Postgres, in a session of its own, would outlive us)
 process.on('SIGHUP', () => stopAll(0));
-// the embedded Postgres is ours to watch: one that dies is said loudly, and the stack stops (the children
-// could only answer 503 until it came back, and a restart of the whole command runs its crash recovery)
-void embedded?.exited.then((code) => {
-  if (stopping) return;
-  console.error(
-    `error: the embedded Postgres exited (${code}); the end of its log is in ${shown(embedded!.logFile)}. Stopping the stack; \`bun run start\` again starts it.`,
-  );
-  stopAll(1);
-});
+// the embedded Postgres is ours to watch, as the children are: one that dies is said loudly and started again on its
+// data (the children answer 503 meanwhile, and reconnect); one that cannot start again stops the stack, saying why
+if (embedded) {
+  const logFile = shown(embedded.logFile);
+  superviseEmbeddedPostgres(embedded, {
+    stopping: () => stopping,
+    onExited: (code, restartInMs) =>
+      console.error(
+        JSON.stringify({ level: 'warn', msg: 'embedded Postgres exited; restarting', code, restartInMs, log: logFile }),
+      ),
+    onRestarted: (pg) => {
+      embedded = pg;
+      console.log(JSON.stringify({ level: 'info', msg: 'embedded Postgres started again', port: pg.port }));
+    },
+    onFailed: (err) => {
+      console.error(`error: the embedded Postgres cannot start again: ${err.message} (its log: ${logFile})`);
+      stopAll(1);
+    },
+  });
+}
 
 async function ready(url: string) {
   for (let i = 0; i < 100; i++) {

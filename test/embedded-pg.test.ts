@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { embeddedPaths, LOCAL_DATABASE_URL, loadConfig, resolveDatabase } from '@studio/shared';
 import postgres from 'postgres';
-import { type EmbeddedPostgres, startEmbeddedPostgres } from '../scripts/lib/embedded-pg';
+import { type EmbeddedPostgres, startEmbeddedPostgres, superviseEmbeddedPostgres } from '../scripts/lib/embedded-pg';
 import { migrate } from '../scripts/lib/migrate';
 import { freePort } from '../scripts/lib/ports';
 
@@ -153,4 +153,32 @@ describe('the embedded Postgres', () => {
       await sql.end();
     }
   }, 30_000);
+
+  test('killed under its supervisor (as bun run start keeps it), it is started again at the same URL, data intact', async () => {
+    const url = running!.url;
+    let restarted: EmbeddedPostgres | null = null;
+    const exits: (number | string)[] = [];
+    let stopping = false;
+    superviseEmbeddedPostgres(running!, {
+      stopping: () => stopping,
+      onExited: (code) => exits.push(code),
+      onRestarted: (pg) => (restarted = pg),
+      onFailed: (err) => {
+        throw err;
+      },
+    });
+    const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    process.kill(pid, 'SIGKILL');
+    for (let i = 0; i < 300 && !restarted; i++) await Bun.sleep(100);
+    expect(exits).toEqual(['SIGKILL']);
+    expect(restarted!.url).toBe(url);
+    running = restarted;
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      expect((await sql`select note from kept`).map((r) => r.note)).toEqual(['still here']);
+    } finally {
+      await sql.end();
+    }
+    stopping = true; // afterAll's stop() is not a death
+  }, 40_000);
 });

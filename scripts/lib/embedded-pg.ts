@@ -391,3 +391,49 @@ export async function startEmbeddedPostgres(o: {
     },
   };
 }
+
+/**
+ * Keeps an embedded Postgres running, as `bun run start` keeps its children: when it exits other than by
+ * `stop()` (killed, crashed), it is started again on its data after a backoff (0.5 s, doubling to 30 s; reset
+ * once it has stayed up a minute), where Postgres's crash recovery runs, on the same port and password, so the
+ * clients' URL still reaches it. `current()` is the one running now (stop that one); `onRestarted` hears each
+ * start, `onFailed` a start that failed or came up at another URL (the caller should stop: its clients cannot
+ * follow).
+ */
+export function superviseEmbeddedPostgres(
+  first: EmbeddedPostgres,
+  o: {
+    stopping: () => boolean;
+    onExited?: (code: number | string, restartInMs: number) => void;
+    onRestarted?: (pg: EmbeddedPostgres) => void;
+    onFailed: (err: Error) => void;
+  },
+) {
+  let pg = first;
+  const watch = (failures: number) => {
+    const started = Date.now();
+    void pg.exited.then((code) => {
+      if (o.stopping()) return;
+      const streak = Date.now() - started > 60_000 ? 0 : failures;
+      const delay = Math.min(30_000, 500 * 2 ** streak);
+      o.onExited?.(code, delay);
+      setTimeout(async () => {
+        if (o.stopping()) return;
+        try {
+          const next = await startEmbeddedPostgres({ dataDir: pg.dataDir, stateFile: pg.stateFile });
+          if (next.url !== pg.url) {
+            await next.stop();
+            throw new EmbeddedPostgresError(`it came back at another address (port ${next.port} for ${pg.port})`);
+          }
+          pg = next;
+          o.onRestarted?.(pg);
+          watch(streak + 1);
+        } catch (err) {
+          o.onFailed(err as Error);
+        }
+      }, delay);
+    });
+  };
+  watch(0);
+  return { current: () => pg };
+}
