@@ -162,6 +162,28 @@ describe('forms', () => {
     expect(await keyCount(s, studio.id)).toBe(0);
   });
 
+  test('a form is read bounded however it is framed: chunked past 64 KiB is 413, even signed out, before it is all read', async () => {
+    let sent = 0;
+    const chunk = new TextEncoder().encode(`token=${'a'.repeat(16 * 1024)}`);
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        // 4 MiB on offer; a bounded reader stops taking it at 64 KiB
+        if (sent >= 4 * 1024 * 1024) return c.close();
+        sent += chunk.byteLength;
+        c.enqueue(chunk);
+      },
+    });
+    const res = await fetch(`${s.dashboardUrl}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.dashboardUrl },
+      body,
+    });
+    expect(res.status).toBe(413);
+    expect(await res.text()).toContain('That form was too large.');
+    expect(sent).toBeLessThan(4 * 1024 * 1024);
+  });
+
   test('every response carries the security headers', async () => {
     const studio = await s.studio();
     const { cookie } = await signIn(s, studio.id);

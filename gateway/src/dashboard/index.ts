@@ -1,4 +1,5 @@
 import { accessLogOn, etagMatches, etagOf, log, logRequest, newRequestId } from '@studio/shared';
+import { readBody } from '@studio/shared/body';
 import { readiness } from '@studio/shared/io/readiness';
 import { malformedRequest } from '@studio/shared/io/serve';
 import { requestTarget } from '@studio/shared/target';
@@ -61,10 +62,15 @@ async function readForm(req: Request): Promise<FormData | Response> {
   const type = req.headers.get('content-type') ?? '';
   if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data'))
     return messagePage(415, 'Unsupported form', 'This page accepts only HTML form submissions.');
-  if (Number(req.headers.get('content-length') ?? 0) > MAX_FORM_BYTES)
-    return messagePage(413, 'Form too large', 'That form was too large.');
+  // read bounded whatever its framing: a chunked body has no length to check first (signed out too, at /login)
+  let bytes: Uint8Array<ArrayBuffer>;
   try {
-    return await req.formData();
+    bytes = await readBody(req, MAX_FORM_BYTES);
+  } catch {
+    return messagePage(413, 'Form too large', 'That form was too large.');
+  }
+  try {
+    return await new Response(bytes, { headers: { 'content-type': type } }).formData();
   } catch {
     return messagePage(400, 'Unreadable form', 'That form could not be read. Go back and try again.');
   }
