@@ -308,6 +308,34 @@ describe('keys', () => {
 });
 
 describe('activity', () => {
+  test('date filters at the ends of the calendar are clamped, and a day that does not exist is dropped, never a 500', async () => {
+    const studio = await s.studio();
+    const k = await s.key(studio.id, 'secret', ['instructors:read'], 'dated');
+    await s.sql`insert into activity ${s.sql({
+      studioId: studio.id,
+      keyId: k.id,
+      operationId: 'managementListInstructors',
+      method: 'GET',
+      path: '/v1/instructors',
+      status: 200,
+      outcome: 'success',
+      durationMs: 1,
+      requestId: 'req_test_dated',
+      at: new Date(),
+    })}`;
+    const { cookie } = await signIn(s, studio.id);
+    for (const q of ['to=9999-12-31', 'from=0000-01-01', 'from=0000-01-01&to=9999-12-31', 'from=2026-02-30']) {
+      const res = await get(s, `/activity?${q}`, cookie);
+      const page = await res.text();
+      expect([q, res.status, page.includes('req_test_dated')]).toEqual([q, 200, true]);
+    }
+    // what the filter shows is what it applied: the clamped day, and none for a day that is not one
+    expect(await (await get(s, '/activity?from=0000-01-01', cookie)).text()).toContain(
+      'name="from" value="1970-01-01"',
+    );
+    expect(await (await get(s, '/activity?from=2026-02-30', cookie)).text()).toContain('name="from" value=""');
+  });
+
   test('newest first, 50 a page with a next link; filters by key, operation and outcome', async () => {
     const studio = await s.studio();
     const a = await s.key(studio.id, 'secret', ['instructors:read'], 'alpha');

@@ -1,4 +1,13 @@
-import { OPERATIONS, type Operation, PROBLEMS, type ProblemCode, problemTypeBase, requestTimeOf } from '@studio/shared';
+import {
+  MAX_INSTANT_MS,
+  MIN_INSTANT_MS,
+  OPERATIONS,
+  type Operation,
+  PROBLEMS,
+  type ProblemCode,
+  problemTypeBase,
+  requestTimeOf,
+} from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 import { type ChartRange, chartBuckets, chartSvg } from './chart';
 import type { DashboardDeps } from './deps';
@@ -59,7 +68,19 @@ interface ActivityRow {
   keyKind: 'secret' | 'publishable' | null;
 }
 
-const validDay = (s: string) => DAY.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`));
+/**
+ * A date filter as a day that exists (2026-02-30 is no day, not 2 March), clamped into the years the log can hold
+ * (docs/design/hostile-callers.md: a query instant outside them is clamped, never a 500); '' when it is no date.
+ */
+function dayFilter(s: string): string {
+  if (!DAY.test(s)) return '';
+  const ms = Date.parse(`${s}T00:00:00Z`);
+  // Date.parse rolls an impossible day over to another (2026-02-30 is 2 March): that is no day
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== s) return '';
+  return new Date(Math.min(Math.max(ms, MIN_INSTANT_MS), MAX_INSTANT_MS)).toISOString().slice(0, 10);
+}
+/** The end of a `to` day: the next midnight, or the last instant the log can hold. */
+const endOfDay = (day: string) => new Date(Math.min(Date.parse(`${day}T00:00:00Z`) + 86_400_000, MAX_INSTANT_MS));
 
 /** Unknown filter values are dropped rather than refused, so a stale bookmark still shows a page. */
 function readFilters(url: URL, keyIds: Set<string>): Filters {
@@ -69,8 +90,8 @@ function readFilters(url: URL, keyIds: Set<string>): Filters {
     key: keyIds.has(q('key')) ? q('key') : '',
     operation: operation === UNKNOWN_OP || OPERATIONS.some((o) => o.id === operation) ? operation : '',
     outcome: (OUTCOMES as readonly string[]).includes(q('outcome')) ? q('outcome') : '',
-    from: validDay(q('from')) ? q('from') : '',
-    to: validDay(q('to')) ? q('to') : '',
+    from: dayFilter(q('from')),
+    to: dayFilter(q('to')),
     after: /^\d{1,18}\.\d{1,18}$/.test(q('after')) ? q('after') : '',
   };
 }
@@ -110,7 +131,7 @@ export function pageQuery(sql: Sql, studioId: string, f: Filters) {
         ${f.operation === UNKNOWN_OP ? sql`and a.operation_id is null` : f.operation ? sql`and a.operation_id = ${f.operation}` : sql``}
         ${f.outcome ? sql`and a.outcome = ${f.outcome}` : sql``}
         ${f.from ? sql`and a.at >= ${new Date(`${f.from}T00:00:00Z`)}` : sql``}
-        ${f.to ? sql`and a.at < ${new Date(Date.parse(`${f.to}T00:00:00Z`) + 86_400_000)}` : sql``}
+        ${f.to ? sql`and a.at < ${endOfDay(f.to)}` : sql``}
         ${f.after ? sql`and (a.at, a.id) < (timestamptz 'epoch' + ${afterUs!}::bigint * interval '1 microsecond', ${afterId!}::bigint)` : sql``}
       order by a.at desc, a.id desc
       limit ${PAGE_SIZE + 1}) a
