@@ -144,7 +144,10 @@ describe('activity', () => {
     );
     const missing = await get(s, '/activity?requestId=req_nothing', session.cookie);
     expect(missing.status).toBe(404);
-    expect(await missing.text()).toContain('No call of this studio has the request id');
+    const missingPage = await missing.text();
+    expect(missingPage).toContain('No entry of this studio has the request id');
+    // a 429 folded into another entry has no entry of its own: the page says so rather than deny the call happened
+    expect(missingPage).toContain('Calls refused with 429 are kept as one entry per key, address and second');
     // an id of the same millisecond that no call had (another counter) finds nothing either
     const sibling = requestId.slice(0, -1) + (requestId.endsWith('0') ? '1' : '0');
     expect((await get(s, `/activity?requestId=${sibling}`, session.cookie)).status).toBe(404);

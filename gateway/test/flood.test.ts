@@ -134,6 +134,9 @@ describe('refused calls spend tokens', () => {
     const { cookie } = await signIn(s, st.id);
     const page = await (await get(s, `/activity/${folded[0]!.requestId}`, cookie)).text();
     expect(page).toContain(`${folded[0]!.refusedCount} in this second from this key and address`);
+    // and so does its row in the list
+    const list = await (await get(s, '/activity?outcome=client_error', cookie)).text();
+    expect(list).toContain(`×${folded[0]!.refusedCount}</span>`);
   });
 
   test('429s of one second from two addresses are two entries', async () => {

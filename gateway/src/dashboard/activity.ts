@@ -192,7 +192,7 @@ function row(r: ActivityRow, s: Session): Html {
     <td data-label="Key">${r.keyName === null ? html`<span class="muted">deleted key</span>` : html`${r.keyName} <code>${r.keyHint}</code>`}</td>
     ${operationCell(r.operationId)}
     <td data-label="Request" class="req"><span class="method">${r.method}</span> <code class="path">${r.path}${r.query ? `?${r.query}` : ''}</code></td>
-    <td data-label="Status"><span class="status ${cls}">${r.status}</span>${r.problemCode ? html` <code class="small">${r.problemCode}</code>` : ''}</td>
+    <td data-label="Status"><span class="status ${cls}">${r.status}</span>${r.problemCode ? html` <code class="small">${r.problemCode}</code>` : ''}${r.refusedCount ? html` <span class="small" title="calls from this key and address refused in this second, kept as this one entry">×${r.refusedCount}</span>` : ''}</td>
     <td data-label="Duration" class="num">${Math.round(r.durationMs * 10) / 10} ms</td>
     <td data-label="Request id"><a href="/activity/${r.requestId}" class="entry-link"><code class="small">${r.requestId}</code></a></td>
   </tr>`;
@@ -286,7 +286,7 @@ async function findEntry(deps: DashboardDeps, s: Session, requestId: string, typ
   if (/^[0-9A-Za-z_-]{1,100}$/.test(requestId) && (await entryOf(deps.sql, s.studioId, requestId)))
     return redirect(`/activity/${requestId}`);
   const body = html`<h1>Activity</h1>${searchForm(typed)}
-    <p class="empty card" role="status">No call of this studio has the request id <code>${requestId}</code>. Entries appear a second or two after the call and are kept 90 days.</p>
+    <p class="empty card" role="status">No entry of this studio has the request id <code>${requestId}</code>. Entries appear a second or two after the call and are kept 90 days. Calls refused with 429 are kept as one entry per key, address and second, under the first one's request id: a later one of that second has no entry of its own (its entry says how many were refused).</p>
     <p><a href="/activity">All activity</a></p>`;
   return page(layout({ title: 'Activity', studio: chromeOf(deps.config, s, 'activity') }, body), 404);
 }
