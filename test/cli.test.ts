@@ -253,6 +253,12 @@ for (const mode of MODES)
         /--expires-in must look like 30s, 90m, 24h or 7d/,
         run,
       );
+      // one replacement per key: rolling it again (a retried command) is refused, naming the replacement
+      await fails(
+        ['key:roll', '--key', rolled.record.id],
+        new RegExp(`was already rolled: its replacement is ${later.record.id}`),
+        run,
+      );
     });
     test('studio:delete turns its keys into 403 studio_required at once', async () => {
       const st = (await run('studio:create', '--name', 'Doomed')).json().studio.id;

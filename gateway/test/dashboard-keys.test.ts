@@ -77,6 +77,18 @@ describe('keys', () => {
     expect((await get(s, `/keys/${next!.id}/origins`, session.cookie)).status).toBe(404); // secret keys have no websites
   });
 
+  test('a key is rolled once: the form sent again (a reload re-posts) is refused, one replacement stays, and the row offers no second Roll', async () => {
+    const { id } = await s.key(studioId, 'secret', ['instructors:read'], 'twice');
+    expect((await post(`/keys/${id}/roll`, { grace: 'bogus' })).status).toBe(422); // no grace chosen: the form again, saying so
+    expect((await post(`/keys/${id}/roll`, { grace: '1h' })).status).toBe(201);
+    const again = await post(`/keys/${id}/roll`, { grace: '1h' });
+    expect(again.status).toBe(409);
+    expect(await again.text()).toContain('was already rolled');
+    const live = await s.sql`select id from api_keys where rolled_from = ${id} and revoked_at is null`;
+    expect(live).toHaveLength(1);
+    expect(await page('/keys')).not.toContain(`href="/keys/${id}/roll"`);
+  });
+
   test('revoked and expired keys can be hidden; they cannot be rolled', async () => {
     const gone = await s.key(studioId, 'secret', ['classes:read'], 'gone-key');
     await s.revoke(gone.id);

@@ -38,12 +38,12 @@ const hidden = (s: Session) => html`<input type="hidden" name="csrf" value="${s.
 const errorLine = (error?: string) =>
   error ? html`<p class="error" role="alert" id="form-error" tabindex="-1">${error}</p>` : '';
 
-function rollForm(deps: DashboardDeps, s: Session, key: LiveKey): Response {
+function rollForm(deps: DashboardDeps, s: Session, key: LiveKey, error?: string, status = 200): Response {
   return actionPage(
     deps,
     s,
     'Roll key',
-    html`<h1>Roll “${key.name}”</h1>
+    html`<h1>Roll “${key.name}”</h1>${errorLine(error)}
     <p>Rolling makes a new ${key.kind} key with the same name, ${key.kind === 'secret' ? 'scopes' : 'websites'} and studio, shown once. The old key keeps working until the time you choose, so you can deploy the new one first.</p>
     <form method="post" action="/keys/${key.id}/roll" class="stack" data-roll>
       ${hidden(s)}
@@ -52,6 +52,7 @@ function rollForm(deps: DashboardDeps, s: Session, key: LiveKey): Response {
       </fieldset>
       <div class="row"><button type="submit" class="btn btn-primary">Roll key</button> <a href="/keys" class="btn btn-quiet">Cancel</a></div>
     </form>`,
+    status,
   );
 }
 
@@ -71,8 +72,20 @@ export async function rollKey(
     );
   if (!form) return rollForm(deps, s, key);
   const grace = ROLL_GRACE[String(form.get('grace') ?? '')];
-  if (!grace) return rollForm(deps, s, key);
-  const rolled = await rollApiKey(deps.sql, deps.bus, keyId, grace.ms, s.studioId);
+  if (!grace) return rollForm(deps, s, key, 'Choose when the old key stops working.', 422);
+  let rolled: Awaited<ReturnType<typeof rollApiKey>>;
+  try {
+    rolled = await rollApiKey(deps.sql, deps.bus, keyId, grace.ms, s.studioId);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== 'conflict') throw err;
+    // sent twice (a reload that re-posts): the first roll stands, with its one replacement
+    return messagePage(
+      409,
+      'Already rolled',
+      `“${key.name}” was already rolled: its replacement is in the list of keys. Roll the replacement, or revoke the old key to end it now.`,
+      chrome(deps, s),
+    );
+  }
   const stops = timeTag(new Date(rolled.previous.expiresAt), undefined, s.studioTimezone);
   return keysPage(
     deps,

@@ -63,9 +63,10 @@ function status(k: ApiKeyJson, date: ReturnType<typeof dateIn>): Html {
   return html`<span class="status ok">Active</span>`;
 }
 
-function actions(k: ApiKeyJson, csrf: string): Html {
+/** `rolled`: it has a live replacement already, so no second Roll (one replacement per key). */
+function actions(k: ApiKeyJson, csrf: string, rolled: boolean): Html {
   if (k.revokedAt || expired(k)) return html``;
-  return html`<div class="actions-row"><a href="/keys/${k.id}/roll" class="btn btn-quiet">Roll</a>
+  return html`<div class="actions-row">${rolled ? '' : html`<a href="/keys/${k.id}/roll" class="btn btn-quiet">Roll</a>`}
     <a href="/keys/${k.id}/rename" class="btn btn-quiet">Rename</a>
     ${k.kind === 'publishable' ? html`<a href="/keys/${k.id}/origins" class="btn btn-quiet">Websites</a>` : ''}
     <form method="post" action="/keys/${k.id}/revoke" data-confirm="Revoke “${k.name}”? Every call made with it will be refused from now on. This cannot be undone.">
@@ -96,6 +97,11 @@ function lineageNote(k: ApiKeyJson, l: Lineage): Html {
   }`;
 }
 
+function hasLiveReplacement(k: ApiKeyJson, l: Lineage): boolean {
+  const next = l.byId.get(l.replacedBy.get(k.id) ?? '');
+  return next !== undefined && !next.revokedAt;
+}
+
 function keyRow(k: ApiKeyJson, s: Session, lineage: Lineage): Html {
   const date = dateIn(s);
   return html`<tr class="${k.revokedAt || expired(k) ? 'revoked' : ''}" data-key-id="${k.id}">
@@ -106,7 +112,7 @@ function keyRow(k: ApiKeyJson, s: Session, lineage: Lineage): Html {
     <td data-label="Created">${date(k.createdAt)}</td>
     <td data-label="Last used">${date(k.lastUsedAt, 'Never')}</td>
     <td data-label="Status">${status(k, date)}</td>
-    <td class="actions">${actions(k, s.csrfToken)}</td>
+    <td class="actions">${actions(k, s.csrfToken, hasLiveReplacement(k, lineage))}</td>
   </tr>`;
 }
 

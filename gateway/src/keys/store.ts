@@ -104,6 +104,13 @@ export async function rollApiKey(sql: Sql, bus: Broadcasts, keyId: string, expir
     const [old] = await tx<ApiKeyRow[]>`
       select * from api_keys where id = ${keyId} ${studioId ? tx`and studio_id = ${studioId}` : tx``} and revoked_at is null for update`;
     if (!old) throw new AppError('not_found', { detail: `no live key ${keyId}` });
+    // one replacement per key: a second roll (a form sent twice, a retried command) would leave two live keys
+    const [successor] = await tx<{ id: string }[]>`
+      select id from api_keys where rolled_from = ${keyId} and revoked_at is null limit 1`;
+    if (successor)
+      throw new AppError('conflict', {
+        detail: `key ${keyId} was already rolled: its replacement is ${successor.id}; roll that one, or revoke the old key to end it now`,
+      });
     const next = await createApiKey(tx, {
       studioId: old.studioId,
       kind: old.kind,
