@@ -19,7 +19,7 @@ export interface ActivityEntry {
   query?: string | null;
   /** The problem's detail, when it says more than its code's title. */
   problemDetail?: string | null;
-  /** The caller's address (the first X-Forwarded-For hop from a trusted proxy). */
+  /** The caller's address (behind trusted proxies, the rightmost X-Forwarded-For entry that is not one: `clientAddressOf`). */
   clientAddress?: string | null;
   userAgent?: string | null;
   /** A folded 429 (`status` 429): how many calls of this key and address were refused in its second. */

@@ -77,12 +77,33 @@ export const trustedProxySet = (list: string): ReadonlySet<string> =>
       .filter(Boolean),
   );
 
-/** The caller's address: the peer's, or the first X-Forwarded-For hop when the peer is a trusted proxy. Read once per request. */
+/** X-Forwarded-For entries looked at, from the right: more hops than this are not a real chain of proxies. */
+const FORWARDED_HOPS_MAX = 16;
+
+/**
+ * Who sent the request through a chain of trusted proxies: X-Forwarded-For read from the right (each proxy appends
+ * the address it received from), skipping trusted proxies; the first address that is not one is the caller. The
+ * entries to its left were written by the caller and prove nothing (reading the leftmost let anyone pick its
+ * address behind a proxy, and so its per-visitor and unknown-key limits). All trusted: the leftmost.
+ */
+function forwardedClient(header: string, trusted: ReadonlySet<string>): string | undefined {
+  const hops = header.split(',');
+  let last: string | undefined;
+  for (let i = hops.length - 1; i >= 0 && i >= hops.length - FORWARDED_HOPS_MAX; i--) {
+    const hop = hops[i]!.trim();
+    if (!hop) continue;
+    if (!trusted.has(hop)) return hop;
+    last = hop;
+  }
+  return last;
+}
+
+/** The caller's address: the peer's, or, when the peer is a trusted proxy, the one its X-Forwarded-For names. Read once per request. */
 export function clientAddressOf(c: Ctx, trusted: ReadonlySet<string>): string {
   if (c.client !== undefined) return c.client;
   const peer = c.server.requestIP(c.req)?.address ?? 'unknown';
-  const forwarded = trusted.has(peer) ? c.req.headers.get('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
-  return (c.client = forwarded || peer);
+  const header = trusted.has(peer) ? c.req.headers.get('x-forwarded-for') : null;
+  return (c.client = (header && forwardedClient(header, trusted)) || peer);
 }
 
 export function newCtx(req: Request, server: Server): Ctx {

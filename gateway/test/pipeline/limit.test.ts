@@ -79,6 +79,11 @@ for (const [storeName, store] of STORES)
       expect(
         await limit(authorized(keyId, 'publishable', '198.51.100.1', { 'x-forwarded-for': '192.0.2.77' })),
       ).not.toBeNull();
+      // nor can a visitor behind the proxy: the entries left of what the proxy appended are the visitor's own writing
+      const spoofed = (first: string) =>
+        authorized(keyId, 'publishable', '10.0.0.1', { 'x-forwarded-for': `${first}, 203.0.113.50` });
+      expect(await limit(spoofed('6.6.6.1'))).toBeNull();
+      expect(await limit(spoofed('6.6.6.2'))).not.toBeNull(); // the same visitor, 203.0.113.50, over its limit
     });
   });
 

@@ -59,7 +59,7 @@ describe('record step', () => {
     ]);
   });
 
-  test('an entry keeps the caller: its address (the first X-Forwarded-For hop from a trusted proxy only), its user agent, and the detail of a refusal, cut at 512 characters', async () => {
+  test('an entry keeps the caller: its address (from X-Forwarded-For behind a trusted proxy only), its user agent, and the detail of a refusal, cut at 512 characters', async () => {
     const studio = await stack.studio();
     const p = profiles();
     const { record } = recordStep(p.management, {
