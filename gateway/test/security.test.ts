@@ -103,6 +103,23 @@ describe.each(OPERATIONS.map((op) => [`${op.method} ${op.path} (${op.id})`, op] 
   });
 });
 
+describe('a key pasted into the URL', () => {
+  test('is never kept: the activity entry has it redacted in its path, query and detail', async () => {
+    const inQuery = await s.mg(`/v1/instructors?api_key=${k.sk}`, k.sk);
+    const inPath = await s.mg(`/v1/${k.sk}`, k.sk);
+    const ids = [inQuery.headers.get('x-request-id'), inPath.headers.get('x-request-id')];
+    await expectProblem(inPath, 404, 'route_not_found');
+    await s.gateway.activity.flush();
+    const rows = await s.sql<{ path: string; query: string | null; problemDetail: string | null }[]>`
+      select path, query, problem_detail from activity where studio_id = ${studioA.id} and request_id = any(${ids})`;
+    expect(rows).toHaveLength(2);
+    const kept = JSON.stringify(rows);
+    expect(kept).not.toContain(k.sk.slice(7));
+    expect(kept).toContain('api_key=svc_sk_[redacted]');
+    expect(kept).toContain('/v1/svc_sk_[redacted]');
+  });
+});
+
 describe('route and method', () => {
   test('unknown path -> 404 route_not_found, checked before the key', async () => {
     await expectProblem(await s.mg('/v1/nope', null), 404, 'route_not_found');

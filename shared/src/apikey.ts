@@ -25,3 +25,12 @@ export function parseKey(text: string): KeyKind | null {
 
 export const hashKey = (text: string): string => new Bun.CryptoHasher('sha256').update(text).digest('hex');
 export const keyHint = (text: string): string => `${text.slice(0, 7)}…${text.slice(-4)}`;
+
+/** Key text anywhere in a string: a key pasted into a URL's path or query by mistake. */
+const KEY_IN_TEXT = /svc_(pk|sk)_[0-9A-Za-z]{32}/g;
+/**
+ * `text` with every key in it replaced by `svc_pk_[redacted]` / `svc_sk_[redacted]`: what a log line, a span or an
+ * activity entry keeps of a path, a query or a problem detail (no log ever holds a key, docs/design/keys.md).
+ */
+export const redactKeys = (text: string): string =>
+  text.includes('svc_') ? text.replace(KEY_IN_TEXT, 'svc_$1_[redacted]') : text;

@@ -15,6 +15,7 @@ import {
   parseInstant,
   parseKey,
   problemBody,
+  redactKeys,
   requestTimeOf,
   SCOPES,
   scopeAllows,
@@ -24,6 +25,15 @@ import {
 } from '@studio/shared';
 import { EVENT_RESOURCE_SCOPES, EVENT_TYPES, resourceOf } from '@studio/shared/events';
 import { startTrace, traceparentOf } from '@studio/shared/trace';
+
+test('redactKeys: every key in a text is replaced, nothing else changes', () => {
+  const sk = generateKey('secret');
+  const pk = generateKey('publishable');
+  expect(redactKeys(`/v1/${sk}?a=${pk}&b=svc_sk_short`)).toBe(
+    '/v1/svc_sk_[redacted]?a=svc_pk_[redacted]&b=svc_sk_short',
+  );
+  expect(redactKeys('/v1/classes?limit=5')).toBe('/v1/classes?limit=5');
+});
 
 describe('key text', () => {
   test('format: prefix + 32 base62, with a checksum that catches typos', () => {

@@ -1,4 +1,4 @@
-import { accessLogOn, logRequest, REQUEST_ID } from '@studio/shared';
+import { accessLogOn, logRequest, REQUEST_ID, redactKeys } from '@studio/shared';
 import type { Metrics } from '@studio/shared/io/metrics';
 import type { SpanExporter } from '@studio/shared/io/otlp';
 import { TRACERESPONSE, traceparentOf } from '@studio/shared/trace';
@@ -70,7 +70,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
         surface: p.surface,
         operation: operation ?? 'unknown',
         method: c.method,
-        path: c.path,
+        path: redactKeys(c.path),
         status,
         durationMs,
         keyId: key?.id ?? null,
@@ -82,7 +82,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
         status,
         attributes: {
           'http.request.method': c.method,
-          'url.path': c.path,
+          'url.path': redactKeys(c.path),
           'studio.surface': p.surface,
           'studio.operation': operation ?? 'unknown',
         },
@@ -109,7 +109,7 @@ function recordEntry(
     keyId: key.id,
     operationId: operation ?? null,
     method: c.method,
-    path: c.path.slice(0, ENTRY_TEXT_MAX),
+    path: redactKeys(c.path).slice(0, ENTRY_TEXT_MAX),
     status,
     outcome: outcomeOf(status),
     durationMs,
@@ -117,8 +117,8 @@ function recordEntry(
     at: c.at,
     problemCode: c.problem ?? null,
     traceId: c.trace.traceId,
-    query: q < 0 ? null : c.pathAndQuery.slice(q + 1, q + 1 + ENTRY_TEXT_MAX),
-    problemDetail: c.problemDetail?.slice(0, ENTRY_TEXT_MAX) ?? null,
+    query: q < 0 ? null : redactKeys(c.pathAndQuery.slice(q + 1)).slice(0, ENTRY_TEXT_MAX),
+    problemDetail: c.problemDetail === undefined ? null : redactKeys(c.problemDetail).slice(0, ENTRY_TEXT_MAX),
     clientAddress: clientAddressOf(c, trusted).slice(0, ENTRY_TEXT_MAX),
     userAgent: c.req.headers.get('user-agent')?.slice(0, ENTRY_TEXT_MAX) ?? null,
   });

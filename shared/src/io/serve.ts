@@ -6,6 +6,7 @@
  * access line per request, `GET /metrics`; and a graceful drain (`drain`): readiness
  * turns 503, no new connections, in-flight requests finish.
  */
+import { redactKeys } from '../apikey';
 import { BUN_BODY_CAP } from '../body';
 import { type Config, problemTypeBase } from '../config';
 import { accessLogOn, jsonResponse, log, logRequest } from '../http';
@@ -133,7 +134,7 @@ export function serveService(app: ServedApp, o: ServeOptions) {
         surface: o.surface,
         operation,
         method: req.method,
-        path,
+        path: redactKeys(path),
         status: res.status,
         durationMs: Math.round(seconds * 100_000) / 100,
         keyId: req.headers.get(GW.key),
@@ -142,7 +143,7 @@ export function serveService(app: ServedApp, o: ServeOptions) {
       spans.end(trace, {
         name: `${req.method} ${operation}`,
         status: res.status,
-        attributes: { 'http.request.method': req.method, 'url.path': path, 'studio.operation': operation },
+        attributes: { 'http.request.method': req.method, 'url.path': redactKeys(path), 'studio.operation': operation },
       });
     return res;
   }
