@@ -1,6 +1,8 @@
 /** The dashboard's security rules and pages over plain HTTP (the browser journey is in dashboard.browser.test.ts). */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createSql } from '@studio/shared/io/db';
 import { type Stack, startStack } from '../../test/harness';
+import { createDashboard } from '../src/dashboard';
 import { csrfOf, get, keyCount, loginLink, postForm, signIn } from './dashboard-helpers';
 
 let s: Stack;
@@ -303,6 +305,30 @@ describe('keys', () => {
       const page = await (await get(s, path, cookie)).text();
       expect(page).not.toContain('their-secret-key-name');
       expect(page).not.toContain('/v1/instructors');
+    }
+  });
+});
+
+describe('the database away', () => {
+  test('a page is 503 with Retry-After, saying so, not a 500', async () => {
+    const studio = await s.studio();
+    const { cookie } = await signIn(s, studio.id);
+    // the same dashboard over a Postgres that refuses connections (nothing listens on port 1)
+    const dead = createSql('postgres://postgres@127.0.0.1:1/studio', { max: 1 });
+    const dashboard = createDashboard({
+      config: s.config,
+      sql: dead,
+      redis: 'none',
+      bus: s.bus,
+      activity: s.gateway.activity,
+    });
+    try {
+      const res = await dashboard(new Request(`${s.dashboardUrl}/keys`, { headers: { cookie } }));
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(await res.text()).toContain('cannot reach its database just now');
+    } finally {
+      await dead.end({ timeout: 1 });
     }
   });
 });

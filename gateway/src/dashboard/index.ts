@@ -2,6 +2,7 @@ import { accessLogOn, etagMatches, etagOf, log, logRequest, newRequestId } from 
 import { readBody } from '@studio/shared/body';
 import { readiness } from '@studio/shared/io/readiness';
 import { malformedRequest } from '@studio/shared/io/serve';
+import { translatePgError } from '@studio/shared/pg-errors';
 import { requestTarget } from '@studio/shared/target';
 import { activityEntryPage, activityPage } from './activity';
 import type { DashboardDeps } from './deps';
@@ -212,12 +213,25 @@ export function createDashboard(deps: DashboardDeps) {
       // a Host no URL parser accepts is refused before anything builds a URL of it (docs/design/hostile-callers.md)
       res = target.valid ? await route(req, new URL(req.url)) : malformedRequest(undefined, requestId);
     } catch (err) {
-      log('error', 'dashboard request failed', { requestId, path: new URL(req.url).pathname, error: String(err) });
-      res = messagePage(
-        500,
-        'Something went wrong',
-        `Please try again. If it keeps happening, quote request id ${requestId}.`,
-      );
+      // the database away is an outage, said as one (503, retry shortly), as the API surfaces answer it; anything else is ours
+      const unavailable = translatePgError(err)?.code === 'service_unavailable';
+      log(unavailable ? 'warn' : 'error', 'dashboard request failed', {
+        requestId,
+        path: new URL(req.url).pathname,
+        error: String(err),
+      });
+      res = unavailable
+        ? messagePage(
+            503,
+            'Temporarily unavailable',
+            `The dashboard cannot reach its database just now. Try again in a few seconds (request id ${requestId}).`,
+          )
+        : messagePage(
+            500,
+            'Something went wrong',
+            `Please try again. If it keeps happening, quote request id ${requestId}.`,
+          );
+      if (unavailable) res.headers.set('retry-after', '1');
     }
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.headers.set(k, v);
     res.headers.set('x-request-id', requestId);
