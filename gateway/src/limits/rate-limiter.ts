@@ -203,7 +203,8 @@ export class RateLimiter {
         headers: this.headersOf(g),
       };
     }
-    if (!this.store.ready) return null;
+    // Redis known to be away: admitted without a token, and said in the log (once a minute)
+    if (!this.store.ready) return this.failOpen();
     return undefined;
   }
 
