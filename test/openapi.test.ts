@@ -182,6 +182,7 @@ describe.each(SURFACES)('%s document', (surface) => {
         expect(Object.keys(preflight.responses['204'].headers).sort()).toEqual(
           [
             'X-Request-Id',
+            'traceresponse',
             ...CORS,
             'Access-Control-Allow-Methods',
             'Access-Control-Allow-Headers',

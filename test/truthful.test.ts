@@ -116,6 +116,29 @@ describe('Storefront CORS, as documented', () => {
   });
 });
 
+test('traceresponse: documented on every answer of both documents, and sent on each kind of answer', async () => {
+  for (const surface of ['storefront', 'management'] as Surface[]) {
+    for (const [path, item] of Object.entries<Json>(documentOf(surface).paths))
+      for (const [method, op] of Object.entries<Json>(item))
+        for (const [status, res] of Object.entries<Json>(op.responses)) {
+          const answer = res.$ref ? documentOf(surface).components.responses[res.$ref.split('/').pop()] : res;
+          expect(`${method} ${path} ${status}: ${Object.hasOwn(answer.headers ?? {}, 'traceresponse')}`).toBe(
+            `${method} ${path} ${status}: true`,
+          );
+        }
+  }
+  const ok = await s.sf('/v1/classes', pk);
+  for (const r of [
+    ok,
+    await s.sf('/v1/classes', pk, { headers: { 'if-none-match': ok.headers.get('etag')! } }),
+    await s.sf('/v1/classes', pk, { method: 'OPTIONS' }),
+    await s.mg('/v1/instructors', sk),
+    await s.mg('/v1/instructors', null),
+    await s.mg('/v1/nowhere', sk),
+  ])
+    expect(`${r.status} ${r.headers.get('traceresponse')}`).toMatch(/^\d{3} 00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/);
+});
+
 test('every JSON answer, of every process, spells its media type one way', async () => {
   const create = () =>
     s.mg('/v1/instructors', sk, {

@@ -101,6 +101,11 @@ const HEADERS: Record<string, Json> = {
     description: 'Identifies this request; quote it when asking for help (problem bodies carry it in `instance`).',
     schema: { type: 'string' },
   },
+  traceresponse: {
+    description:
+      "W3C Trace Context: `00-<trace-id>-<span-id>-<flags>`, the trace this call belongs to (the `traceparent` sent, continued, or one the gateway started) and the gateway's span in it.",
+    schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' },
+  },
   RateLimit: {
     description:
       'IETF RateLimit fields: requests left (`r`) and seconds until the window resets (`t`), e.g. `"key";r=99;t=1`.',
@@ -219,6 +224,7 @@ function problemResponses(o: Operation, shared: SharedResponses): Record<string,
           : codes.map((c) => `\`${c}\`: ${PROBLEMS[c][1]}`).join('; '),
       headers: headers(
         'X-Request-Id',
+        'traceresponse',
         ...(status >= 500 ? [] : ['RateLimit', 'RateLimit-Policy']),
         ...extra,
         ...(o.surface === 'storefront' ? CORS : []),
@@ -282,12 +288,13 @@ function operationNotes(o: Operation): string {
     .join('\n\n');
 }
 
-function operationDoc(o: Operation, refs: Set<string>, shared: SharedResponses): Json {
-  const okName = NAMES.get(o.ok.schema) ?? '';
+/** Every keyed answer's headers: its request, its trace, its limit. */
+const KEYED = ['X-Request-Id', 'traceresponse', 'RateLimit', 'RateLimit-Policy'];
+
+/** An operation's success answer, and a Storefront read's 304. */
+function successResponses(o: Operation, refs: Set<string>): Record<string, Json> {
   const okHeaders = [
-    'X-Request-Id',
-    'RateLimit',
-    'RateLimit-Policy',
+    ...KEYED,
     ...(o.ok.status === 201 ? ['Location'] : []),
     ...(isWrite(o) ? ['Idempotent-Replayed'] : []),
     ...(o.surface === 'storefront' ? ['ETag', 'Cache-Control', ...CORS] : []),
@@ -296,16 +303,20 @@ function operationDoc(o: Operation, refs: Set<string>, shared: SharedResponses):
     [o.ok.status]: {
       description: o.ok.status === 201 ? 'Created' : 'OK',
       headers: headers(...okHeaders),
-      content: { [JSON_TYPE]: { schema: ref(o.ok.schema, refs), example: exampleOf(okName) } },
+      content: { [JSON_TYPE]: { schema: ref(o.ok.schema, refs), example: exampleOf(NAMES.get(o.ok.schema) ?? '') } },
     },
   };
   if (o.surface === 'storefront') {
     responses[304] = {
       description: 'Not modified: `If-None-Match` named the current ETag.',
-      headers: headers('X-Request-Id', 'ETag', 'Cache-Control', ...CORS),
+      headers: headers(...KEYED, 'ETag', 'Cache-Control', ...CORS),
     };
   }
-  Object.assign(responses, problemResponses(o, shared));
+  return responses;
+}
+
+function operationDoc(o: Operation, refs: Set<string>, shared: SharedResponses): Json {
+  const responses = { ...successResponses(o, refs), ...problemResponses(o, shared) };
   const doc: Json = {
     operationId: o.id,
     summary: o.summary,
@@ -367,6 +378,7 @@ function preflightDoc(path: string): Json {
         description: 'The browser may make the call.',
         headers: headers(
           'X-Request-Id',
+          'traceresponse',
           ...CORS,
           'Access-Control-Allow-Methods',
           'Access-Control-Allow-Headers',
