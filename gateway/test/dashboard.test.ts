@@ -309,6 +309,16 @@ describe('keys', () => {
   });
 });
 
+test("a dashboard answer carries traceresponse: the caller's trace continued, or one started", async () => {
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const continued = await fetch(`${s.dashboardUrl}/sign-in`, {
+    headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+  });
+  expect(continued.headers.get('traceresponse')).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+  const started = await fetch(`${s.dashboardUrl}/sign-in`);
+  expect(started.headers.get('traceresponse')).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+});
+
 describe('the database away', () => {
   test('a page is 503 with Retry-After, saying so, not a 500', async () => {
     const studio = await s.studio();

@@ -4,6 +4,7 @@ import { readiness } from '@studio/shared/io/readiness';
 import { malformedRequest } from '@studio/shared/io/serve';
 import { translatePgError } from '@studio/shared/pg-errors';
 import { requestTarget } from '@studio/shared/target';
+import { startTrace, TRACEPARENT, TRACERESPONSE, traceparentOf } from '@studio/shared/trace';
 import { activityEntryPage, activityPage } from './activity';
 import type { DashboardDeps } from './deps';
 import { chromeOf, messagePage, redirect, SECURITY_HEADERS } from './html';
@@ -206,39 +207,52 @@ export function createDashboard(deps: DashboardDeps) {
 
   return async (req: Request): Promise<Response> => {
     const started = performance.now();
-    const requestId = newRequestId();
+    const at = Date.now();
+    const requestId = newRequestId(at);
+    // a trace as on the API surfaces: continued from the caller's traceparent, answered in traceresponse, logged
+    const trace = startTrace(req.headers.get(TRACEPARENT), at);
     const target = requestTarget(req.url);
     let res: Response;
     try {
       // a Host no URL parser accepts is refused before anything builds a URL of it (docs/design/hostile-callers.md)
       res = target.valid ? await route(req, new URL(req.url)) : malformedRequest(undefined, requestId);
     } catch (err) {
-      // the database away is an outage, said as one (503, retry shortly), as the API surfaces answer it; anything else is ours
-      const unavailable = translatePgError(err)?.code === 'service_unavailable';
-      log(unavailable ? 'warn' : 'error', 'dashboard request failed', {
-        requestId,
-        path: new URL(req.url).pathname,
-        error: String(err),
-      });
-      res = unavailable
-        ? messagePage(
-            503,
-            'Temporarily unavailable',
-            `The dashboard cannot reach its database just now. Try again in a few seconds (request id ${requestId}).`,
-          )
-        : messagePage(
-            500,
-            'Something went wrong',
-            `Please try again. If it keeps happening, quote request id ${requestId}.`,
-          );
-      if (unavailable) res.headers.set('retry-after', '1');
+      res = failurePage(err, requestId, target.path);
     }
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.headers.set(k, v);
     res.headers.set('x-request-id', requestId);
+    res.headers.set(TRACERESPONSE, traceparentOf(trace));
     const operation = target.valid ? routeName(target.path, routes) : 'unknown';
-    observe(deps, { req, path: target.path, operation, status: res.status, started, requestId });
+    observe(deps, {
+      req,
+      path: target.path,
+      operation,
+      status: res.status,
+      started,
+      requestId,
+      traceId: trace.traceId,
+    });
     return res;
   };
+}
+
+/** A page that threw: the database away is an outage, said as one (503, retry shortly), as the API surfaces answer it; anything else is ours (500). */
+function failurePage(err: unknown, requestId: string, path: string): Response {
+  const unavailable = translatePgError(err)?.code === 'service_unavailable';
+  log(unavailable ? 'warn' : 'error', 'dashboard request failed', { requestId, path, error: String(err) });
+  if (!unavailable)
+    return messagePage(
+      500,
+      'Something went wrong',
+      `Please try again. If it keeps happening, quote request id ${requestId}.`,
+    );
+  const res = messagePage(
+    503,
+    'Temporarily unavailable',
+    `The dashboard cannot reach its database just now. Try again in a few seconds (request id ${requestId}).`,
+  );
+  res.headers.set('retry-after', '1');
+  return res;
 }
 
 /**
@@ -247,14 +261,22 @@ export function createDashboard(deps: DashboardDeps) {
  */
 function observe(
   deps: DashboardDeps,
-  call: { req: Request; path: string; operation: string; status: number; started: number; requestId: string },
+  call: {
+    req: Request;
+    path: string;
+    operation: string;
+    status: number;
+    started: number;
+    requestId: string;
+    traceId: string;
+  },
 ): void {
   const seconds = (performance.now() - call.started) / 1000;
   deps.metrics?.request('dashboard', call.operation, call.status, seconds);
   if (!accessLogOn()) return;
   logRequest({
     requestId: call.requestId,
-    traceId: null,
+    traceId: call.traceId,
     surface: 'dashboard',
     operation: call.operation,
     method: call.req.method,
