@@ -87,8 +87,11 @@ export function log(level: LogLevel, msg: string, fields: Record<string, unknown
 const accessOut = Bun.stdout.writer({ highWaterMark: 64 * 1024 });
 let flushTimer: ReturnType<typeof setTimeout> | null = null;
 
-/** Whether access lines are written (LOG_LEVEL info or debug): callers skip building them otherwise. */
-export const accessLogOn = () => RANK.info >= threshold;
+/**
+ * Whether a request's access line is written: at LOG_LEVEL info or debug, every one; above, a server error's still
+ * (its line says `"level":"error"`), so that `warn` keeps a trace of every 5xx. Callers skip building it otherwise.
+ */
+export const accessLogOn = (status = 0) => RANK[status >= 500 ? 'error' : 'info'] >= threshold;
 
 /** What an access line says of one request. */
 export interface AccessLine {
@@ -143,7 +146,7 @@ const TEXT_MAX = 64 * 1024;
  * (`flushLogs`).
  */
 export function logRequest(f: AccessLine) {
-  if (RANK.info < threshold) return;
+  if (!accessLogOn(f.status)) return;
   const i = queued * FIELDS;
   queue[i] = Date.now();
   queue[i + 1] = f.requestId;
@@ -169,7 +172,7 @@ function writeQueued() {
   const q = queue;
   for (let i = 0; i < queued * FIELDS; i += FIELDS) {
     const problem = q[i + 10] ? `,"problem":"${q[i + 10]}"` : '';
-    text += `{"level":"info","time":"${isoOf(q[i] as number)}","service":${processJson},"msg":"request","requestId":${jsonText(q[i + 1] as string | null)},"traceId":${jsonText(q[i + 2] as string | null)},"surface":"${q[i + 3]}","operation":"${q[i + 4]}","method":${jsonText(q[i + 5] as string)},"path":${jsonText(q[i + 6] as string)},"status":${q[i + 7]},"durationMs":${q[i + 8]},"keyId":${jsonText(q[i + 9] as string | null)}${problem}}\n`;
+    text += `{"level":"${(q[i + 7] as number) >= 500 ? 'error' : 'info'}","time":"${isoOf(q[i] as number)}","service":${processJson},"msg":"request","requestId":${jsonText(q[i + 1] as string | null)},"traceId":${jsonText(q[i + 2] as string | null)},"surface":"${q[i + 3]}","operation":"${q[i + 4]}","method":${jsonText(q[i + 5] as string)},"path":${jsonText(q[i + 6] as string)},"status":${q[i + 7]},"durationMs":${q[i + 8]},"keyId":${jsonText(q[i + 9] as string | null)}${problem}}\n`;
     if (text.length >= TEXT_MAX) {
       accessOut.write(text);
       text = '';

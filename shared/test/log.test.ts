@@ -56,6 +56,25 @@ test('an access line is one valid JSON object whatever the caller put in its pat
   expect(second).toMatchObject({ path, problem: 'not_found', requestId: null, keyId: null });
 });
 
+test("at LOG_LEVEL=warn a server error's access line is still written, at level error; other access lines are not", async () => {
+  const script = `
+    import { flushLogs, logRequest, setLogLevel } from '@studio/shared';
+    setLogLevel('warn');
+    const f = { requestId: 'r', traceId: null, surface: 'management', operation: 'x', method: 'GET', path: '/v1/x', durationMs: 1, keyId: null };
+    for (const status of [200, 404, 503, 504]) logRequest({ ...f, status });
+    flushLogs();`;
+  const child = Bun.spawn(['bun', '-e', script], { cwd: import.meta.dir, stdout: 'pipe' });
+  const lines = (await new Response(child.stdout).text())
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  expect(await child.exited).toBe(0);
+  expect(lines.map((l) => [l.level, l.status])).toEqual([
+    ['error', 503],
+    ['error', 504],
+  ]);
+});
+
 test('access lines come out whole and in order past a full queue and past a long line', async () => {
   // 1,300 lines: the queue (512) fills twice; one path of 100,000 characters is longer than a write (64 K)
   const script = `

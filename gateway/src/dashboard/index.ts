@@ -273,7 +273,7 @@ function observe(
 ): void {
   const seconds = (performance.now() - call.started) / 1000;
   deps.metrics?.request('dashboard', call.operation, call.status, seconds);
-  if (!accessLogOn()) return;
+  if (!accessLogOn(call.status)) return;
   logRequest({
     requestId: call.requestId,
     traceId: call.traceId,

@@ -63,7 +63,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
     const operation = c.op?.id;
     if (key) recordEntry(activity, trusted, c, status, durationMs);
     metrics?.request(p.surface, operation, status, durationMs / 1000);
-    if (accessLogOn())
+    if (accessLogOn(status))
       logRequest({
         requestId: c.requestId,
         traceId: c.trace.traceId,

@@ -127,7 +127,7 @@ export function serveService(app: ServedApp, o: ServeOptions) {
     const operation = claimed && OPERATION_IDS.has(claimed) ? claimed : 'unknown';
     const seconds = (performance.now() - started) / 1000;
     o.metrics.request(o.surface, operation, res.status, seconds);
-    if (accessLogOn())
+    if (accessLogOn(res.status))
       logRequest({
         requestId: req.headers.get(REQUEST_ID),
         traceId: trace.traceId,
