@@ -192,6 +192,9 @@ describe('studio and kind rules', () => {
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-origin')).toBe('*');
     expect(pre.headers.get('access-control-allow-headers')).toContain('Authorization');
+    // a page traced in the browser sends traceparent: allowed, and the trace it joined readable back
+    expect(pre.headers.get('access-control-allow-headers')).toContain('traceparent, tracestate');
+    expect(pre.headers.get('access-control-expose-headers')).toContain('traceresponse');
     const res = await s.sf('/v1/instructors', k.pk, { headers: { origin: 'https://lotus.example' } });
     expect(res.headers.get('access-control-expose-headers')).toContain('X-Request-Id');
     const mg = await s.mg('/v1/instructors', k.sk, { headers: { origin: 'https://lotus.example' } });

@@ -135,7 +135,8 @@ const HEADERS: Record<string, Json> = {
   'Access-Control-Expose-Headers': {
     description: 'The headers browser code may read.',
     schema: { type: 'string' },
-    example: 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Location, Idempotent-Replayed',
+    example:
+      'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Location, Idempotent-Replayed, traceresponse',
   },
   'Access-Control-Allow-Methods': {
     description: 'The methods a page may use.',
@@ -145,7 +146,7 @@ const HEADERS: Record<string, Json> = {
   'Access-Control-Allow-Headers': {
     description: 'The request headers a page may send.',
     schema: { type: 'string' },
-    example: 'Authorization, Content-Type, If-None-Match',
+    example: 'Authorization, Content-Type, If-None-Match, traceparent, tracestate',
   },
   'Access-Control-Max-Age': {
     description: "Seconds a browser may keep this preflight's answer.",

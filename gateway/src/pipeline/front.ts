@@ -5,7 +5,7 @@ import type { SurfaceProfile } from './profile';
 
 const PREFLIGHT = {
   'access-control-allow-methods': 'GET, OPTIONS',
-  'access-control-allow-headers': 'Authorization, Content-Type, If-None-Match',
+  'access-control-allow-headers': 'Authorization, Content-Type, If-None-Match, traceparent, tracestate',
   'access-control-max-age': '600',
 };
 
