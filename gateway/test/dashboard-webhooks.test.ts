@@ -228,7 +228,8 @@ describe('webhooks page', () => {
     expect(await page(`/webhooks/${endpoint.id}`)).toContain('Disabled by hand.');
     const refused = await post(`/webhooks/${endpoint.id}/test`);
     expect(refused.status).toBe(422);
-    expect(await refused.text()).toContain('is disabled; enable it before sending a test event.');
+    // the id as it is written, not capitalised as if it began a sentence
+    expect(await refused.text()).toContain(`${endpoint.id} is disabled; enable it before sending a test event.`);
     const noReplay = await post(`/webhooks/${endpoint.id}/deliveries/${deliveryId}/replay`);
     expect(noReplay.status).toBe(422);
     expect((await post(`/webhooks/${endpoint.id}/enable`)).headers.get('location')).toBe(

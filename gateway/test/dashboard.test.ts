@@ -256,6 +256,7 @@ describe('keys', () => {
       { csrf, kind: 'secret', name: '   ', scope: 'classes:read' },
       { csrf, kind: 'secret', name: 'x'.repeat(101), scope: 'classes:read' },
       { csrf, kind: 'secret', name: 'bogus', scope: 'root:everything' },
+      { csrf, kind: 'admin', name: 'no such kind', scope: 'classes:read' },
     ];
     for (const fields of cases) {
       const res = await postForm(s, '/keys', fields, cookie);

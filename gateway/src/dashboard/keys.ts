@@ -247,6 +247,8 @@ export async function createKey(deps: DashboardDeps, s: Session, form: FormData)
   const input = parseCreateForm(form);
   const scopes = input.kind === 'secret' ? input.scopes.filter(isScope) : [];
   const fail = (message: string) => keysPage(deps, s, { error: { kind: input.kind, message, form: input } }, 422);
+  if (form.get('kind') !== 'secret' && form.get('kind') !== 'publishable')
+    return fail('Choose the kind of key: secret (a server) or publishable (a website).');
   if (!input.name.trim()) return fail('Give the key a name, so you can tell it apart later.');
   if (input.name.trim().length > 100) return fail('The name can be at most 100 characters.');
   // Postgres text cannot hold NUL: a form error, not a 500 (docs/design/hostile-callers.md)

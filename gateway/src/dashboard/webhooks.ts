@@ -169,7 +169,7 @@ function createForm(s: Session, count: number, error?: WebhooksView['error']): H
   return html`<section class="create" aria-labelledby="create-title">
     <h2 id="create-title">Add an endpoint</h2>
     <form method="post" action="/webhooks" class="card stack">
-      <p class="muted small">Every change the Management API makes in this studio is sent to the endpoint as a signed <code>POST</code> (Standard Webhooks), retried for about a day until it answers 2xx. It receives events recorded after it is added. At most ${MAX_ENDPOINTS_PER_STUDIO} endpoints${full ? ': delete one to add another' : ''}.</p>
+      <p class="muted small">Every change the Management API makes in this studio is sent to the endpoint as a signed <code>POST</code> (Standard Webhooks), retried on a schedule (by default for about 28 hours) until it answers 2xx. It receives events recorded after it is added. At most ${MAX_ENDPOINTS_PER_STUDIO} endpoints${full ? ': delete one to add another' : ''}.</p>
       ${error ? html`<p class="error" role="alert" id="form-error" tabindex="-1">${error.message}</p>` : ''}
       ${hidden(s)}
       <label class="field">Endpoint URL <span class="muted small">(https://, reachable from the internet)</span>
@@ -237,7 +237,9 @@ export async function createWebhook(deps: DashboardDeps, s: Session, form: FormD
 /** A module's detail as a sentence of the page ("the URL must start with https://" → "The URL must start with https://."). */
 const sentence = (text: string) => {
   const t = text.trim();
-  return t.charAt(0).toUpperCase() + t.slice(1) + (/[.!?]$/.test(t) ? '' : '.');
+  // an id keeps its letters as they are (whe_…, not Whe_…)
+  const lead = /^[a-z]{2,5}_[0-9A-Za-z]/.test(t) ? t : t.charAt(0).toUpperCase() + t.slice(1);
+  return lead + (/[.!?]$/.test(t) ? '' : '.');
 };
 
 /** What a redirect after an action says on the endpoint's page (fixed texts: nothing from the query is echoed). */
@@ -360,7 +362,7 @@ function deliveryLog(
     <section aria-labelledby="log-title">
       <h2 id="log-title">Delivery log</h2>
       <p class="muted small">Newest first. Each attempt shows when it was made, what your server answered (status, time, the first 1 KB of its body) or why there was no answer.
-        A delivery that fails is retried on a schedule for about a day; Replay sends it again now, with the same <code>webhook-id</code>.</p>
+        A delivery that fails is retried on a schedule (by default for about 28 hours); Replay sends it again now, with the same <code>webhook-id</code>.</p>
       ${
         log.deliveries.length
           ? html`<table class="list deliveries">

@@ -80,7 +80,10 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
     log('error', 'key lookup failed', { requestId: c.requestId, error: String(err) });
     return record(
       c,
-      refuse(p, c, 'service_unavailable', { detail: 'Key verification is unavailable; retry shortly.' }),
+      refuse(p, c, 'service_unavailable', {
+        detail: 'Key verification is unavailable; retry shortly.',
+        headers: { 'retry-after': '1' },
+      }),
     );
   }
 

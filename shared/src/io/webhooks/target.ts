@@ -26,7 +26,11 @@ export function parseWebhookUrl(text: string, allowPrivate: boolean): { url: URL
     return { error: 'not a URL (it must look like https://hooks.example.com/studio)' };
   }
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:'))
-    return { error: 'the URL must start with https://' };
+    return {
+      error: allowPrivate
+        ? 'the URL must start with https:// (or http://, allowed here)'
+        : 'the URL must start with https://',
+    };
   // the URL is shown in lists and logs; the signature, not a password in the URL, proves who sends
   if (url.username || url.password) return { error: 'the URL must not carry a user name or password' };
   if (url.hash) return { error: 'the URL must not have a #fragment' };
