@@ -202,7 +202,12 @@ function keyRevoke() {
       console.error(
         'warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and revocation holds there',
       );
-    else if (!record.propagated && mode === 'single-node') console.error(NOT_CONFIRMED);
+    else if (!record.propagated)
+      console.error(
+        mode === 'single-node'
+          ? NOT_CONFIRMED
+          : 'warning: not every gateway confirmed within 2 s that it dropped the key (is one stalled?); the revocation is recorded in Redis too, where a gateway that missed the message finds it within a second, at its next rate-limit lease',
+      );
     return { record };
   });
 }
