@@ -1,6 +1,8 @@
 /** The operator command line, run as operators run it, against a live stack. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
+import { channels } from '@studio/shared/broadcasts';
+import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
 import { expectProblem, inMode, MODES, type Stack, startStack } from './harness';
 
 let s: Stack;
@@ -203,6 +205,36 @@ for (const mode of MODES)
       expect(r.json().record.revokedAt).toBeString();
       await expectProblem(await g.sf('/v1/instructors', key), 401, 'api_key_revoked');
     });
+    test.if(mode === 'redis')(
+      'key:revoke that a gateway does not confirm says so (a stalled replica: here, a subscriber that never answers)',
+      async () => {
+        const { record } = (
+          await run(
+            'key:create',
+            '--studio',
+            sid,
+            '--kind',
+            'secret',
+            '--name',
+            'stalled',
+            '--scopes',
+            'instructors:read',
+          )
+        ).json();
+        const mute = createRedis(g.config.REDIS_URL, 'mute replica');
+        await connectRedis(mute);
+        await mute.subscribe(channels(g.config.REDIS_PREFIX).keysRevoked, () => {});
+        try {
+          const r = await run('key:revoke', '--key', record.id);
+          expect(r.code).toBe(0);
+          expect(r.json().record.propagated).toBe(false);
+          expect(r.err).toContain('warning: not every gateway confirmed within 2 s that it dropped the key');
+        } finally {
+          await quitRedis(mute);
+        }
+      },
+    );
+
     test.if(mode === 'single-node')(
       'key:revoke typed where a Redis answers still reaches the single-node gateway: the running gateway decides the way, not the terminal',
       async () => {
