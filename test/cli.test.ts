@@ -205,7 +205,8 @@ for (const mode of MODES)
       expect(r.json().record.revokedAt).toBeString();
       await expectProblem(await g.sf('/v1/instructors', key), 401, 'api_key_revoked');
     });
-    test.if(mode === 'redis')(
+    // on one Redis server (a cluster's test run has its own revoke tests)
+    test.if(mode === 'redis' && !process.env.TEST_REDIS_CLUSTER_NODES)(
       'key:revoke that a gateway does not confirm says so (a stalled replica: here, a subscriber that never answers)',
       async () => {
         const { record } = (
