@@ -28,6 +28,7 @@ export interface PipelineDeps {
   state?: { paused?: boolean };
 }
 
+const LOOKUP_DOWN = { detail: 'Key verification is unavailable; retry shortly.', headers: { 'retry-after': '1' } };
 const PAUSED = 'The gateway is taking its lock on Postgres again (single-node mode); retry shortly.';
 
 const then = <T, R>(v: T | Promise<T>, next: (v: T) => R | Promise<R>): R | Promise<R> =>
@@ -78,13 +79,7 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   /** The key store could not be asked (Postgres down): nothing is known of the caller, so nothing is recorded. */
   function lookupFailed(c: Ctx, err: unknown): Response {
     log('error', 'key lookup failed', { requestId: c.requestId, error: String(err) });
-    return record(
-      c,
-      refuse(p, c, 'service_unavailable', {
-        detail: 'Key verification is unavailable; retry shortly.',
-        headers: { 'retry-after': '1' },
-      }),
-    );
+    return record(c, refuse(p, c, 'service_unavailable', LOOKUP_DOWN));
   }
 
   return function handle(req: Request, server: Server): Response | Promise<Response> {
