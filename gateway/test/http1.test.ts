@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { Pool, parseAnswer, UpstreamError } from '../src/forward/http1';
+import { forward } from '../src/forward/proxy';
 
 /** A raw TCP server that answers each request with whatever `reply` writes, to test framing the way a service may send it. */
 function rawServer(reply: (socket: Bun.Socket<{ buf: string }>, request: string) => void) {
@@ -171,5 +172,43 @@ describe('service hop (HTTP/1.1 keep-alive pool)', () => {
       parseAnswer(Buffer.from('HTTP/1.1 304 Not Modified\r\netag: "x"\r\n\r\n'), false, false)!.answer.status,
     ).toBe(304);
     expect(() => parseAnswer(Buffer.from('SSH-2.0-OpenSSH\r\n\r\n'), false, false)).toThrow(UpstreamError);
+  });
+});
+
+describe('what the hop passes on of the trace', () => {
+  test("a caller's tracestate goes with its valid traceparent, and is dropped when the trace was started anew (W3C)", async () => {
+    const seen: Record<string, string>[] = [];
+    const server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: (req) => (
+        seen.push(req.headers.toJSON()), new Response('{}', { headers: { 'content-type': 'application/json' } })
+      ),
+    });
+    const pool = new Pool(`http://127.0.0.1:${server.port}`);
+    try {
+      const caller = { studioId: 'std_1', keyId: 'key_1', scopes: [], operationId: 'op', requestId: 'req_1' };
+      for (const traceRestarted of [false, true]) {
+        const req = new Request('http://gw/v1/x', { headers: { tracestate: 'vendor=abc', traceparent: 'whatever' } });
+        await forward(
+          req,
+          { pathAndQuery: '/v1/x', caller, traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, traceRestarted },
+          {
+            pool,
+            secret: 's'.repeat(32),
+            timeoutMs: 5_000,
+          },
+        );
+      }
+      expect(seen.map((h) => h.tracestate ?? null)).toEqual(['vendor=abc', null]);
+      // the caller's own traceparent never crosses: the hop's span is the service's parent
+      expect(seen.map((h) => h.traceparent)).toEqual([
+        `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`,
+        `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`,
+      ]);
+    } finally {
+      pool.close();
+      server.stop(true);
+    }
   });
 });

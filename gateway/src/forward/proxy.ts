@@ -30,10 +30,13 @@ export interface ForwardOptions {
 }
 
 /** The request's own headers, as header lines for the service: caller-sent internal (`x-gw-*`) ones dropped, the signed ones added. */
-function headerBlock(req: Request, signed: Record<string, string>, traceparent: string | undefined): string {
+function headerBlock(req: Request, signed: Record<string, string>, call: Call): string {
   let block = '';
+  const { traceparent, traceRestarted } = call;
   req.headers.forEach((v, k) => {
-    if (!DROP_REQUEST.has(k) && !k.startsWith('x-gw-')) block += `${k}: ${v}\r\n`;
+    // a tracestate belongs to the traceparent it came with: when that one was refused and the trace started anew, it goes too (W3C)
+    if (!DROP_REQUEST.has(k) && !k.startsWith('x-gw-') && !(traceRestarted && k === 'tracestate'))
+      block += `${k}: ${v}\r\n`;
   });
   for (const k in signed) block += `${k}: ${signed[k]}\r\n`;
   if (traceparent) block += `traceparent: ${traceparent}\r\n`;
@@ -46,6 +49,8 @@ export interface Call {
   caller: Caller;
   /** This hop's span, as the service's parent (the caller's own `traceparent` is never passed on). */
   traceparent?: string;
+  /** The trace was started here (no valid `traceparent` came): the caller's `tracestate`, if any, is not passed on. */
+  traceRestarted?: boolean;
   /** The gateway's own headers of the answer, in place of the service's. */
   answerHeaders?: Record<string, string>;
   /** Set by `forward` when `wantProblem` and the answer is a problem: its `code` and `detail` (for the activity log). */
@@ -105,7 +110,7 @@ function send(req: Request, call: Call, o: ForwardOptions, method: string, body:
     body,
     idempotencyKey: req.headers.get(IDEMPOTENCY_KEY),
   });
-  const head = headerBlock(req, signed, call.traceparent);
+  const head = headerBlock(req, signed, call);
   return o.pool.request(method, pathAndQuery, head, body, o.timeoutMs).then((answer) => answerOf(answer, call));
 }
 

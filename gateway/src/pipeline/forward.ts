@@ -39,6 +39,7 @@ export function forwardStep(
       pathAndQuery: c.pathAndQuery,
       caller: signedCallerOf(c),
       traceparent: traceparentOf(c.trace),
+      traceRestarted: c.trace.parentId === null,
       answerHeaders: headers,
       wantProblem: true,
     };
