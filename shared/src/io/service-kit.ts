@@ -74,19 +74,27 @@ function validationErrors(error: ValidationError): FieldError[] {
   return out;
 }
 
+/**
+ * The problem an error stands for when it is the caller's: ours (an AppError, thrown or wrapped by Elysia's body
+ * parser) or Elysia's own parse and validation errors; null for anything else.
+ */
+function callerFailureOf(code: unknown, error: unknown): AppError | null {
+  // Elysia wraps what a body parser throws (our bounded reader's 413 / 400) in its ParseError
+  const cause = code === 'PARSE' ? (error as Error).cause : undefined;
+  if (cause instanceof AppError) return cause;
+  if (error instanceof AppError) return error;
+  if (code === 'VALIDATION' && error instanceof ValidationError) return problems.invalidFields(validationErrors(error));
+  if (code === 'PARSE') return new AppError('malformed_json', { detail: 'The request body is not valid JSON.' });
+  return null;
+}
+
 /** The refusal of a signed request before its handler ran (`EarlyRefusal`), or null for any other error. */
 function earlyRefusal(request: Request, code: unknown, error: unknown): EarlyRefusal | null {
-  const cause = code === 'PARSE' ? (error as Error).cause : undefined;
-  // the body unread as JSON: 400 malformed_json, from our parser or Elysia's (a 413 or a bad signature is no refusal of the request's content)
-  if (code === 'PARSE' && (!(cause instanceof AppError) || cause.code === 'malformed_json')) {
-    const failure =
-      cause instanceof AppError
-        ? cause
-        : new AppError('malformed_json', { detail: 'The request body is not valid JSON.' });
-    return { request, failure, body: null };
-  }
+  const failure = callerFailureOf(code, error);
+  // the body unread as JSON (a 413 or a bad signature is no refusal of the request's content)
+  if (code === 'PARSE' && failure?.code === 'malformed_json') return { request, failure, body: null };
   if (code === 'VALIDATION' && error instanceof ValidationError && error.type === 'body')
-    return { request, failure: problems.invalidFields(validationErrors(error)), body: { value: error.value } };
+    return { request, failure: failure!, body: { value: error.value } };
   if (error instanceof AppError && error.code === 'unsupported_media_type')
     return { request, failure: error, body: null };
   return null;
@@ -114,16 +122,8 @@ function answers(o: ServiceKitOptions) {
 
   /** Every error as its problem answer, from the one vocabulary. */
   function answer(code: unknown, error: unknown, requestId: string | undefined): Response {
-    // Elysia wraps what a body parser throws (our bounded reader's 413 / 400) in its ParseError
-    const cause = code === 'PARSE' ? (error as Error).cause : undefined;
-    if (cause instanceof AppError) return problemResponse(cause.code, requestId, cause.options);
-    if (error instanceof AppError) return problemResponse(error.code, requestId, error.options);
-    if (code === 'VALIDATION' && error instanceof ValidationError) {
-      const invalid = problems.invalidFields(validationErrors(error));
-      return problemResponse(invalid.code, requestId, invalid.options);
-    }
-    if (code === 'PARSE')
-      return problemResponse('malformed_json', requestId, { detail: 'The request body is not valid JSON.' });
+    const failure = callerFailureOf(code, error);
+    if (failure) return problemResponse(failure.code, requestId, failure.options);
     if (code === 'NOT_FOUND') return problemResponse('route_not_found', requestId);
     const pg = translatePgError(error);
     if (pg?.code === 'service_unavailable') unavailableLog(o.name, requestId, error);
