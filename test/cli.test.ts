@@ -194,6 +194,11 @@ for (const mode of MODES)
     afterAll(async () => {
       if (g !== s) await g?.close();
     });
+    /** A secret key of the studio that may read instructors, made with the CLI: its text and record. */
+    const readerKey = async (name: string) =>
+      (
+        await run('key:create', '--studio', sid, '--kind', 'secret', '--name', name, '--scopes', 'instructors:read')
+      ).json();
 
     test('key:revoke takes effect at once', async () => {
       const { key, record } = (
@@ -209,19 +214,7 @@ for (const mode of MODES)
     test.if(mode === 'redis' && !process.env.TEST_REDIS_CLUSTER_NODES)(
       'key:revoke that a gateway does not confirm says so (a stalled replica: here, a subscriber that never answers)',
       async () => {
-        const { record } = (
-          await run(
-            'key:create',
-            '--studio',
-            sid,
-            '--kind',
-            'secret',
-            '--name',
-            'stalled',
-            '--scopes',
-            'instructors:read',
-          )
-        ).json();
+        const { record } = await readerKey('stalled');
         const mute = createRedis(g.config.REDIS_URL, 'mute replica');
         await connectRedis(mute);
         await mute.subscribe(channels(g.config.REDIS_PREFIX).keysRevoked, () => {});
@@ -239,19 +232,7 @@ for (const mode of MODES)
     test.if(mode === 'single-node')(
       'key:revoke typed where a Redis answers still reaches the single-node gateway: the running gateway decides the way, not the terminal',
       async () => {
-        const { key, record } = (
-          await run(
-            'key:create',
-            '--studio',
-            sid,
-            '--kind',
-            'secret',
-            '--name',
-            'server',
-            '--scopes',
-            'instructors:read',
-          )
-        ).json();
+        const { key, record } = await readerKey('server');
         expect((await g.mg('/v1/instructors', key)).status).toBe(200); // now in the gateway's memory
         // a Redis started after the stack (here: named), which no single-node gateway listens to
         const r = await adminOf(g, { REDIS_URL: s.config.REDIS_URL })('key:revoke', '--key', record.id);
@@ -262,9 +243,7 @@ for (const mode of MODES)
     );
 
     test('key:roll makes a new key and ends the old one after --expires-in; key:create --expires-in', async () => {
-      const { key, record } = (
-        await run('key:create', '--studio', sid, '--kind', 'secret', '--name', 'ci', '--scopes', 'instructors:read')
-      ).json();
+      const { key, record } = await readerKey('ci');
       expect((await g.mg('/v1/instructors', key)).status).toBe(200);
       const r = await run('key:roll', '--key', record.id, '--expires-in', '0');
       expect(r.code).toBe(0);
