@@ -1,7 +1,7 @@
 import type { Broadcasts } from '@studio/gateway/broadcasts/bus';
 import { AppError, iso, isoOrNull, newId } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
-import { HTTP_URL_PATTERN, MAX_URL_LENGTH, schemaErrors } from '@studio/shared/schemas/fields';
+import { HttpUrl, MAX_URL_LENGTH, schemaErrors } from '@studio/shared/schemas/fields';
 import { Address } from '@studio/shared/schemas/locations';
 import { SiteSocial } from '@studio/shared/schemas/storefront';
 
@@ -101,6 +101,9 @@ const SITE_FIELDS = [
   'social',
 ] as const;
 
+/** A site's logo and hero image: the API's one rule for a URL shown on public pages. */
+const IMAGE_URL = HttpUrl();
+
 /** Publish (or republish) a studio's public site from a JSON document. */
 export async function publishSite(sql: Sql, studioId: string, doc: Record<string, unknown>) {
   await requireStudio(sql, studioId);
@@ -113,11 +116,7 @@ export async function publishSite(sql: Sql, studioId: string, doc: Record<string
     throw new AppError('validation_failed', { detail: 'site title is required' });
   // shown as images on public pages: http(s) only, never javascript: or data:
   for (const field of ['logoUrl', 'heroImageUrl'] as const) {
-    const url = doc[field];
-    if (
-      url != null &&
-      (typeof url !== 'string' || url.length > MAX_URL_LENGTH || !new RegExp(HTTP_URL_PATTERN).test(url))
-    )
+    if (doc[field] != null && schemaErrors(IMAGE_URL, doc[field], `/${field}`).length)
       throw new AppError('validation_failed', {
         detail: `site ${field} must be an http:// or https:// URL of at most ${MAX_URL_LENGTH} characters`,
       });

@@ -21,7 +21,7 @@ export const MAX_CURSOR_LENGTH = 1024;
 export const MAX_PAGING_VALUE_LENGTH = 16 * 1024;
 export const MAX_URL_LENGTH = 2048;
 /** http(s) only: a URL the Storefront serves to public pages must not be `javascript:` or `data:` (any letter case). */
-export const HTTP_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^\\u0000]+$';
+const HTTP_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^\\u0000]+$';
 /** An http(s) URL sent by a caller, shown on studios' public pages (an instructor's photo). */
 export const HttpUrl = (description = 'An http:// or https:// URL') =>
   t.String({ format: 'uri', maxLength: MAX_URL_LENGTH, pattern: HTTP_URL_PATTERN, description });
