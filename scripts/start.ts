@@ -11,6 +11,7 @@ import { answers, LOCAL_DATABASE_URL, loadConfigOrExit, redisMode, resolveDataba
 import { RUNTIME_ENV } from '@studio/shared/runtime';
 import { type EmbeddedPostgres, startEmbeddedPostgres, superviseEmbeddedPostgres } from './lib/embedded-pg';
 import { migrate } from './lib/migrate';
+import { restartAfter } from './lib/restart';
 
 const began = performance.now();
 const root = join(import.meta.dir, '..');
@@ -114,8 +115,7 @@ function run(p: (typeof processes)[number], failures = 0) {
   const started = Date.now();
   void child.exited.then((code) => {
     if (stopping) return;
-    const streak = Date.now() - started > 60_000 ? 0 : failures;
-    const delay = Math.min(30_000, 500 * 2 ** streak);
+    const { streak, delayMs: delay } = restartAfter(started, failures);
     console.error(
       JSON.stringify({ level: 'warn', msg: 'process exited; restarting', process: p.name, code, restartInMs: delay }),
     );

@@ -37,6 +37,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { EMBEDDED_DATABASE, type EmbeddedState, embeddedUrl, readEmbeddedState } from '@studio/shared/database';
+import { restartAfter } from './restart';
 
 /** Tried first for a new data directory; any free port otherwise. */
 export const EMBEDDED_PG_PORT = 54329;
@@ -394,9 +395,8 @@ export async function startEmbeddedPostgres(o: {
 
 /**
  * Keeps an embedded Postgres running, as `bun run start` keeps its children: when it exits other than by
- * `stop()` (killed, crashed), it is started again on its data after a backoff (0.5 s, doubling to 30 s; reset
- * once it has stayed up a minute), where Postgres's crash recovery runs, on the same port and password, so the
- * clients' URL still reaches it. `current()` is the one running now (stop that one); `onRestarted` hears each
+ * `stop()` (killed, crashed), it is started again on its data after the children's backoff (`restartAfter`),
+ * where Postgres's crash recovery runs, on the same port and password, so the clients' URL still reaches it. `current()` is the one running now (stop that one); `onRestarted` hears each
  * start, `onFailed` a start that failed or came up at another URL (the caller should stop: its clients cannot
  * follow).
  */
@@ -414,8 +414,7 @@ export function superviseEmbeddedPostgres(
     const started = Date.now();
     void pg.exited.then((code) => {
       if (o.stopping()) return;
-      const streak = Date.now() - started > 60_000 ? 0 : failures;
-      const delay = Math.min(30_000, 500 * 2 ** streak);
+      const { streak, delayMs: delay } = restartAfter(started, failures);
       o.onExited?.(code, delay);
       setTimeout(async () => {
         if (o.stopping()) return;
