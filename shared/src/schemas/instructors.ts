@@ -1,5 +1,5 @@
 import { type Static, Type as t } from '@sinclair/typebox';
-import { Email, HttpUrl, IdOut, MAX_URL_LENGTH, NO_NUL, Nullable, Page, Text, Timestamp } from './fields';
+import { Email, HttpUrl, IdOut, MAX_URL_LENGTH, Nullable, Page, Text, Timestamp } from './fields';
 
 export const Instructor = t.Object({
   id: IdOut('ins_…'),
