@@ -89,6 +89,40 @@ describe('keys', () => {
     expect(await page('/keys')).not.toContain(`href="/keys/${id}/roll"`);
   });
 
+  test('a create form makes one key however often it is sent (a reload re-posts it); a forged form id is refused', async () => {
+    const once = (html: string, kind: string) =>
+      new RegExp(`name="once" value="([^"]+)">\\s*<input type="hidden" name="kind" value="${kind}">`).exec(html)![1]!;
+    const fields = {
+      kind: 'secret',
+      name: 'sent twice',
+      scope: 'instructors:read',
+      once: once(await page('/keys'), 'secret'),
+    };
+    const first = await post('/keys', fields);
+    expect(first.status).toBe(201);
+    const firstHtml = await first.text();
+    expect(firstHtml).toMatch(/id="new-key"[^>]*>svc_sk_/);
+    const again = await post('/keys', fields);
+    expect(again.status).toBe(409);
+    const againHtml = await again.text();
+    expect(againHtml).toContain('This form was sent already: it made the key “sent twice”');
+    expect(againHtml).not.toContain('id="new-key"');
+    expect(await s.sql`select id from api_keys where studio_id = ${studioId} and name = 'sent twice'`).toHaveLength(1);
+    // each page draws forms with fresh ids: the same details from a new form make a new key
+    expect((await post('/keys', { ...fields, once: once(firstHtml, 'secret') })).status).toBe(201);
+    // an id the dashboard did not sign (or signed for another session) makes nothing
+    const [id, sig] = fields.once.split('.');
+    for (const forged of [`key_${'A'.repeat(22)}.${sig}`, `${id}.${'x'.repeat(sig!.length)}`, 'junk']) {
+      const refused = await post('/keys', { ...fields, name: 'forged', once: forged });
+      expect(refused.status).toBe(422);
+      expect(await refused.text()).toContain('This form is out of date');
+    }
+    const other = await signIn(s, studioId);
+    const elsewhere = await postForm(s, '/keys', { ...fields, name: 'forged', csrf: other.csrf }, other.cookie);
+    expect(elsewhere.status).toBe(422);
+    expect(await s.sql`select id from api_keys where studio_id = ${studioId} and name = 'forged'`).toHaveLength(0);
+  });
+
   test('revoked and expired keys can be hidden; they cannot be rolled', async () => {
     const gone = await s.key(studioId, 'secret', ['classes:read'], 'gone-key');
     await s.revoke(gone.id);

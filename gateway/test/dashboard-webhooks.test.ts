@@ -161,6 +161,26 @@ describe('webhooks page', () => {
     expect(await endpointCount(studio)).toBe(16);
   });
 
+  test('a create form adds one endpoint however often it is sent (a reload re-posts it), the one that fills the studio too; a forged form id adds none', async () => {
+    const studio = (await s.studio({ name: 'Twice Studio' })).id;
+    const me = await signIn(s, studio);
+    for (let i = 0; i < 15; i++) await createEndpoint(local, { studioId: studio, url: `${PUBLIC_URL}/${i}` });
+    const once = /name="once" value="([^"]+)"/.exec(await (await get(s, '/webhooks', me.cookie)).text())![1]!;
+    const send = (fields: Record<string, string>) =>
+      postForm(s, '/webhooks', { csrf: me.csrf, url: `${PUBLIC_URL}/last`, ...fields }, me.cookie);
+    const forged = await send({ once: `whe_${'A'.repeat(22)}.${once.split('.')[1]}` });
+    expect(forged.status).toBe(422);
+    expect(await forged.text()).toContain('This form is out of date');
+    expect(await endpointCount(studio)).toBe(15);
+    expect((await send({ once })).status).toBe(201);
+    const again = await send({ once });
+    expect(again.status).toBe(409);
+    const html = await again.text();
+    expect(html).toContain(`This form was sent already: it added ${PUBLIC_URL}/last`);
+    expect(secretsIn(html)).toEqual([]);
+    expect(await endpointCount(studio)).toBe(16);
+  });
+
   test("another studio's endpoint and delivery are 404 for every page and action, and stay as they were", async () => {
     const other = (await s.studio({ name: 'Other Studio' })).id;
     const { endpoint } = await createEndpoint(local, { studioId: other, url: PUBLIC_URL });

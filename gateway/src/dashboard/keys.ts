@@ -3,6 +3,7 @@ import { parseOriginList } from '@studio/shared/origins';
 import { type ApiKeyJson, createApiKey, listApiKeys, revokeApiKey } from '../keys/store';
 import type { DashboardDeps } from './deps';
 import { chromeOf, type Html, html, layout, messagePage, page, redirect, timeTag } from './html';
+import { onceField, onceId } from './once';
 import { scopeSummary } from './scopes';
 import type { Session } from './session';
 
@@ -154,7 +155,10 @@ function expirySelect(chosen: string): Html {
   </select></label>`;
 }
 
-function createForms(csrf: string, error?: KeysView['error']): Html {
+function createForms(deps: DashboardDeps, s: Session, error?: KeysView['error']): Html {
+  const csrf = s.csrfToken;
+  // each form names the id of the key it makes, so sending it twice cannot make two (once.ts)
+  const once = () => onceField(deps.config.DASHBOARD_SECRET, s.id, 'key');
   // the error sits at its form, is announced, and its form's first field takes the focus (scrolled into view)
   const err = (kind: KeyKind) =>
     error?.kind === kind ? html`<p class="error" role="alert" id="form-error" tabindex="-1">${error.message}</p>` : '';
@@ -169,6 +173,7 @@ function createForms(csrf: string, error?: KeysView['error']): Html {
         <p class="muted small">For your servers and back-office tools (Management API). Choose what it may do.</p>
         ${err('secret')}
         <input type="hidden" name="csrf" value="${csrf}">
+        <input type="hidden" name="once" value="${once()}">
         <input type="hidden" name="kind" value="secret">
         <label class="field">Name <input name="name" required maxlength="100" placeholder="e.g. booking-sync" value="${name('secret')}" ${focus('secret')}></label>
         ${expirySelect(expires('secret'))}
@@ -180,6 +185,7 @@ function createForms(csrf: string, error?: KeysView['error']): Html {
         <p class="muted small">For your website's browser code (Storefront API). It can only read public data, so it is safe to publish.</p>
         ${err('publishable')}
         <input type="hidden" name="csrf" value="${csrf}">
+        <input type="hidden" name="once" value="${once()}">
         <input type="hidden" name="kind" value="publishable">
         <label class="field">Name <input name="name" required maxlength="100" placeholder="e.g. website" value="${name('publishable')}" ${focus('publishable')}></label>
         ${expirySelect(expires('publishable'))}
@@ -219,7 +225,7 @@ export async function keysPage(deps: DashboardDeps, s: Session, view: KeysView =
           : html`<p class="empty card">${keys.length ? 'Every key is revoked or expired.' : 'No keys yet. Create one below.'}</p>`
       }
     </section>
-    ${createForms(s.csrfToken, view.error)}`;
+    ${createForms(deps, s, view.error)}`;
   return page(layout({ title: 'API keys', studio: chrome(deps, s) }, body), status);
 }
 
@@ -257,6 +263,8 @@ export async function createKey(deps: DashboardDeps, s: Session, form: FormData)
     return fail('Choose at least one scope: a secret key without scopes cannot call anything.');
   const origins = input.kind === 'publishable' ? parseOriginList(input.origins.split(/[\s,]+/)) : { origins: null };
   if ('error' in origins) return fail(origins.error);
+  const id = onceId(deps.config.DASHBOARD_SECRET, s.id, 'key', form.get('once'));
+  if (id === null) return fail('This form is out of date: create the key again from this page.');
   const expiresAt = input.expires ? new Date(Date.now() + EXPIRIES[input.expires]!.ms) : null;
   try {
     const created = await createApiKey(deps.sql, {
@@ -266,12 +274,23 @@ export async function createKey(deps: DashboardDeps, s: Session, form: FormData)
       scopes,
       expiresAt,
       allowedOrigins: origins.origins,
+      id,
     });
     return keysPage(deps, s, { reveal: created }, 201);
   } catch (err) {
     if (err instanceof AppError && err.code === 'validation_failed') return fail(err.message);
+    if (err instanceof AppError && err.code === 'conflict' && id) return sentTwice(deps, s, id);
     throw err;
   }
+}
+
+/** The form was sent again (a reload that re-posts it, a double click): the key its first send made stands, alone. */
+async function sentTwice(deps: DashboardDeps, s: Session, id: string): Promise<Response> {
+  const made = (await listApiKeys(deps.sql, s.studioId)).find((k) => k.id === id);
+  const notice = made
+    ? html`This form was sent already: it made the key “${made.name}”, in the list below, and no other. Its full text was shown once, on the answer to that first send; if it was not copied, revoke the key and create another.`
+    : 'This form was sent already; create the key again from this page.';
+  return keysPage(deps, s, { notice }, 409);
 }
 
 export async function revokeKey(deps: DashboardDeps, s: Session, keyId: string, form: FormData): Promise<Response> {

@@ -23,6 +23,7 @@ import {
 import { MAX_URL_LENGTH } from '@studio/shared/schemas/fields';
 import type { DashboardDeps } from './deps';
 import { chromeOf, type Html, html, layout, messagePage, page, redirect, timeTag } from './html';
+import { onceField, onceId } from './once';
 import type { Session } from './session';
 
 /**
@@ -164,7 +165,7 @@ function eventPicker(form?: CreateForm): Html {
   </fieldset>`;
 }
 
-function createForm(s: Session, count: number, error?: WebhooksView['error']): Html {
+function createForm(deps: DashboardDeps, s: Session, count: number, error?: WebhooksView['error']): Html {
   const full = count >= MAX_ENDPOINTS_PER_STUDIO;
   return html`<section class="create" aria-labelledby="create-title">
     <h2 id="create-title">Add an endpoint</h2>
@@ -172,6 +173,7 @@ function createForm(s: Session, count: number, error?: WebhooksView['error']): H
       <p class="muted small">Every change the Management API makes in this studio is sent to the endpoint as a signed <code>POST</code> (Standard Webhooks), retried on a schedule (by default for about 28 hours) until it answers 2xx. It receives events recorded after it is added. At most ${MAX_ENDPOINTS_PER_STUDIO} endpoints${full ? ': delete one to add another' : ''}.</p>
       ${error ? html`<p class="error" role="alert" id="form-error" tabindex="-1">${error.message}</p>` : ''}
       ${hidden(s)}
+      <input type="hidden" name="once" value="${onceField(deps.config.DASHBOARD_SECRET, s.id, 'webhookEndpoint')}">
       <label class="field">Endpoint URL <span class="muted small">(https://, reachable from the internet)</span>
         <input name="url" type="url" required maxlength="${MAX_URL_LENGTH}" inputmode="url" spellcheck="false" placeholder="https://hooks.example.com/studio" value="${error?.form.url ?? ''}" ${error ? html`autofocus aria-describedby="form-error"` : ''}></label>
       ${eventPicker(error?.form)}
@@ -203,7 +205,7 @@ export async function webhooksPage(
           : html`<p class="empty card">No endpoints yet. Add one below.</p>`
       }
     </section>
-    ${createForm(s, endpoints.length, view.error)}`;
+    ${createForm(deps, s, endpoints.length, view.error)}`;
   return page(layout({ title: 'Webhooks', studio: chrome(deps, s) }, body), status);
 }
 
@@ -223,14 +225,31 @@ export async function createWebhook(deps: DashboardDeps, s: Session, form: FormD
     return fail(`The URL can be at most ${MAX_URL_LENGTH} characters.`);
   if (input.which === 'chosen' && !input.events.length)
     return fail('Tick at least one event type, or choose all of them.');
+  // the form names the endpoint's id, so sending it twice cannot add two (once.ts)
+  const id = onceId(deps.config.DASHBOARD_SECRET, s.id, 'webhookEndpoint', form.get('once'));
+  if (id === null) return fail('This form is out of date: add the endpoint again from this page.');
   const created = await attempt(() =>
     createEndpoint(contextOf(deps), {
       studioId: s.studioId,
       url: input.url,
       events: input.which === 'chosen' ? input.events : null,
+      id,
     }),
   );
-  if (created.error) return fail(sentence(created.error.message));
+  if (created.error) {
+    // sent again (a reload that re-posts it, a double click): the endpoint its first send added stands, alone
+    const made = id && (await listEndpoints(deps.sql, s.studioId)).find((e) => e.id === id);
+    if (made)
+      return webhooksPage(
+        deps,
+        s,
+        {
+          notice: html`This form was sent already: it added ${made.url}, in the list below, and no other. Its signing secret was shown once, on the answer to that first send; if it was not copied, roll the secret on the endpoint's page.`,
+        },
+        409,
+      );
+    return fail(sentence(created.error.message));
+  }
   return webhooksPage(deps, s, { reveal: { ...created.ok, rolled: false } }, 201);
 }
 

@@ -59,6 +59,8 @@ export async function createApiKey(
     expiresAt?: Date | null;
     allowedOrigins?: string[] | null;
     rolledFrom?: string;
+    /** The id, when the caller chose it (a dashboard form's: `onceId`); one that exists already is a 409 `conflict`. */
+    id?: string;
   },
 ) {
   const scopes = [...new Set(input.scopes ?? [])];
@@ -72,10 +74,13 @@ export async function createApiKey(
   const [studio] = await sql`select id from studios where id = ${input.studioId} and deleted_at is null`;
   if (!studio) throw new AppError('not_found', { detail: `no studio ${input.studioId}` });
   const key = generateKey(input.kind);
+  const id = input.id ?? newId('key');
   const [row] = await sql<ApiKeyRow[]>`
-    insert into api_keys ${sql({ id: newId('key'), studioId: input.studioId, kind: input.kind, name, scopes: scopes.sort(), hash: hashKey(key), hint: keyHint(key), expiresAt: input.expiresAt ?? null, allowedOrigins, rolledFrom: input.rolledFrom ?? null })}
+    insert into api_keys ${sql({ id, studioId: input.studioId, kind: input.kind, name, scopes: scopes.sort(), hash: hashKey(key), hint: keyHint(key), expiresAt: input.expiresAt ?? null, allowedOrigins, rolledFrom: input.rolledFrom ?? null })}
+    on conflict (id) do nothing
     returning *`;
-  return { key, record: keyRecordJson(row!) };
+  if (!row) throw new AppError('conflict', { detail: `a key ${id} exists already` });
+  return { key, record: keyRecordJson(row) };
 }
 
 /**

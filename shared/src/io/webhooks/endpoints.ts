@@ -105,14 +105,15 @@ export async function getEndpoint(sql: Db, endpointId: string, studioId?: string
  */
 export async function createEndpoint(
   ctx: WebhookContext,
-  input: { studioId: string; url: string; events?: readonly string[] | null },
+  /** `id`: when the caller chose it (a dashboard form's); one that exists already is a 409 `conflict`. */
+  input: { studioId: string; url: string; events?: readonly string[] | null; id?: string },
 ) {
   const parsed = parseWebhookUrl(input.url.trim(), ctx.allowPrivateUrls);
   if ('error' in parsed) throw new AppError('validation_failed', { detail: parsed.error });
   const eventTypes = checkedEventTypes(input.events);
   const target = await checkTarget(parsed.url, ctx.allowPrivateUrls, ctx.resolve);
   if ('error' in target) throw new AppError('validation_failed', { detail: target.error });
-  const id = newId('webhookEndpoint');
+  const id = input.id ?? newId('webhookEndpoint');
   const secret = newSigningSecret();
   const sealed = await ctx.box.seal(secret, id);
   const row = await ctx.sql.begin(async (tx) => {
@@ -136,8 +137,10 @@ export async function createEndpoint(
         secretCiphertext: Buffer.from(sealed.ciphertext),
         secretKeyId: sealed.keyId,
       })}
+      on conflict (studio_id, id) do nothing
       returning *`;
-    return created!;
+    if (!created) throw new AppError('conflict', { detail: `an endpoint ${id} exists already` });
+    return created;
   });
   return { endpoint: endpointJson(row), secret };
 }
