@@ -151,6 +151,31 @@ describe('webhooks page', () => {
     expect(await page('/webhooks')).toContain('Old secret also signs until');
   });
 
+  test('a roll form rolls once however often it is sent (a reload re-posts it): the secret before it keeps its grace', async () => {
+    const { endpoint } = await createEndpoint(local, { studioId, url: `${PUBLIC_URL}/roll-twice` });
+    const versions = async () =>
+      (
+        await s.sql<{ c: Buffer; p: Buffer | null }[]>`
+        select secret_ciphertext as c, previous_secret_ciphertext as p from webhook_endpoints where id = ${endpoint.id}`
+      )[0]!;
+    const original = (await versions()).c;
+    const from = /name="from" value="([^"]+)"/.exec(await page(`/webhooks/${endpoint.id}/roll`))![1]!;
+    const first = await post(`/webhooks/${endpoint.id}/roll`, { from });
+    expect(first.status).toBe(201);
+    expect(secretsIn(await first.text())).toHaveLength(1);
+    const again = await post(`/webhooks/${endpoint.id}/roll`, { from });
+    expect(again.status).toBe(409);
+    const html = await again.text();
+    expect(html).toContain('This roll was sent already');
+    expect(secretsIn(html)).toEqual([]);
+    // the receiver's original secret still signs beside the one the first send made
+    expect((await versions()).p).toEqual(original);
+    // a roll asked for from a page drawn after the first one rolls again
+    const next = /name="from" value="([^"]+)"/.exec(await page(`/webhooks/${endpoint.id}/roll`))![1]!;
+    expect(next).not.toBe(from);
+    expect((await post(`/webhooks/${endpoint.id}/roll`, { from: next })).status).toBe(201);
+  });
+
   test('at most 16 endpoints: the 17th is a form error', async () => {
     const studio = (await s.studio({ name: 'Busy Studio' })).id;
     const busy = await signIn(s, studio);

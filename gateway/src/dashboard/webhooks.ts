@@ -16,6 +16,7 @@ import {
   MAX_ENDPOINTS_PER_STUDIO,
   ROLL_GRACE_MS,
   rollEndpointSecret,
+  secretVersionOf,
   setEndpointEnabled,
   type WebhookContext,
   webhookContext,
@@ -439,7 +440,12 @@ export async function endpointAction(
     }
     case 'roll': {
       if (!form) return rollConfirmation(deps, s, endpointId);
-      const r = await attempt(() => rollEndpointSecret(contextOf(deps), endpointId, { studioId: s.studioId }));
+      // the form names the secret it rolls, so sending it again (a reload that re-posts it) cannot roll twice and end
+      // the grace of the secret a receiver still holds
+      const from = form.get('from');
+      const options = { studioId: s.studioId, from: typeof from === 'string' && from ? from : undefined };
+      const r = await attempt(() => rollEndpointSecret(contextOf(deps), endpointId, options));
+      if (r.error?.code === 'conflict' && options.from) return rolledAlready(deps, s, endpointId);
       if (r.error) return refused(deps, s, endpointId, r.error);
       return endpointPage(deps, s, endpointId, { reveal: { ...r.ok, rolled: true } }, 201);
     }
@@ -472,6 +478,18 @@ function actionPage(deps: DashboardDeps, s: Session, title: string, body: Html):
   return page(layout({ title, studio: chrome(deps, s) }, html`<section class="card narrow">${body}</section>`));
 }
 
+const rolledAlready = (deps: DashboardDeps, s: Session, endpointId: string) =>
+  endpointPage(
+    deps,
+    s,
+    endpointId,
+    {
+      error:
+        'This roll was sent already: the secret was rolled by its first send, and the new secret was shown once, on that answer. The secret before it still signs for its grace. To roll again, use Roll secret below.',
+    },
+    409,
+  );
+
 async function rollConfirmation(deps: DashboardDeps, s: Session, endpointId: string): Promise<Response> {
   const current = await attempt(() => getEndpoint(deps.sql, endpointId, s.studioId));
   if (current.error) return refused(deps, s, endpointId, current.error);
@@ -487,6 +505,7 @@ async function rollConfirmation(deps: DashboardDeps, s: Session, endpointId: str
     ${e.previousSecretExpiresAt ? html`<p class="warning">The secret before the last roll still signs until ${dateIn(s)(e.previousSecretExpiresAt)}; rolling again stops it now.</p>` : ''}
     <form method="post" action="/webhooks/${e.id}/roll" class="row">
       ${hidden(s)}
+      <input type="hidden" name="from" value="${secretVersionOf(current.ok)}">
       <button type="submit" class="btn btn-primary">Roll secret</button>
       <a href="/webhooks/${e.id}" class="btn btn-quiet">Cancel</a>
     </form>`,

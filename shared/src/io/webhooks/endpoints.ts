@@ -210,15 +210,25 @@ export async function deleteEndpoint(sql: Sql, endpointId: string, studioId?: st
 }
 
 /**
+ * Which secret an endpoint signs with now, as a short fingerprint of its sealed form (it tells nothing of the
+ * secret): a roll form carries the one it was drawn for, so sending it again cannot roll a second time.
+ */
+export const secretVersionOf = (r: Pick<EndpointRow, 'secretCiphertext'>): string =>
+  new Bun.CryptoHasher('sha256').update(r.secretCiphertext).digest('base64url').slice(0, 22);
+
+/**
  * A new secret, shown this once; the one it replaces keeps signing beside it for `graceMs` (default
- * 24 hours, 0 for not at all), so a receiver can switch without refusing a delivery.
+ * 24 hours, 0 for not at all), so a receiver can switch without refusing a delivery. `from`: the secret the
+ * caller means to roll (`secretVersionOf`); when another has replaced it since, nothing is rolled (409 `conflict`).
  */
 export async function rollEndpointSecret(
   ctx: WebhookContext,
   endpointId: string,
-  options: { studioId?: string; graceMs?: number } = {},
+  options: { studioId?: string; graceMs?: number; from?: string } = {},
 ) {
   const current = await getEndpoint(ctx.sql, endpointId, options.studioId);
+  if (options.from !== undefined && options.from !== secretVersionOf(current))
+    throw new AppError('conflict', { detail: `the secret of ${endpointId} was rolled since this roll was asked for` });
   const secret = newSigningSecret();
   const sealed = await ctx.box.seal(secret, current.id);
   const graceMs = options.graceMs ?? ROLL_GRACE_MS;
