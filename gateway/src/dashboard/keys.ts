@@ -286,7 +286,8 @@ export async function createKey(deps: DashboardDeps, s: Session, form: FormData)
 
 /** The form was sent again (a reload that re-posts it, a double click): the key its first send made stands, alone. */
 async function sentTwice(deps: DashboardDeps, s: Session, id: string): Promise<Response> {
-  const made = (await listApiKeys(deps.sql, s.studioId)).find((k) => k.id === id);
+  const [made] = await deps.sql<{ name: string }[]>`
+    select name from api_keys where studio_id = ${s.studioId} and id = ${id}`;
   const notice = made
     ? html`This form was sent already: it made the key “${made.name}”, in the list below, and no other. Its full text was shown once, on the answer to that first send; if it was not copied, revoke the key and create another.`
     : 'This form was sent already; create the key again from this page.';

@@ -239,7 +239,7 @@ export async function createWebhook(deps: DashboardDeps, s: Session, form: FormD
   );
   if (created.error) {
     // sent again (a reload that re-posts it, a double click): the endpoint its first send added stands, alone
-    const made = id && (await listEndpoints(deps.sql, s.studioId)).find((e) => e.id === id);
+    const made = id ? (await attempt(() => getEndpoint(deps.sql, id, s.studioId))).ok : undefined;
     if (made)
       return webhooksPage(
         deps,
