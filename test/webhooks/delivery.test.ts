@@ -7,8 +7,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, spyOn, test } from 'bun:test';
 import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks/dispatcher';
-import { deleteExpired } from '@studio/management-service/webhooks/queries';
-import { setLogLevel } from '@studio/shared';
+import { deleteExpired, FAN_OUT_BATCH, fanOutBatch } from '@studio/management-service/webhooks/queries';
+import { newId, setLogLevel } from '@studio/shared';
 import { createSql, type Sql } from '@studio/shared/io/db';
 import { createMetrics } from '@studio/shared/io/metrics';
 import { listDeliveries, replayDelivery, sendTestEvent } from '@studio/shared/io/webhooks/deliveries';
@@ -214,6 +214,39 @@ describe('delivery', () => {
     await s.sql`update webhook_endpoints set failing_since = now() where id = ${ep.id}`;
     await until(async () => (await deliveryOf(ep.id, eventId))?.status === 'succeeded', 10_000, 'the success');
     expect((await getEndpoint(s.sql, ep.id)).failingSince).toBeNull();
+  });
+
+  test('a retry delay longer than 24 days (past a 32-bit count of milliseconds) is scheduled, not refused', async () => {
+    const { id: studioId } = await s.studio();
+    const r = receiver([], 500);
+    const { endpoint: ep } = await endpoint(studioId, r.url);
+    dispatcher({ retryScheduleMs: [30 * 86_400_000] });
+    const eventId = await recordEvent(s.sql, studioId);
+    await until(async () => (await deliveryOf(ep.id, eventId))?.attempts === 1, 10_000, 'the first attempt recorded');
+    const [row] = await s.sql<{ status: string; days: number }[]>`
+      select status, (extract(epoch from next_attempt_at - now()) / 86400)::float8 as days from webhook_deliveries
+      where endpoint_id = ${ep.id} and event_id = ${eventId}`;
+    expect(row!.status).toBe('pending');
+    expect(row!.days).toBeGreaterThan(26); // 30 days, jittered by 10 %
+    expect(r.received).toHaveLength(1);
+  });
+
+  test('one batch of 1,000 events to 16 endpoints fans out (16,000 deliveries: more than one statement may carry)', async () => {
+    const { id: studioId } = await s.studio();
+    const endpoints: string[] = [];
+    for (let i = 0; i < 16; i++) endpoints.push((await endpoint(studioId, `http://127.0.0.1:9/hook${i}`)).endpoint.id);
+    const events = Array.from({ length: FAN_OUT_BATCH }, () => ({
+      studio_id: studioId,
+      id: newId('event'),
+      type: 'room.deleted',
+      resource: 'room',
+      data: s.sql.json({ object: { id: 'roo_test' } } as never),
+    }));
+    await s.sql`insert into events ${s.sql(events)}`; // one write's events, as a location delete with its rooms records them
+    while ((await fanOutBatch(s.sql)) > 0);
+    const [{ n }] = (await s.sql`
+      select count(*)::int as n from webhook_deliveries where studio_id = ${studioId}`) as unknown as [{ n: number }];
+    expect(n).toBe(16 * FAN_OUT_BATCH);
   });
 
   test('subscriptions: only the chosen types, and only events recorded after the endpoint was created', async () => {

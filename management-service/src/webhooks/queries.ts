@@ -19,6 +19,8 @@ import type { AttemptResult } from './send';
 
 export const FAN_OUT_BATCH = 1000;
 const RETENTION_BATCH = 1000;
+/** Deliveries per insert statement (5 parameters each, well under the protocol's 65,535). */
+const INSERT_ROWS = 2000;
 
 /**
  * Expands one batch of events into deliveries. Returns how many events it expanded (0 when there is
@@ -61,8 +63,10 @@ export async function fanOutBatch(sql: Sql): Promise<number> {
         eventId: r.eventId,
         eventType: r.type,
       }));
-    if (deliveries.length)
-      await tx`insert into webhook_deliveries ${tx(deliveries)} on conflict (studio_id, endpoint_id, event_id) do nothing`;
+    // a batch makes up to FAN_OUT_BATCH x 16 deliveries; one statement of them all would pass the protocol's 65,535
+    // parameters (5 a row), refused every round, and the cursor would never move again
+    for (let i = 0; i < deliveries.length; i += INSERT_ROWS)
+      await tx`insert into webhook_deliveries ${tx(deliveries.slice(i, i + INSERT_ROWS))} on conflict (studio_id, endpoint_id, event_id) do nothing`;
     const last = rows.at(-1)!;
     await tx`update webhook_fanout_cursor set last_xid = ${last.xid}::xid8, last_seq = ${last.seq}::bigint`;
     return new Set(rows.map((r) => r.eventId)).size;
@@ -183,7 +187,7 @@ export async function recordAttempt(
     const [after] = await tx<{ status: Recorded['status']; nextAttemptAt: Date | null }[]>`
       update webhook_deliveries d set
         status = case when ${r.ok} then 'succeeded' when ${retry} and e.enabled then 'pending' else 'failed' end,
-        next_attempt_at = case when not ${r.ok} and ${retry} and e.enabled then now() + ${retryInMs ?? 0}::int * interval '1 millisecond' end,
+        next_attempt_at = case when not ${r.ok} and ${retry} and e.enabled then now() + ${retryInMs ?? 0}::bigint * interval '1 millisecond' end,
         attempts = d.attempts + 1, round_attempts = d.round_attempts + 1, lease = null, updated_at = now()
       from webhook_endpoints e
       where d.studio_id = ${c.studioId} and d.id = ${c.id} and d.lease = ${lease} and e.studio_id = d.studio_id and e.id = d.endpoint_id
