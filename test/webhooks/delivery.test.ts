@@ -249,6 +249,27 @@ describe('delivery', () => {
     expect(n).toBe(16 * FAN_OUT_BATCH);
   });
 
+  test('a fan-out that keeps failing holds back only the new events: deliveries already made still go', async () => {
+    const { id: studioId } = await s.studio();
+    const r = receiver();
+    await endpoint(studioId, r.url);
+    const made = await recordEvent(s.sql, studioId);
+    while ((await fanOutBatch(s.sql)) > 0);
+    // a statement Postgres refuses on every round, for this test's next event only
+    await s.sql`create function refuse_poison_delivery() returns trigger language plpgsql as
+      $$ begin raise exception 'refused for the test'; end $$`.simple();
+    await s.sql`create trigger refuse_poison before insert on webhook_deliveries for each row
+      when (new.event_type = 'poison.refused') execute function refuse_poison_delivery()`.simple();
+    cleanups.push(async () => {
+      await s.sql`drop trigger refuse_poison on webhook_deliveries`.simple();
+      await s.sql`drop function refuse_poison_delivery()`.simple();
+    });
+    const poison = await recordEvent(s.sql, studioId, 'poison.refused');
+    dispatcher();
+    await until(() => r.of(made).length === 1, 10_000, 'the delivery made before the failing fan-out');
+    expect(r.of(poison)).toEqual([]);
+  });
+
   test('subscriptions: only the chosen types, and only events recorded after the endpoint was created', async () => {
     const { id: studioId } = await s.studio();
     const r = receiver();

@@ -387,6 +387,17 @@ export class Dispatcher {
     return claimed.length === free && excess.length < claimed.length;
   }
 
+  /** Expands the events past the cursor into deliveries, a batch at a time; the error when a batch failed. */
+  private async fanOut(): Promise<unknown> {
+    this.fanOutDue = false;
+    try {
+      while (!this.stopping && (await fanOutBatch(this.sql)) >= FAN_OUT_BATCH);
+      return null;
+    } catch (err) {
+      return err;
+    }
+  }
+
   private async loop() {
     let failing = false;
     while (!this.stopping) {
@@ -394,20 +405,23 @@ export class Dispatcher {
       let more = false;
       try {
         await this.ensureListening();
-        if (this.fanOutDue) {
-          this.fanOutDue = false;
-          while (!this.stopping && (await fanOutBatch(this.sql)) >= FAN_OUT_BATCH);
-        }
+        // a fan-out that fails is tried again next round; the deliveries already made are claimed meanwhile
+        const fanOutFailed = this.fanOutDue ? await this.fanOut() : null;
         const eager = this.claimEager;
         this.claimEager = false;
         if (!this.stopping) more = await this.claimAndStart(eager);
-        if (failing) log('info', 'webhook dispatcher: Postgres answers again');
+        if (fanOutFailed) throw fanOutFailed;
+        if (failing) log('info', 'webhook dispatcher: its rounds work again');
         failing = false;
       } catch (err) {
         if (!failing)
-          log('warn', 'webhook dispatcher: Postgres does not answer; trying again every poll', {
-            error: (err as Error).message,
-          });
+          log(
+            'warn',
+            'webhook dispatcher: a round failed (Postgres away, or a statement refused); trying again every poll',
+            {
+              error: (err as Error).message,
+            },
+          );
         failing = true;
         this.listenSuspect = this.fanOutDue = this.claimEager = true;
       }
