@@ -133,7 +133,7 @@ describe('refused calls spend tokens', () => {
     // the dashboard's entry says how many it stands for
     const { cookie } = await signIn(s, st.id);
     const page = await (await get(s, `/activity/${folded[0]!.requestId}`, cookie)).text();
-    expect(page).toContain(`${folded[0]!.refusedCount} in this second from this key and address`);
+    expect(page).toContain(`${folded[0]!.refusedCount} in this second from this key and address (IPv6: its /64;`);
     // and so does its row in the list
     const list = await (await get(s, '/activity?outcome=client_error', cookie)).text();
     expect(list).toContain(`×${folded[0]!.refusedCount}</span>`);
@@ -154,6 +154,24 @@ describe('refused calls spend tokens', () => {
     expect(folded.map((r) => r.refusedCount).sort()).toEqual(
       [a.filter((x) => x === 429).length, b.filter((x) => x === 429).length].sort(),
     );
+  });
+  test("a publishable key's IPv6 visitors are limited per /64 (a fresh address is no fresh limit), their 429s folded per /64", async () => {
+    const st = await s.studio();
+    const { key, id } = await s.key(st.id, 'publishable');
+    await Bun.sleep(1_000 - (Date.now() % 1000)); // all within one second
+    let n = 0;
+    // twelve addresses of one /64, one call each: one visitor's bucket (burst 5)
+    const statuses = await statusesOf(12, () =>
+      s.sf('/v1/plans', key, { headers: { 'x-forwarded-for': `2001:db8:bb:1::${++n}` } }),
+    );
+    const limited = statuses.filter((x) => x === 429).length;
+    expect(limited).toBeGreaterThanOrEqual(6);
+    // another /64 is another visitor
+    expect((await s.sf('/v1/plans', key, { headers: { 'x-forwarded-for': '2001:db8:bb:2::1' } })).status).toBe(200);
+    await flushAll();
+    const folded = (await rowsOf(id)).filter((r) => r.status === 429);
+    expect(folded.length).toBeLessThanOrEqual(2); // one a second
+    expect(folded.reduce((k, r) => k + r.refusedCount!, 0)).toBe(limited);
   });
 });
 

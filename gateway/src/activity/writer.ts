@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { log } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
+import { clientBlock } from '../limits/rate-limiter';
 import { BinaryRows, type Chunk, COPY_COLUMNS, COPY_HEADER, COPY_TRAILER } from './copy-binary';
 import type { ActivityEntry } from './entry';
 
@@ -141,7 +142,8 @@ export class ActivityWriter {
    * for them all; it is written once its second is over (`release`), so no second gets two.
    */
   private fold(e: ActivityEntry) {
-    const id = `${e.keyId} ${Math.floor(e.at / 1000)} ${e.clientAddress ?? ''}`;
+    // by the address's block, as the limit counts it: an IPv6 flood from one /64 is one entry a second too
+    const id = `${e.keyId} ${Math.floor(e.at / 1000)} ${clientBlock(e.clientAddress ?? '')}`;
     const folded = this.folds.get(id);
     if (folded) {
       folded.refusedCount = (folded.refusedCount ?? 1) + 1;

@@ -192,7 +192,7 @@ function row(r: ActivityRow, s: Session): Html {
     <td data-label="Key">${r.keyName === null ? html`<span class="muted">deleted key</span>` : html`${r.keyName} <code>${r.keyHint}</code>`}</td>
     ${operationCell(r.operationId)}
     <td data-label="Request" class="req"><span class="method">${r.method}</span> <code class="path">${r.path}${r.query ? `?${r.query}` : ''}</code></td>
-    <td data-label="Status"><span class="status ${cls}">${r.status}</span>${r.problemCode ? html` <code class="small">${r.problemCode}</code>` : ''}${r.refusedCount ? html` <span class="small" title="calls from this key and address refused in this second, kept as this one entry">×${r.refusedCount}</span>` : ''}</td>
+    <td data-label="Status"><span class="status ${cls}">${r.status}</span>${r.problemCode ? html` <code class="small">${r.problemCode}</code>` : ''}${r.refusedCount ? html` <span class="small" title="calls from this key and address (IPv6: its /64) refused in this second, kept as this one entry">×${r.refusedCount}</span>` : ''}</td>
     <td data-label="Duration" class="num">${Math.round(r.durationMs * 10) / 10} ms</td>
     <td data-label="Request id"><a href="/activity/${r.requestId}" class="entry-link"><code class="small">${r.requestId}</code></a></td>
   </tr>`;
@@ -313,7 +313,7 @@ export async function activityEntryPage(deps: DashboardDeps, s: Session, request
         ${item('Time', timeTag(r.at, undefined, s.studioTimezone))}
         ${item('Status', html`<span class="status ${r.outcome === 'success' ? 'ok' : r.outcome === 'client_error' ? 'warn' : 'bad'}">${r.status}</span> ${OUTCOME_LABEL[r.outcome] ?? r.outcome}`)}
         ${item('Problem', problem)}
-        ${r.refusedCount ? item('Refused calls', `${r.refusedCount} in this second from this key and address (one entry stands for them all)`) : ''}
+        ${r.refusedCount ? item('Refused calls', `${r.refusedCount} in this second from this key and address (IPv6: its /64; one entry stands for them all)`) : ''}
         ${item('Operation', op ? html`<code>${op.id}</code> (${surfaceName(op)}: ${op.summary})` : html`<span class="muted">unknown route</span>`)}
         ${item('Query string', r.query ? html`<code>${r.query}</code>` : html`<span class="muted">none</span>`)}
         ${item('Duration', `${Math.round(r.durationMs * 100) / 100} ms at the gateway`)}

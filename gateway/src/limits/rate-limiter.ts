@@ -153,16 +153,20 @@ export class RateLimiter {
     };
   }
 
-  /** `client` matters for publishable keys only (one key is shared by every visitor of a site). */
+  /**
+   * `client` matters for publishable keys only (one key is shared by every visitor of a site), counted by its block
+   * (`clientBlock`): an IPv6 visitor picking a fresh address of its /64 for each call gets no fresh limit.
+   */
   groupFor(keyId: string, kind: 'secret' | 'publishable', client: string): Group {
-    const id = kind === 'secret' ? keyId : `${keyId}|${client}`;
+    const visitor = kind === 'secret' ? '' : clientBlock(client);
+    const id = kind === 'secret' ? keyId : `${keyId}|${visitor}`;
     let g = this.groups.get(id);
     if (!g) {
       const buckets: Bucket[] =
         kind === 'secret'
           ? [{ policy: 'key', name: keyId, ...this.secret }]
           : [
-              { policy: 'client', name: `${keyId}:${client}`, ...this.publishableClient },
+              { policy: 'client', name: `${keyId}:${visitor}`, ...this.publishableClient },
               { policy: 'key', name: keyId, ...this.publishable },
             ];
       if (this.groups.size >= GROUPS_MAX) this.groups.clear();
