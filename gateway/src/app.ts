@@ -3,6 +3,7 @@ import { channels } from '@studio/shared/broadcasts';
 import { createSql, type Sql } from '@studio/shared/io/db';
 import { createMetrics } from '@studio/shared/io/metrics';
 import { createSpanExporter } from '@studio/shared/io/otlp';
+import { readinessCheck } from '@studio/shared/io/readiness';
 import type { Redis } from '@studio/shared/io/redis';
 import { ActivityWriter } from './activity/writer';
 import { type Broadcasts, broadcastsFor } from './broadcasts/bus';
@@ -61,7 +62,9 @@ export function createGateway(deps: GatewayDeps) {
   // single-node: nothing is served until the lock is held (`start`), and again after the lock's session drops
   const state = { draining: false, paused: single };
   const redisCheck = single ? 'none' : redis;
-  const docs = createDocsHandler(config, sql, redisCheck, state);
+  // one probe a second for every port's /readyz, whoever asks (docs/design/processes.md)
+  const readiness = readinessCheck(sql, redisCheck, state);
+  const docs = createDocsHandler(config, readiness);
   const bus = broadcastsFor(config, sql, redis);
   const spans = createSpanExporter(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'gateway');
   const storefrontCache = storefrontCacheOf(config, bus);
@@ -72,8 +75,8 @@ export function createGateway(deps: GatewayDeps) {
   return {
     storefront: createSurface(profiles.storefront, pipelineDeps),
     management: createSurface(profiles.management, pipelineDeps),
-    dashboard: createDashboard({ config, sql, redis: redisCheck, bus, activity, metrics }),
-    ops: createOpsHandler(metrics, sql, redisCheck, state),
+    dashboard: createDashboard({ config, sql, readiness, bus, activity, metrics }),
+    ops: createOpsHandler(metrics, readiness),
     mode,
     bus,
     lock,

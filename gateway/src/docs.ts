@@ -10,8 +10,7 @@ import {
   publicUrlOf,
   type Surface,
 } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
-import { type RedisCheck, readiness } from '@studio/shared/io/readiness';
+import type { ReadinessCheck } from '@studio/shared/io/readiness';
 import { openApiDocument } from '@studio/shared/openapi';
 import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
 import { escapeHtml } from './dashboard/html';
@@ -149,12 +148,7 @@ const REFERENCE_CSP =
  * problems page. Nothing is fetched from a service or another host.
  */
 /** `state.draining`: the gateway is stopping; `state.paused`: it is retaking its lock (single-node mode). Either way `/readyz` answers 503. */
-export function createDocsHandler(
-  config: Config,
-  sql: Sql,
-  redis: RedisCheck,
-  state: { draining: boolean; paused?: boolean } = { draining: false },
-): DocsHandler {
+export function createDocsHandler(config: Config, readiness: ReadinessCheck): DocsHandler {
   const page = problemsPage();
   const documents = new Map<Surface, string>();
   const documentOf = (surface: Surface) => {
@@ -168,7 +162,7 @@ export function createDocsHandler(
   let scalar: Promise<Asset> | undefined;
   return async (surface, path, requestId, req) => {
     if (path === '/healthz') return jsonResponse({ status: 'ok' });
-    if (path === '/readyz') return readiness(sql, redis, state.draining || !!state.paused);
+    if (path === '/readyz') return readiness();
     if (path === '/openapi.json')
       return new Response(documentOf(surface), {
         headers: { 'content-type': JSON_TYPE, 'cache-control': 'public, max-age=300' },

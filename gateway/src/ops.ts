@@ -1,7 +1,6 @@
 import { jsonResponse } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
 import type { Metrics } from '@studio/shared/io/metrics';
-import { type RedisCheck, readiness } from '@studio/shared/io/readiness';
+import type { ReadinessCheck } from '@studio/shared/io/readiness';
 import { malformedRequest, withNosniff } from '@studio/shared/io/serve';
 import { requestTarget } from '@studio/shared/target';
 
@@ -9,12 +8,7 @@ import { requestTarget } from '@studio/shared/target';
  * The gateway's operations port (docs/design/processes.md: `OPS_PORT`, never published to callers):
  * `/metrics` for Prometheus, `/healthz` and `/readyz` for the load balancer.
  */
-export function createOpsHandler(
-  metrics: Metrics,
-  sql: Sql,
-  redis: RedisCheck,
-  state: { draining: boolean; paused?: boolean },
-) {
+export function createOpsHandler(metrics: Metrics, readiness: ReadinessCheck) {
   function answer(req: Request): Response | Promise<Response> {
     const { path, valid } = requestTarget(req.url);
     if (!valid) return malformedRequest();
@@ -22,7 +16,7 @@ export function createOpsHandler(
       return new Response(null, { status: 405, headers: { allow: 'GET, HEAD' } });
     if (path === '/metrics') return metrics.response();
     if (path === '/healthz') return jsonResponse({ status: 'ok' });
-    if (path === '/readyz') return readiness(sql, redis, state.draining || !!state.paused);
+    if (path === '/readyz') return readiness();
     return new Response('not found: /metrics, /healthz, /readyz\n', { status: 404 });
   }
   return (req: Request): Response | Promise<Response> => {

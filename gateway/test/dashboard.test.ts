@@ -1,6 +1,7 @@
 /** The dashboard's security rules and pages over plain HTTP (the browser journey is in dashboard.browser.test.ts). */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createSql } from '@studio/shared/io/db';
+import { readinessCheck } from '@studio/shared/io/readiness';
 import { type Stack, startStack } from '../../test/harness';
 import { createDashboard } from '../src/dashboard';
 import { csrfOf, get, keyCount, loginLink, postForm, signIn } from './dashboard-helpers';
@@ -329,7 +330,7 @@ describe('the database away', () => {
     const dashboard = createDashboard({
       config: s.config,
       sql: dead,
-      redis: 'none',
+      readiness: readinessCheck(dead, 'none'),
       bus: s.bus,
       activity: s.gateway.activity,
     });

@@ -228,7 +228,9 @@ describe('a single-node stack', () => {
       await until('the gateway to notice', () => !s.gateway.lock.held);
       await Bun.sleep(300); // its retake was refused: a gateway process exits now (main.ts); this one in a test stays paused
       await expectProblem(await s.mg('/v1/instructors', key), 503, 'service_unavailable');
-      expect((await fetch(`${s.opsUrl}/readyz`)).status).toBe(503);
+      // every port of it says so: the operations port, an API surface and the dashboard
+      for (const url of [s.opsUrl, s.managementUrl, s.dashboardUrl])
+        expect((await fetch(`${url}/readyz`)).status).toBe(503);
     } finally {
       await thief.end();
     }

@@ -1,7 +1,7 @@
 import type { Config } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 import type { Metrics } from '@studio/shared/io/metrics';
-import type { RedisCheck } from '@studio/shared/io/readiness';
+import type { ReadinessCheck } from '@studio/shared/io/readiness';
 import type { ActivityWriter } from '../activity/writer';
 import type { Broadcasts } from '../broadcasts/bus';
 
@@ -9,8 +9,8 @@ import type { Broadcasts } from '../broadcasts/bus';
 export interface DashboardDeps {
   config: Config;
   sql: Sql;
-  /** What `/readyz` checks: the gateway's Redis, or `none` in single-node mode. */
-  redis: RedisCheck;
+  /** The gateway's `/readyz` (the same on every port: draining or paused, 503 here too). */
+  readiness: ReadinessCheck;
   /** How a key change reaches every gateway (Redis, or Postgres in single-node mode). */
   bus: Broadcasts;
   activity: ActivityWriter;

@@ -1,6 +1,5 @@
 import { accessLogOn, etagMatches, etagOf, log, logRequest, newRequestId } from '@studio/shared';
 import { readBody } from '@studio/shared/body';
-import { readiness } from '@studio/shared/io/readiness';
 import { malformedRequest } from '@studio/shared/io/serve';
 import { translatePgError } from '@studio/shared/pg-errors';
 import { requestTarget } from '@studio/shared/target';
@@ -115,13 +114,13 @@ function sessionGuard(deps: DashboardDeps) {
 }
 
 function dashboardRoutes(deps: DashboardDeps): Record<string, Partial<Record<'GET' | 'POST', Handler>>> {
-  const { config, sql, redis } = deps;
+  const { config, readiness } = deps;
   const signedIn = sessionGuard(deps);
   const asset = assets();
   const routes: Record<string, Partial<Record<'GET' | 'POST', Handler>>> = {
     '/': { GET: () => redirect('/keys') },
     '/healthz': { GET: () => new Response('ok', { headers: { 'content-type': 'text/plain' } }) },
-    '/readyz': { GET: () => readiness(sql, redis) },
+    '/readyz': { GET: () => readiness() },
     '/sign-in': {
       GET: (_req, url) => signInPage(url.searchParams.has('signed-out') ? 'You are signed out.' : undefined),
     },

@@ -21,12 +21,39 @@ export const redisCheckOf = (
 const within = (probe: Promise<boolean>, ms = 1000) =>
   Promise.race([probe, new Promise<boolean>((resolve) => setTimeout(resolve, ms, false).unref?.())]);
 
-/** `draining`: the process is stopping (SIGTERM), so it is never ready, whatever the checks say. */
-export async function readiness(sql: Sql, redis: RedisCheck, draining = false): Promise<Response> {
-  const [postgres, redisUp] = await Promise.all([
-    within(pingSql(sql)),
-    redis && redis !== 'none' ? within(pingRedis(redis)) : false,
-  ]);
+/** How long one probe of Postgres and Redis answers every `/readyz`: a load balancer asks every few seconds. */
+const PROBE_FRESH_MS = 1000;
+
+/** Whether the process serves: `draining`, it is stopping (SIGTERM); `paused`, a single-node gateway retaking its lock. */
+export interface ServingState {
+  draining?: boolean;
+  paused?: boolean;
+}
+
+/** A process's `/readyz` answer. */
+export type ReadinessCheck = () => Promise<Response>;
+
+/**
+ * `/readyz` for one process (docs/design/processes.md). Postgres and Redis are probed at most once a second, one probe
+ * shared by every caller meanwhile: the gateway's public ports answer it to anyone, and a flood of it must not queue a
+ * round trip each on the pool the key lookups use. The state is read on every answer: a draining or paused process is
+ * never ready, whatever the last probe found.
+ */
+export function readinessCheck(sql: Sql, redis: RedisCheck, state: ServingState = {}): ReadinessCheck {
+  let probe: Promise<[boolean, boolean]> | null = null;
+  let probedAt = 0;
+  return async () => {
+    const now = performance.now();
+    if (!probe || now - probedAt >= PROBE_FRESH_MS) {
+      probedAt = now;
+      probe = Promise.all([within(pingSql(sql)), redis && redis !== 'none' ? within(pingRedis(redis)) : false]);
+    }
+    const [postgres, redisUp] = await probe;
+    return readinessAnswer(postgres, redisUp, redis, !!(state.draining || state.paused));
+  };
+}
+
+function readinessAnswer(postgres: boolean, redisUp: boolean, redis: RedisCheck, draining: boolean): Response {
   const ready = postgres && !draining;
   const redisState = redis === 'none' ? 'none' : redisUp ? 'up' : 'down';
   const body: Readiness = {

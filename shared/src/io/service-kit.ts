@@ -16,7 +16,7 @@ import { type Caller, verifySignature } from '../signing';
 import { requestTarget } from '../target';
 import { fieldMessage, type SchemaError, schemaErrors } from '../validation';
 import type { Sql } from './db';
-import { readiness, redisCheckOf } from './readiness';
+import { readinessCheck, redisCheckOf } from './readiness';
 import type { Redis } from './redis';
 
 /**
@@ -184,6 +184,6 @@ export function serviceKit(o: ServiceKitOptions) {
         }
       })
       .get('/healthz', () => ({ status: 'ok' }))
-      .get('/readyz', () => readiness(o.sql, redisCheckOf(o.config, o.redis)))
+      .get('/readyz', readinessCheck(o.sql, redisCheckOf(o.config, o.redis)))
   );
 }
