@@ -1,3 +1,4 @@
+import { dlopen, FFIType, ptr } from 'bun:ffi';
 import { afterAll, describe, expect, test } from 'bun:test';
 import { Pool, parseAnswer, UpstreamError } from '../src/forward/http1';
 import { forward } from '../src/forward/proxy';
@@ -26,6 +27,34 @@ function rawServer(reply: (socket: Bun.Socket<{ buf: string }>, request: string)
     },
   });
   return { origin: `http://127.0.0.1:${server.port}`, connections: () => connections, stop: () => server.stop(true) };
+}
+
+/**
+ * A port whose connections are never taken, like a service whose packets are dropped: a listening socket (made with
+ * libc, since Bun's listeners accept at once) with a backlog of one and no accept. Once that place is filled, a
+ * connect waits on the kernel's SYN retries, about two minutes.
+ */
+function stalledPort() {
+  const libc = dlopen('libc.so.6', {
+    socket: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+    bind: { args: [FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
+    listen: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+    getsockname: { args: [FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+    close: { args: [FFIType.i32], returns: FFIType.i32 },
+  });
+  const fd = libc.symbols.socket(2, 1, 0); // AF_INET, SOCK_STREAM
+  const address = new Uint8Array(16); // sockaddr_in: 127.0.0.1, port 0 (any)
+  address[0] = 2;
+  address.set([127, 0, 0, 1], 4);
+  if (libc.symbols.bind(fd, ptr(address), 16) !== 0 || libc.symbols.listen(fd, 0) !== 0) throw new Error('listen');
+  libc.symbols.getsockname(fd, ptr(address), ptr(new Uint32Array([16])));
+  return {
+    port: (address[2]! << 8) | address[3]!,
+    close() {
+      libc.symbols.close(fd);
+      libc.close();
+    },
+  };
 }
 
 const service = Bun.serve({
@@ -101,6 +130,23 @@ describe('service hop (HTTP/1.1 keep-alive pool)', () => {
     pool.close();
     const gone = await new Pool('http://127.0.0.1:1').request('GET', '/', '', null, 1000).catch((e) => e);
     expect((gone as UpstreamError).kind).toBe('unavailable');
+  });
+
+  test("a service that takes no connection: timeout within the call's time limit, not the kernel's two minutes", async () => {
+    const stalled = stalledPort();
+    const filler = await Bun.connect({ hostname: '127.0.0.1', port: stalled.port, socket: { data() {} } });
+    const pool = new Pool(`http://127.0.0.1:${stalled.port}`);
+    try {
+      const started = performance.now();
+      const err = await pool.request('GET', '/', '', null, 300).catch((e) => e);
+      expect(err).toBeInstanceOf(UpstreamError);
+      expect((err as UpstreamError).kind).toBe('timeout');
+      expect(performance.now() - started).toBeLessThan(1_000);
+    } finally {
+      pool.close();
+      filler.end();
+      stalled.close();
+    }
   });
 
   test('a kept connection closed under a request with no answer: a GET is sent again on a new one, a write is not', async () => {

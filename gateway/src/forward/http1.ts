@@ -159,6 +159,7 @@ export class Pool {
   ): Promise<Answer> {
     const bytes = this.serialize(method, target, head, body);
     const isHead = method === 'HEAD';
+    const deadline = Date.now() + timeoutMs;
     const conn = this.idle.pop();
     if (conn) {
       try {
@@ -172,7 +173,8 @@ export class Pool {
         if (!retry) throw err;
       }
     }
-    return this.exchange(await this.connect(), bytes, isHead, timeoutMs);
+    const fresh = await this.connect(deadline - Date.now());
+    return this.exchange(fresh, bytes, isHead, Math.max(0, deadline - Date.now()));
   }
 
   private serialize(method: string, target: string, head: string, body: Uint8Array | null): Uint8Array {
@@ -220,12 +222,31 @@ export class Pool {
     this.busy.delete(conn);
   }
 
-  private async connect(): Promise<Conn> {
+  /**
+   * A new connection within the call's time (Bun.connect has no timeout of its own: a service whose packets are
+   * dropped leaves a connect waiting on the kernel's SYN retries, two minutes). One that connects too late is closed.
+   */
+  private async connect(timeoutMs: number): Promise<Conn> {
     const conn = new Conn(this);
+    const connecting = Bun.connect<Conn>({ hostname: this.hostname, port: this.port, data: conn, socket: HANDLERS });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new UpstreamError('timeout', 'no connection within the time limit')), timeoutMs);
+    });
     try {
-      conn.socket = await Bun.connect<Conn>({ hostname: this.hostname, port: this.port, data: conn, socket: HANDLERS });
+      conn.socket = await Promise.race([connecting, late]);
     } catch (err) {
+      if (err instanceof UpstreamError) {
+        conn.closed = true;
+        connecting.then(
+          (socket) => socket.end(),
+          () => {},
+        );
+        throw err;
+      }
       throw new UpstreamError('unavailable', `cannot connect: ${(err as Error).message}`);
+    } finally {
+      clearTimeout(timer);
     }
     return conn;
   }
