@@ -331,6 +331,26 @@ describe('many dispatchers, slow receivers', () => {
     expect(slow.received.length).toBeLessThanOrEqual(2);
     expect(d.inFlight).toBeLessThanOrEqual(4);
   });
+
+  test("one studio's slow endpoints together hold at most three quarters of the slots: another studio is delivered meanwhile", async () => {
+    const { id: crowded } = await s.studio();
+    const { id: other } = await s.studio();
+    const slow = receiver([], { status: 200, delayMs: 3_000 });
+    const fast = receiver();
+    for (const path of ['a', 'b', 'c']) await endpoint(crowded, `${slow.url}${path}`);
+    await endpoint(other, fast.url);
+    // 4 slots, 2 per endpoint: three endpoints of one studio could take all 4; its share is 3
+    const d = dispatcher({
+      config: { ...s.config, WEBHOOK_ENDPOINT_CONCURRENCY: 2 },
+      maxInFlight: 4,
+      timeoutMs: 6_000,
+    });
+    for (let i = 0; i < 6; i++) await recordEvent(s.sql, crowded);
+    for (let i = 0; i < 5; i++) await recordEvent(s.sql, other);
+    await until(() => fast.received.length === 5, 2_500, "the other studio's deliveries");
+    expect(slow.received.length).toBeLessThanOrEqual(3);
+    expect(d.inFlight).toBeLessThanOrEqual(4);
+  });
 });
 
 describe('secrets, test events, the log, metrics', () => {

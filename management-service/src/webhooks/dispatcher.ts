@@ -56,6 +56,16 @@ export interface DispatcherDeps {
 }
 
 export type Outcome = 'succeeded' | 'retrying' | 'failed' | 'disabled';
+
+/** Counts one more (or one less) attempt in flight for `id`; none is no entry. */
+function tally(counts: Map<string, number>, id: string, delta: 1 | -1) {
+  const n = (counts.get(id) ?? 0) + delta;
+  if (n) counts.set(id, n);
+  else counts.delete(id);
+}
+
+/** The ids with `max` attempts in flight: left out of the next claim. */
+const atBound = (counts: Map<string, number>, max: number) => [...counts].filter(([, n]) => n >= max).map(([id]) => id);
 const STATS_EVERY_MS = 5_000;
 const RETENTION_EVERY_MS = 3_600_000;
 const RECORD_RETRY_MS = 500;
@@ -67,6 +77,7 @@ export class Dispatcher {
   private readonly leaseMs: number;
   private readonly maxInFlight: number;
   private readonly perEndpointMax: number;
+  private readonly perStudioMax: number;
   private readonly pollMs: number;
   private readonly schedule: number[];
   private readonly box: ReturnType<typeof createSecretBox>;
@@ -79,6 +90,7 @@ export class Dispatcher {
   private running: Promise<void> | null = null;
   private active = 0;
   private readonly perEndpoint = new Map<string, number>();
+  private readonly perStudio = new Map<string, number>();
   private readonly tasks = new Set<Promise<void>>();
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
   private listener: { unlisten(): Promise<void> } | null = null;
@@ -121,6 +133,8 @@ export class Dispatcher {
     this.leaseMs = deps.leaseMs ?? this.timeoutMs + 20_000;
     this.maxInFlight = deps.maxInFlight ?? 64;
     this.perEndpointMax = config.WEBHOOK_ENDPOINT_CONCURRENCY;
+    // a studio's endpoints together hold at most three quarters of the slots: the other studios always have a quarter
+    this.perStudioMax = Math.max(1, this.maxInFlight - Math.max(1, Math.floor(this.maxInFlight / 4)));
     this.pollMs = deps.pollMs ?? 1_000;
     this.schedule = deps.retryScheduleMs ?? parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE);
     this.box = createSecretBox(config.WEBHOOK_SECRET_KEY);
@@ -351,7 +365,8 @@ export class Dispatcher {
 
   private startAttempt(c: Claimed, lease: string) {
     this.active++;
-    this.perEndpoint.set(c.endpointId, (this.perEndpoint.get(c.endpointId) ?? 0) + 1);
+    tally(this.perEndpoint, c.endpointId, 1);
+    tally(this.perStudio, c.studioId, 1);
     const task = this.deliver(c, lease)
       .catch((err) =>
         log('error', 'webhook delivery failed unexpectedly', {
@@ -361,9 +376,8 @@ export class Dispatcher {
       )
       .finally(() => {
         this.active--;
-        const n = this.perEndpoint.get(c.endpointId)! - 1;
-        if (n) this.perEndpoint.set(c.endpointId, n);
-        else this.perEndpoint.delete(c.endpointId);
+        tally(this.perEndpoint, c.endpointId, -1);
+        tally(this.perStudio, c.studioId, -1);
         this.tasks.delete(task);
         this.wake();
       });
@@ -374,15 +388,19 @@ export class Dispatcher {
   private async claimAndStart(eager: boolean): Promise<boolean> {
     const free = this.maxInFlight - this.active;
     if (free <= 0 || (!eager && this.active > 0 && free < this.minClaim)) return false; // a finishing attempt wakes the loop
-    const busy = [...this.perEndpoint].filter(([, n]) => n >= this.perEndpointMax).map(([id]) => id);
+    const busy = atBound(this.perEndpoint, this.perEndpointMax);
+    const busyStudios = atBound(this.perStudio, this.perStudioMax);
     const lease = crypto.randomUUID();
-    const claimed = await claimDue(this.sql, { limit: free, busy, lease, leaseMs: this.leaseMs });
+    const claimed = await claimDue(this.sql, { limit: free, busy, busyStudios, lease, leaseMs: this.leaseMs });
     const excess: Claimed[] = [];
     for (const c of claimed) {
-      if ((this.perEndpoint.get(c.endpointId) ?? 0) >= this.perEndpointMax) excess.push(c);
+      const full =
+        (this.perEndpoint.get(c.endpointId) ?? 0) >= this.perEndpointMax ||
+        (this.perStudio.get(c.studioId) ?? 0) >= this.perStudioMax;
+      if (full) excess.push(c);
       else this.startAttempt(c, lease);
     }
-    // more of one endpoint's deliveries than its bound allows: back in the queue, due at once
+    // more of one endpoint's (or studio's) deliveries than its bound allows: back in the queue, due at once
     if (excess.length) await releaseClaims(this.sql, excess, lease);
     return claimed.length === free && excess.length < claimed.length;
   }

@@ -97,15 +97,16 @@ export interface Claimed
   traceId: string | null;
 }
 
-/** Up to `limit` due deliveries, none of the `busy` endpoints', leased to `lease` for `leaseMs`. */
+/** Up to `limit` due deliveries, none of the `busy` endpoints' or `busyStudios`', leased to `lease` for `leaseMs`. */
 export async function claimDue(
   sql: Sql,
-  o: { limit: number; busy: string[]; lease: string; leaseMs: number },
+  o: { limit: number; busy: string[]; busyStudios: string[]; lease: string; leaseMs: number },
 ): Promise<Claimed[]> {
   return sql<Claimed[]>`
     with due as (
       select studio_id, id from webhook_deliveries
       where status = 'pending' and next_attempt_at <= now() and endpoint_id <> all (${o.busy}::text[])
+        and studio_id <> all (${o.busyStudios}::text[])
       order by next_attempt_at
       limit ${o.limit}
       for update skip locked
