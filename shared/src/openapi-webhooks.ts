@@ -170,7 +170,7 @@ export const WEBHOOKS_DESCRIPTION =
   'after a secret is rolled, for 24 hours, two signatures separated by a space: accept the delivery when either matches). ' +
   'Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)` of the `standardwebhooks` npm package, on the raw body, ' +
   'and refuse a timestamp more than 5 minutes away. Answer 2xx within 10 s; anything else, a timeout or a refused connection is retried ' +
-  '(5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), and `410 Gone` disables the endpoint. Delivery is at least once, in no guaranteed order: ' +
+  '(by default after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter; the operator may set another schedule), and `410 Gone` disables the endpoint. Delivery is at least once, in no guaranteed order: ' +
   'the events feed (`GET /v1/events`) has the order. The `webhooks` section of this document has one entry per event type, with its body.';
 
 /** The three headers, written once under components.parameters. */

@@ -225,7 +225,7 @@ export const PROBLEM_DOCS = {
     fix: 'Retry after Retry-After seconds (with the same Idempotency-Key for writes).',
   },
   upstream_timeout: {
-    cause: 'A service did not answer within 10 seconds.',
+    cause: "A service did not answer within the gateway's time limit (10 seconds unless the operator set another).",
     fix: 'Retry with the same Idempotency-Key: a write that did complete is replayed, not repeated.',
   },
 } satisfies Record<ProblemCode, { cause: string; fix: string }>;
