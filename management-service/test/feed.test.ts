@@ -329,7 +329,7 @@ describe('retention', () => {
     await expectProblem(await s.mg(`/v1/events?after=${never}`, key), 404, 'not_found');
   });
 
-  test('events past the retention are deleted in batches; after= one of them is 410 events_expired; others are kept', async () => {
+  test('events past the retention are deleted in batches; after= one of them, or one kept within the hour after the cutoff, is 410 events_expired; others are kept', async () => {
     const studio = await s.studio();
     const key = (await s.key(studio.id, 'secret', SCOPES)).key;
     const [gone] = await record(studio.id, ['instructor.created']);
@@ -353,6 +353,10 @@ describe('retention', () => {
     const expired = await expectProblem(await s.mg(`/v1/events?after=${gone}`, key), 410, 'events_expired');
     expect(expired.detail).toContain(gone!);
     expect(expired.type).toEndWith('/docs/problems#events_expired');
+    // the kept event was made within the hour after the cutoff: one deleted may follow it in the feed, so 410 too
+    await expectProblem(await s.mg(`/v1/events?after=${kept}`, key), 410, 'events_expired');
+    // an hour and more after the cutoff, it resumes
+    await s.sql`update events_retention set deleted_before = now() - interval '2 hours'`;
     expect((await page(key, `?after=${kept}`)).data).toEqual([]);
     // nothing older left: a second run deletes nothing
     expect(await deleteExpiredEvents(s.sql, { retentionMs: 3_600_000 })).toBe(0);

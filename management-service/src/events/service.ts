@@ -40,21 +40,17 @@ async function readable(db: Db, caller: Caller, id: string) {
 }
 
 /**
- * Where `after=<id>` resumes: the event's place in the feed. Not found: 410 `events_expired` when
- * the id was made before retention's cutoff (its event may have been deleted), else 404 (never an
- * event of this studio that the key may read).
+ * Where `after=<id>` resumes: the event's place in the feed. 410 `events_expired` when the id was made
+ * before retention's cutoff (plus the margin) and is gone, or is found but so near the cutoff that an
+ * event after it in the feed may have been deleted (the feed runs in commit order, retention by
+ * `created_at`); else 404 when not found (never an event of this studio that the key may read).
  */
 async function positionAfter(db: Db, caller: Caller, id: string): Promise<Position> {
-  const found = await readable(db, caller, id);
-  if (found) return found.at;
   const made = idTime('event', id);
-  const cutoff = made === null ? null : await deletedBefore(db);
-  if (
-    made !== null &&
-    cutoff &&
-    made < cutoff.getTime() + EXPIRY_MARGIN_MS &&
-    !(await findEvent(db, caller.studioId, id))
-  ) {
+  const [found, cutoff] = await Promise.all([readable(db, caller, id), made === null ? null : deletedBefore(db)]);
+  const nearCutoff = made !== null && cutoff !== null && made < cutoff.getTime() + EXPIRY_MARGIN_MS;
+  if (found && !nearCutoff) return found.at;
+  if (nearCutoff && (found || !(await findEvent(db, caller.studioId, id)))) {
     throw new AppError('events_expired', {
       detail: `Event ${quote(id)} is older than the feed keeps (30 days): events after it were deleted. Resync, then resume from a recent event.`,
     });
