@@ -22,6 +22,7 @@ const LANDED: Record<string, string> = {
   '00012_key_rolled_from.sql': '445cdb22fca31743303ad9946a2b62c5574f8551c414423c3c630df502ef0a0f',
   '00013_events.sql': '638c29afd6cf0a6e81eb096b36d34b8162c6af5e4651aeef72021cdcce46e83c',
   '00014_webhooks.sql': '7732cc6cd50d65b5cdc6c702c907105afea9d491ceaf0bda8e9f0d9ea1a91ec7',
+  '00015_webhook_enabled_snapshot.sql': '311ada10e3d1deb2f485afb26a53c7d378f4ef9ec09db817d08ef294eb6e268e',
 };
 
 const sha256 = async (file: string) =>

@@ -270,6 +270,32 @@ describe('delivery', () => {
     expect(r.of(poison)).toEqual([]);
   });
 
+  test('a write begun before the endpoint was created and committed after it: its event is delivered', async () => {
+    const { id: studioId } = await s.studio();
+    const r = receiver();
+    const writer = createSql(s.config.DATABASE_URL, { max: 1 });
+    cleanups.push(() => writer.end());
+    const eventId = newId('event');
+    let recorded!: () => void;
+    let commit!: () => void;
+    const inserted = new Promise<void>((resolve) => (recorded = resolve));
+    const committed = new Promise<void>((resolve) => (commit = resolve));
+    // the write's transaction starts (its event's created_at) and records its event, then waits
+    const writing = writer.begin(async (tx) => {
+      await tx`insert into events (studio_id, id, type, resource, data) values (${studioId}, ${eventId}, 'instructor.created', 'instructor', ${tx.json({ object: { id: 'ins_test' } } as never)})`;
+      recorded();
+      await committed;
+    });
+    await inserted;
+    await Bun.sleep(20);
+    const { endpoint: ep } = await endpoint(studioId, r.url);
+    commit();
+    await writing;
+    dispatcher();
+    await until(() => r.of(eventId).length === 1, 10_000, 'the event committed after the endpoint was made');
+    expect((await deliveryOf(ep.id, eventId))?.status).toBeDefined();
+  });
+
   test('subscriptions: only the chosen types, and only events recorded after the endpoint was created', async () => {
     const { id: studioId } = await s.studio();
     const r = receiver();

@@ -2,7 +2,8 @@
  * The dispatcher's SQL (docs/design/webhooks.md), every statement short:
  * - fan-out: events past the cursor, in the feed's (xid, seq) order and only below the snapshot's
  *   xmin (no transaction that could still add an earlier event is in flight), become one delivery
- *   per enabled endpoint subscribed to the type and enabled before the event; the cursor moves in the
+ *   per enabled endpoint subscribed to the type whose enabling did not see the event (it committed
+ *   after the endpoint was created or re-enabled); the cursor moves in the
  *   same transaction, under the cursor row's lock.
  * - claim: due deliveries, `FOR UPDATE SKIP LOCKED`, leased (in flight until the lease's end; a
  *   dispatcher killed mid-attempt leaves it due again then).
@@ -50,7 +51,9 @@ export async function fanOutBatch(sql: Sql): Promise<number> {
       )
       select ev.studio_id, ev.id as event_id, ev.type, ev.xid::text, ev.seq, e.id as endpoint_id
       from ev left join webhook_endpoints e
-        on e.studio_id = ev.studio_id and e.enabled and e.enabled_at <= ev.created_at
+        on e.studio_id = ev.studio_id and e.enabled
+       and case when e.enabled_snapshot is null then e.enabled_at <= ev.created_at
+                else not pg_visible_in_snapshot(ev.xid, e.enabled_snapshot) end
        and (e.event_types is null or ev.type = any (e.event_types))
       order by ev.xid, ev.seq`;
     if (!rows.length) return 0;

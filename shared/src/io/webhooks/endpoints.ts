@@ -191,6 +191,7 @@ export async function setEndpointEnabled(
   if (enabled) {
     const [row] = await sql<EndpointRow[]>`
       update webhook_endpoints set enabled = true, disabled_reason = null, enabled_at = case when enabled then enabled_at else now() end,
+        enabled_snapshot = case when enabled then enabled_snapshot else pg_current_snapshot() end,
         failing_since = null, updated_at = now()
       where studio_id = ${current.studioId} and id = ${current.id} returning *`;
     return endpointJson(found(row, endpointId));
