@@ -158,6 +158,31 @@ for (const mode of MODES)
       expect((await write('POST', '/v1/instructors', { name: 'Ana Ruiz' })).status).toBe(201);
     });
 
+    test("a refused request and another with its key at once: one of them is the key's answer, never both", async () => {
+      const { write } = await studioWithKey(s);
+      const pairs = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          Promise.all([
+            write('POST', '/v1/classes', classBody('ins_unknown'), `pair-${i}`), // 422: refused by the action
+            write('POST', '/v1/members/invites', { email: `pair${i}@idem.test` }, `pair-${i}`),
+          ]),
+        ),
+      );
+      // the refusal stored under the key while the other acted under it too: two first answers for one key
+      const both = pairs.filter(([refused, other]) => refused.status === 422 && other.status === 201);
+      expect(both).toHaveLength(0);
+      // and whichever acted is the key's answer: the other, sent again, is refused as another request
+      for (const [i, [refused, other]] of pairs.entries()) {
+        if (refused.status === 422) {
+          const again = await write('POST', '/v1/members/invites', { email: `pair${i}@idem.test` }, `pair-${i}`);
+          await expectProblem(again, 409, 'idempotency_key_reused');
+        } else if (other.status === 201) {
+          const again = await write('POST', '/v1/classes', classBody('ins_unknown'), `pair-${i}`);
+          await expectProblem(again, 409, 'idempotency_key_reused');
+        }
+      }
+    });
+
     test('10 concurrent requests with one key have one effect', async () => {
       const { studio, write } = await studioWithKey(s);
       const ins = await instructor(s, studio.id);

@@ -1,12 +1,12 @@
 import { type AppError, iso, problems } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
+import type { Db } from '@studio/shared/io/db';
 
 /**
  * The occurrence a double-booking clashed with, read after the failed transaction from the
  * exclusion constraint's own report: `… conflicts with existing key (studio_id, instructor_id,
  * tstzrange(…))=(std_…, ins_…, ["2026-12-01 18:00:00+00","2026-12-01 19:00:00+00"))`.
  */
-export async function doubleBookedWithConflict(sql: Sql, studioId: string, err: unknown): Promise<AppError | null> {
+export async function doubleBookedWithConflict(sql: Db, studioId: string, err: unknown): Promise<AppError | null> {
   const detail = String((err as { detail?: unknown })?.detail ?? '');
   const existing = detail.slice(detail.indexOf('conflicts with existing key'));
   const m = /\)=\((.+), \["([^"]+)","([^"]+)"\)\)/.exec(existing);

@@ -143,7 +143,8 @@ function storedProblem(fingerprint: string, err: AppError, requestId: string, ty
 type Outcome =
   | { kind: 'busy' }
   | { kind: 'existing'; rec: LiveRecord }
-  | { kind: 'done'; rec: StoredResponse; types: EventType[] };
+  | { kind: 'done'; rec: StoredResponse; types: EventType[] }
+  | { kind: 'refused'; rec: StoredResponse };
 
 /** Another request holds the key's lock. It may have committed and died before releasing: the record is the truth. */
 async function answerWhileLocked(
@@ -161,50 +162,51 @@ async function answerWhileLocked(
   return replay(deps, rec, fingerprint);
 }
 
-/**
- * A write that failed: a business error (4xx but 429) is stored as the key's answer, in
- * its own transaction, so a retry replays it; anything else (5xx, 429, a crash) is not
- * stored (null), so a retry really retries.
- */
-async function storeFailure(
-  deps: ManagementDeps,
-  caller: Caller,
-  key: string,
-  fingerprint: string,
-  err: unknown,
-): Promise<StoredResponse | null> {
-  const { sql, config } = deps;
-  const studioId = caller.studioId;
-  let failure = err instanceof AppError ? err : translatePgError(err);
-  // a double-booking names the occurrence it clashes with (stored with the answer, so a replay names it too)
-  if (failure?.code === 'instructor_double_booked')
-    failure = (await doubleBookedWithConflict(sql, studioId, err).catch(() => null)) ?? failure;
-  if (!failure || failure.status >= 500 || failure.status === 429) return null;
-  const rec = storedProblem(fingerprint, failure, caller.requestId, problemTypeBase(config, 'management'));
-  const stored = await sql
-    .begin(async (tx) => {
-      if (!(await tryKeyLock(tx, studioId, key))) return false;
-      if (await findRecord(tx, studioId, key)) return false;
-      await insertRecord(tx, studioId, key, rec);
-      return true;
-    })
-    .catch(() => false);
-  if (stored) await idempotencyLocks(deps).cache(studioId, key, rec);
-  return rec;
-}
-
 /** What a write does inside its transaction once it holds its key: its change, and the answer to store. */
 type Act = (tx: Tx) => Promise<{ rec: StoredResponse; types: EventType[] }>;
 
+/** Whose write it is and what answers its failure (`failureOf`). */
+interface WriteOf {
+  deps: ManagementDeps;
+  caller: Caller;
+  key: string;
+  fingerprint: string;
+}
+
+/**
+ * A business error (4xx but 429) as the key's answer, to store; null for anything else (5xx, 429, a crash), which
+ * is not stored, so a retry really retries. `tx` is the write's transaction, rolled back to before the act.
+ */
+async function failureOf(tx: Tx, w: WriteOf, err: unknown): Promise<StoredResponse | null> {
+  let failure = err instanceof AppError ? err : translatePgError(err);
+  if (!failure || failure.status >= 500 || failure.status === 429) return null;
+  // a double-booking names the occurrence it clashes with (stored with the answer, so a replay names it too)
+  if (failure.code === 'instructor_double_booked')
+    failure = (await doubleBookedWithConflict(tx, w.caller.studioId, err).catch(() => null)) ?? failure;
+  return storedProblem(w.fingerprint, failure, w.caller.requestId, problemTypeBase(w.deps.config, 'management'));
+}
+
 /**
  * The write's transaction: the studio-and-key advisory lock, the stored answer if one exists,
- * else the act (the action, its declared events and the answer it stores), all or nothing.
+ * else the act (the action, its declared events and the answer it stores), all or nothing. An act
+ * refused with a business error is undone to its savepoint and its problem stored in the same
+ * transaction, while the lock is held: stored in a second one, another request with the key could
+ * act in between (the lock is the transaction's), as it could in single-node mode or with Redis down.
  */
-async function commitWrite(tx: Tx, studioId: string, key: string, act: Act): Promise<Outcome> {
-  if (!(await tryKeyLock(tx, studioId, key))) return { kind: 'busy' };
-  const existing = await findRecord(tx, studioId, key);
+async function commitWrite(tx: Tx, w: WriteOf, act: Act): Promise<Outcome> {
+  const studioId = w.caller.studioId;
+  if (!(await tryKeyLock(tx, studioId, w.key))) return { kind: 'busy' };
+  const existing = await findRecord(tx, studioId, w.key);
   if (existing) return { kind: 'existing', rec: existing };
-  return { kind: 'done', ...(await act(tx)) };
+  try {
+    return { kind: 'done', ...(await tx.savepoint((sp) => act(sp))) };
+  } catch (err) {
+    // postgres.js has rolled back to the savepoint (a failed query outside one fails the whole transaction)
+    const refused = await failureOf(tx, w, err);
+    if (!refused) throw err;
+    await insertRecord(tx, studioId, w.key, refused);
+    return { kind: 'refused', rec: refused };
+  }
 }
 
 /** A handler's action as an `Act`: its record and events, stored as the registry row's success answer. */
@@ -235,7 +237,7 @@ function actOf<O extends AnyOperation>(
  * the events (their types checked against the registry row's `emits`) and the answer (the
  * registry row's status, and a create's `Location`) are stored in that same transaction, so a
  * committed change always has its events and a rolled-back, refused or replayed one has none.
- * Throw AppError (or let a constraint violation escape) to fail it. Business errors (4xx) are stored too, in their own transaction; 5xx and 429
+ * Throw AppError (or let a constraint violation escape) to fail it. Business errors (4xx) are stored too, in the same transaction (the act undone to a savepoint); 5xx and 429
  * are not, so a retry really retries. Redis holds the in-flight lock and a hot copy
  * (`IdempotencyLocks`); in single-node mode, or while Redis is down, the transaction-scoped
  * advisory lock alone keeps the same guarantees. Usage in a
@@ -255,7 +257,7 @@ export function runWrite<O extends AnyOperation>(
 ): Promise<Response> {
   const key = idempotencyKeyOf(c.request);
   const fingerprint = fingerprintOf(c.request.method, new URL(c.request.url).pathname, c.body);
-  return underKey(deps, c.caller, key, fingerprint, actOf(c, key, fingerprint, action));
+  return underKey({ deps, caller: c.caller, key, fingerprint }, actOf(c, key, fingerprint, action));
 }
 
 /**
@@ -273,18 +275,13 @@ export function refusedWrite(deps: ManagementDeps) {
     const fingerprint = body
       ? fingerprintOf(request.method, path, body.value)
       : fingerprintOfBytes(request.method, path, request.headers.get(GW.bodySha256) ?? EMPTY_SHA256);
-    return underKey(deps, verifiedCaller(request), key, fingerprint, () => Promise.reject(failure));
+    return underKey({ deps, caller: verifiedCaller(request), key, fingerprint }, () => Promise.reject(failure));
   };
 }
 
 /** The idempotency rules around one act: the hot copy, the key's lock, the transaction, a failure stored or not. */
-async function underKey(
-  deps: ManagementDeps,
-  caller: Caller,
-  key: string,
-  fingerprint: string,
-  act: Act,
-): Promise<Response> {
+async function underKey(w: WriteOf, act: Act): Promise<Response> {
+  const { deps, caller, key, fingerprint } = w;
   const { sql } = deps;
   const studioId = caller.studioId;
   const locks = idempotencyLocks(deps); // Redis, or Postgres alone in single-node mode
@@ -298,13 +295,16 @@ async function underKey(
 
   let outcome: Outcome;
   try {
-    outcome = await sql.begin((tx) => commitWrite(tx, studioId, key, act));
+    outcome = await sql.begin((tx) => commitWrite(tx, w, act));
   } catch (err) {
-    const stored = await storeFailure(deps, caller, key, fingerprint, err);
     await release();
-    if (!stored) throw err;
+    throw err;
+  }
+  if (outcome.kind === 'refused') {
+    await locks.cache(studioId, key, outcome.rec);
+    await release();
     counted(deps, 'refused');
-    return respond(stored, false);
+    return respond(outcome.rec, false);
   }
 
   if (outcome.kind === 'busy') {
