@@ -1,5 +1,7 @@
 /** The gateway when its neighbours fail: a dead Redis, a dead or slow service. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { channels } from '@studio/shared/broadcasts';
+import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
 import { freePort } from '../../scripts/lib/ports';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 
@@ -61,6 +63,41 @@ describe('Redis dies under a running gateway', () => {
     expect((await s.mg('/v1/instructors', key)).status).toBe(200);
     await s.sql`update api_keys set revoked_at = now() where id = ${id}`;
     await expectProblem(await s.mg('/v1/instructors', key), 401, 'api_key_revoked');
+  });
+});
+
+describe('Redis down when the gateway starts, up later', () => {
+  let s: Stack;
+  let proc: ReturnType<typeof Bun.spawn> | null = null;
+  let port = 0;
+  beforeAll(async () => {
+    port = await freePort();
+    s = await startStack({ gatewayRedisUrl: `redis://127.0.0.1:${port}` });
+  });
+  afterAll(async () => {
+    proc?.kill();
+    await s.close();
+  });
+
+  test('it subscribes once Redis answers, before it trusts its memory again', async () => {
+    expect(s.gateway.keys.useLocal).toBe(false); // no subscription: every key verified in Postgres
+    proc = Bun.spawn(
+      ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdout: 'ignore', stderr: 'ignore' },
+    );
+    const deadline = Date.now() + 15_000;
+    while (!s.gateway.keys.useLocal && Date.now() < deadline) await Bun.sleep(50);
+    expect(s.gateway.keys.useLocal).toBe(true);
+    // trusting memory, it hears the broadcasts: Redis counts it among the revocation channel's subscribers
+    const probe = createRedis(`redis://127.0.0.1:${port}`, 'test probe');
+    await connectRedis(probe);
+    try {
+      const names = channels(s.config.REDIS_PREFIX);
+      const counts = await probe.pubSubNumSub([names.keysRevoked, names.storefrontChanged]);
+      expect(counts).toEqual({ [names.keysRevoked]: 1, [names.storefrontChanged]: 1 });
+    } finally {
+      await quitRedis(probe);
+    }
   });
 });
 
