@@ -71,3 +71,49 @@ describe.skipIf(nodes.length < 2)('broadcasts on a Redis Cluster', () => {
     for (const i of [0, 1]) expect((await (await call(i, key, 'sf')).json()).instructors).toHaveLength(1);
   });
 });
+
+describe.skipIf(nodes.length < 2)('a gateway subscribed through the cluster client', () => {
+  let s: Stack;
+  let gateway: Gateway;
+  let subscriber: Redis;
+  let server: ReturnType<typeof Bun.serve>;
+  beforeAll(async () => {
+    s = await startStack();
+    subscriber = s.redis.duplicate(); // as gateway/src/main.ts makes it: a cluster client, which moves its subscription itself
+    await connectRedis(subscriber);
+    gateway = createGateway({ config: s.config, sql: s.sql, redis: s.redis, subscriber });
+    await gateway.start();
+    server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req, srv) => gateway.management(req, srv) });
+  });
+  afterAll(async () => {
+    server.stop(true);
+    await gateway.stop();
+    await quitRedis(subscriber);
+    await s.close();
+  });
+  const until = async (what: string, check: () => boolean) => {
+    for (const deadline = Date.now() + 10_000; !check(); await Bun.sleep(20))
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+  };
+
+  test("its subscription's connection killed: memory distrusted at once, and trusted again once its own message comes back", async () => {
+    await until('the first message back', () => gateway.keys.useLocal);
+    const studio = await s.studio();
+    const { key, id } = await s.key(studio.id, 'secret', ['instructors:read']);
+    const call = () =>
+      fetch(`http://127.0.0.1:${server.port}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } });
+    expect((await call()).status).toBe(200); // its record now in this gateway's memory
+    // every node drops its subscriber connections (a failover, a node restart): a broadcast sent now would be missed
+    for (const node of nodes) {
+      const admin = createRedis(node, 'node admin');
+      await connectRedis(admin);
+      await admin.sendCommand(['CLIENT', 'KILL', 'TYPE', 'pubsub']);
+      await quitRedis(admin);
+    }
+    await Bun.sleep(100);
+    // revoked in Postgres alone (as if its broadcast was the one missed): memory must no longer answer for the key
+    await s.sql`update api_keys set revoked_at = now() where id = ${id}`;
+    await expectProblem(await call(), 401, 'api_key_revoked');
+    await until('memory trusted again', () => gateway.keys.useLocal);
+  });
+});

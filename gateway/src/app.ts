@@ -61,9 +61,8 @@ export function createGateway(deps: GatewayDeps) {
   const limiter = rateLimiter(config, single ? new MemoryBuckets() : new RedisBuckets(redis, names));
   // single-node: nothing is served until the lock is held (`start`), and again after the lock's session drops
   const state = { draining: false, paused: single };
-  const redisCheck = single ? 'none' : redis;
   // one probe a second for every port's /readyz, whoever asks (docs/design/processes.md)
-  const readiness = readinessCheck(sql, redisCheck, state);
+  const readiness = readinessCheck(sql, single ? 'none' : redis, state);
   const docs = createDocsHandler(config, readiness);
   const bus = broadcastsFor(config, sql, redis);
   const spans = createSpanExporter(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'gateway');
@@ -71,6 +70,7 @@ export function createGateway(deps: GatewayDeps) {
   const pipelineDeps = { config, keys, limiter, activity, docs, metrics: observed, spans, state };
   const lock = gatewayLock(deps, mode, { keys, storefrontCache, state });
   const profiles = surfaceProfiles(config, storefrontCache);
+  let stopBroadcasts = () => {};
 
   return {
     storefront: createSurface(profiles.storefront, pipelineDeps),
@@ -88,14 +88,15 @@ export function createGateway(deps: GatewayDeps) {
     async start() {
       await lock.start();
       activity.start();
-      const names = channels(config.REDIS_PREFIX);
-      if (!single) await subscribeBroadcasts({ subscriber, redis, channels: names, keys, storefrontCache });
+      const heard = { subscriber, redis, channels: channels(config.REDIS_PREFIX), keys, storefrontCache };
+      if (!single) stopBroadcasts = await subscribeBroadcasts(heard);
     },
     /** Stopping (SIGTERM): readiness answers 503 from now on, so load balancers send no more work. */
     drain() {
       state.draining = true;
     },
     async stop() {
+      stopBroadcasts();
       for (const p of Object.values(profiles)) p.forward.pool.close();
       await activity.close();
       await activitySql.end({ timeout: 5 });

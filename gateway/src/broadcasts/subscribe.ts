@@ -1,6 +1,6 @@
 import { log } from '@studio/shared';
 import type { Channels } from '@studio/shared/broadcasts';
-import type { Redis } from '@studio/shared/io/redis';
+import { isCluster, type Redis } from '@studio/shared/io/redis';
 import type { StorefrontCache } from '../cache/storefront';
 import type { KeyResolver } from '../keys/resolver';
 
@@ -41,8 +41,8 @@ export async function subscribeBroadcasts({
   channels,
   keys,
   storefrontCache,
-}: BroadcastDeps): Promise<void> {
-  if (!subscriber) return;
+}: BroadcastDeps): Promise<() => void> {
+  if (!subscriber) return () => {};
   const onRevoked = (message: string) => {
     const [nonce, hashes = ''] = message.split(' ');
     for (const hash of hashes.split(',')) keys.evict(hash);
@@ -73,10 +73,60 @@ export async function subscribeBroadcasts({
         subscribing = null;
       }
     })());
+  if (isCluster(subscriber)) return clusterSubscription(subscriber, redis, channels, listen, keys, storefrontCache);
   const down = () => trustMemory(keys, storefrontCache, false);
   subscriber.on('error', down);
   subscriber.on('reconnecting', down);
   subscriber.on('end', down);
   subscriber.on('ready', () => (subscribed ? trustMemory(keys, storefrontCache, true) : void listen()));
   await listen();
+  return () => {};
+}
+
+/** How often a gateway on a Redis Cluster sends itself a message through its subscription, and how late it may come. */
+const PING_EVERY_MS = 1_000;
+const PING_LATE_MS = 3_000;
+
+/**
+ * On a Redis Cluster the client tells no `ready` or `reconnecting` of the node its subscription lives on, only
+ * `node-*` events of any of its nodes, and moves the subscription to another node by itself. So memory is trusted
+ * only while this gateway's own message, published every second, comes back through the subscription: any node's
+ * trouble (or a message 3 s late) distrusts it at once, and the next message that comes back, proof that the
+ * subscription is live again, trusts it anew (from empty caches either way). Returns the stop.
+ */
+async function clusterSubscription(
+  subscriber: Redis,
+  redis: Redis | null,
+  channels: Channels,
+  listen: () => Promise<void>,
+  keys: KeyResolver,
+  storefrontCache: StorefrontCache,
+): Promise<() => void> {
+  const ping = `${channels.keysRevoked}:ping:${crypto.randomUUID()}`;
+  let trusted = false;
+  let lastPong = 0;
+  const distrust = () => {
+    if (!trusted) return;
+    trusted = false;
+    trustMemory(keys, storefrontCache, false);
+  };
+  for (const event of ['error', 'disconnect', 'node-error', 'node-reconnecting', 'node-disconnect'])
+    subscriber.on(event, distrust);
+  await listen();
+  keys.useLocal = storefrontCache.enabled = false; // not before the first message comes back
+  await subscriber
+    .subscribe(ping, () => {
+      lastPong = Date.now();
+      if (trusted) return;
+      trusted = true;
+      trustMemory(keys, storefrontCache, true);
+    })
+    .catch(() => {});
+  const timer = setInterval(() => {
+    if (Date.now() - lastPong > PING_LATE_MS) distrust();
+    redis?.publish(ping, '1').catch(() => {});
+  }, PING_EVERY_MS);
+  timer.unref?.();
+  redis?.publish(ping, '1').catch(() => {});
+  return () => clearInterval(timer);
 }
