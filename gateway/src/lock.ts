@@ -19,6 +19,13 @@ import postgres from 'postgres';
 /** Two int4 keys: a key space apart from the idempotency locks' single bigint keys. */
 const LOCK = '1398031684, 1';
 const RETRY_MAX_MS = 2_000;
+/**
+ * How often the held session is asked `select 1`, and how long it may take: an idle session hears nothing of a
+ * database host that rebooted or a network that went silent (TCP keepalive takes minutes), and meanwhile the
+ * lock may be gone on the server.
+ */
+const PING_EVERY_MS = 5_000;
+const PING_WITHIN_MS = 5_000;
 
 export class GatewayLockRefused extends Error {}
 
@@ -65,6 +72,8 @@ export interface GatewayLockOptions {
   onLost?(): void;
   /** Another gateway took the lock while this one's session was down: this one must stop. */
   onRefused?(message: string): void;
+  /** Overrides PING_EVERY_MS and PING_WITHIN_MS (tests). */
+  pingMs?: { every: number; within: number };
 }
 
 export class GatewayLock {
@@ -72,6 +81,7 @@ export class GatewayLock {
   private stopped = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private retries = 0;
+  private pinger: ReturnType<typeof setInterval> | null = null;
   private readonly session: Sql;
 
   constructor(private o: GatewayLockOptions) {
@@ -105,31 +115,59 @@ export class GatewayLock {
     this.stopped = true;
     this.held = false;
     if (this.timer) clearTimeout(this.timer);
+    if (this.pinger) clearInterval(this.pinger);
     await this.session.end({ timeout: 1 }).catch(() => {});
   }
 
   private async attempt(): Promise<'held' | 'refused' | 'error'> {
     try {
+      const pid = async () => (await this.session.unsafe<{ pid: number }[]>('select pg_backend_pid() as pid'))[0]?.pid;
+      const before = await pid();
       for (const channel of Object.keys(this.o.listen ?? {}))
         await this.session.unsafe(`listen "${channel.replaceAll('"', '""')}"`);
       const fn = this.o.mode === 'single-node' ? 'pg_try_advisory_lock' : 'pg_try_advisory_lock_shared';
-      const [row] = await this.session.unsafe<{ ok: boolean }[]>(`select ${fn}(${LOCK}) as ok`);
+      const [row] = await this.session.unsafe<{ ok: boolean; pid: number }[]>(
+        `select ${fn}(${LOCK}) as ok, pg_backend_pid() as pid`,
+      );
       if (!row?.ok) return 'refused';
+      // the connection dropped between the LISTENs and the lock, and the client made a new one: the lock is held
+      // on a session that does not listen; try again (the old session's lock went with it)
+      if (row.pid !== before) return 'error';
     } catch {
       return 'error';
     }
     if (this.stopped) return 'error';
     this.held = true;
     this.retries = 0;
+    this.watch();
     this.o.onHeld?.();
     return 'held';
   }
 
-  private dropped(): void {
+  /** Asks the held session `select 1` now and then; one that does not answer in time is taken as lost. */
+  private watch(): void {
+    const { every, within } = this.o.pingMs ?? { every: PING_EVERY_MS, within: PING_WITHIN_MS };
+    this.pinger ??= setInterval(async () => {
+      if (!this.held) return;
+      let late: ReturnType<typeof setTimeout> | undefined;
+      const answered = await Promise.race([
+        this.session.unsafe('select 1').then(
+          () => true,
+          () => false,
+        ),
+        new Promise<boolean>((resolve) => (late = setTimeout(resolve, within, false))),
+      ]);
+      clearTimeout(late);
+      if (!answered && this.held) this.dropped('its Postgres session does not answer');
+    }, every);
+    this.pinger.unref?.();
+  }
+
+  private dropped(why = 'its Postgres connection dropped'): void {
     if (this.stopped) return;
     if (this.held) {
       this.held = false;
-      log('warn', 'gateway lock lost (its Postgres connection dropped); taking it again');
+      log('warn', `gateway lock lost (${why}); taking it again`);
       this.o.onLost?.();
     }
     this.retry();
