@@ -157,8 +157,29 @@ async function withBroadcasts<T>(fn: (bus: Broadcasts, reachable: boolean, mode:
     await quitRedis(redis);
   }
 }
-/** Single-node mode: the one gateway heard the change but did not confirm in time (a gateway retaking its lock serves nothing until it starts afresh). */
-const NOT_CONFIRMED = 'warning: the gateway did not confirm within 2 s that it dropped the key from its memory';
+/**
+ * What a change to keys whose gateways did not all confirm says on stderr. Single-node mode: the one gateway heard it
+ * but did not confirm in time (a gateway retaking its lock serves nothing until it starts afresh). Redis mode: a
+ * revocation is recorded in Redis too; any other change waits at most for the key cache's minute.
+ */
+function warnUnconfirmed(
+  change: { propagated: boolean; reachable: boolean; mode: RedisMode },
+  what: 'the key' | "the studio's keys",
+  revocation = false,
+) {
+  if (change.propagated) return;
+  console.error(
+    !change.reachable
+      ? `warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and the ${revocation ? 'revocation' : 'change'} holds there`
+      : change.mode === 'single-node'
+        ? `warning: the gateway did not confirm within 2 s that it dropped ${what} from its memory`
+        : `warning: not every gateway confirmed within 2 s that it dropped ${what} (is one stalled?); ${
+            revocation
+              ? 'the revocation is recorded in Redis too, where a gateway that missed the message finds it within a second, at its next rate-limit lease'
+              : 'a gateway that missed the message keeps the old record for at most a minute'
+          }`,
+  );
+}
 
 function keyCreate() {
   const kind = need('kind');
@@ -182,15 +203,9 @@ function keyCreate() {
 function keyRoll() {
   const keyId = need('key');
   const expiresIn = duration(opts['expires-in'] ?? '24h');
-  return withBroadcasts(async (bus, _, mode) => {
+  return withBroadcasts(async (bus, reachable, mode) => {
     const rolled = await rollApiKey(db(), bus, keyId, expiresIn);
-    if (!rolled.propagated) {
-      console.error(
-        mode === 'single-node'
-          ? NOT_CONFIRMED
-          : 'warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and the expiry holds there',
-      );
-    }
+    warnUnconfirmed({ propagated: rolled.propagated, reachable, mode }, 'the key');
     return { key: rolled.key, record: rolled.record, previous: rolled.previous };
   });
 }
@@ -198,16 +213,7 @@ function keyRoll() {
 function keyRevoke() {
   return withBroadcasts(async (bus, reachable, mode) => {
     const record = await revokeApiKey(db(), bus, need('key'));
-    if (!reachable)
-      console.error(
-        'warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and revocation holds there',
-      );
-    else if (!record.propagated)
-      console.error(
-        mode === 'single-node'
-          ? NOT_CONFIRMED
-          : 'warning: not every gateway confirmed within 2 s that it dropped the key (is one stalled?); the revocation is recorded in Redis too, where a gateway that missed the message finds it within a second, at its next rate-limit lease',
-      );
+    warnUnconfirmed({ propagated: record.propagated && reachable, reachable, mode }, 'the key', true);
     return { record };
   });
 }
@@ -252,12 +258,21 @@ const COMMANDS: Record<string, () => unknown> = {
       adminEmail: opts['admin-email'],
       modes: list(opts.modes),
     }),
-  'studio:delete': () => withBroadcasts(async (bus) => ({ studio: await deleteStudio(db(), bus, need('studio')) })),
+  'studio:delete': () =>
+    withBroadcasts(async (bus, reachable, mode) => {
+      const { propagated, ...studio } = await deleteStudio(db(), bus, need('studio'));
+      warnUnconfirmed({ propagated, reachable, mode }, "the studio's keys");
+      return { studio };
+    }),
   'key:create': keyCreate,
   'key:origins': () => {
     const keyId = need('key');
     const origins = originsOption(opts.origins ?? '') ?? [];
-    return withBroadcasts(async (bus) => ({ record: await setKeyOrigins(db(), bus, keyId, origins) }));
+    return withBroadcasts(async (bus, reachable, mode) => {
+      const record = await setKeyOrigins(db(), bus, keyId, origins);
+      warnUnconfirmed({ propagated: record.propagated, reachable, mode }, 'the key');
+      return { record };
+    });
   },
   'key:roll': keyRoll,
   'key:revoke': keyRevoke,

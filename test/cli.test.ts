@@ -229,6 +229,33 @@ for (const mode of MODES)
       },
     );
 
+    test.if(mode === 'redis' && !process.env.TEST_REDIS_CLUSTER_NODES)(
+      'key:origins and studio:delete that a gateway does not confirm say so too',
+      async () => {
+        const { record } = (await run('key:create', '--studio', sid, '--kind', 'publishable', '--name', 'site')).json();
+        const doomed = (await run('studio:create', '--name', 'Doomed')).json().studio.id;
+        await run('key:create', '--studio', doomed, '--kind', 'publishable', '--name', 'web');
+        const mute = createRedis(g.config.REDIS_URL, 'mute replica');
+        await connectRedis(mute);
+        await mute.subscribe(channels(g.config.REDIS_PREFIX).keysRevoked, () => {});
+        try {
+          const origins = await run('key:origins', '--key', record.id, '--origins', 'https://lotus.example');
+          expect(origins.code).toBe(0);
+          expect(origins.err).toContain('warning: not every gateway confirmed within 2 s that it dropped the key');
+          const deleted = await run('studio:delete', '--studio', doomed);
+          expect(deleted.code).toBe(0);
+          expect(deleted.json().studio.id).toBe(doomed);
+          expect(deleted.json().studio.propagated).toBeUndefined();
+          expect(deleted.err).toContain(
+            "warning: not every gateway confirmed within 2 s that it dropped the studio's keys",
+          );
+        } finally {
+          await quitRedis(mute);
+        }
+      },
+      15_000,
+    );
+
     test.if(mode === 'single-node')(
       'key:revoke typed where a Redis answers still reaches the single-node gateway: the running gateway decides the way, not the terminal',
       async () => {

@@ -77,11 +77,12 @@ export async function deleteStudio(sql: Sql, bus: Broadcasts, studioId: string) 
     await sql`update studios set deleted_at = coalesce(deleted_at, now()), updated_at = now() where id = ${studioId} returning id, name, deleted_at`;
   if (!row) throw new AppError('not_found', { detail: `no studio ${studioId}` });
   const keys = await sql<{ hash: string }[]>`select hash from api_keys where studio_id = ${studioId}`;
-  await bus.evictKeys(
+  // every gateway dropped the studio's keys from its memory, as it confirmed (false: not every one did in time)
+  const propagated = await bus.evictKeys(
     keys.map((k) => k.hash),
     { revoked: false },
   );
-  return { ...row, deletedAt: isoOrNull(row.deletedAt) };
+  return { ...row, deletedAt: isoOrNull(row.deletedAt), propagated };
 }
 
 export async function requireStudio(sql: Sql, studioId: string) {
