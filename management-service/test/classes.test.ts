@@ -312,4 +312,30 @@ describe('managementUpdateClass / managementCancelClass', () => {
     expect(row!.title).toBe(c.title);
     expect(await s.sql`select 1 from occurrences where class_id = ${c.id} and capacity = 3`).toHaveLength(0);
   });
+
+  test('a PATCH that changes nothing of a cancelled class leaves its cancelled occurrences as they were, and records nothing', async () => {
+    const { studio, write } = await studioWithKey(s);
+    const ins = await instructor(s, studio.id);
+    const c = await (
+      await write(
+        'POST',
+        '/v1/classes',
+        classBody(ins, { startsAt: future(4), recurrence: { intervalDays: 2, count: 3 } }),
+      )
+    ).json();
+    const [second] = await s.sql<{ id: string; startsAt: Date }[]>`
+      select id, starts_at from occurrences where class_id = ${c.id} order by starts_at offset 1 limit 1`;
+    const moved = { startsAt: second!.startsAt.toISOString(), durationMinutes: 90 };
+    expect((await write('PATCH', `/v1/schedule/${second!.id}`, moved)).status).toBe(200);
+    expect((await write('DELETE', `/v1/classes/${c.id}`)).status).toBe(200);
+    const eventCount = async () =>
+      (await s.sql<{ n: number }[]>`select count(*)::int as n from events where studio_id = ${studio.id}`)[0]!.n;
+    const before = await eventCount();
+    expect((await write('PATCH', `/v1/classes/${c.id}`, { durationMinutes: 60 })).status).toBe(200);
+    const [row] = await s.sql<
+      { durationMinutes: number }[]
+    >`select duration_minutes from occurrences where id = ${second!.id}`;
+    expect(row!.durationMinutes).toBe(90);
+    expect(await eventCount()).toBe(before);
+  });
 });

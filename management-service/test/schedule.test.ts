@@ -115,4 +115,27 @@ describe('schedule', () => {
       'occurrence_cancelled',
     );
   });
+
+  test('an occurrence that has started is history: a cancelled class keeps it, and it cannot be moved back to life', async () => {
+    const a = await studioWithKey(s);
+    const ana = await instructor(s, a.studio.id);
+    const c = await (
+      await a.write(
+        'POST',
+        '/v1/classes',
+        classBody(ana, { startsAt: future(6), recurrence: { intervalDays: 1, count: 2 } }),
+      )
+    ).json();
+    const [held] = (await (await a.get(`/v1/schedule?classId=${c.id}`)).json()).data as Occurrence[];
+    // it took place an hour ago (as time would have made it)
+    await s.sql`update occurrences set starts_at = now() - interval '1 hour', ends_at = now() where id = ${held!.id}`;
+    expect((await a.write('DELETE', `/v1/classes/${c.id}`)).status).toBe(200);
+    const past = await expectProblem(
+      await a.write('PATCH', `/v1/schedule/${held!.id}`, { startsAt: future(8) }),
+      422,
+      'occurrence_in_past',
+    );
+    expect(past.detail).toContain('already started');
+    expect((await (await a.get(`/v1/schedule/${held!.id}`)).json()).status).toBe('scheduled');
+  });
 });

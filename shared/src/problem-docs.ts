@@ -182,7 +182,7 @@ export const PROBLEM_DOCS = {
     fix: "Use one of the studio's enabledModes (Storefront GET /v1/config), or ask the studio's operator to enable the mode.",
   },
   occurrence_in_past: {
-    cause: 'The start time is not in the future.',
+    cause: 'The start time is not in the future, or the occurrence to move has already started (it stays as history).',
     fix: 'Send a future startsAt, with its offset (e.g. 2026-12-01T18:00:00Z).',
   },
   invalid_role: {

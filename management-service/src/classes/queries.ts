@@ -167,7 +167,7 @@ export async function updateFutureOccurrences(
     update occurrences set
       instructor_id = ${instructorId}, duration_minutes = ${duration},
       ends_at = starts_at + make_interval(mins => ${duration}), capacity = ${capacity}, updated_at = now()
-    where studio_id = ${studioId} and class_id = ${classId} and starts_at > now()
+    where studio_id = ${studioId} and class_id = ${classId} and starts_at > now() and status = 'scheduled'
       and (instructor_id, duration_minutes, capacity) is distinct from (${instructorId}, ${duration}, ${capacity})
     returning id`;
   return rows.map((r) => r.id);

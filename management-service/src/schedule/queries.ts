@@ -26,8 +26,9 @@ export async function getOccurrence(db: Db, studioId: string, id: string): Promi
 }
 
 export async function lockOccurrence(tx: Tx, studioId: string, id: string) {
-  const [row] = await tx<{ id: string; status: string; durationMinutes: number }[]>`
-    select id, status, duration_minutes from occurrences where studio_id = ${studioId} and id = ${id} for update`;
+  const [row] = await tx<{ id: string; status: string; durationMinutes: number; started: boolean }[]>`
+    select id, status, duration_minutes, starts_at <= now() as started from occurrences
+    where studio_id = ${studioId} and id = ${id} for update`;
   return row;
 }
 

@@ -7,8 +7,9 @@ import * as q from './queries';
 
 /**
  * Moves one occurrence: 404 when not in this studio, 409 when cancelled, 422 into the
- * past, and 409 `instructor_double_booked` from the exclusion constraint on overlap. A move to
- * where it already is changes nothing and records nothing.
+ * past or when it has already started (it is history: a cancelled class keeps its past
+ * occurrences, a deleted venue the ones held there), and 409 `instructor_double_booked` from the
+ * exclusion constraint on overlap. A move to where it already is changes nothing and records nothing.
  */
 export async function rescheduleOccurrence(
   tx: Tx,
@@ -20,6 +21,11 @@ export async function rescheduleOccurrence(
   if (!occ) throw problems.notFound('occurrence', id);
   if (occ.status === 'cancelled')
     throw new AppError('occurrence_cancelled', { detail: 'A cancelled occurrence cannot be rescheduled.' });
+  if (occ.started)
+    throw new AppError('occurrence_in_past', {
+      detail:
+        'This occurrence has already started: it stays as history and cannot be moved. Create a class for a new slot.',
+    });
   const startsAt = futureInstant(body.startsAt, '/body/startsAt', 'occurrence_in_past');
   const duration = body.durationMinutes ?? occ.durationMinutes;
   requireStorable(startsAt.getTime() + duration * 60_000, '/body/startsAt', "the occurrence's end");
