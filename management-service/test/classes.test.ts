@@ -313,6 +313,33 @@ describe('managementUpdateClass / managementCancelClass', () => {
     expect(await s.sql`select 1 from occurrences where class_id = ${c.id} and capacity = 3`).toHaveLength(0);
   });
 
+  test("a class PATCH while an occurrence's move commits: its occurrence.updated names only what the PATCH changed", async () => {
+    const { studio, write } = await studioWithKey(s);
+    const ins = await instructor(s, studio.id);
+    const c = await (
+      await write(
+        'POST',
+        '/v1/classes',
+        classBody(ins, { startsAt: future(4), recurrence: { intervalDays: 2, count: 2 } }),
+      )
+    ).json();
+    const [first] = await s.sql<
+      { id: string }[]
+    >`select id from occurrences where class_id = ${c.id} order by starts_at limit 1`;
+    let patched: Promise<Response> | undefined;
+    // another write moves the first occurrence an hour later and commits while the PATCH waits on it
+    await s.sql.begin(async (tx) => {
+      await tx`update occurrences set starts_at = starts_at + interval '1 hour', ends_at = ends_at + interval '1 hour' where id = ${first!.id}`;
+      patched = write('PATCH', `/v1/classes/${c.id}`, { durationMinutes: 45 });
+      await Bun.sleep(300);
+    });
+    expect((await patched!).status).toBe(200);
+    const [event] = await s.sql<{ data: { previousAttributes: Record<string, unknown> } }[]>`
+      select data from events where studio_id = ${studio.id} and type = 'occurrence.updated'
+        and data->'object'->>'id' = ${first!.id}`;
+    expect(Object.keys(event!.data.previousAttributes).sort()).toEqual(['durationMinutes', 'endsAt']);
+  });
+
   test('a PATCH that changes nothing of a cancelled class leaves its cancelled occurrences as they were, and records nothing', async () => {
     const { studio, write } = await studioWithKey(s);
     const ins = await instructor(s, studio.id);

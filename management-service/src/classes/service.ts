@@ -155,7 +155,10 @@ export async function updateClass(
 
 /** The class's new instructor, duration or capacity on its occurrences that have not started: one event for each one changed. */
 async function updateFutureOccurrences(tx: Tx, studioId: string, id: string, body: UpdateClassBody) {
-  const before = new Map((await occurrencesOfClass(tx, studioId, id, { future: true })).map((o) => [o.id, o]));
+  // locked as read: a reschedule committing meanwhile would otherwise show in this change's previousAttributes
+  const before = new Map(
+    (await occurrencesOfClass(tx, studioId, id, { future: true, locked: true })).map((o) => [o.id, o]),
+  );
   const changed = await q.updateFutureOccurrences(tx, studioId, id, {
     instructorId: body.instructorId,
     durationMinutes: body.durationMinutes,

@@ -59,13 +59,13 @@ export async function occurrencesOfClass(
   db: Db,
   studioId: string,
   classId: string,
-  only: { ids?: string[]; future?: true } = {},
+  only: { ids?: string[]; future?: true; locked?: true } = {},
 ): Promise<Occurrence[]> {
   if (only.ids && !only.ids.length) return [];
   const rows = await db<OccurrenceRow[]>`
     ${selectOccurrence(db)}
     where o.studio_id = ${studioId} and o.class_id = ${classId}
       ${only.ids ? db`and o.id = any(${only.ids})` : db``} ${only.future ? db`and o.starts_at > now()` : db``}
-    order by o.starts_at, o.id`;
+    order by o.starts_at, o.id ${only.locked ? db`for update of o` : db``}`;
   return rows.map(toOccurrence);
 }
