@@ -87,6 +87,12 @@ describe('keys', () => {
     const live = await s.sql`select id from api_keys where rolled_from = ${id} and revoked_at is null`;
     expect(live).toHaveLength(1);
     expect(await page('/keys')).not.toContain(`href="/keys/${id}/roll"`);
+    // a roll that stopped the old key at once, sent again: the same answer, not "no such key"
+    const { id: now } = await s.key(studioId, 'secret', ['instructors:read'], 'at once');
+    expect((await post(`/keys/${now}/roll`, { grace: 'now' })).status).toBe(201);
+    const resent = await post(`/keys/${now}/roll`, { grace: 'now' });
+    expect(resent.status).toBe(409);
+    expect(await resent.text()).toContain('This key was already rolled');
   });
 
   test('a create form makes one key however often it is sent (a reload re-posts it); a forged form id is refused', async () => {

@@ -56,6 +56,21 @@ function rollForm(deps: DashboardDeps, s: Session, key: LiveKey, error?: string,
   );
 }
 
+/** Whether this studio's key was rolled: a key names it as the one it replaced. */
+async function rolledAlready(deps: DashboardDeps, s: Session, keyId: string): Promise<boolean> {
+  const [row] =
+    await deps.sql`select 1 from api_keys where studio_id = ${s.studioId} and rolled_from = ${keyId} limit 1`;
+  return !!row;
+}
+
+const alreadyRolled = (deps: DashboardDeps, s: Session, which: string) =>
+  messagePage(
+    409,
+    'Already rolled',
+    `${which} was already rolled: its replacement is in the list of keys. Roll the replacement, or revoke the old key to end it now.`,
+    chrome(deps, s),
+  );
+
 export async function rollKey(
   deps: DashboardDeps,
   s: Session,
@@ -63,6 +78,8 @@ export async function rollKey(
   form: FormData | null,
 ): Promise<Response> {
   const key = await liveKey(deps, s, keyId);
+  // a roll whose old key stopped at once: sent again, the key is no longer live, and it is the roll that was done
+  if (!key && form && (await rolledAlready(deps, s, keyId))) return alreadyRolled(deps, s, 'This key');
   if (!key)
     return messagePage(
       404,
@@ -79,12 +96,7 @@ export async function rollKey(
   } catch (err) {
     if (!(err instanceof AppError) || err.code !== 'conflict') throw err;
     // sent twice (a reload that re-posts): the first roll stands, with its one replacement
-    return messagePage(
-      409,
-      'Already rolled',
-      `“${key.name}” was already rolled: its replacement is in the list of keys. Roll the replacement, or revoke the old key to end it now.`,
-      chrome(deps, s),
-    );
+    return alreadyRolled(deps, s, `“${key.name}”`);
   }
   const stops = timeTag(new Date(rolled.previous.expiresAt), undefined, s.studioTimezone);
   return keysPage(
