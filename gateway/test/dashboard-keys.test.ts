@@ -1,6 +1,7 @@
 /** The dashboard's key actions and activity views over plain HTTP (issue 12). */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
+import { activitySearch } from '../src/dashboard/activity';
 import { escapeHtml } from '../src/dashboard/html';
 import { get, postForm, signIn } from './dashboard-helpers';
 
@@ -239,5 +240,30 @@ describe('activity', () => {
     // the operation filter is grouped by resource, with readable names
     expect(chart).toContain('<optgroup label="Instructors">');
     expect(chart).toContain('Management: List instructors');
+  });
+
+  test('a search the log cannot narrow, which takes too long, asks for a narrower range instead of reading on', async () => {
+    const st = await s.studio({ name: 'Busy' });
+    const { id: keyId } = await s.key(st.id, 'secret', ['instructors:read'], 'busy');
+    const { cookie } = await signIn(s, st.id);
+    // 200,000 successful calls in the last day: a search for server errors reads every one of them
+    await s.sql`
+      insert into activity (studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at)
+      select ${st.id}, ${keyId}, 'managementListInstructors', 'GET', '/v1/instructors', 200, 'success', 1,
+             'req_busy' || g, now() - g * interval '400 milliseconds'
+      from generate_series(1, 200000) g`;
+    activitySearch.timeoutMs = 20;
+    try {
+      const slow = await get(s, '/activity?outcome=server_error', cookie);
+      expect(slow.status).toBe(200);
+      expect(await slow.text()).toContain('Narrow the search: choose dates (From, To) or a key.');
+      // the same filter over a day with nothing in it is quick, and says so
+      const narrow = await (
+        await get(s, '/activity?outcome=server_error&from=2026-01-01&to=2026-01-01', cookie)
+      ).text();
+      expect(narrow).toContain('No calls match these filters.');
+    } finally {
+      activitySearch.timeoutMs = 2_000;
+    }
   });
 });

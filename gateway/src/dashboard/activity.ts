@@ -8,7 +8,7 @@ import {
   problemTypeBase,
   requestTimeOf,
 } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
+import type { Db, Sql } from '@studio/shared/io/db';
 import { type ChartRange, chartBuckets, chartSvg } from './chart';
 import type { DashboardDeps } from './deps';
 import { chromeOf, type Html, html, layout, messagePage, page, redirect, timeTag } from './html';
@@ -97,17 +97,17 @@ function readFilters(url: URL, keyIds: Set<string>): Filters {
 }
 
 /** The page's columns of an entry `a` and its key `k` (KEY_JOIN). */
-const COLUMNS = (sql: Sql) => sql`
+const COLUMNS = (sql: Db) => sql`
   a.id::text as id, a.at, (extract(epoch from a.at) * 1000000)::bigint::text as at_us, a.operation_id, a.method, a.path, a.query, a.status, a.outcome, a.duration_ms, a.request_id,
   a.problem_code, a.problem_detail, a.trace_id, a.client_address, a.user_agent, a.refused_count, k.name as key_name, k.hint as key_hint, k.kind as key_kind`;
-const KEY_JOIN = (sql: Sql) => sql`left join api_keys k on k.id = a.key_id and k.studio_id = a.studio_id`;
+const KEY_JOIN = (sql: Db) => sql`left join api_keys k on k.id = a.key_id and k.studio_id = a.studio_id`;
 
 /**
  * `keys(key_id)`: every key id in the studio's log, each found by one probe of the log's
  * key `(studio_id, key_id, at, id)` (a loose index scan: a studio has a handful of keys,
  * and a deleted key's entries are still found), or just `only`.
  */
-const keysOf = (sql: Sql, studioId: string, only?: string) => sql`
+const keysOf = (sql: Db, studioId: string, only?: string) => sql`
   with recursive keys(key_id) as (${
     only
       ? sql`select ${only}::text`
@@ -122,7 +122,7 @@ const keysOf = (sql: Sql, studioId: string, only?: string) => sql`
  * A page of entries, newest first: the log's key read backwards for each key (`keysOf`), the
  * pages merged. The query itself, so `bun run bench:activity-plan` explains what the page sends.
  */
-export function pageQuery(sql: Sql, studioId: string, f: Filters) {
+export function pageQuery(sql: Db, studioId: string, f: Filters) {
   const [afterUs, afterId] = f.after.split('.');
   return sql<ActivityRow[]>`${keysOf(sql, studioId, f.key || undefined)}
     select ${COLUMNS(sql)} from keys cross join lateral (
@@ -224,6 +224,26 @@ export function searchedRequestId(text: string): string {
   return bare.replace(/^urn:request:/i, '');
 }
 
+/**
+ * How long one page may search the log (milliseconds). The log's key narrows a page to a studio, a key and a time;
+ * an operation or outcome filter is checked entry by entry, so a rare one over a busy studio's 90 days could read
+ * them all on every page view. Past this, the page asks for a narrower range instead. Tests shorten it.
+ */
+export const activitySearch = { timeoutMs: 2_000 };
+
+/** A page of entries, or null when finding them took longer than `activitySearch.timeoutMs`. */
+async function searchPage(sql: Sql, studioId: string, f: Filters): Promise<ActivityRow[] | null> {
+  try {
+    return await sql.begin(async (tx) => {
+      await tx.unsafe(`set local statement_timeout = ${Math.max(1, Math.round(activitySearch.timeoutMs))}`);
+      return pageQuery(tx, studioId, f);
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code === '57014') return null; // query_canceled: the time was up
+    throw err;
+  }
+}
+
 export async function activityPage(deps: DashboardDeps, s: Session, url: URL): Promise<Response> {
   const { sql } = deps;
   // `request` is what the search form sent before docs/design/dashboard.md named it
@@ -233,7 +253,8 @@ export async function activityPage(deps: DashboardDeps, s: Session, url: URL): P
     select id, name, hint, revoked_at is not null as revoked from api_keys where studio_id = ${s.studioId} order by created_at desc, id desc`;
   const f = readFilters(url, new Set(keys.map((k) => k.id)));
   const range: ChartRange = url.searchParams.get('chart') === '30d' ? '30d' : '24h';
-  const [rows, buckets] = await Promise.all([pageQuery(sql, s.studioId, f), chartBuckets(sql, s.studioId, range)]);
+  const [found, buckets] = await Promise.all([searchPage(sql, s.studioId, f), chartBuckets(sql, s.studioId, range)]);
+  const rows = found ?? [];
   const more = rows.length > PAGE_SIZE;
   const shown = rows.slice(0, PAGE_SIZE);
   const filtered = Boolean(f.key || f.operation || f.outcome || f.from || f.to);
@@ -253,7 +274,9 @@ export async function activityPage(deps: DashboardDeps, s: Session, url: URL): P
           <thead><tr><th>Time (UTC)</th><th>Key</th><th>Operation</th><th>Request</th><th>Status</th><th>Duration</th><th>Request id</th></tr></thead>
           <tbody>${shown.map((r) => row(r, s))}</tbody>
         </table>`
-        : html`<p class="empty card">${f.after ? 'No older entries.' : filtered ? 'No calls match these filters.' : 'No calls yet. Calls made with your keys will show up here.'}</p>`
+        : found === null
+          ? html`<p class="empty card notice" role="status">Finding these entries reads too much of the log at once. Narrow the search: choose dates (From, To) or a key.</p>`
+          : html`<p class="empty card">${f.after ? 'No older entries.' : filtered ? 'No calls match these filters.' : 'No calls yet. Calls made with your keys will show up here.'}</p>`
     }
     ${pager(f, more, shown.at(-1))}`;
   return page(layout({ title: 'Activity', studio: chromeOf(deps.config, s, 'activity') }, body));
