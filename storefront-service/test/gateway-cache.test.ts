@@ -123,6 +123,51 @@ describe('StorefrontCache', () => {
     expect(published).toEqual(['std_a']);
     expect(c.lookup('std_a', '/v1/plans', null)).toBeNull();
   });
+
+  test('the waiters of one upstream problem answer each get their own request id in its instance', async () => {
+    const c = live();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let calls = 0;
+    const load = async () => {
+      calls++;
+      await gate;
+      const body = {
+        title: 'Site not published',
+        status: 404,
+        code: 'site_not_published',
+        instance: 'urn:request:req_a',
+      };
+      return new Response(JSON.stringify(body), {
+        status: 404,
+        headers: { 'content-type': 'application/problem+json' },
+      });
+    };
+    const a = c.fill('std_a', '/v1/site', null, null, load, { 'x-request-id': 'req_a' });
+    const b = c.fill('std_a', '/v1/site', null, null, load, { 'x-request-id': 'req_b' });
+    release();
+    const [ra, rb] = await Promise.all([a, b]);
+    expect(calls).toBe(1);
+    expect([ra.status, rb.status]).toEqual([404, 404]);
+    expect((await ra.json()).instance).toBe('urn:request:req_a');
+    const own = await rb.json();
+    expect(own).toMatchObject({ code: 'site_not_published', instance: 'urn:request:req_b' });
+    expect(rb.headers.get('x-request-id')).toBe('req_b');
+    expect(rb.headers.get('content-type')).toBe('application/problem+json');
+  });
+
+  test('a 200 too large to keep is not kept, and its ETag still gives a matching If-None-Match 304', async () => {
+    const c = live({ maxBodyBytes: 64 });
+    const big = () => answer(JSON.stringify({ instructors: 'x'.repeat(200) }), '"big"');
+    const first = await c.fill('std_a', '/v1/instructors', null, null, async () => big());
+    expect(first.status).toBe(200);
+    expect(first.headers.get('etag')).toBe('"big"');
+    expect(c.lookup('std_a', '/v1/instructors', null)).toBeNull(); // asked upstream each time
+    const again = await c.fill('std_a', '/v1/instructors', '"big"', null, async () => big());
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect((await c.fill('std_a', '/v1/instructors', '"other"', null, async () => big())).status).toBe(200);
+  });
 });
 
 describe('StorefrontCache under load', () => {

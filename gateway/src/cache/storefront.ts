@@ -1,5 +1,5 @@
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
-import { etagMatches } from '@studio/shared';
+import { etagMatches, REQUEST_ID } from '@studio/shared';
 import { type AnsweredProblem, problemOf } from '../forward/proxy';
 import { TieredCache } from './tiered';
 
@@ -25,8 +25,28 @@ interface Snapshot {
   gzip: Rep | null;
   br: Rep | null;
   etag: string | null;
+  /** Kept for the entry's lifetime (a 200 with an ETag, within the size bound); else shared by one fill's waiters only. */
+  kept: boolean;
   /** A problem answer's code and detail (never kept, only passed on), for each caller's activity entry. */
   problem?: AnsweredProblem | null;
+  /** A problem answer's body, whose `instance` names the request that made the upstream call (`forWaiter`). */
+  problemText?: string;
+}
+
+/**
+ * A problem answer shared by the waiters of one upstream call, as this waiter's own: its `instance` names this
+ * request (`urn:request:<id>`), not the first waiter's, whose request id the call was signed with.
+ */
+function forWaiter(snap: Snapshot, text: string, extra: Record<string, string>): Response {
+  let body = text;
+  try {
+    const p = JSON.parse(text) as { instance?: unknown };
+    if (typeof p.instance === 'string' && p.instance.startsWith('urn:request:'))
+      body = JSON.stringify({ ...p, instance: `urn:request:${extra[REQUEST_ID]}` });
+  } catch {
+    /* not JSON: passed on as it came */
+  }
+  return new Response(body, { status: snap.status, headers: { ...snap.plain.headers, ...extra } });
 }
 
 /** How long past its lifetime an entry may still be served while its refresh runs. */
@@ -164,7 +184,7 @@ export class StorefrontCache {
     this.maxBody = o.maxBodyBytes ?? 1024 * 1024;
     this.cache = new TieredCache<Snapshot>({
       // only a 200 with an ETag is kept; other answers are shared by the waiters of one fill, then gone
-      freshMs: (snap) => (snap.etag ? ttlMs : 0),
+      freshMs: (snap) => (snap.kept ? ttlMs : 0),
       staleMs: STALE_GRACE_MS,
       maxEntries: o.maxEntries ?? 20_000,
       maxPerGroup: o.maxEntriesPerStudio ?? 1_000,
@@ -264,6 +284,7 @@ export class StorefrontCache {
       return this.cache.stillValid(id, token) ? previous : this.snapshot(await load(null));
     });
     if (snap.problem) onProblem?.(snap.problem);
+    if (snap.problemText !== undefined && extra?.[REQUEST_ID]) return forWaiter(snap, snap.problemText, extra);
     return respondFrom(snap, ifNoneMatch, acceptEncoding, extra);
   }
 
@@ -275,18 +296,22 @@ export class StorefrontCache {
     const etag = res.headers.get('etag');
     if (res.status !== 200 || !etag || bytes.byteLength > this.maxBody) {
       const problem = res.status >= 400 ? problemOf(new Uint8Array(bytes)) : null;
+      const problemText = problem ? new TextDecoder().decode(bytes) : undefined;
       return {
         status: res.status,
         plain: { body: new Blob([bytes]), headers: all },
         gzip: null,
         br: null,
-        etag: null,
+        // a 200 too large to keep still answers a matching If-None-Match with 304 (its ETag is the service's)
+        etag: res.status === 200 ? etag : null,
+        kept: false,
         problem,
+        problemText,
       };
     }
     const kept: Record<string, string> = {};
     for (const h of KEPT_HEADERS) if (all[h] !== undefined) kept[h] = all[h]!;
-    return { status: 200, ...variants(bytes, kept), etag };
+    return { status: 200, ...variants(bytes, kept), etag, kept: true };
   }
 
   /** Taken just before going upstream; `store` refuses the answer if the studio changed since. */
