@@ -20,17 +20,17 @@ export async function listClasses(
   q: StorefrontClassQuery,
   now = new Date(),
 ): Promise<StorefrontClassList> {
-  // the query schema has checked that both are instants; any year is moved into 1970..9999 (docs/design/hostile-callers.md)
-  const from = q.from === undefined ? now : clampInstant(parseInstant(q.from)!);
-  const to = clampInstant(
-    q.to === undefined ? new Date(from.getTime() + DEFAULT_WINDOW_DAYS * DAY_MS) : parseInstant(q.to)!,
-  );
+  // the query schema has checked that both are instants; the window is judged as sent, and only then is any year
+  // moved into 1970..9999 for the database (docs/design/hostile-callers.md), so no window that was valid is refused
+  const sentFrom = q.from === undefined ? now : parseInstant(q.from)!;
+  const sentTo = q.to === undefined ? new Date(sentFrom.getTime() + DEFAULT_WINDOW_DAYS * DAY_MS) : parseInstant(q.to)!;
   const errors: FieldError[] = [];
-  if (to.getTime() <= from.getTime()) errors.push({ path: '/query/to', message: 'must be after from' });
-  else if (to.getTime() > from.getTime() + MAX_WINDOW_DAYS * DAY_MS)
+  if (sentTo.getTime() <= sentFrom.getTime()) errors.push({ path: '/query/to', message: 'must be after from' });
+  else if (sentTo.getTime() > sentFrom.getTime() + MAX_WINDOW_DAYS * DAY_MS)
     errors.push({ path: '/query/to', message: `must be at most ${MAX_WINDOW_DAYS} days after from` });
   if (errors.length) throw problems.invalidFields(errors);
 
+  const [from, to] = [clampInstant(sentFrom), clampInstant(sentTo)];
   const start = from.getTime() < now.getTime() ? now : from;
   if (to.getTime() <= start.getTime()) return { classes: [] };
   const classes = await upcomingOccurrences(sql, studioId, {
