@@ -102,6 +102,25 @@ describe('trace context', () => {
     expect(svc.parentSpanId).toBe(gatewaySpan);
     expect(svc.name).toBe('GET managementListInstructors');
   });
+
+  test('sampled is bit 0 of the flags: 03 (sampled, random trace id) is exported by both; 02 by neither', async () => {
+    const sampled = 'c3ce929d0e0e47364bf92f3577b34da7';
+    const unsampled = 'd3ce929d0e0e47364bf92f3577b34da8';
+    for (const [traceId, flags] of [
+      [sampled, '03'],
+      [unsampled, '02'],
+    ] as const) {
+      const res = await s.mg('/v1/instructors', key, {
+        headers: { traceparent: `00-${traceId}-b7ad6b7169203331-${flags}` },
+      });
+      expect(res.headers.get('traceresponse')).toEndWith(`-${flags}`);
+    }
+    for (let i = 0; i < 50 && received.filter((x) => x.traceId === sampled).length < 2; i++) await Bun.sleep(100);
+    expect(new Set(received.filter((x) => x.traceId === sampled).map((x) => x.service))).toEqual(
+      new Set(['gateway', 'management-service']),
+    );
+    expect(received.filter((x) => x.traceId === unsampled)).toEqual([]);
+  });
 });
 
 describe('metrics', () => {

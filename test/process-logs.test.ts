@@ -150,6 +150,12 @@ test('a dashboard request is logged (path without its query) and counted, labell
   });
   expect(typeof line!.durationMs).toBe('number');
   expect(procs.find((p) => p.name === 'gateway')!.out.text).not.toContain('secret-token-text');
+  // a key pasted into a dashboard path (a 404) is redacted from its line, as on the API ports
+  const pasted = `svc_sk_${'Z'.repeat(32)}`;
+  const lost = await fetch(`${urls.dashboard}/keys/${pasted}/nowhere`);
+  const [lostLine] = await requestLines('gateway', (l) => l.requestId === lost.headers.get('x-request-id'));
+  expect(lostLine!.path).toBe('/keys/svc_sk_[redacted]/nowhere');
+  expect(procs.find((p) => p.name === 'gateway')!.out.text).not.toContain(pasted);
   const metrics = await (await fetch(`${urls.ops}/metrics`)).text();
   expect(metrics).toContain(
     `studio_http_requests_total{surface="dashboard",operation="/login",status="${res.status}"} 1`,

@@ -1,4 +1,4 @@
-import { accessLogOn, etagMatches, etagOf, log, logRequest, newRequestId } from '@studio/shared';
+import { accessLogOn, etagMatches, etagOf, log, logRequest, newRequestId, redactKeys } from '@studio/shared';
 import { readBody } from '@studio/shared/body';
 import { malformedRequest } from '@studio/shared/io/serve';
 import { translatePgError } from '@studio/shared/pg-errors';
@@ -238,7 +238,11 @@ export function createDashboard(deps: DashboardDeps) {
 /** A page that threw: the database away is an outage, said as one (503, retry shortly), as the API surfaces answer it; anything else is ours (500). */
 function failurePage(err: unknown, requestId: string, path: string): Response {
   const unavailable = translatePgError(err)?.code === 'service_unavailable';
-  log(unavailable ? 'warn' : 'error', 'dashboard request failed', { requestId, path, error: String(err) });
+  log(unavailable ? 'warn' : 'error', 'dashboard request failed', {
+    requestId,
+    path: redactKeys(path),
+    error: String(err),
+  });
   if (!unavailable)
     return messagePage(
       500,
@@ -279,7 +283,8 @@ function observe(
     surface: 'dashboard',
     operation: call.operation,
     method: call.req.method,
-    path: call.path,
+    // a key pasted into a dashboard URL (a 404) is never written out
+    path: redactKeys(call.path),
     status: call.status,
     durationMs: Math.round(seconds * 100_000) / 100,
     keyId: null,

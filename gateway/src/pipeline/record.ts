@@ -1,7 +1,7 @@
 import { accessLogOn, logRequest, REQUEST_ID, redactKeys } from '@studio/shared';
 import type { Metrics } from '@studio/shared/io/metrics';
 import type { SpanExporter } from '@studio/shared/io/otlp';
-import { TRACERESPONSE, traceparentOf } from '@studio/shared/trace';
+import { isSampled, TRACERESPONSE, traceparentOf } from '@studio/shared/trace';
 import { type ActivityWriter, outcomeOf } from '../activity/writer';
 import { type Ctx, clientAddressOf, setHeaders } from './context';
 import type { SurfaceProfile } from './profile';
@@ -76,7 +76,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
         keyId: key?.id ?? null,
         problem: c.problem,
       });
-    if (spans && c.trace.flags.endsWith('1')) {
+    if (spans && isSampled(c.trace)) {
       spans.end(c.trace, {
         name: `${c.method} ${operation ?? 'unknown'}`,
         status,

@@ -1,5 +1,6 @@
 import { createClient, createCluster } from 'redis';
 import { type Config, redisMode } from '../config';
+import { log } from '../http';
 
 /**
  * A client that never queues commands while disconnected (they fail at once, so
@@ -51,7 +52,7 @@ export function createRedis(url: string, name = 'redis', clusterNodes = ''): Red
     const now = Date.now();
     if (now - lastLog > 10_000) {
       lastLog = now;
-      console.warn(JSON.stringify({ level: 'warn', msg: `${name} error`, error: err.message }));
+      log('warn', `${name} error`, { error: err.message }); // LOG_LEVEL honoured, with the time and the process
     }
   });
   return client;

@@ -14,7 +14,7 @@ import { OPERATIONS, type Surface } from '../operations';
 import { problemResponse } from '../problem';
 import { GW, REQUEST_ID } from '../signing';
 import { MALFORMED_DETAIL, type RequestTarget, requestTarget } from '../target';
-import { startTrace, TRACEPARENT, TRACERESPONSE, traceparentOf } from '../trace';
+import { isSampled, startTrace, TRACEPARENT, TRACERESPONSE, traceparentOf } from '../trace';
 import type { Metrics } from './metrics';
 import { createSpanExporter } from './otlp';
 
@@ -139,7 +139,7 @@ export function serveService(app: ServedApp, o: ServeOptions) {
         durationMs: Math.round(seconds * 100_000) / 100,
         keyId: req.headers.get(GW.key),
       });
-    if (spans && trace.flags.endsWith('1'))
+    if (spans && isSampled(trace))
       spans.end(trace, {
         name: `${req.method} ${operation}`,
         status: res.status,
