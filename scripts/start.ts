@@ -19,6 +19,15 @@ const database = resolveDatabase(process.env);
 // the mode, decided once for every child (docs/design/single-node.md): no Redis named and none on 127.0.0.1:6379 is single-node mode
 if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES && !answers('127.0.0.1', 6379))
   process.env.REDIS_URL = SINGLE_NODE;
+// the gateway reaches the services where this starts them: on their ports, unless their URLs are named (a port moved
+// off a taken one, as the error below advises, is followed; the default URLs would name the old port)
+const host = process.env.HOST;
+const reach = !host || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+for (const [url, port] of [
+  ['STOREFRONT_SERVICE_URL', 'STOREFRONT_SERVICE_PORT'],
+  ['MANAGEMENT_SERVICE_URL', 'MANAGEMENT_SERVICE_PORT'],
+] as const)
+  if (!process.env[url] && process.env[port]) process.env[url] = `http://${reach}:${process.env[port]}`;
 // refuses development secrets beyond loopback before anything starts (the embedded Postgres included)
 const early = loadConfigOrExit({ ...process.env, DATABASE_URL: database.url ?? LOCAL_DATABASE_URL });
 // a port already taken (most often a stack started before, in another terminal): said before anything starts

@@ -17,8 +17,13 @@ const base = process.env.TEST_DATABASE_URL!;
 const dbName = `studio_start_${randomBase62(8).toLowerCase()}`; // not created: start must create and migrate it
 const dbUrl = Object.assign(new URL(base), { pathname: `/${dbName}` }).href;
 const [port, p1, p2, p3, p4, p5] = (await freePorts(6)) as [number, number, number, number, number, number];
+const {
+  STOREFRONT_SERVICE_URL: _sf,
+  MANAGEMENT_SERVICE_URL: _mg,
+  ...inherited
+} = process.env as Record<string, string>;
 const env: Record<string, string> = {
-  ...(process.env as Record<string, string>),
+  ...inherited,
   DATABASE_URL: dbUrl,
   REDIS_URL: process.env.TEST_REDIS_URL!,
   REDIS_PREFIX: `start_${randomBase62(6)}:`,
@@ -29,8 +34,7 @@ const env: Record<string, string> = {
   OPS_PORT: String(p5),
   STOREFRONT_SERVICE_PORT: String(p3),
   MANAGEMENT_SERVICE_PORT: String(p4),
-  STOREFRONT_SERVICE_URL: `http://127.0.0.1:${p3}`,
-  MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${p4}`,
+  // no STOREFRONT_SERVICE_URL or MANAGEMENT_SERVICE_URL: start reaches the services on the ports it gives them
   STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${port}`,
   MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${p1}`,
   DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${p2}`,

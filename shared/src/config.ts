@@ -140,6 +140,9 @@ function refuseMalformedUrls(c: Config) {
   for (const seed of c.REDIS_CLUSTER_NODES ? c.REDIS_CLUSTER_NODES.split(',') : [])
     if (!url(seed.trim(), /^rediss?:$/))
       throw wrong('REDIS_CLUSTER_NODES', 'comma-separated redis:// URLs', c.REDIS_CLUSTER_NODES);
+  // the gateway's hop to its services speaks plain HTTP/1.1 (gateway/src/forward/http1.ts)
+  for (const name of ['STOREFRONT_SERVICE_URL', 'MANAGEMENT_SERVICE_URL'] as const)
+    if (!url(c[name], /^http:$/)) throw wrong(name, 'an http:// URL, such as http://127.0.0.1:48104', c[name]);
 }
 
 /** The REDIS_URL that means single-node mode (docs/design/single-node.md). */

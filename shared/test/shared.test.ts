@@ -158,6 +158,10 @@ describe('configuration', () => {
     );
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x/y' })).toThrow(/DATABASE_URL/);
     expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'redis://a:1,b:2' })).toThrow(/REDIS_CLUSTER_NODES/);
+    expect(() => loadConfig({ STOREFRONT_SERVICE_URL: '127.0.0.1:48104' })).toThrow(
+      'invalid environment variable STOREFRONT_SERVICE_URL: must be an http:// URL, such as http://127.0.0.1:48104 (got "127.0.0.1:48104")',
+    );
+    expect(() => loadConfig({ MANAGEMENT_SERVICE_URL: 'https://mg.internal' })).toThrow(/MANAGEMENT_SERVICE_URL/);
     for (const ok of [
       { REDIS_URL: 'none' },
       { REDIS_URL: 'rediss://u:p@cache.example:6380/0' },
