@@ -15,6 +15,21 @@ import { restartAfter } from './lib/restart';
 
 const began = performance.now();
 const root = join(import.meta.dir, '..');
+// Ctrl-C, SIGTERM or the terminal closing before the stack is up: noted, and acted on once the step under way ends
+// (the embedded Postgres runs in a session of its own, so the signal does not reach it: dying here would leave it
+// running, and the next start refused); once the children run, `stopAll`
+let interrupted = false;
+let onSignal: () => void = () => {
+  interrupted = true;
+};
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => onSignal());
+/** Stops what started so far and exits, when a signal came during the steps before the children. */
+async function exitIfInterrupted() {
+  if (!interrupted) return;
+  console.log(JSON.stringify({ level: 'info', msg: 'stopped before the stack was up' }));
+  await embedded?.stop();
+  process.exit(0);
+}
 const database = resolveDatabase(process.env);
 // the mode, decided once for every child (docs/design/single-node.md): no Redis named and none on 127.0.0.1:6379 is single-node mode
 if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES && !answers('127.0.0.1', 6379))
@@ -76,6 +91,7 @@ if (database.source === 'embedded') {
     }),
   );
   process.env.DATABASE_URL = embedded.url;
+  await exitIfInterrupted();
 } else {
   process.env.DATABASE_URL = database.url; // every child uses what was resolved here, without resolving again
 }
@@ -90,6 +106,7 @@ try {
   await embedded?.stop();
   process.exit(1);
 }
+await exitIfInterrupted();
 
 const processes = [
   {
@@ -142,10 +159,8 @@ function stopAll(code: number) {
     .then(() => embedded?.stop())
     .then(() => process.exit(code));
 }
-process.on('SIGINT', () => stopAll(0));
-process.on('SIGTERM', () => stopAll(0));
-// the terminal closed: the same as Ctrl-C (the embedded Postgres, in a session of its own, would outlive us)
-process.on('SIGHUP', () => stopAll(0));
+// the terminal closed (SIGHUP) is the same as Ctrl-C: the embedded Postgres, in a session of its own, would outlive us
+onSignal = () => stopAll(0);
 // the embedded Postgres is ours to watch, as the children are: one that dies is said loudly and started again on its
 // data (the children answer 503 meanwhile, and reconnect); one that cannot start again stops the stack, saying why
 if (embedded) {
