@@ -32,9 +32,21 @@ export const get = (s: Stack, path: string, cookie?: string) =>
   fetch(s.dashboardUrl + path, { redirect: 'manual', headers: cookie ? { cookie } : {} });
 
 /** Signs in with a fresh login link; returns the `name=value` cookie pair and the page's CSRF token. */
+/**
+ * A login link used as a browser uses it: its page drawn (which sets the form's proof, a cookie and a field), then
+ * its form sent; `times` sends of that one form at once (the answers, in order).
+ */
+export async function useLink(s: Stack, token: string, times = 1): Promise<Response[]> {
+  const landing = await get(s, `/login?token=${encodeURIComponent(token)}`);
+  const html = await landing.text();
+  const nonce = /name="nonce" value="([^"]+)"/.exec(html)?.[1] ?? '';
+  const cookie = (landing.headers.get('set-cookie') ?? '').split(';')[0]!;
+  return Promise.all(Array.from({ length: times }, () => postForm(s, '/login', { token, nonce }, cookie)));
+}
+
 export async function signIn(s: Stack, studioId: string) {
   const { token } = await loginLink(s, studioId);
-  const res = await postForm(s, '/login', { token });
+  const [res] = (await useLink(s, token)) as [Response];
   if (res.status !== 303) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
   const setCookie = res.headers.get('set-cookie')!;
   const cookie = setCookie.split(';')[0]!;

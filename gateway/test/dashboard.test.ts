@@ -4,7 +4,7 @@ import { createSql } from '@studio/shared/io/db';
 import { readinessCheck } from '@studio/shared/io/readiness';
 import { type Stack, startStack } from '../../test/harness';
 import { createDashboard } from '../src/dashboard';
-import { csrfOf, get, keyCount, loginLink, postForm, signIn } from './dashboard-helpers';
+import { csrfOf, get, keyCount, loginLink, postForm, signIn, useLink } from './dashboard-helpers';
 
 let s: Stack;
 beforeAll(async () => (s = await startStack()));
@@ -18,7 +18,7 @@ describe('sign-in', () => {
     const landing = await get(s, `/login?token=${token}`);
     expect(landing.status).toBe(200);
     expect(await landing.text()).toContain('Sign in to Lotus Yoga');
-    const res = await postForm(s, '/login', { token });
+    const [res] = (await useLink(s, token)) as [Response];
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/keys');
     const cookie = res.headers.get('set-cookie')!;
@@ -37,10 +37,10 @@ describe('sign-in', () => {
   test('a used login link is refused, on its page and on its POST', async () => {
     const studio = await s.studio();
     const { token } = await loginLink(s, studio.id);
-    expect((await postForm(s, '/login', { token })).status).toBe(303);
+    expect((await useLink(s, token))[0]!.status).toBe(303);
     const again = await postForm(s, '/login', { token });
     expect(again.status).toBe(410);
-    expect(again.headers.get('set-cookie')).toBeNull();
+    expect(again.headers.get('set-cookie') ?? '').not.toContain('dashboard_session'); // no session: only the link page's proof taken back
     expect(await again.text()).toContain('already been used');
     const page = await get(s, `/login?token=${token}`);
     expect(page.status).toBe(410);
@@ -49,8 +49,30 @@ describe('sign-in', () => {
   test('the same link used twice at once signs in only once', async () => {
     const studio = await s.studio();
     const { token } = await loginLink(s, studio.id);
-    const results = await Promise.all(Array.from({ length: 5 }, () => postForm(s, '/login', { token })));
+    const results = await useLink(s, token, 5);
     expect(results.filter((r) => r.status === 303)).toHaveLength(1);
+  });
+
+  test('a valid link sent from anywhere but its own page is refused (login CSRF), and stays unused', async () => {
+    const studio = await s.studio();
+    const { token } = await loginLink(s, studio.id);
+    // what a page of another site can send where the browser gives no Sec-Fetch-Site: Origin null, no proof
+    for (const [fields, cookie] of [
+      [{ token }, undefined],
+      [{ token, nonce: 'guessed' }, undefined],
+      [{ token, nonce: 'guessed' }, 'dashboard_login=other'],
+    ] as const) {
+      const res = await postForm(s, '/login', fields, cookie, { origin: 'null' });
+      expect(res.status).toBe(403);
+      expect(res.headers.get('set-cookie')).toBeNull();
+      expect(await res.text()).toContain('Open the sign-in link again');
+    }
+    // its own page's form still signs in, once, and clears the proof
+    const [ok] = (await useLink(s, token)) as [Response];
+    expect(ok.status).toBe(303);
+    expect(ok.headers.getSetCookie().some((c) => c.startsWith('dashboard_login=;'))).toBe(true);
+    const landing = await get(s, `/login?token=${token}`);
+    expect(landing.status).toBe(410);
   });
 
   test('an expired login link is refused', async () => {
@@ -59,7 +81,7 @@ describe('sign-in', () => {
     await s.sql`update login_links set expires_at = now() - interval '1 second' where id = ${token.split('.')[0]!}`;
     const res = await postForm(s, '/login', { token });
     expect(res.status).toBe(410);
-    expect(res.headers.get('set-cookie')).toBeNull();
+    expect(res.headers.get('set-cookie') ?? '').not.toContain('dashboard_session');
     expect(await res.text()).toContain('expired');
   });
 
@@ -71,10 +93,10 @@ describe('sign-in', () => {
     for (const t of [flipped, `${'x'.repeat(24)}.${mac}`, 'nonsense', '']) {
       const res = await postForm(s, '/login', { token: t });
       expect(res.status).toBe(400);
-      expect(res.headers.get('set-cookie')).toBeNull();
+      expect(res.headers.get('set-cookie') ?? '').not.toContain('dashboard_session');
     }
     // The real link is still unused.
-    expect((await postForm(s, '/login', { token })).status).toBe(303);
+    expect((await useLink(s, token))[0]!.status).toBe(303);
   });
 
   test('without a session every page redirects to a sign-in page that explains login links', async () => {

@@ -129,7 +129,7 @@ function dashboardRoutes(deps: DashboardDeps): Record<string, Partial<Record<'GE
       POST: async (req) => {
         if (!sameOrigin(config, req)) return messagePage(403, 'Form expired', 'This form did not come from this site.');
         const form = await readForm(req);
-        return form instanceof Response ? form : useLoginLink(deps, form);
+        return form instanceof Response ? form : useLoginLink(deps, req, form);
       },
     },
     '/logout': { POST: signedIn((_req, _url, s) => signOut(deps, s)) },

@@ -21,7 +21,7 @@ const sha256 = (s: string) => new Bun.CryptoHasher('sha256').update(s).digest('h
 export function cookieName(config: Config) {
   return isHttps(config) ? '__Host-dashboard_session' : 'dashboard_session';
 }
-const isHttps = (config: Config) => config.DASHBOARD_PUBLIC_URL.startsWith('https:');
+export const isHttps = (config: Config) => config.DASHBOARD_PUBLIC_URL.startsWith('https:');
 
 export function sessionCookie(config: Config, value: string, maxAgeS: number) {
   const parts = [`${cookieName(config)}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${maxAgeS}`];
