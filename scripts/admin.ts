@@ -152,7 +152,7 @@ async function withBroadcasts<T>(fn: (bus: Broadcasts, reachable: boolean, mode:
   redis.on('error', () => {});
   await connectRedis(redis);
   try {
-    return await fn(redisBroadcasts(redis.isReady ? redis : null, config.REDIS_PREFIX), redis.isReady, mode);
+    return await fn(redisBroadcasts(redis.isReady ? redis : null, config.REDIS_PREFIX, db()), redis.isReady, mode);
   } finally {
     await quitRedis(redis);
   }
@@ -170,7 +170,7 @@ function warnUnconfirmed(
   if (change.propagated) return;
   console.error(
     !change.reachable
-      ? `warning: Redis unreachable; gateways verify against Postgres while their Redis is down, and the ${revocation ? 'revocation' : 'change'} holds there`
+      ? `warning: Redis unreachable from here (REDIS_URL); the ${revocation ? 'revocation' : 'change'} is recorded in Postgres, and a gateway that holds the key in memory keeps it for up to a minute (one whose Redis is down too verifies every key in Postgres)`
       : change.mode === 'single-node'
         ? `warning: the gateway did not confirm within 2 s that it dropped ${what} from its memory`
         : `warning: not every gateway confirmed within 2 s that it dropped ${what} (is one stalled?); ${

@@ -230,6 +230,18 @@ for (const mode of MODES)
     );
 
     test.if(mode === 'redis' && !process.env.TEST_REDIS_CLUSTER_NODES)(
+      "key:revoke run with another REDIS_PREFIX than the gateways': none of them heard it, and it says so",
+      async () => {
+        const { record } = await readerKey('elsewhere');
+        const r = await adminOf(g, { REDIS_PREFIX: 'elsewhere:' })('key:revoke', '--key', record.id);
+        expect(r.code).toBe(0);
+        expect(r.json().record.propagated).toBe(false);
+        expect(r.err).toContain('warning: not every gateway confirmed within 2 s that it dropped the key');
+      },
+      15_000,
+    );
+
+    test.if(mode === 'redis' && !process.env.TEST_REDIS_CLUSTER_NODES)(
       'key:origins and studio:delete that a gateway does not confirm say so too',
       async () => {
         const { record } = (await run('key:create', '--studio', sid, '--kind', 'publishable', '--name', 'site')).json();

@@ -2,6 +2,7 @@ import { type Config, redisMode } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 import { notifyStorefrontChange, publishStorefrontChange } from '@studio/shared/io/invalidation';
 import type { Redis } from '@studio/shared/io/redis';
+import { gatewaysHolding } from '../lock';
 import { broadcastEviction } from './eviction';
 import { notifyEviction } from './notify';
 
@@ -22,9 +23,13 @@ export interface Broadcasts {
   storefrontChanged(studioId: string): Promise<void>;
 }
 
-/** A Redis that is down (or null) confirms nothing: false, and every gateway verifies keys in Postgres meanwhile (docs/design/gateway.md). */
-export const redisBroadcasts = (redis: Redis | null, prefix: string): Broadcasts => ({
-  evictKeys: (hashes, o) => broadcastEviction(redis, prefix, hashes, o),
+/**
+ * A Redis that is down (or null) confirms nothing: false, and every gateway verifies keys in Postgres meanwhile
+ * (docs/design/gateway.md). With `sql`, every gateway running against the database must confirm, not only those the
+ * broadcast reached.
+ */
+export const redisBroadcasts = (redis: Redis | null, prefix: string, sql?: Sql): Broadcasts => ({
+  evictKeys: (hashes, o) => broadcastEviction(redis, prefix, hashes, o, sql && (() => gatewaysHolding(sql))),
   storefrontChanged: (studioId) => publishStorefrontChange(redis, prefix, studioId),
 });
 
@@ -39,4 +44,4 @@ export const broadcastsFor = (
   sql: Sql,
   redis: Redis | null,
 ): Broadcasts =>
-  redisMode(config) === 'single-node' ? postgresBroadcasts(sql) : redisBroadcasts(redis, config.REDIS_PREFIX);
+  redisMode(config) === 'single-node' ? postgresBroadcasts(sql) : redisBroadcasts(redis, config.REDIS_PREFIX, sql);

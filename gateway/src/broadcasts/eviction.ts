@@ -12,13 +12,16 @@ const ACK_TIMEOUT_MS = 2_000;
  * true, no replica answers from a stale record. `revoked` also sets the revoked
  * marker that the rate limiter's script refuses. False when Redis is unreachable or a
  * replica did not confirm in time (a replica without Redis verifies every key in
- * Postgres, so it needs no broadcast).
+ * Postgres, so it needs no broadcast). `running`: how many gateways run against this
+ * database (the holders of the gateway lock): a broadcast that fewer subscribers heard
+ * (sent on another Redis, or under another REDIS_PREFIX) is not confirmed by their silence.
  */
 export async function broadcastEviction(
   redis: Redis | null,
   prefix: string,
   hashes: string[],
   o: { revoked: boolean },
+  running?: () => Promise<number>,
 ): Promise<boolean> {
   const n = redisNames(prefix);
   const ch = channels(prefix);
@@ -36,7 +39,10 @@ export async function broadcastEviction(
       }),
     );
     const published = await redis.publish(ch.keysRevoked, `${nonce} ${hashes.join(',')}`);
-    const receivers = await subscribers(redis, ch.keysRevoked, published);
+    const receivers = Math.max(
+      await subscribers(redis, ch.keysRevoked, published),
+      running ? await running().catch(() => 0) : 0,
+    );
     const deadline = Date.now() + ACK_TIMEOUT_MS;
     for (;;) {
       const acks = receivers > 0 ? await redis.lLen(ch.ack(nonce)) : 0;
