@@ -267,7 +267,10 @@ const COMMANDS: Record<string, () => unknown> = {
   'key:create': keyCreate,
   'key:origins': () => {
     const keyId = need('key');
-    const origins = originsOption(opts.origins ?? '') ?? [];
+    // required: '' is how any website is allowed again, never a flag left out
+    if (opts.origins === undefined)
+      throw new UsageError("--origins is required (a list of sites, or '' for any website)");
+    const origins = originsOption(opts.origins) ?? [];
     return withBroadcasts(async (bus, reachable, mode) => {
       const record = await setKeyOrigins(db(), bus, keyId, origins);
       warnUnconfirmed({ propagated: record.propagated, reachable, mode }, 'the key');

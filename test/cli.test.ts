@@ -88,6 +88,10 @@ describe('studio and keys', () => {
     expect(changed.record.allowedOrigins).toEqual(['https://evil.example']);
     expect((await s.sf('/v1/instructors', r.key, { headers: { origin: 'https://evil.example' } })).status).toBe(200);
     expect((await admin('key:origins', '--key', r.record.id, '--origins', '')).json().record.allowedOrigins).toBeNull();
+    // --origins left out is a mistake, not "any website": refused, the key as it was
+    await admin('key:origins', '--key', r.record.id, '--origins', 'https://lotus.example');
+    await fails(['key:origins', '--key', r.record.id], /--origins is required/);
+    expect((await s.sf('/v1/instructors', r.key, { headers: { origin: 'https://evil.example' } })).status).toBe(403);
     await fails(
       ['key:create', '--studio', studioId, '--kind', 'publishable', '--name', 'x', '--origins', 'lotus.example'],
       /not an origin/,

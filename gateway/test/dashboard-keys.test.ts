@@ -88,6 +88,10 @@ describe('keys', () => {
     const live = await s.sql`select id from api_keys where rolled_from = ${id} and revoked_at is null`;
     expect(live).toHaveLength(1);
     expect(await page('/keys')).not.toContain(`href="/keys/${id}/roll"`);
+    // hand-made values named like what every object has are no choice at all: the form again, or no expiry
+    const { id: odd } = await s.key(studioId, 'secret', ['instructors:read'], 'odd values');
+    expect((await post(`/keys/${odd}/roll`, { grace: 'constructor' })).status).toBe(422);
+    expect((await post('/keys', { kind: 'publishable', name: 'odd', expires: 'constructor' })).status).toBe(201);
     // a roll that stopped the old key at once, sent again: the same answer, not "no such key"
     const { id: now } = await s.key(studioId, 'secret', ['instructors:read'], 'at once');
     expect((await post(`/keys/${now}/roll`, { grace: 'now' })).status).toBe(201);

@@ -75,3 +75,18 @@ test('rolling with 0 stops the old key at once; a revoked key cannot be rolled',
   await s.revoke(old.id);
   await expect(rollApiKey(s.sql, s.bus, old.id, 0)).rejects.toThrow('no live key');
 });
+
+test('an expired key cannot be rolled, and a key is rolled once even after its replacement was revoked', async () => {
+  const st = await s.studio();
+  const ended = await s.key(st.id, 'secret', ['instructors:read']);
+  await s.sql`update api_keys set expires_at = now() - interval '1 second' where id = ${ended.id}`;
+  await expect(rollApiKey(s.sql, s.bus, ended.id, 0)).rejects.toThrow('no live key');
+  const old = await s.key(st.id, 'secret', ['instructors:read']);
+  const rolled = await rollApiKey(s.sql, s.bus, old.id, 3_600_000);
+  await s.revoke(rolled.record.id);
+  await expect(rollApiKey(s.sql, s.bus, old.id, 3_600_000)).rejects.toThrow('was already rolled');
+  const [{ n }] = (await s.sql`select count(*)::int as n from api_keys where rolled_from = ${old.id}`) as unknown as [
+    { n: number },
+  ];
+  expect(n).toBe(1);
+});

@@ -88,7 +88,8 @@ export async function rollKey(
       chrome(deps, s),
     );
   if (!form) return rollForm(deps, s, key);
-  const grace = ROLL_GRACE[String(form.get('grace') ?? '')];
+  const choice = String(form.get('grace') ?? '');
+  const grace = Object.hasOwn(ROLL_GRACE, choice) ? ROLL_GRACE[choice] : undefined; // not `constructor` or the like
   if (!grace) return rollForm(deps, s, key, 'Choose when the old key stops working.', 422);
   let rolled: Awaited<ReturnType<typeof rollApiKey>>;
   try {

@@ -244,7 +244,7 @@ export function parseCreateForm(form: FormData): CreateForm {
     kind,
     name: String(form.get('name') ?? ''),
     scopes: [...scopes],
-    expires: expires in EXPIRIES ? expires : '',
+    expires: Object.hasOwn(EXPIRIES, expires) ? expires : '', // not `constructor` or the like
     origins: String(form.get('origins') ?? ''),
   };
 }

@@ -107,11 +107,13 @@ export async function rollApiKey(sql: Sql, bus: Broadcasts, keyId: string, expir
   // one transaction: a roll either gives the new key and ends the old one, or does nothing
   const { old, next, previous } = await sql.begin(async (tx) => {
     const [old] = await tx<ApiKeyRow[]>`
-      select * from api_keys where id = ${keyId} ${studioId ? tx`and studio_id = ${studioId}` : tx``} and revoked_at is null for update`;
+      select * from api_keys where id = ${keyId} ${studioId ? tx`and studio_id = ${studioId}` : tx``}
+        and revoked_at is null and (expires_at is null or expires_at > now()) for update`;
     if (!old) throw new AppError('not_found', { detail: `no live key ${keyId}` });
-    // one replacement per key: a second roll (a form sent twice, a retried command) would leave two live keys
+    // one replacement per key, ever: a second roll (a form sent twice, a retried command, or after its replacement
+    // was revoked) would leave two live keys of one lineage; a fresh key is made with key:create
     const [successor] = await tx<{ id: string }[]>`
-      select id from api_keys where rolled_from = ${keyId} and revoked_at is null limit 1`;
+      select id from api_keys where rolled_from = ${keyId} limit 1`;
     if (successor)
       throw new AppError('conflict', {
         detail: `key ${keyId} was already rolled: its replacement is ${successor.id}; roll that one, or revoke the old key to end it now`,
