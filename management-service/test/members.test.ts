@@ -48,6 +48,24 @@ describe('members', () => {
     expect((await write('POST', '/v1/members/invites', { email: 'Dup@x.test' })).status).toBe(201);
   });
 
+  test('one address in two Unicode forms is one member; one that lower-casing lengthens past 254 is refused', async () => {
+    const { write, get } = await studioWithKey(s);
+    expect((await write('POST', '/v1/members/invites', { email: 'jos\u00e9@x.test' })).status).toBe(201);
+    await expectProblem(
+      await write('POST', '/v1/members/invites', { email: 'jose\u0301@x.test' }),
+      409,
+      'member_exists',
+    );
+    // 129 characters as sent, 256 once lower-cased (each İ becomes i and a combining dot)
+    const long = await expectProblem(
+      await write('POST', '/v1/members/invites', { email: `a@${'\u0130'.repeat(127)}` }),
+      422,
+      'validation_failed',
+    );
+    expect(long.errors).toEqual([{ path: '/body/email', message: 'must be at most 254 characters' }]);
+    expect((await get('/v1/members')).status).toBe(200); // every page of members still answers
+  });
+
   test('422 invalid_role on invite and update; 422 validation_failed for a bad e-mail or unknown field', async () => {
     const { write } = await studioWithKey(s);
     await expectProblem(

@@ -1,5 +1,6 @@
 import { AppError, newId, problems, quote } from '@studio/shared';
 import type { Tx } from '@studio/shared/io/db';
+import { EMAIL_MAX } from '@studio/shared/schemas/fields';
 import {
   type InviteMemberBody,
   isRole,
@@ -15,7 +16,7 @@ function requireRole(role: string) {
     throw new AppError('invalid_role', { detail: `Role ${quote(role)} is not one of ${ROLES.join(', ')}.` });
 }
 
-/** Invite: e-mail stored lower-case; the `members_email` unique index makes a duplicate 409 `member_exists`. */
+/** Invite: e-mail stored in NFC and lower-case; the `members_email` unique index makes a duplicate 409 `member_exists`. */
 export async function inviteMember(
   tx: Tx,
   studioId: string,
@@ -23,10 +24,15 @@ export async function inviteMember(
 ): Promise<Written<Member, 'member.invited'>> {
   const role = body.role ?? 'member';
   requireRole(role);
+  // one form per address (NFC: é typed or composed is one member), lower-cased; lower-casing can lengthen it
+  // (İ becomes i and a combining dot), and what is stored must still be an address the schema answers with
+  const email = body.email.trim().normalize('NFC').toLowerCase();
+  if (email.length > EMAIL_MAX)
+    throw problems.invalidFields([{ path: '/body/email', message: `must be at most ${EMAIL_MAX} characters` }]);
   const member = await q.insertMember(tx, {
     id: newId('member'),
     studioId,
-    email: body.email.trim().toLowerCase(),
+    email,
     name: body.name ?? null,
     role,
   });
