@@ -88,6 +88,22 @@ describe('nesting is bounded before parsing', () => {
     }
     expect(await s.sql`select 1 from instructors where studio_id = ${studio.id}`).toHaveLength(0);
   });
+  test('an unpaired surrogate escape is 400 malformed_json, in a text or a JSON column; a pair (an emoji) is text', async () => {
+    const { studio, write } = await studioWithKey(s);
+    for (const [path, body] of [
+      ['/v1/instructors', '{"name":"Ana\\ud800"}'],
+      ['/v1/instructors', '{"name":"Ana\\udc00x"}'],
+      ['/v1/locations', '{"name":"Studio","address":{"line1":"\\ud800"}}'],
+      ['/v1/instructors', '{"name":"Ana","\\ud800":1}'],
+    ] as const) {
+      const refused = await expectProblem(await write('POST', path, body), 400, 'malformed_json');
+      expect(refused.detail).toContain('unpaired surrogate');
+    }
+    expect(await s.sql`select 1 from instructors where studio_id = ${studio.id}`).toHaveLength(0);
+    const emoji = await write('POST', '/v1/instructors', '{"name":"Ana \\ud83e\\uddd8"}');
+    expect(emoji.status).toBe(201);
+    expect((await emoji.json()).name).toBe('Ana 🧘');
+  });
 });
 
 describe('413 payload_too_large carries a problem body, whichever process answers', () => {

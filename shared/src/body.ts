@@ -93,9 +93,28 @@ function parseJson(bytes: Uint8Array): unknown {
   if (!text.trim()) throw new AppError('malformed_json', { detail: 'The request body is empty; send a JSON object.' });
   if (jsonDepth(text) > MAX_JSON_DEPTH)
     throw new AppError('malformed_json', { detail: `JSON may be nested at most ${MAX_JSON_DEPTH} levels deep.` });
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw new AppError('malformed_json', { detail: 'The request body is not valid JSON.' });
   }
+  // an escaped surrogate (\ud800 to \udfff) may stand alone, which UTF-8 cannot carry: Postgres would store U+FFFD
+  // in its place, or refuse it in a JSON column; the strings are walked only when the text has such an escape
+  if (SURROGATE_ESCAPE.test(text) && !wellFormed(value))
+    throw new AppError('malformed_json', {
+      detail:
+        'A string in the request body holds an unpaired surrogate escape (\\ud800 to \\udfff); text must be well-formed Unicode.',
+    });
+  return value;
+}
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/** Every string of a parsed JSON value, keys included, is well-formed Unicode (no lone surrogate). */
+function wellFormed(v: unknown): boolean {
+  if (typeof v === 'string') return v.isWellFormed();
+  if (Array.isArray(v)) return v.every(wellFormed);
+  if (v && typeof v === 'object') return Object.entries(v).every(([k, x]) => k.isWellFormed() && wellFormed(x));
+  return true;
 }

@@ -8,7 +8,7 @@ import type { ProblemCode } from './problem';
 export const PROBLEM_DOCS = {
   malformed_json: {
     cause:
-      'The request body is not valid JSON, is empty where a body is required, or nests arrays and objects more than 32 levels deep.',
+      'The request body is not valid JSON, is not UTF-8, is empty where a body is required, holds a string with an unpaired surrogate escape (\\ud800 to \\udfff), or nests arrays and objects more than 32 levels deep.',
     fix: 'Send a JSON object built with a JSON serializer (JSON.stringify, json.dumps); keep nesting shallow.',
   },
   malformed_request: {
