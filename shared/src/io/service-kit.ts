@@ -83,7 +83,9 @@ function callerFailureOf(code: unknown, error: unknown): AppError | null {
   const cause = code === 'PARSE' ? (error as Error).cause : undefined;
   if (cause instanceof AppError) return cause;
   if (error instanceof AppError) return error;
-  if (code === 'VALIDATION' && error instanceof ValidationError) return problems.invalidFields(validationErrors(error));
+  // a request's part that fails its schema is the caller's; an answer that fails its own (`response`) is ours: a 500
+  if (code === 'VALIDATION' && error instanceof ValidationError && error.type !== 'response')
+    return problems.invalidFields(validationErrors(error));
   if (code === 'PARSE') return new AppError('malformed_json', { detail: 'The request body is not valid JSON.' });
   return null;
 }
