@@ -1,6 +1,6 @@
 import { AppError } from '@studio/shared';
 import { parseOriginList } from '@studio/shared/origins';
-import { rollApiKey, setKeyOrigins } from '../keys/store';
+import { replacementOf, rollApiKey, setKeyOrigins } from '../keys/store';
 import type { DashboardDeps } from './deps';
 import { type Html, html, layout, messagePage, page, redirect, timeTag } from './html';
 import { chrome, keysPage } from './keys';
@@ -56,13 +56,6 @@ function rollForm(deps: DashboardDeps, s: Session, key: LiveKey, error?: string,
   );
 }
 
-/** Whether this studio's key was rolled: a key names it as the one it replaced. */
-async function rolledAlready(deps: DashboardDeps, s: Session, keyId: string): Promise<boolean> {
-  const [row] =
-    await deps.sql`select 1 from api_keys where studio_id = ${s.studioId} and rolled_from = ${keyId} limit 1`;
-  return !!row;
-}
-
 const alreadyRolled = (deps: DashboardDeps, s: Session, which: string) =>
   messagePage(
     409,
@@ -79,7 +72,7 @@ export async function rollKey(
 ): Promise<Response> {
   const key = await liveKey(deps, s, keyId);
   // a roll whose old key stopped at once: sent again, the key is no longer live, and it is the roll that was done
-  if (!key && form && (await rolledAlready(deps, s, keyId))) return alreadyRolled(deps, s, 'This key');
+  if (!key && form && (await replacementOf(deps.sql, keyId, s.studioId))) return alreadyRolled(deps, s, 'This key');
   if (!key)
     return messagePage(
       404,

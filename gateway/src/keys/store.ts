@@ -99,6 +99,16 @@ export async function revokeApiKey(sql: Sql, bus: Broadcasts, keyId: string, stu
 }
 
 /**
+ * The key that replaced this one, if it was rolled: one replacement per key, ever (a second roll, a form sent
+ * twice, a retried command, or after its replacement was revoked, would leave two keys of one lineage).
+ */
+export async function replacementOf(db: Sql | Tx, keyId: string, studioId?: string): Promise<string | null> {
+  const [row] = await db<{ id: string }[]>`
+    select id from api_keys where rolled_from = ${keyId} ${studioId ? db`and studio_id = ${studioId}` : db``} limit 1`;
+  return row?.id ?? null;
+}
+
+/**
  * Roll a key (docs/design/keys.md): a new key with the same studio, kind, name and scopes, and the old
  * one's `expiresAt` set `expiresInMs` from now (0: now; an earlier expiry is kept). Every replica
  * drops its cached record of the old key before this returns, so the expiry holds at its instant.
@@ -110,13 +120,11 @@ export async function rollApiKey(sql: Sql, bus: Broadcasts, keyId: string, expir
       select * from api_keys where id = ${keyId} ${studioId ? tx`and studio_id = ${studioId}` : tx``}
         and revoked_at is null and (expires_at is null or expires_at > now()) for update`;
     if (!old) throw new AppError('not_found', { detail: `no live key ${keyId}` });
-    // one replacement per key, ever: a second roll (a form sent twice, a retried command, or after its replacement
-    // was revoked) would leave two live keys of one lineage; a fresh key is made with key:create
-    const [successor] = await tx<{ id: string }[]>`
-      select id from api_keys where rolled_from = ${keyId} limit 1`;
+    // a fresh key is made with key:create
+    const successor = await replacementOf(tx, keyId);
     if (successor)
       throw new AppError('conflict', {
-        detail: `key ${keyId} was already rolled: its replacement is ${successor.id}; roll that one, or revoke the old key to end it now`,
+        detail: `key ${keyId} was already rolled: its replacement is ${successor}; roll that one, or revoke the old key to end it now`,
       });
     const next = await createApiKey(tx, {
       studioId: old.studioId,
