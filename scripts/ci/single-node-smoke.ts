@@ -24,13 +24,17 @@ function check(name: string, ok: boolean, detail = '') {
   if (!ok) failures++;
 }
 
-async function start(): Promise<{ proc: ReturnType<typeof Bun.spawn>; banner: string; seconds: number }> {
+/** `bun run start`, its output read until `until` (by default the banner's last line) or `timeoutMs`. */
+async function start(
+  until = 'Press Ctrl-C to stop.',
+  timeoutMs = 90_000,
+): Promise<{ proc: ReturnType<typeof Bun.spawn>; banner: string; seconds: number }> {
   const began = performance.now();
   const proc = Bun.spawn(['bun', 'run', 'start'], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
   let out = '';
-  const deadline = Date.now() + 90_000;
-  while (!out.includes('Press Ctrl-C to stop.') && Date.now() < deadline) {
+  const deadline = Date.now() + timeoutMs;
+  while (!out.includes(until) && Date.now() < deadline) {
     const { value, done } = await reader.read();
     if (done) break;
     out += new TextDecoder().decode(value);
@@ -179,19 +183,8 @@ try {
 // Ctrl-C while the stack comes up (here as soon as the embedded Postgres answers, before the migrations): start stops
 // it too, though the signal never reaches it (it runs in a session of its own)
 {
-  const early = Bun.spawn(['bun', 'run', 'start'], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
-  const reader = (early.stdout as ReadableStream<Uint8Array>).getReader();
-  let out = '';
-  const deadline = Date.now() + 60_000;
-  while (!out.includes('embedded Postgres started') && Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    out += new TextDecoder().decode(value);
-  }
+  const { proc: early } = await start('embedded Postgres started', 60_000);
   early.kill('SIGINT');
-  void (async () => {
-    while (!(await reader.read()).done);
-  })();
   const code = await Promise.race([early.exited, Bun.sleep(30_000).then(() => null)]);
   if (code === null) early.kill('SIGKILL');
   const pidFile = join(root, '.data/postgres/postmaster.pid');
