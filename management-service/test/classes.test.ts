@@ -229,6 +229,15 @@ describe('managementCreateClass', () => {
   });
 });
 
+/** A new studio's class that recurs every 2 days, `count` times, from 4 days on; with the studio's write call. */
+async function recurringClass(count: number) {
+  const { studio, write } = await studioWithKey(s);
+  const ins = await instructor(s, studio.id);
+  const body = classBody(ins, { startsAt: future(4), recurrence: { intervalDays: 2, count } });
+  const c = await (await write('POST', '/v1/classes', body)).json();
+  return { studio, write, c };
+}
+
 describe('managementUpdateClass / managementCancelClass', () => {
   test('PATCH updates fields and applies instructor and duration to future occurrences, with the same 409', async () => {
     const { studio, write } = await studioWithKey(s);
@@ -314,15 +323,7 @@ describe('managementUpdateClass / managementCancelClass', () => {
   });
 
   test("a class PATCH while an occurrence's move commits: its occurrence.updated names only what the PATCH changed", async () => {
-    const { studio, write } = await studioWithKey(s);
-    const ins = await instructor(s, studio.id);
-    const c = await (
-      await write(
-        'POST',
-        '/v1/classes',
-        classBody(ins, { startsAt: future(4), recurrence: { intervalDays: 2, count: 2 } }),
-      )
-    ).json();
+    const { studio, write, c } = await recurringClass(2);
     const [first] = await s.sql<
       { id: string }[]
     >`select id from occurrences where class_id = ${c.id} order by starts_at limit 1`;
@@ -341,15 +342,7 @@ describe('managementUpdateClass / managementCancelClass', () => {
   });
 
   test('a PATCH that changes nothing of a cancelled class leaves its cancelled occurrences as they were, and records nothing', async () => {
-    const { studio, write } = await studioWithKey(s);
-    const ins = await instructor(s, studio.id);
-    const c = await (
-      await write(
-        'POST',
-        '/v1/classes',
-        classBody(ins, { startsAt: future(4), recurrence: { intervalDays: 2, count: 3 } }),
-      )
-    ).json();
+    const { studio, write, c } = await recurringClass(3);
     const [second] = await s.sql<{ id: string; startsAt: Date }[]>`
       select id, starts_at from occurrences where class_id = ${c.id} order by starts_at offset 1 limit 1`;
     const moved = { startsAt: second!.startsAt.toISOString(), durationMinutes: 90 };
