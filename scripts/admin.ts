@@ -213,7 +213,7 @@ function keyRoll() {
 function keyRevoke() {
   return withBroadcasts(async (bus, reachable, mode) => {
     const record = await revokeApiKey(db(), bus, need('key'));
-    warnUnconfirmed({ propagated: record.propagated && reachable, reachable, mode }, 'the key', true);
+    warnUnconfirmed({ propagated: record.propagated, reachable, mode }, 'the key', true); // unreachable: never propagated
     return { record };
   });
 }
