@@ -5,7 +5,7 @@ import { join, relative } from 'node:path';
  * embedded Postgres it starts), migrations, then the three processes (gateway,
  * storefront-service, management-service), each on its own as in production, all given the
  * same DATABASE_URL; prints the URLs once all are ready, restarts a child that dies, and on
- * Ctrl-C stops them all, then the embedded Postgres.
+ * Ctrl-C stops the gateway, then the services, then the embedded Postgres.
  */
 import { answers, LOCAL_DATABASE_URL, loadConfigOrExit, redisMode, resolveDatabase, SINGLE_NODE } from '@studio/shared';
 import { RUNTIME_ENV } from '@studio/shared/runtime';
@@ -135,6 +135,9 @@ function run(p: (typeof processes)[number], failures = 0) {
     env: { ...RUNTIME_ENV, ...process.env },
     stdout: 'inherit',
     stderr: 'inherit',
+    // a session of its own: the terminal's Ctrl-C (or hang-up) reaches this process alone, and `stopAll` stops the
+    // children in order; from the terminal's signal, the services would drain while the gateway still forwards to them
+    detached: true,
   });
   children.set(p.name, child);
   console.log(JSON.stringify({ level: 'info', msg: 'process started', process: p.name, pid: child.pid }));
@@ -150,15 +153,36 @@ function run(p: (typeof processes)[number], failures = 0) {
 }
 processes.forEach((p) => run(p));
 
+/** SIGTERM to the named children, resolved once each has exited (and said so). */
+function stopChildren(names: string[]): Promise<unknown> {
+  return Promise.all(
+    names.map((name) => {
+      const child = children.get(name);
+      if (!child) return;
+      child.kill('SIGTERM');
+      return child.exited.then((code) =>
+        console.log(JSON.stringify({ level: 'info', msg: 'process stopped', process: name, code })),
+      );
+    }),
+  );
+}
+
+/**
+ * Stops the stack in the order a deployment drains: the gateway first (it finishes its in-flight calls, which still
+ * need the services, and flushes its activity), then the services, then the database their last writes need.
+ */
 function stopAll(code: number) {
   if (stopping) return;
   stopping = true;
-  for (const c of children.values()) c.kill('SIGTERM');
-  // the database goes last: the children's last writes (the gateway's activity flush) need it
-  Promise.all([...children.values()].map((c) => c.exited))
+  stopChildren(['gateway'])
+    .then(() => stopChildren(['storefront-service', 'management-service']))
     .then(() => embedded?.stop())
     .then(() => process.exit(code));
 }
+// however this process ends (an uncaught error included), no child is left running in its session of its own
+process.on('exit', () => {
+  for (const c of children.values()) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+});
 // the terminal closed (SIGHUP) is the same as Ctrl-C: the embedded Postgres, in a session of its own, would outlive us
 onSignal = () => stopAll(0);
 // the embedded Postgres is ours to watch, as the children are: one that dies is said loudly and started again on its

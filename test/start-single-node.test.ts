@@ -35,7 +35,8 @@ const env: Record<string, string> = {
 let proc: ReturnType<typeof Bun.spawn>;
 let output = '';
 beforeAll(async () => {
-  proc = Bun.spawn(['bun', 'run', 'start'], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' });
+  // a process group of its own, as a terminal gives a command: its Ctrl-C and hang-up go to the whole group
+  proc = Bun.spawn(['bun', 'run', 'start'], { cwd: root, env, stdout: 'pipe', stderr: 'pipe', detached: true });
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
   const deadline = Date.now() + 25_000;
   while (!output.includes('Press Ctrl-C') && Date.now() < deadline) {
@@ -76,9 +77,18 @@ test('a second `bun run start` while this one runs is refused before it starts a
   expect((await fetch(`http://127.0.0.1:${ops}/readyz`)).status).toBe(200);
 });
 
-test('the terminal closing (SIGHUP) stops the stack as Ctrl-C does: exit 0, every port closed', async () => {
-  proc.kill('SIGHUP');
+test('the terminal closing (SIGHUP to its process group) stops the stack as Ctrl-C does: the gateway first, then the services; exit 0, every port closed', async () => {
+  process.kill(-proc.pid, 'SIGHUP');
   expect(await Promise.race([proc.exited, Bun.sleep(20_000).then(() => 'still running')])).toBe(0);
+  // the services drain once the gateway has stopped (it may still forward in-flight calls to them), told by start
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) output += new TextDecoder().decode(r.value);
+  const lines = output.split('\n');
+  const at = (pattern: RegExp) => lines.findIndex((l) => pattern.test(l));
+  const gatewayStopped = at(/"msg":"process stopped","process":"gateway"/);
+  expect(gatewayStopped).toBeGreaterThan(at(/"msg":"gateway draining","signal":"SIGTERM"/));
+  for (const service of ['storefront-service', 'management-service'])
+    expect(at(new RegExp(`"msg":"${service} draining","signal":"SIGTERM"`))).toBeGreaterThan(gatewayStopped);
   for (const port of [sf, mg, dash, ops, sfSvc, mgSvc]) {
     const open = await fetch(`http://127.0.0.1:${port}/healthz`).then(
       () => true,
