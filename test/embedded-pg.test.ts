@@ -4,7 +4,7 @@
  * PG_VERSION checked). Runs as root here and in CI, so Postgres runs as `studio-pg`.
  */
 import { afterAll, describe, expect, test } from 'bun:test';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { embeddedPaths, LOCAL_DATABASE_URL, loadConfig, resolveDatabase } from '@studio/shared';
@@ -112,6 +112,35 @@ describe('the embedded Postgres', () => {
   test('a second start on the same data directory is refused while the first runs', async () => {
     await expect(startEmbeddedPostgres({ dataDir, stateFile })).rejects.toThrow(/already runs on .*kill -INT/);
   });
+
+  test('two starts at once on a fresh data directory: one initialises and runs, the other is refused, naming it; a lock left by a start that died is taken over', async () => {
+    const twin = join(dir, 'twin');
+    const dead = Bun.spawn(['true']);
+    await dead.exited;
+    writeFileSync(`${twin}.starting`, `${dead.pid}\n`); // a start killed mid-way left its lock
+    const both = await Promise.allSettled([
+      startEmbeddedPostgres({ dataDir: twin, stateFile: `${twin}.json` }),
+      startEmbeddedPostgres({ dataDir: twin, stateFile: `${twin}.json` }),
+    ]);
+    const started = both.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const refused = both.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []));
+    try {
+      expect(started).toHaveLength(1);
+      expect(refused).toEqual([
+        expect.stringMatching(/another `bun run start` \(pid \d+\) is starting the embedded Postgres on .*twin/),
+      ]);
+      expect(started[0]!.initialised).toBe(true);
+      expect(existsSync(`${twin}.starting`)).toBe(false); // released once Postgres is up
+      const sql = postgres(started[0]!.url.replace(/\/studio$/, '/postgres'), { max: 1, onnotice: () => {} });
+      try {
+        expect((await sql`select 1 as one`)[0]!.one).toBe(1);
+      } finally {
+        await sql.end();
+      }
+    } finally {
+      await Promise.all(started.map((pg) => pg.stop()));
+    }
+  }, 60_000);
 
   test('data of another major version is refused before any start, naming both versions', async () => {
     await running!.stop();

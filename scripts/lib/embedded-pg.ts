@@ -213,12 +213,67 @@ function logTail(logFile: string, lines = 15): string {
   }
 }
 
+/** A live process with this pid runs `bun` (a pid reused by something else is not a start under way). */
+function bunAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const cmdline = `/proc/${pid}/cmdline`;
+  return !existsSync('/proc/self') || (existsSync(cmdline) && readFileSync(cmdline, 'latin1').includes('bun'));
+}
+
+/**
+ * Held from the first look at the data directory until Postgres is ready (`postmaster.pid` guards it from then on):
+ * `<dataDir>.starting`, made with O_EXCL and holding the starter's pid. Two starts on one fresh directory would
+ * otherwise both run initdb into it, and the one that failed would delete the other's cluster. A file left by a
+ * start that died (its pid gone) is taken over.
+ */
+function takeStartLock(dataDir: string): () => void {
+  const file = `${dataDir}.starting`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fd = openSync(file, 'wx', 0o600);
+      writeFileSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      return () => rmSync(file, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
+    }
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    if (Number.isInteger(pid) && pid > 0 && bunAlive(pid))
+      throw new EmbeddedPostgresError(
+        `another \`bun run start\` (pid ${pid}) is starting the embedded Postgres on ${dataDir}: use that one, or stop it first`,
+      );
+    rmSync(file, { force: true }); // left by a start that died
+  }
+}
+
 /**
  * Start (initialising when the data directory is empty) the embedded Postgres whose data is
  * in `dataDir` and whose state goes to `stateFile`; resolves once it accepts connections.
  * Creating the `studio` database and applying migrations are the caller's (`migrate`).
+ * One start at a time per data directory (`takeStartLock`).
  */
 export async function startEmbeddedPostgres(o: {
+  dataDir: string;
+  stateFile: string;
+  log?: (msg: string) => void;
+}): Promise<EmbeddedPostgres> {
+  // directories made here get the search bit for others, whatever the umask (their files are 0600 or 0700)
+  const made = mkdirSync(dirname(o.dataDir), { recursive: true });
+  for (let d = dirname(o.dataDir); made && d.startsWith(made) && d !== dirname(made); d = dirname(d))
+    chmodSync(d, 0o711);
+  const release = takeStartLock(o.dataDir);
+  try {
+    return await startLocked(o);
+  } finally {
+    release();
+  }
+}
+
+async function startLocked(o: {
   dataDir: string;
   stateFile: string;
   log?: (msg: string) => void;
@@ -245,9 +300,6 @@ export async function startEmbeddedPostgres(o: {
     throw new EmbeddedPostgresError(`cannot tell the version of ${join(bin, 'postgres')} from "${version.trim()}"`);
 
   // the data directory: ours (or Postgres's user's), 0700, reachable
-  // directories made here get the search bit for others, whatever the umask (their files are 0600 or 0700)
-  const made = mkdirSync(dirname(dataDir), { recursive: true });
-  for (let d = dirname(dataDir); made && d.startsWith(made) && d !== dirname(made); d = dirname(d)) chmodSync(d, 0o711);
   if (!existsSync(dataDir)) mkdirSync(dataDir, { mode: 0o700 });
   const entries = readdirSync(dataDir);
   const initialised = entries.length === 0;
