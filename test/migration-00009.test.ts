@@ -162,3 +162,34 @@ test('a run of 00009 cut off after any of its statements is finished by the next
     await admin.unsafe(`drop database ${db} with (force)`);
   }
 }, 30_000); // a database per statement
+
+test('an index a failed concurrent build of 00009 left behind, invalid, is built afresh by the next run', async () => {
+  const db = await copy();
+  const sql = connect(db);
+  const indexOf = async () => {
+    const [index] = await sql<{ valid: boolean; unique: boolean; def: string }[]>`
+      select i.indisvalid as valid, i.indisunique as unique, pg_get_indexdef(i.indexrelid) as def
+      from pg_index i join pg_class c on c.oid = i.indexrelid where c.relname = 'activity_studio_request_before_00009'`;
+    return index;
+  };
+  try {
+    // A build of that name that failed part-way, as a lock_timeout or a cancel would leave it:
+    // every entry has studio std_a, so this unique build fails and leaves the index invalid.
+    await expect(
+      sql.unsafe('create unique index concurrently activity_studio_request_before_00009 on activity (studio_id)'),
+    ).rejects.toThrow();
+    expect(await indexOf()).toMatchObject({ valid: false, unique: true });
+
+    // `if not exists` alone would skip the statement and keep the invalid index for good
+    expect((await migrate(urlOf(db)))[0]).toBe(FILE);
+    expect(await indexOf()).toEqual({
+      valid: true,
+      unique: false,
+      def: 'CREATE INDEX activity_studio_request_before_00009 ON public.activity USING btree (studio_id, request_id) WHERE (length(request_id) < 26)',
+    });
+  } finally {
+    await sql.end();
+  }
+  // and the log is as a clean run leaves it (the entries, the key, the two indexes)
+  expect(await stateOf(db)).toEqual({ entries: 300, ...DONE });
+});
