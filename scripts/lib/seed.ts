@@ -2,7 +2,7 @@ import { createApiKey } from '@studio/gateway/keys/store';
 import { createClass } from '@studio/management-service/classes/service';
 import { type Config, newId, SCOPES } from '@studio/shared';
 import type { Sql, Tx } from '@studio/shared/io/db';
-import { createStudio, publishSite } from './studios';
+import { checkStudio, insertStudio, publishSite } from './studios';
 
 const DAY = 86_400_000;
 
@@ -295,62 +295,67 @@ async function seedPolicies(tx: Tx, studioId: string) {
   })}`;
 }
 
+/** Every record below the studio, in the caller's transaction; what it made, counted. */
+async function seedRecords(tx: Tx, studioId: string) {
+  const instructors = await seedInstructors(tx, studioId);
+  const { locations, rooms } = await seedPlaces(tx, studioId);
+  const plans = await seedPlans(tx, studioId);
+  const { series, classIds } = await seedClasses(tx, studioId, instructors, { locations, rooms }, plans);
+  const { coupons, programs, videos } = await seedCatalog(tx, studioId, instructors, classIds);
+  await seedPolicies(tx, studioId);
+  return {
+    instructors: instructors.length,
+    locations: locations.length,
+    rooms: rooms.length,
+    plans: plans.length,
+    classes: classIds.length,
+    occurrences: series.reduce((n, c) => n + c.recurrence.count, 0),
+    coupons: coupons.length,
+    programs: programs.length,
+    videos: videos.length,
+  };
+}
+
+const DEMO_SITE = {
+  title: 'Lotus Yoga',
+  tagline: 'Breathe, move, rest.',
+  description: 'A neighbourhood studio in Berlin, in person and online.',
+  logoUrl: 'https://lotus.test/logo.svg',
+  heroImageUrl: 'https://lotus.test/hero.jpg',
+  contactEmail: 'hello@lotus.test',
+  phone: '+49 30 0000000',
+  address: { line1: 'Torstraße 1', city: 'Berlin', postalCode: '10119', country: 'DE' },
+  social: { instagram: 'https://instagram.com/lotus.test' },
+};
+
 /**
  * A demo studio with every kind of record: instructors, locations and rooms, a month of
  * recurring classes (made through the same service as the API, so every rule holds),
  * plans of each type, coupons, free and paid programs, videos, a published site and
  * policies, and one key of each kind. The keys appear in the result once and never again.
+ * One transaction: a failure at any step (the keys last) leaves no half-made studio behind.
+ * Nothing in it tells other processes anything, so nothing waits for the commit: no key is
+ * evicted, and no Storefront change is sent (site:publish sends one, for a site a gateway may
+ * have cached; no gateway can have cached one of a studio that did not exist, with no keys).
  */
 export async function seedDemo(sql: Sql, _config: Config) {
-  const { studio, admin } = await createStudio(sql, {
-    name: 'Lotus Yoga (demo)',
-    timezone: 'Europe/Berlin',
-    currency: 'EUR',
-  });
-  const studioId = studio.id;
-
-  const created = await sql.begin(async (tx) => {
-    const instructors = await seedInstructors(tx, studioId);
-    const { locations, rooms } = await seedPlaces(tx, studioId);
-    const plans = await seedPlans(tx, studioId);
-    const { series, classIds } = await seedClasses(tx, studioId, instructors, { locations, rooms }, plans);
-    const { coupons, programs, videos } = await seedCatalog(tx, studioId, instructors, classIds);
-    await seedPolicies(tx, studioId);
+  const checked = checkStudio({ name: 'Lotus Yoga (demo)', timezone: 'Europe/Berlin', currency: 'EUR' });
+  return sql.begin(async (tx) => {
+    const { studio, admin } = await insertStudio(tx, checked);
+    const studioId = studio.id;
+    const created = await seedRecords(tx, studioId);
+    await publishSite(tx, studioId, DEMO_SITE);
+    const publishable = await createApiKey(tx, { studioId, kind: 'publishable', name: 'demo website' });
+    const secret = await createApiKey(tx, { studioId, kind: 'secret', name: 'demo back-office', scopes: [...SCOPES] });
     return {
-      instructors: instructors.length,
-      locations: locations.length,
-      rooms: rooms.length,
-      plans: plans.length,
-      classes: classIds.length,
-      occurrences: series.reduce((n, c) => n + c.recurrence.count, 0),
-      coupons: coupons.length,
-      programs: programs.length,
-      videos: videos.length,
+      studio: { id: studioId, name: studio.name, slug: studio.slug },
+      admin: { id: admin.id, email: admin.email },
+      created,
+      keys: {
+        note: 'Shown once: these full keys are not stored and cannot be displayed again.',
+        publishable: publishable.key,
+        secret: secret.key,
+      },
     };
   });
-
-  await publishSite(sql, studioId, {
-    title: 'Lotus Yoga',
-    tagline: 'Breathe, move, rest.',
-    description: 'A neighbourhood studio in Berlin, in person and online.',
-    logoUrl: 'https://lotus.test/logo.svg',
-    heroImageUrl: 'https://lotus.test/hero.jpg',
-    contactEmail: 'hello@lotus.test',
-    phone: '+49 30 0000000',
-    address: { line1: 'Torstraße 1', city: 'Berlin', postalCode: '10119', country: 'DE' },
-    social: { instagram: 'https://instagram.com/lotus.test' },
-  });
-
-  const publishable = await createApiKey(sql, { studioId, kind: 'publishable', name: 'demo website' });
-  const secret = await createApiKey(sql, { studioId, kind: 'secret', name: 'demo back-office', scopes: [...SCOPES] });
-  return {
-    studio: { id: studioId, name: studio.name, slug: studio.slug },
-    admin: { id: admin.id, email: admin.email },
-    created,
-    keys: {
-      note: 'Shown once: these full keys are not stored and cannot be displayed again.',
-      publishable: publishable.key,
-      secret: secret.key,
-    },
-  };
 }

@@ -1,6 +1,6 @@
 import type { Broadcasts } from '@studio/gateway/broadcasts/bus';
 import { AppError, iso, isoOrNull, newId } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
+import type { Db, Sql, Tx } from '@studio/shared/io/db';
 import { HttpUrl, MAX_URL_LENGTH, schemaErrors } from '@studio/shared/schemas/fields';
 import { Address } from '@studio/shared/schemas/locations';
 import { SiteSocial } from '@studio/shared/schemas/storefront';
@@ -33,8 +33,18 @@ function validTimezone(tz: string) {
   }
 }
 
-/** A studio and its first admin member, in one transaction. */
-export async function createStudio(sql: Sql, input: StudioInput) {
+/** A studio's input, checked before any I/O: what `insertStudio` writes. */
+export interface CheckedStudio {
+  name: string;
+  slug: string;
+  timezone: string;
+  currency: string;
+  modes: string[];
+  adminEmail: string;
+}
+
+/** The input checks of `createStudio`: an AppError `validation_failed`, or the values to insert. */
+export function checkStudio(input: StudioInput): CheckedStudio {
   const name = input.name?.trim();
   if (!name) throw new AppError('validation_failed', { detail: '--name is required' });
   const timezone = input.timezone ?? 'UTC';
@@ -47,28 +57,37 @@ export async function createStudio(sql: Sql, input: StudioInput) {
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(slug))
     throw new AppError('validation_failed', { detail: `invalid slug ${slug}` });
   const adminEmail = (input.adminEmail ?? `owner@${slug}.test`).toLowerCase();
-  return sql.begin(async (tx) => {
-    const taken = await tx`select 1 from studios where slug = ${slug}`;
-    if (taken.length) throw new AppError('validation_failed', { detail: `slug ${slug} is taken` });
-    const [studio] = await tx<
-      {
-        id: string;
-        name: string;
-        slug: string;
-        timezone: string;
-        currency: string;
-        locale: string;
-        enabledModes: string[];
-        createdAt: Date;
-      }[]
-    >`
-      insert into studios ${tx({ id: newId('studio'), name, slug, timezone, currency: input.currency ?? 'USD', enabledModes: modes })}
-      returning id, name, slug, timezone, currency, locale, enabled_modes, created_at`;
-    const [admin] = await tx<{ id: string; email: string; role: string; status: string }[]>`
-      insert into members ${tx({ id: newId('member'), studioId: studio!.id, email: adminEmail, role: 'admin', status: 'active', invitedAt: new Date() })}
-      returning id, email, role, status`;
-    return { studio: { ...studio!, createdAt: iso(studio!.createdAt) }, admin: admin! };
-  });
+  return { name, slug, timezone, currency: input.currency ?? 'USD', modes, adminEmail };
+}
+
+/** A checked studio and its first admin member, inside the caller's transaction. */
+export async function insertStudio(tx: Tx, { name, slug, timezone, currency, modes, adminEmail }: CheckedStudio) {
+  const taken = await tx`select 1 from studios where slug = ${slug}`;
+  if (taken.length) throw new AppError('validation_failed', { detail: `slug ${slug} is taken` });
+  const [studio] = await tx<
+    {
+      id: string;
+      name: string;
+      slug: string;
+      timezone: string;
+      currency: string;
+      locale: string;
+      enabledModes: string[];
+      createdAt: Date;
+    }[]
+  >`
+    insert into studios ${tx({ id: newId('studio'), name, slug, timezone, currency, enabledModes: modes })}
+    returning id, name, slug, timezone, currency, locale, enabled_modes, created_at`;
+  const [admin] = await tx<{ id: string; email: string; role: string; status: string }[]>`
+    insert into members ${tx({ id: newId('member'), studioId: studio!.id, email: adminEmail, role: 'admin', status: 'active', invitedAt: new Date() })}
+    returning id, email, role, status`;
+  return { studio: { ...studio!, createdAt: iso(studio!.createdAt) }, admin: admin! };
+}
+
+/** A studio and its first admin member, in one transaction. */
+export async function createStudio(sql: Sql, input: StudioInput) {
+  const checked = checkStudio(input);
+  return sql.begin((tx) => insertStudio(tx, checked));
 }
 
 /** Soft-delete: its keys then answer 403 `studio_required` on every gateway at once. */
@@ -85,7 +104,7 @@ export async function deleteStudio(sql: Sql, bus: Broadcasts, studioId: string) 
   return { ...row, deletedAt: isoOrNull(row.deletedAt), propagated };
 }
 
-export async function requireStudio(sql: Sql, studioId: string) {
+export async function requireStudio(sql: Db, studioId: string) {
   const [row] = await sql`select id from studios where id = ${studioId} and deleted_at is null`;
   if (!row) throw new AppError('not_found', { detail: `no studio ${studioId}` });
 }
@@ -105,8 +124,8 @@ const SITE_FIELDS = [
 /** A site's logo and hero image: the API's one rule for a URL shown on public pages. */
 const IMAGE_URL = HttpUrl();
 
-/** Publish (or republish) a studio's public site from a JSON document. */
-export async function publishSite(sql: Sql, studioId: string, doc: Record<string, unknown>) {
+/** Publish (or republish) a studio's public site from a JSON document (on its own, or inside the caller's transaction). */
+export async function publishSite(sql: Db, studioId: string, doc: Record<string, unknown>) {
   await requireStudio(sql, studioId);
   const unknown = Object.keys(doc).filter((k) => !(SITE_FIELDS as readonly string[]).includes(k));
   if (unknown.length)

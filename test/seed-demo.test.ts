@@ -1,0 +1,61 @@
+/**
+ * `seed:demo` is all or nothing: a failure at its last step (the keys) leaves no half-made
+ * studio behind, on real Postgres, in a database of this file's own.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { loadConfig } from '@studio/shared';
+import { randomBase62 } from '@studio/shared/base62';
+import { createSql, type Sql } from '@studio/shared/io/db';
+import postgres from 'postgres';
+import { seedDemo } from '../scripts/lib/seed';
+
+const base = process.env.TEST_DATABASE_URL!;
+const dbName = `studio_seed_${randomBase62(10).toLowerCase()}`;
+const dbUrl = Object.assign(new URL(base), { pathname: `/${dbName}` }).href;
+const config = loadConfig({ DATABASE_URL: dbUrl });
+let sql: Sql;
+
+beforeAll(async () => {
+  const a = postgres(base, { max: 1, onnotice: () => {} });
+  await a.unsafe(`create database ${dbName} template ${process.env.TEST_TEMPLATE_DB}`);
+  await a.end();
+  sql = createSql(dbUrl, { max: 2 });
+});
+
+afterAll(async () => {
+  await sql?.end({ timeout: 2 });
+  const a = postgres(base, { max: 1, onnotice: () => {} });
+  await a.unsafe(`drop database if exists ${dbName} with (force)`);
+  await a.end();
+});
+
+const TABLES = ['studios', 'members', 'instructors', 'locations', 'classes', 'occurrences', 'sites', 'api_keys'];
+async function counts() {
+  const out: Record<string, number> = {};
+  for (const t of TABLES) {
+    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from ${sql(t)}`;
+    out[t] = row!.n;
+  }
+  return out;
+}
+
+test('a failure at the last step (the keys) leaves no studio, instructor, class or site behind', async () => {
+  await sql.unsafe(`
+    create function refuse_api_key() returns trigger language plpgsql as $$
+    begin raise exception 'api_keys refused by the test'; end $$;
+    create trigger refuse_api_key before insert on api_keys for each row execute function refuse_api_key()`);
+  await expect(seedDemo(sql, config)).rejects.toThrow('api_keys refused by the test');
+  expect(await counts()).toEqual(Object.fromEntries(TABLES.map((t) => [t, 0])));
+
+  await sql.unsafe('drop trigger refuse_api_key on api_keys; drop function refuse_api_key()');
+  const demo = await seedDemo(sql, config);
+  expect(demo.keys.publishable).toBeTruthy();
+  expect(demo.keys.secret).toBeTruthy();
+  const after = await counts();
+  expect(after).toMatchObject({ studios: 1, members: 1, sites: 1, api_keys: 2 });
+  expect(after.instructors).toBe(demo.created.instructors);
+  expect(after.classes).toBe(demo.created.classes);
+  expect(after.occurrences).toBe(demo.created.occurrences);
+  const [studio] = await sql<{ id: string }[]>`select id from studios`;
+  expect(studio!.id).toBe(demo.studio.id);
+}, 20_000);
