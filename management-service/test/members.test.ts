@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { newId } from '@studio/shared';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { studioWithKey } from './fixtures';
 
@@ -56,6 +57,13 @@ describe('members', () => {
       409,
       'member_exists',
     );
+    // lower-casing can undo NFC: J and a combining caron (NFC as sent) lower-cased is j and the caron, which is ǰ
+    expect((await write('POST', '/v1/members/invites', { email: 'J\u030cane@x.test' })).status).toBe(201);
+    await expectProblem(
+      await write('POST', '/v1/members/invites', { email: '\u01f0ane@x.test' }),
+      409,
+      'member_exists',
+    );
     // 129 characters as sent, 256 once lower-cased (each İ becomes i and a combining dot)
     const long = await expectProblem(
       await write('POST', '/v1/members/invites', { email: `a@${'\u0130'.repeat(127)}` }),
@@ -86,6 +94,10 @@ describe('members', () => {
     const m = await (await write('POST', '/v1/members/invites', { email: 'r@x.test', role: 'front_desk' })).json();
     expect(m.role).toBe('front_desk');
     await expectProblem(await write('PATCH', `/v1/members/${m.id}`, { role: 'superuser' }), 422, 'invalid_role');
+    // which member first (404), then whether it may change (409), then the values (422)
+    await expectProblem(await write('PATCH', `/v1/members/${newId('member')}`, { role: 'owner' }), 404, 'not_found');
+    expect((await write('POST', `/v1/members/${m.id}/cancel`)).status).toBe(200);
+    await expectProblem(await write('PATCH', `/v1/members/${m.id}`, { role: 'owner' }), 409, 'membership_cancelled');
     await expectProblem(
       await write('POST', '/v1/members/invites', { email: 'not-an-email' }),
       422,

@@ -24,9 +24,10 @@ export async function inviteMember(
 ): Promise<Written<Member, 'member.invited'>> {
   const role = body.role ?? 'member';
   requireRole(role);
-  // one form per address (NFC: é typed or composed is one member), lower-cased; lower-casing can lengthen it
-  // (İ becomes i and a combining dot), and what is stored must still be an address the schema answers with
-  const email = body.email.trim().normalize('NFC').toLowerCase();
+  // one form per address (NFC: é typed or composed is one member), lower-cased, and NFC again: lower-casing can undo
+  // it (J with a combining caron becomes j and the caron, whose NFC is one character), and can lengthen it (İ becomes
+  // i and a combining dot), and what is stored must still be an address the schema answers with
+  const email = body.email.trim().normalize('NFC').toLowerCase().normalize('NFC');
   if (email.length > EMAIL_MAX)
     throw problems.invalidFields([{ path: '/body/email', message: `must be at most ${EMAIL_MAX} characters` }]);
   const member = await q.insertMember(tx, {
@@ -63,7 +64,7 @@ export async function updateMember(
   id: string,
   body: UpdateMemberBody,
 ): Promise<Written<Member, 'member.updated'>> {
-  if (body.role !== undefined) requireRole(body.role);
+  // which member first (404), then whether it may change (409), then the values (422), as every PATCH judges them
   const member = await requireMember(tx, studioId, id);
   const fields = changedFields(member, { name: body.name, role: body.role as Member['role'] | undefined });
   if (!Object.keys(fields).length) return unchanged(member);
@@ -72,6 +73,7 @@ export async function updateMember(
     throw new AppError('membership_cancelled', {
       detail: 'This membership was cancelled, and a cancelled membership is final: invite the address again instead.',
     });
+  if (body.role !== undefined) requireRole(body.role);
   if (body.role !== undefined && body.role !== 'admin') await keepAnAdmin(tx, studioId, member);
   const after = await q.updateMember(tx, studioId, id, fields);
   return { record: after, events: updated('member.updated', member, after) };
