@@ -79,6 +79,12 @@ describe('locations', () => {
     expect(await res.json()).toMatchObject({ id: loc.id, name: 'Renamed', timezone: 'Asia/Tokyo', address: null });
     const theirs = await createLocation(otherKey);
     await expectProblem(await write('PATCH', `/v1/locations/${theirs.id}`, key, { name: 'Mine' }), 404, 'not_found');
+    // which location comes first: another studio's is 404 whatever the body's values
+    await expectProblem(
+      await write('PATCH', `/v1/locations/${theirs.id}`, key, { timezone: 'Mars/Olympus' }),
+      404,
+      'not_found',
+    );
     await expectProblem(await write('DELETE', `/v1/locations/${theirs.id}`, key), 404, 'not_found');
     await expectProblem(await s.mg(`/v1/locations/${theirs.id}/rooms`, key), 404, 'not_found');
     await expectProblem(await write('POST', `/v1/locations/${theirs.id}/rooms`, key, { name: 'R' }), 404, 'not_found');

@@ -42,9 +42,10 @@ export async function updateLocation(
   id: string,
   body: UpdateLocationBody,
 ): Promise<Written<Location, 'location.updated'>> {
-  const timezone = body.timezone === undefined ? undefined : timeZone(body.timezone);
+  // which location first (404), then the values (422)
   const before = await q.getLiveLocation(tx, studioId, id, 'update');
   if (!before) throw locationNotFound(id);
+  const timezone = body.timezone === undefined ? undefined : timeZone(body.timezone);
   const patch = changedFields(before, { ...body, timezone });
   if (!Object.keys(patch).length) return unchanged(before);
   const location = (await q.updateLocation(tx, studioId, id, patch))!;
