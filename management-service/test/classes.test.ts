@@ -286,6 +286,24 @@ describe('managementUpdateClass / managementCancelClass', () => {
     await expectProblem(await write('PATCH', `/v1/classes/${c.id}`, { mode: 'two_way' }), 422, 'validation_failed');
   });
 
+  test('plans the class already has change nothing, even one archived since: the record sent back with a new title is 200', async () => {
+    const { studio, write } = await studioWithKey(s);
+    const pln = await plan(s, studio.id);
+    const c = await (
+      await write('POST', '/v1/classes', classBody(await instructor(s, studio.id), { planIds: [pln] }))
+    ).json();
+    expect((await write('DELETE', `/v1/plans/${pln}`)).status).toBe(200);
+    const res = await write('PATCH', `/v1/classes/${c.id}`, { title: 'Renamed', planIds: [pln, pln] });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ title: 'Renamed', planIds: [pln] });
+    // a new one must still be live
+    await expectProblem(
+      await write('PATCH', `/v1/classes/${c.id}`, { planIds: [pln, 'pln_nope'] }),
+      422,
+      'unknown_plan',
+    );
+  });
+
   test("404 for an unknown class or another studio's", async () => {
     const a = await studioWithKey(s);
     const b = await studioWithKey(s);
@@ -313,7 +331,13 @@ describe('managementUpdateClass / managementCancelClass', () => {
     expect(again.status).toBe(200);
     expect((await again.json()).cancelledAt).toBe(done.cancelledAt);
     // cancelling is final: a PATCH is 409 and changes nothing, its occurrences included
-    for (const patch of [{ title: 'Renamed' }, { capacity: 3 }]) {
+    // the class's state before the values: a cancelled class is 409 even for an instructor that is not one
+    for (const patch of [
+      { title: 'Renamed' },
+      { capacity: 3 },
+      { instructorId: 'ins_nope' },
+      { planIds: ['pln_nope'] },
+    ]) {
       const refused = await expectProblem(await write('PATCH', `/v1/classes/${c.id}`, patch), 409, 'class_cancelled');
       expect(refused.detail).toContain('a cancelled class is final');
     }

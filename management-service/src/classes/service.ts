@@ -121,8 +121,18 @@ export async function updateClass(
   id: string,
   body: UpdateClassBody,
 ): Promise<Written<Class, 'class.updated' | 'occurrence.updated'>> {
+  // which class first (404), then whether it may change (409), then the values (422)
   const locked = await q.lockClass(tx, studioId, id);
   if (!locked) throw problems.notFound('class', id);
+  const before = await readClass(tx, studioId, id);
+  const { planIds: _plans, ...own } = body;
+  const fields = changedFields(before, own);
+  const plansChanged = body.planIds !== undefined && !sameSet([...new Set(body.planIds)], before.planIds);
+  // cancelling is final: a PATCH that would change a cancelled class is refused (one that changes nothing answers it)
+  if (locked.status === 'cancelled' && (Object.keys(fields).length || plansChanged))
+    throw new AppError('class_cancelled', {
+      detail: 'This class was cancelled, and a cancelled class is final: create a new class for the slot instead.',
+    });
   if (body.durationMinutes !== undefined) {
     const last = await q.lastFutureStart(tx, studioId, id);
     if (last)
@@ -132,18 +142,12 @@ export async function updateClass(
         "the last occurrence's end",
       );
   }
+  // the instructor is judged whenever named: it goes on the occurrences too, which may differ from the class
   if (body.instructorId !== undefined) await requireInstructor(tx, studioId, body.instructorId);
-  const before = await readClass(tx, studioId, id);
-  const { planIds: _plans, ...own } = body;
-  const fields = changedFields(before, own);
-  const planIds = body.planIds === undefined ? undefined : await requirePlans(tx, studioId, body.planIds);
-  const plansChanged = planIds !== undefined && !sameSet(planIds, before.planIds);
-  // cancelling is final: a PATCH that would change a cancelled class is refused (one that changes nothing answers it)
-  if (locked.status === 'cancelled' && (Object.keys(fields).length || plansChanged))
-    throw new AppError('class_cancelled', {
-      detail: 'This class was cancelled, and a cancelled class is final: create a new class for the slot instead.',
-    });
-  if (plansChanged) await q.setPlans(tx, studioId, id, planIds);
+  // plans are the class's own: the ones it already has change nothing, even one archived since (a client sending
+  // the record back)
+  const planIds = plansChanged ? await requirePlans(tx, studioId, body.planIds!) : undefined;
+  if (planIds) await q.setPlans(tx, studioId, id, planIds);
   if (Object.keys(fields).length || plansChanged) await q.updateClass(tx, studioId, id, fields);
   const occurrenceEvents =
     body.instructorId !== undefined || body.durationMinutes !== undefined || body.capacity !== undefined
