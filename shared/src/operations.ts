@@ -109,7 +109,7 @@ const sf = <const O extends Omit<Operation, 'surface' | 'method' | 'scope'>>(o: 
 const mg = <const O extends Omit<Operation, 'surface'>>(o: O) => op({ ...o, surface: 'management' } as const);
 
 const PLAN_CONFIGS =
-  'Config by type: `membership` {priceCents ≥ 0, currency, interval week|month|year, intervalCount 1..12 (default 1), classesPerInterval ≥ 1 or null (default, unlimited)}; `class_pack` {priceCents, currency, classCount 1..1000, validityDays 1..3650}; `drop_in` {priceCents, currency}. A missing, extra or out-of-range field is 422 `invalid_plan_config` with `errors`.';
+  'Config by type: `membership` {priceCents ≥ 0, currency, interval week|month|year, intervalCount 1..12 (default 1), classesPerInterval 1..10000 or null (default, unlimited)}; `class_pack` {priceCents, currency, classCount 1..1000, validityDays 1..3650}; `drop_in` {priceCents, currency}. A missing, extra or out-of-range field is 422 `invalid_plan_config` with `errors`.';
 const PROGRAM_PRICE =
   'A `paid` program needs a positive `priceCents` and a `currency`; a `free` one (the default) has neither, else 422 `invalid_price`. `classIds` must be classes of the studio.';
 const FINAL = (what: string) => `the answer is the ${what} in its final state.`;

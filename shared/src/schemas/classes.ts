@@ -67,7 +67,11 @@ export const Class = t.Object({
   title: t.String({ maxLength: 200 }),
   mode: Mode,
   instructorId: IdOut(),
-  startsAt: t.String({ maxLength: 32, description: 'Start of the first occurrence (UTC, ms)' }),
+  startsAt: t.String({
+    maxLength: 32,
+    description:
+      'Start of the first occurrence as the class was created (UTC, ms); a reschedule moves the occurrence only',
+  }),
   durationMinutes: t.Integer(),
   discipline: Nullable(t.String({ maxLength: 60 })),
   level: Level,
