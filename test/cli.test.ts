@@ -179,6 +179,9 @@ describe('studio and keys', () => {
     await fails(['key:list', '--studio', 'std_nope'], /no studio std_nope/);
     await fails(['studio:create', '--name', 'X', '--timezone', 'Mars/Olympus'], /unknown timezone/);
     await fails(['studio:create', '--name', 'X', '--modes', 'broadcast,telepathy'], /unknown mode telepathy/);
+    // an admin the API could not answer with (its members page would fail) is not made
+    for (const email of ['not an address', `a@${'\u0130'.repeat(127)}`])
+      await fails(['studio:create', '--name', 'X', '--admin-email', email], /--admin-email must be an e-mail address/);
     await fails(['frobnicate'], /unknown command frobnicate/);
     await fails(['key:create', '--bogus-flag'], /bogus-flag/);
   });

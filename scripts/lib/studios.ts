@@ -1,7 +1,7 @@
 import type { Broadcasts } from '@studio/gateway/broadcasts/bus';
 import { AppError, iso, isoOrNull, newId } from '@studio/shared';
 import type { Db, Sql, Tx } from '@studio/shared/io/db';
-import { HttpUrl, MAX_URL_LENGTH, schemaErrors } from '@studio/shared/schemas/fields';
+import { EMAIL_MAX, Email, emailForm, HttpUrl, MAX_URL_LENGTH, schemaErrors } from '@studio/shared/schemas/fields';
 import { Address } from '@studio/shared/schemas/locations';
 import { SiteSocial } from '@studio/shared/schemas/storefront';
 
@@ -56,7 +56,12 @@ export function checkStudio(input: StudioInput): CheckedStudio {
   const slug = input.slug ?? `${slugify(name)}-${crypto.getRandomValues(new Uint32Array(1))[0]!.toString(36)}`;
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(slug))
     throw new AppError('validation_failed', { detail: `invalid slug ${slug}` });
-  const adminEmail = (input.adminEmail ?? `owner@${slug}.test`).toLowerCase();
+  // stored as the API stores a member's address, and one the API can answer with
+  const adminEmail = emailForm(input.adminEmail ?? `owner@${slug}.test`);
+  if (schemaErrors(Email(), adminEmail, '/adminEmail').length)
+    throw new AppError('validation_failed', {
+      detail: `--admin-email must be an e-mail address (something@domain) of at most ${EMAIL_MAX} characters`,
+    });
   return { name, slug, timezone, currency: input.currency ?? 'USD', modes, adminEmail };
 }
 

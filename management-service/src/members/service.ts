@@ -1,6 +1,6 @@
 import { AppError, newId, problems, quote } from '@studio/shared';
 import type { Tx } from '@studio/shared/io/db';
-import { EMAIL_MAX } from '@studio/shared/schemas/fields';
+import { EMAIL_MAX, emailForm } from '@studio/shared/schemas/fields';
 import {
   type InviteMemberBody,
   isRole,
@@ -24,10 +24,8 @@ export async function inviteMember(
 ): Promise<Written<Member, 'member.invited'>> {
   const role = body.role ?? 'member';
   requireRole(role);
-  // one form per address (NFC: é typed or composed is one member), lower-cased, and NFC again: lower-casing can undo
-  // it (J with a combining caron becomes j and the caron, whose NFC is one character), and can lengthen it (İ becomes
-  // i and a combining dot), and what is stored must still be an address the schema answers with
-  const email = body.email.trim().normalize('NFC').toLowerCase().normalize('NFC');
+  // one form per address; what is stored must still be an address the schema answers with
+  const email = emailForm(body.email);
   if (email.length > EMAIL_MAX)
     throw problems.invalidFields([{ path: '/body/email', message: `must be at most ${EMAIL_MAX} characters` }]);
   const member = await q.insertMember(tx, {

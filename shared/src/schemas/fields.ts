@@ -39,6 +39,13 @@ export const Email = (description?: string) =>
     'x-pattern-hint': 'an e-mail address, such as ana@lotus.example',
     ...(description ? { description } : {}),
   });
+/**
+ * The one form a member's address is stored in (the dashboard's invite, the API's, the CLI's first admin): NFC, so é
+ * typed or composed is one address; lower-cased; and NFC again, since lower-casing can undo it (J and a combining
+ * caron become j and the caron, which NFC makes one character). Lower-casing can also lengthen it (İ becomes i and a
+ * combining dot): check the length of this form, not of what was sent.
+ */
+export const emailForm = (email: string): string => email.trim().normalize('NFC').toLowerCase().normalize('NFC');
 /** Free text of at most `maxLength` characters, without NUL. */
 export const Text = (maxLength: number, o: StringOptions = {}) => t.String({ pattern: NO_NUL, ...o, maxLength });
 /** An id sent by a caller: 1..64 characters without NUL (what it must name is the service's rule). */
