@@ -342,6 +342,21 @@ for (const mode of MODES)
         /logoUrl must be an http:\/\/ or https:\/\/ URL/,
         run,
       );
+      // every field within what /v1/site documents, and no link a page could run
+      for (const [doc, message] of [
+        [{ title: 'x'.repeat(201) }, /site \/title .*200/],
+        [{ title: 'x', tagline: 42 }, /site \/tagline/],
+        [{ title: 'x', contactEmail: 'nobody' }, /site \/contactEmail/],
+        [{ title: 'x', social: { website: 'javascript:alert(document.domain)' } }, /site \/social\/website/],
+      ] as const) {
+        await Bun.write(file, JSON.stringify(doc));
+        await fails(['site:publish', '--studio', sid, '--file', file], message, run);
+      }
+      await Bun.write(
+        file,
+        JSON.stringify({ title: 'x', social: { instagram: '@lotus', website: 'https://lotus.test' } }),
+      );
+      expect((await run('site:publish', '--studio', sid, '--file', file)).code).toBe(0);
       const link = (await run('login-link', '--studio', sid)).json();
       expect(link.url).toStartWith(`${g.dashboardUrl}/login?token=`);
     });

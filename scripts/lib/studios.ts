@@ -1,9 +1,17 @@
+import { Type as t } from '@sinclair/typebox';
 import type { Broadcasts } from '@studio/gateway/broadcasts/bus';
 import { AppError, iso, isoOrNull, newId } from '@studio/shared';
 import type { Db, Sql, Tx } from '@studio/shared/io/db';
-import { EMAIL_MAX, Email, emailForm, HttpUrl, MAX_URL_LENGTH, schemaErrors } from '@studio/shared/schemas/fields';
-import { Address } from '@studio/shared/schemas/locations';
-import { SiteSocial } from '@studio/shared/schemas/storefront';
+import {
+  EMAIL_MAX,
+  Email,
+  emailForm,
+  HttpUrl,
+  MAX_URL_LENGTH,
+  Nullable,
+  schemaErrors,
+} from '@studio/shared/schemas/fields';
+import { SiteSocial, StorefrontSite } from '@studio/shared/schemas/storefront';
 
 export const MODES = ['broadcast', 'two_way', 'community', 'coaching'] as const;
 
@@ -129,6 +137,43 @@ const SITE_FIELDS = [
 /** A site's logo and hero image: the API's one rule for a URL shown on public pages. */
 const IMAGE_URL = HttpUrl();
 
+/** A profile link: an http(s) URL or a handle (no scheme at all): a website renders it as a link, so never `javascript:`. */
+const SocialLink = t.Optional(
+  Nullable(
+    t.String({
+      maxLength: MAX_URL_LENGTH,
+      pattern: '^(?:[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+|[^\\s:]+)$',
+      'x-pattern-hint': 'an http:// or https:// URL, or a handle such as @lotus',
+    }),
+  ),
+);
+
+/**
+ * What site:publish accepts: every field within the bounds `/v1/site` documents for it (StorefrontSite), the contact
+ * address an e-mail address, and the links on the page http(s) or handles. Stored beyond them, the answer would
+ * break the promise its schema makes.
+ */
+const SiteDocument = t.Object(
+  {
+    title: t.String({ minLength: 1, maxLength: 200 }),
+    tagline: t.Optional(StorefrontSite.properties.tagline),
+    description: t.Optional(StorefrontSite.properties.description),
+    logoUrl: t.Optional(StorefrontSite.properties.logoUrl),
+    heroImageUrl: t.Optional(StorefrontSite.properties.heroImageUrl),
+    contactEmail: t.Optional(Nullable(Email())),
+    phone: t.Optional(StorefrontSite.properties.phone),
+    address: t.Optional(StorefrontSite.properties.address),
+    social: t.Optional(
+      Nullable(
+        t.Object(Object.fromEntries(Object.keys(SiteSocial.properties).map((k) => [k, SocialLink])), {
+          additionalProperties: false,
+        }),
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** Publish (or republish) a studio's public site from a JSON document (on its own, or inside the caller's transaction). */
 export async function publishSite(sql: Db, studioId: string, doc: Record<string, unknown>) {
   await requireStudio(sql, studioId);
@@ -146,20 +191,15 @@ export async function publishSite(sql: Db, studioId: string, doc: Record<string,
         detail: `site ${field} must be an http:// or https:// URL of at most ${MAX_URL_LENGTH} characters`,
       });
   }
-  // address and social are closed shapes (docs/design/hostile-callers.md): the Storefront documents each field
-  for (const [field, schema] of [
-    ['address', Address],
-    ['social', SiteSocial],
-  ] as const) {
-    const errors = doc[field] == null ? [] : schemaErrors(schema, doc[field], `/${field}`);
-    if (errors.length)
-      throw new AppError('validation_failed', {
-        detail: `site ${errors
-          .slice(0, 5)
-          .map((e) => `${e.path} ${e.message}`)
-          .join('; ')}`,
-      });
-  }
+  // every field within what the Storefront documents; address and social are closed shapes (docs/design/hostile-callers.md)
+  const errors = schemaErrors(SiteDocument, doc, '');
+  if (errors.length)
+    throw new AppError('validation_failed', {
+      detail: `site ${errors
+        .slice(0, 5)
+        .map((e) => `${e.path} ${e.message}`)
+        .join('; ')}`,
+    });
   const row: Record<string, unknown> = { studioId };
   for (const f of SITE_FIELDS) row[f] = doc[f] ?? null;
   const [site] = await sql`
