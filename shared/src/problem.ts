@@ -121,6 +121,8 @@ export const problems = {
       detail: `${lead} (${errors.length === 1 ? '1 error' : `${errors.length} errors`}); \`errors\` names each field and why.`,
       errors,
     }),
+  /** 403: the key's studio was deleted (the gateway's answer; a service's too, for a call let through before the key's eviction reached it). */
+  studioGone: () => new AppError('studio_required', { detail: 'The key belongs to a studio that no longer exists.' }),
   siteNotPublished: () =>
     new AppError('site_not_published', { detail: 'This studio has not published a public site.' }),
   /** 409: the instructor already teaches `conflict` at an overlapping time. */

@@ -277,6 +277,18 @@ test('storefrontGetConfig and storefrontGetPolicies: defaults for a new studio',
   expect(await read('/v1/policies', StorefrontPolicies)).toMatchObject({ cancellation: null, lateCancelMinutes: 0 });
 });
 
+test('a studio deleted while a gateway still holds its key (before its eviction): config and policies are 403 studio_required, as the gateway says', async () => {
+  const gone = await s.studio({ name: 'Gone Soon' });
+  const { key: k } = await s.key(gone.id, 'publishable');
+  expect((await s.sf('/v1/instructors', k)).status).toBe(200); // the gateway now holds the key's record
+  // deleted behind the gateway's back: no eviction reaches it, so the call goes on to the service
+  await s.sql`update studios set deleted_at = now() where id = ${gone.id}`;
+  for (const path of ['/v1/config', '/v1/policies']) {
+    const problem = await expectProblem(await s.sf(path, k), 403, 'studio_required');
+    expect(problem.detail).toContain('no longer exists');
+  }
+});
+
 test("storefrontGetSite: 404 site_not_published until published, then only the own studio's site", async () => {
   await expectProblem(await s.sf('/v1/site', key), 404, 'site_not_published');
   // an unpublished draft row is still not public

@@ -1,4 +1,4 @@
-import { ANY_READ, quote, scopeAllows } from '@studio/shared';
+import { ANY_READ, problems, quote, scopeAllows } from '@studio/shared';
 import { originAllowed } from '@studio/shared/origins';
 import type { KeyRecord } from '../keys/resolver';
 import { type Ctx, type KeyLookup, type KeyProblem, keyDetail, refuse } from './context';
@@ -36,8 +36,7 @@ export function authorizeStep(p: SurfaceProfile) {
     const keyProblem = 'problem' in found ? found.problem : judgeKey(found.rec, p.keyKind);
     if (keyProblem) return refuse(p, c, keyProblem, { detail: keyDetail(keyProblem, p) });
     const k = c.key!;
-    if (!k.studioLive)
-      return refuse(p, c, 'studio_required', { detail: 'The key belongs to a studio that no longer exists.' });
+    if (!k.studioLive) return refuse(p, c, 'studio_required', problems.studioGone().options);
     // a key restricted to its sites' pages: a browser names the page's origin; a server-side call names none and passes
     const origin = k.allowedOrigins ? c.req.headers.get('origin') : null;
     if (origin !== null && !originAllowed(k.allowedOrigins, origin)) {

@@ -9,7 +9,7 @@ export const configHandlers = ({ sql }: StorefrontDeps) =>
   ({
     storefrontGetConfig: async ({ caller, request }) => {
       const config = await studioConfig(sql, caller.studioId);
-      if (!config) throw problems.notFound('studio');
+      if (!config) throw problems.studioGone();
       return cacheable(request, config);
     },
   }) satisfies HandlersFor<'storefrontGetConfig'>;

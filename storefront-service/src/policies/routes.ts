@@ -9,7 +9,7 @@ export const policyHandlers = ({ sql }: StorefrontDeps) =>
   ({
     storefrontGetPolicies: async ({ caller, request }) => {
       const policies = await studioPolicies(sql, caller.studioId);
-      if (!policies) throw problems.notFound('studio');
+      if (!policies) throw problems.studioGone();
       return cacheable(request, policies);
     },
   }) satisfies HandlersFor<'storefrontGetPolicies'>;
