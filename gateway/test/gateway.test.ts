@@ -274,6 +274,34 @@ describe('framing', () => {
     });
     await expectProblem(res, 413, 'payload_too_large');
   });
+  test('a read that declares a body over 1 MiB -> 413 payload_too_large, as its OpenAPI document says', async () => {
+    const st = await s.studio();
+    const { key } = await s.key(st.id, 'publishable');
+    // fetch sends no body with a GET: the request as a careless or hostile client writes it, its body never sent
+    const { port } = new URL(s.storefrontUrl);
+    let answer = '';
+    const done = Promise.withResolvers<void>();
+    const socket = await Bun.connect({
+      hostname: '127.0.0.1',
+      port: Number(port),
+      socket: {
+        data(_s, chunk) {
+          answer += chunk.toString();
+          if (answer.includes('payload_too_large')) done.resolve();
+        },
+        close: () => done.resolve(),
+      },
+    });
+    socket.write(
+      `GET /v1/config HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${key}\r\ncontent-length: ${2 * 1024 * 1024}\r\n\r\n`,
+    );
+    await done.promise;
+    socket.end();
+    expect(answer).toStartWith('HTTP/1.1 413');
+    expect(answer).toContain('"code":"payload_too_large"');
+    const doc = await (await fetch(`${s.storefrontUrl}/openapi.json`)).json();
+    expect(Object.keys(doc.paths['/v1/config'].get.responses)).toContain('413');
+  });
   test('RateLimit headers on every keyed response', async () => {
     const st = await s.studio();
     const { key } = await s.key(st.id, 'secret', ['instructors:read']);

@@ -744,6 +744,8 @@ export function problemsOf(o: Operation): ProblemCode[] {
     'api_key_wrong_kind',
     'studio_required',
     'rate_limited',
+    // a declared body over 1 MiB is refused whatever the method, a read's included (it is never read or sent on)
+    'payload_too_large',
     'internal_error',
     'service_unavailable',
     'upstream_timeout',
@@ -756,7 +758,6 @@ export function problemsOf(o: Operation): ProblemCode[] {
       'idempotency_key_invalid',
       'idempotency_key_reused',
       'idempotency_request_in_progress',
-      'payload_too_large',
       'unsupported_media_type',
       'malformed_json',
       'conflict',
