@@ -108,7 +108,7 @@ const HEADERS: Record<string, Json> = {
   },
   RateLimit: {
     description:
-      'IETF RateLimit fields: requests left (`r`) and seconds until the window resets (`t`), e.g. `"key";r=99;t=1`.',
+      'IETF RateLimit fields: requests left (`r`) and seconds until the window resets (`t`), e.g. `"key";r=99;t=1`. On every answer to a call whose key is known; a missing, malformed or unknown key\'s refusal has none.',
     schema: { type: 'string' },
   },
   'RateLimit-Policy': { description: 'The key\'s limit, e.g. `"key";q=100;w=1`.', schema: { type: 'string' } },
@@ -213,7 +213,8 @@ function problemResponses(o: Operation, shared: SharedResponses): Record<string,
   const out: Record<string, Json> = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const extra =
-      status === 429 || codes.includes('idempotency_request_in_progress')
+      // a 503 says when to retry where the gateway knows (key verification unavailable)
+      status === 429 || status === 503 || codes.includes('idempotency_request_in_progress')
         ? ['Retry-After']
         : status === 405
           ? ['Allow']
