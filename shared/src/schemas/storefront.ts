@@ -45,11 +45,13 @@ export type StorefrontClassList = Static<typeof StorefrontClassList>;
 export const StorefrontClassQuery = t.Object(
   {
     from: t.Optional(
-      QueryInstant('RFC 3339 date-time with an offset; default now (earlier values are moved up to now)'),
+      QueryInstant(
+        'RFC 3339 date-time with an offset, inclusive; default now. Earlier values list from now on, and `to` is judged from `from` as sent.',
+      ),
     ),
     to: t.Optional(
       QueryInstant(
-        'RFC 3339 date-time with an offset, after `from`; default from + 14 days; at most from + 90 days (years past 9999 are moved back to 9999)',
+        'RFC 3339 date-time with an offset, exclusive, after `from`; default from + 14 days; at most from + 90 days (years past 9999 are moved back to 9999)',
       ),
     ),
     discipline: t.Optional(Text(60, { minLength: 1 })),
