@@ -304,6 +304,16 @@ describe('managementUpdateClass / managementCancelClass', () => {
     );
   });
 
+  test('a path id that cannot be a class is 404 before the body is judged, and is not stored under its Idempotency-Key', async () => {
+    const { studio, write } = await studioWithKey(s);
+    const idem = crypto.randomUUID();
+    await expectProblem(await write('PATCH', '/v1/classes/not-an-id', { title: '' }, idem), 404, 'not_found');
+    // the key is still free: the same request again is judged again, and another request may take the key
+    await expectProblem(await write('PATCH', '/v1/classes/not-an-id', { title: '' }, idem), 404, 'not_found');
+    const c = await (await write('POST', '/v1/classes', classBody(await instructor(s, studio.id)))).json();
+    expect((await write('PATCH', `/v1/classes/${c.id}`, { title: 'Renamed' }, idem)).status).toBe(200);
+  });
+
   test("404 for an unknown class or another studio's", async () => {
     const a = await studioWithKey(s);
     const b = await studioWithKey(s);

@@ -51,7 +51,6 @@ export function registerOperations<S extends Surface>(surface: S, handlers: Surf
       elysiaPath(op.path),
       ((ctx: Context) => {
         const params = ctx.params as Record<string, string>;
-        for (const p of ids) if (!p.re.test(params[p.name] ?? '')) throw problems.notFound(p.kind);
         return handler({
           operation: op,
           caller: verifiedCaller(ctx.request),
@@ -70,6 +69,16 @@ export function registerOperations<S extends Surface>(surface: S, handlers: Surf
           ? { body: op.body, parse: ({ request }: Context) => readSignedJson(request) }
           : { parse: ({ request }: Context) => readSignedBody(request).then(() => null) }),
         ...(op.query ? { query: op.query } : {}),
+        // a path id judged before the body and query are (transform runs before validation): 404 before 422, and a
+        // 404 is no refusal of the request's content, so it is not stored under an Idempotency-Key
+        ...(ids.length
+          ? {
+              transform: ({ params }: Context) => {
+                for (const p of ids)
+                  if (!p.re.test((params as Record<string, string>)[p.name] ?? '')) throw problems.notFound(p.kind);
+              },
+            }
+          : {}),
         response: { [op.ok.status]: op.ok.schema },
       } as never,
     );
