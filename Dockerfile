@@ -6,6 +6,8 @@ COPY shared/package.json shared/
 COPY gateway/package.json gateway/
 COPY storefront-service/package.json storefront-service/
 COPY management-service/package.json management-service/
+# the lockfile's patched dependencies: bun install refuses to run without their patch files
+COPY patches/ patches/
 RUN bun install --frozen-lockfile --production
 COPY . .
 # the runtime's own settings (shared/src/runtime.ts says why; test/runtime-env.test.ts holds the two to the same values)
