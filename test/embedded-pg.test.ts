@@ -94,6 +94,25 @@ describe('the embedded Postgres', () => {
     await intruder.end();
   }, 30_000);
 
+  test("the README's PGURL line prints the URL that reaches it", async () => {
+    const readme = await Bun.file(join(import.meta.dir, '..', 'README.md')).text();
+    const script = /^PGURL="\$\(bun -p '(.+)'\)"$/m.exec(readme)?.[1];
+    expect(script).toBeDefined();
+    // run where the README runs it, the repository root: here, one whose .data/postgres.json is this test's
+    const where = join(dir, 'checkout');
+    mkdirSync(join(where, '.data'), { recursive: true });
+    writeFileSync(join(where, '.data', 'postgres.json'), readFileSync(stateFile));
+    const run = Bun.spawnSync(['bun', '-p', script!], { cwd: where, stdout: 'pipe', stderr: 'pipe' });
+    expect(run.stderr.toString()).toBe('');
+    const url = run.stdout.toString().trim();
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      expect((await sql`select current_database() as db`)[0]!.db).toBe('studio');
+    } finally {
+      await sql.end();
+    }
+  });
+
   test('a restart keeps the data and the password; migrations are up to date', async () => {
     await running!.stop();
     const before = running!.url;

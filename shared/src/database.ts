@@ -16,7 +16,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 
-/** Postgres on this machine's default port, as README's requirements and compose's published port. */
+/** Postgres on this machine's default port, as a Postgres installed by hand listens (compose's is not published to the host). */
 export const LOCAL_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/studio';
 export const DEFAULT_EMBEDDED_PG_DIR = '.data/postgres';
 /** The database the stack uses inside the embedded Postgres. */
