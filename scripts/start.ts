@@ -34,13 +34,18 @@ const database = resolveDatabase(process.env);
 // the mode, decided once for every child (docs/design/single-node.md): no Redis named and none on 127.0.0.1:6379 is single-node mode
 if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES && !answers('127.0.0.1', 6379))
   process.env.REDIS_URL = SINGLE_NODE;
-// the gateway reaches the services where this starts them: on their ports, unless their URLs are named (a port moved
-// off a taken one, as the error below advises, is followed; the default URLs would name the old port)
+// the gateway reaches the services where this starts them, and the banner, the login links and the documents name the
+// gateway's ports where this starts it: on their ports, unless their URLs are named (a port moved off a taken one, as
+// the error below advises, is followed; the default URLs would name the old port)
 const host = process.env.HOST;
+/** The address this machine reaches the processes at (an IPv6 one in brackets, as a URL needs it). */
 const reach = !host || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
 for (const [url, port] of [
   ['STOREFRONT_SERVICE_URL', 'STOREFRONT_SERVICE_PORT'],
   ['MANAGEMENT_SERVICE_URL', 'MANAGEMENT_SERVICE_PORT'],
+  ['STOREFRONT_PUBLIC_URL', 'STOREFRONT_PORT'],
+  ['MANAGEMENT_PUBLIC_URL', 'MANAGEMENT_PORT'],
+  ['DASHBOARD_PUBLIC_URL', 'DASHBOARD_PORT'],
 ] as const)
   if (!process.env[url] && process.env[port]) process.env[url] = `http://${reach}:${process.env[port]}`;
 // refuses development secrets beyond loopback before anything starts (the embedded Postgres included)
@@ -112,14 +117,14 @@ const processes = [
   {
     name: 'storefront-service',
     entry: 'storefront-service/src/main.ts',
-    health: `http://${config.HOST}:${config.STOREFRONT_SERVICE_PORT}/readyz`,
+    health: `http://${reach}:${config.STOREFRONT_SERVICE_PORT}/readyz`,
   },
   {
     name: 'management-service',
     entry: 'management-service/src/main.ts',
-    health: `http://${config.HOST}:${config.MANAGEMENT_SERVICE_PORT}/readyz`,
+    health: `http://${reach}:${config.MANAGEMENT_SERVICE_PORT}/readyz`,
   },
-  { name: 'gateway', entry: 'gateway/src/main.ts', health: `http://${config.HOST}:${config.STOREFRONT_PORT}/readyz` },
+  { name: 'gateway', entry: 'gateway/src/main.ts', health: `http://${reach}:${config.STOREFRONT_PORT}/readyz` },
 ];
 
 /**
@@ -237,7 +242,7 @@ Studio API is running (ready in ${((performance.now() - began) / 1000).toFixed(1
   Storefront  ${config.STOREFRONT_PUBLIC_URL}/v1   (publishable keys; docs at ${config.STOREFRONT_PUBLIC_URL}/docs)
   Management  ${config.MANAGEMENT_PUBLIC_URL}/v1   (secret keys; docs at ${config.MANAGEMENT_PUBLIC_URL}/docs)
   Dashboard   ${config.DASHBOARD_PUBLIC_URL}      (sign in with: bun run admin login-link --studio <id>)
-  Operations  http://${config.HOST}:${config.OPS_PORT}/metrics   (gateway metrics; each service's at its own port /metrics)
+  Operations  http://${reach}:${config.OPS_PORT}/metrics   (gateway metrics; each service's at its own port /metrics)
   Database    ${db}
   Mode        ${
     redisMode(config) === 'single-node'

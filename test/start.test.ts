@@ -20,6 +20,9 @@ const [port, p1, p2, p3, p4, p5] = (await freePorts(6)) as [number, number, numb
 const {
   STOREFRONT_SERVICE_URL: _sf,
   MANAGEMENT_SERVICE_URL: _mg,
+  STOREFRONT_PUBLIC_URL: _sfp,
+  MANAGEMENT_PUBLIC_URL: _mgp,
+  DASHBOARD_PUBLIC_URL: _dp,
   ...inherited
 } = process.env as Record<string, string>;
 const env: Record<string, string> = {
@@ -34,10 +37,8 @@ const env: Record<string, string> = {
   OPS_PORT: String(p5),
   STOREFRONT_SERVICE_PORT: String(p3),
   MANAGEMENT_SERVICE_PORT: String(p4),
-  // no STOREFRONT_SERVICE_URL or MANAGEMENT_SERVICE_URL: start reaches the services on the ports it gives them
-  STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${port}`,
-  MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${p1}`,
-  DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${p2}`,
+  // no STOREFRONT_SERVICE_URL or MANAGEMENT_SERVICE_URL: start reaches the services on the ports it gives them;
+  // no public URL either: the banner, the login links and the documents name the ports the gateway was given
 };
 
 let proc: ReturnType<typeof Bun.spawn>;
@@ -73,6 +74,13 @@ test('bun run start migrates a new database, starts everything and prints the th
   expect(output).toContain(`Storefront  http://127.0.0.1:${port}/v1`);
   expect(output).toContain(`Management  http://127.0.0.1:${p1}/v1`);
   expect(output).toContain(`Dashboard   http://127.0.0.1:${p2}`);
+});
+
+test('the ports given are the public URLs too: the documents the gateway serves name them', async () => {
+  for (const p of [port, p1]) {
+    const doc = await (await fetch(`http://127.0.0.1:${p}/openapi.json`)).json();
+    expect(doc.servers).toEqual([{ url: `http://127.0.0.1:${p}` }]);
+  }
 });
 
 test('a child that dies is started again, and the stack keeps serving', async () => {

@@ -151,7 +151,7 @@ export function serveService(app: ServedApp, o: ServeOptions) {
   const server = Bun.serve({ ...SERVE_DEFAULTS, hostname: o.hostname, port: o.port, fetch });
   return {
     server,
-    url: `http://${o.hostname}:${server.port}`,
+    url: server.url.href.replace(/\/$/, ''),
     /** Readiness 503 at once, stop accepting, let in-flight requests finish (at most `graceMs`). */
     async drain(graceMs = 10_000) {
       draining = true;
