@@ -109,6 +109,7 @@ export function loadConfig(
         : (env[name] ?? DEFAULTS[name as keyof Config]);
     if (v !== undefined && v !== '') raw[name] = v;
   }
+  refuseFractions(raw);
   const converted = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Record<string, unknown>;
   Object.assign(converted, overrides);
   const err = Value.Errors(ConfigSchema, converted).First();
@@ -119,6 +120,7 @@ export function loadConfig(
     );
   }
   refuseMalformedUrls(converted as Config);
+  refuseMalformedAddresses(converted as Config);
   refuseDevelopmentSecrets(converted as Config);
   if (converted.REDIS_URL === SINGLE_NODE && converted.REDIS_CLUSTER_NODES) {
     throw new ConfigError(
@@ -128,21 +130,69 @@ export function loadConfig(
   return converted as Config;
 }
 
+const wrongValue = (name: string, what: string, got: string) =>
+  new ConfigError(`invalid environment variable ${name}: must be ${what} (got ${JSON.stringify(got)})`);
+
 /** A URL of the scheme a client needs, or the process stops naming the variable (not with a client's stack trace later). */
 function refuseMalformedUrls(c: Config) {
   const url = (v: string, schemes: RegExp) => URL.canParse(v) && schemes.test(new URL(v).protocol);
-  const wrong = (name: string, what: string, got: string) =>
-    new ConfigError(`invalid environment variable ${name}: must be ${what} (got ${JSON.stringify(got)})`);
   if (!url(c.DATABASE_URL, /^postgres(ql)?:$/))
-    throw wrong('DATABASE_URL', 'a postgres:// URL, such as postgres://postgres@127.0.0.1:5432/studio', c.DATABASE_URL);
+    throw wrongValue(
+      'DATABASE_URL',
+      'a postgres:// URL, such as postgres://postgres@127.0.0.1:5432/studio',
+      c.DATABASE_URL,
+    );
   if (c.REDIS_URL !== SINGLE_NODE && !url(c.REDIS_URL, /^rediss?:$/))
-    throw wrong('REDIS_URL', 'a redis:// or rediss:// URL, or none (single-node mode)', c.REDIS_URL);
+    throw wrongValue('REDIS_URL', 'a redis:// or rediss:// URL, or none (single-node mode)', c.REDIS_URL);
   for (const seed of c.REDIS_CLUSTER_NODES ? c.REDIS_CLUSTER_NODES.split(',') : [])
     if (!url(seed.trim(), /^rediss?:$/))
-      throw wrong('REDIS_CLUSTER_NODES', 'comma-separated redis:// URLs', c.REDIS_CLUSTER_NODES);
+      throw wrongValue('REDIS_CLUSTER_NODES', 'comma-separated redis:// URLs', c.REDIS_CLUSTER_NODES);
   // the gateway's hop to its services speaks plain HTTP/1.1 (gateway/src/forward/http1.ts)
   for (const name of ['STOREFRONT_SERVICE_URL', 'MANAGEMENT_SERVICE_URL'] as const)
-    if (!url(c[name], /^http:$/)) throw wrong(name, 'an http:// URL, such as http://127.0.0.1:48104', c[name]);
+    if (!url(c[name], /^http:$/)) throw wrongValue(name, 'an http:// URL, such as http://127.0.0.1:48104', c[name]);
+}
+
+/** A whole number as written: converting `1.5` to an integer would cut it to 1 without a word. */
+function refuseFractions(raw: Record<string, unknown>) {
+  for (const [name, schema] of Object.entries(ConfigSchema.properties))
+    if (schema.type === 'integer' && typeof raw[name] === 'string' && !/^\s*-?\d+\s*$/.test(raw[name]))
+      throw wrongValue(name, 'a whole number', raw[name]);
+}
+
+/** An IPv4 address in dotted decimal, or an IPv6 one (as a URL's host in brackets takes it): no range, no name. */
+const isIpAddress = (s: string) =>
+  /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(s) ||
+  (s.includes(':') && !s.includes('/') && URL.canParse(`http://[${s}]/`));
+
+/**
+ * The addresses people and clients are given (public URLs, login links, problem types, the trace collector) and the
+ * proxies trusted, checked as the process starts: a public URL without its scheme made unusable links, and a range
+ * in TRUSTED_PROXIES (matched address by address) silently trusted no proxy.
+ */
+function refuseMalformedAddresses(c: Config) {
+  const httpUrl = (v: string) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol);
+  for (const name of ['STOREFRONT_PUBLIC_URL', 'MANAGEMENT_PUBLIC_URL', 'DASHBOARD_PUBLIC_URL'] as const)
+    if (!httpUrl(c[name]))
+      throw wrongValue(name, 'an http:// or https:// URL, such as https://api.example.com', c[name]);
+  if (c.OTEL_EXPORTER_OTLP_ENDPOINT && !httpUrl(c.OTEL_EXPORTER_OTLP_ENDPOINT))
+    throw wrongValue(
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'an http:// or https:// URL, or empty',
+      c.OTEL_EXPORTER_OTLP_ENDPOINT,
+    );
+  if (c.PROBLEM_TYPE_BASE && !URL.canParse(c.PROBLEM_TYPE_BASE))
+    throw wrongValue(
+      'PROBLEM_TYPE_BASE',
+      'an absolute URI, such as https://docs.example.com/problems#',
+      c.PROBLEM_TYPE_BASE,
+    );
+  for (const proxy of c.TRUSTED_PROXIES.split(',').map((p) => p.trim()))
+    if (proxy && !isIpAddress(proxy))
+      throw wrongValue(
+        'TRUSTED_PROXIES',
+        'comma-separated IP addresses, each a peer (a range such as 10.0.0.0/8 is not matched)',
+        c.TRUSTED_PROXIES,
+      );
 }
 
 /** The REDIS_URL that means single-node mode (docs/design/single-node.md). */

@@ -162,8 +162,26 @@ describe('configuration', () => {
       'invalid environment variable STOREFRONT_SERVICE_URL: must be an http:// URL, such as http://127.0.0.1:48104 (got "127.0.0.1:48104")',
     );
     expect(() => loadConfig({ MANAGEMENT_SERVICE_URL: 'https://mg.internal' })).toThrow(/MANAGEMENT_SERVICE_URL/);
+    // what people and clients are given, and the proxies trusted
+    expect(() => loadConfig({ DASHBOARD_PUBLIC_URL: 'localhost:48006' })).toThrow(
+      'invalid environment variable DASHBOARD_PUBLIC_URL: must be an http:// or https:// URL',
+    );
+    expect(() => loadConfig({ STOREFRONT_PUBLIC_URL: 'nope' })).toThrow(/STOREFRONT_PUBLIC_URL/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'nope' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+    expect(() => loadConfig({ PROBLEM_TYPE_BASE: 'x' })).toThrow(/PROBLEM_TYPE_BASE: must be an absolute URI/);
+    expect(() => loadConfig({ TRUSTED_PROXIES: '10.0.0.1, 10.0.0.0/8' })).toThrow(
+      /TRUSTED_PROXIES: must be comma-separated IP addresses, each a peer \(a range such as 10.0.0.0\/8 is not matched\)/,
+    );
+    // a whole number as written, not cut to one
+    expect(() => loadConfig({ STOREFRONT_CACHE_MB: '1.5' })).toThrow(
+      'invalid environment variable STOREFRONT_CACHE_MB: must be a whole number (got "1.5")',
+    );
+    expect(() => loadConfig({ UPSTREAM_TIMEOUT_MS: '10s' })).toThrow(/UPSTREAM_TIMEOUT_MS: must be a whole number/);
     for (const ok of [
       { REDIS_URL: 'none' },
+      { DASHBOARD_PUBLIC_URL: 'https://dash.example.com', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' },
+      { TRUSTED_PROXIES: '10.0.0.1, ::1', PROBLEM_TYPE_BASE: 'https://docs.example.com/problems#' },
+      { STOREFRONT_CACHE_MB: ' 32 ' },
       { REDIS_URL: 'rediss://u:p@cache.example:6380/0' },
       { DATABASE_URL: 'postgresql://u@db.example/studio?sslmode=require' },
       { REDIS_CLUSTER_NODES: 'redis://a:7000, redis://b:7001' },
