@@ -8,6 +8,7 @@ import { runningGatewayMode } from '@studio/gateway/lock';
 import {
   AppError,
   answers,
+  type Config,
   DEFAULT_REDIS_URL,
   isScope,
   type KeyKind,
@@ -129,13 +130,16 @@ const database = resolveDatabase(process.env);
 // and the mode as `bun run start` decides it: no Redis named and none on 127.0.0.1:6379 is single-node mode,
 // so a revoke typed in another terminal reaches a single-node gateway over Postgres and waits for its confirmation
 const singleNode = !process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES && !answers('127.0.0.1', 6379);
-const config = loadConfigOrExit({
-  ...process.env,
-  ...(database.url ? { DATABASE_URL: database.url } : {}),
-  ...(singleNode ? { REDIS_URL: SINGLE_NODE } : {}),
-});
+let loaded: Config | null = null;
+/** Read on first use, so that an unknown command is named (with the list) even where no database is found. */
+const configOf = (): Config =>
+  (loaded ??= loadConfigOrExit({
+    ...process.env,
+    ...(database.url ? { DATABASE_URL: database.url } : {}),
+    ...(singleNode ? { REDIS_URL: SINGLE_NODE } : {}),
+  }));
 let sql = null as ReturnType<typeof createSql> | null;
-const db = () => (sql ??= createSql(config.DATABASE_URL, { max: 2 }));
+const db = () => (sql ??= createSql(configOf().DATABASE_URL, { max: 2 }));
 
 /**
  * How a change reaches every gateway (docs/design/single-node.md): Redis pub/sub, or, in single-node mode, Postgres
@@ -144,15 +148,15 @@ const db = () => (sql ??= createSql(config.DATABASE_URL, { max: 2 }));
 async function withBroadcasts<T>(fn: (bus: Broadcasts, reachable: boolean, mode: RedisMode) => Promise<T>): Promise<T> {
   // the gateways that run decide, by the lock they hold: a Redis started after a single-node stack must not send
   // this change where no gateway listens (it would keep the key for its cache's minute)
-  const mode = (await runningGatewayMode(db())) ?? redisMode(config);
+  const mode = (await runningGatewayMode(db())) ?? redisMode(configOf());
   if (mode === 'single-node') return fn(postgresBroadcasts(db()), true, mode);
-  const url = config.REDIS_URL === SINGLE_NODE ? DEFAULT_REDIS_URL : config.REDIS_URL;
-  const redis = createRedis(url, 'admin redis', config.REDIS_CLUSTER_NODES);
+  const url = configOf().REDIS_URL === SINGLE_NODE ? DEFAULT_REDIS_URL : configOf().REDIS_URL;
+  const redis = createRedis(url, 'admin redis', configOf().REDIS_CLUSTER_NODES);
   redis.removeAllListeners('error');
   redis.on('error', () => {});
   await connectRedis(redis);
   try {
-    return await fn(redisBroadcasts(redis.isReady ? redis : null, config.REDIS_PREFIX, db()), redis.isReady, mode);
+    return await fn(redisBroadcasts(redis.isReady ? redis : null, configOf().REDIS_PREFIX, db()), redis.isReady, mode);
   } finally {
     await quitRedis(redis);
   }
@@ -237,7 +241,7 @@ async function sitePublish() {
 
 async function seedDemoCommand() {
   const { seedDemo } = await import('./lib/seed');
-  const demo = await seedDemo(db(), config);
+  const demo = await seedDemo(db(), configOf());
   if (!opts.export) return demo;
   // for `eval "$(bun run --silent admin seed:demo --export)"`: the keys land in the shell, not in a file
   return new ShellExports({
@@ -249,7 +253,7 @@ async function seedDemoCommand() {
 
 /** Each command of USAGE, run once its options are parsed. */
 const COMMANDS: Record<string, () => unknown> = {
-  migrate: async () => ({ applied: await migrate(config.DATABASE_URL) }),
+  migrate: async () => ({ applied: await migrate(configOf().DATABASE_URL) }),
   'studio:create': () =>
     createStudio(db(), {
       name: need('name'),
@@ -288,10 +292,10 @@ const COMMANDS: Record<string, () => unknown> = {
   'login-link': async () => {
     const studio = need('studio');
     await requireStudio(db(), studio);
-    return createLoginLink(db(), config, studio);
+    return createLoginLink(db(), configOf(), studio);
   },
   'seed:demo': seedDemoCommand,
-  'webhook:create': () => webhookCreate(db(), config, need('studio'), need('url'), eventsOption(opts.events)),
+  'webhook:create': () => webhookCreate(db(), configOf(), need('studio'), need('url'), eventsOption(opts.events)),
   'webhook:list': () => webhookList(db(), need('studio')),
   'webhook:enable': () => webhookSetEnabled(db(), need('endpoint'), true),
   'webhook:disable': () => webhookSetEnabled(db(), need('endpoint'), false),
@@ -299,7 +303,7 @@ const COMMANDS: Record<string, () => unknown> = {
   'webhook:roll-secret': () =>
     webhookRollSecret(
       db(),
-      config,
+      configOf(),
       need('endpoint'),
       opts['expires-in'] === undefined ? undefined : duration(opts['expires-in']),
     ),

@@ -183,6 +183,10 @@ describe('studio and keys', () => {
     for (const email of ['not an address', `a@${'\u0130'.repeat(127)}`])
       await fails(['studio:create', '--name', 'X', '--admin-email', email], /--admin-email must be an e-mail address/);
     await fails(['frobnicate'], /unknown command frobnicate/);
+    // named, with the list, before any database is looked for (here: a DATABASE_URL that is no URL)
+    const lost = await adminOf(s, { DATABASE_URL: 'bogus' })('frobnicate');
+    expect(lost.code).toBe(1);
+    expect(lost.err).toStartWith('error: unknown command frobnicate\nusage: bun run admin');
     await fails(['key:create', '--bogus-flag'], /bogus-flag/);
   });
 });
