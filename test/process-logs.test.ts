@@ -13,19 +13,29 @@ const root = join(import.meta.dir, '..');
 type Line = Record<string, unknown>;
 
 let s: Stack;
-const procs: { name: string; proc: ReturnType<typeof Bun.spawn>; out: { text: string } }[] = [];
+const procs: { name: string; proc: ReturnType<typeof Bun.spawn>; out: { text: string }; err: { text: string } }[] = [];
 let urls: { storefront: string; management: string; dashboard: string; ops: string };
 
-/** One process from its main.ts, its stdout collected. */
-function spawn(name: string, entry: string, env: Record<string, string>) {
-  const proc = Bun.spawn(['bun', join(root, entry)], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' });
-  const out = { text: '' };
+/** A stream's text, collected as it comes. */
+function collect(stream: ReadableStream<Uint8Array>) {
+  const into = { text: '' };
   void (async () => {
     const decoder = new TextDecoder();
-    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) out.text += decoder.decode(r.value);
+    const reader = stream.getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) into.text += decoder.decode(r.value);
   })();
-  procs.push({ name, proc, out });
+  return into;
+}
+
+/** One process from its main.ts, its stdout and stderr collected. */
+function spawn(name: string, entry: string, env: Record<string, string>) {
+  const proc = Bun.spawn(['bun', join(root, entry)], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' });
+  procs.push({
+    name,
+    proc,
+    out: collect(proc.stdout as ReadableStream<Uint8Array>),
+    err: collect(proc.stderr as ReadableStream<Uint8Array>),
+  });
 }
 
 async function ready(url: string) {
@@ -42,10 +52,10 @@ async function ready(url: string) {
   throw new Error(`${url} never became ready`);
 }
 
-const linesOf = (name: string): Line[] =>
+const linesOf = (name: string, stream: 'out' | 'err' = 'out'): Line[] =>
   procs
     .find((p) => p.name === name)!
-    .out.text.split('\n')
+    [stream].text.split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Line);
 
@@ -133,6 +143,38 @@ test('a proxied request is logged once by the gateway and once by its service, e
     expect(lines.length).toBeGreaterThan(0);
     expect(`${p.name}: ${lines.filter((l) => l.service !== p.name).map((l) => JSON.stringify(l))}`).toBe(`${p.name}: `);
   }
+});
+
+test("a service's error line names its process too (a stored record its answer cannot carry: 500)", async () => {
+  const studioId = (await s.studio()).id;
+  const { key } = await s.key(studioId, 'secret', SCOPES);
+  await s.sql`insert into members (id, studio_id, email, role, status, invited_at)
+    values ('mem_' || substr(md5(random()::text), 1, 22), ${studioId}, ${`${'a'.repeat(300)}@x.test`}, 'member', 'invited', now())`;
+  const res = await fetch(`${urls.management}/v1/members`, { headers: { authorization: `Bearer ${key}` } });
+  expect(res.status).toBe(500);
+  const requestId = res.headers.get('x-request-id');
+  let line: Line | undefined;
+  for (let i = 0; i < 40 && !line; i++, await Bun.sleep(50))
+    line = linesOf('management-service', 'err').find((l) => l.msg === 'unhandled error' && l.requestId === requestId);
+  expect(line).toMatchObject({ level: 'error', service: 'management-service' });
+});
+
+test("a call that skips the gateway names nothing it sent in the service's line and metrics: no key text, id or operation of its own", async () => {
+  const svc = procs.find((p) => p.name === 'management-service')!;
+  const serviceUrl = linesOf('management-service').find((l) => l.msg === 'management-service listening')!.url as string;
+  const res = await fetch(`${serviceUrl}/v1/instructors`, {
+    headers: {
+      'x-gw-operation': 'managementCreateClass',
+      'x-gw-key': 'svc_sk_pasted_by_a_stranger',
+      'x-request-id': 'req_made_up',
+    },
+  });
+  expect(res.status).toBe(401);
+  await Bun.sleep(250); // the line's batch
+  expect(svc.out.text).not.toContain('svc_sk_pasted_by_a_stranger');
+  expect(svc.out.text).not.toContain('req_made_up');
+  const metrics = await (await fetch(`${serviceUrl}/metrics`)).text();
+  expect(metrics).not.toContain('operation="managementCreateClass"');
 });
 
 test('a dashboard request is logged (path without its query) and counted, labelled by route', async () => {

@@ -12,11 +12,11 @@ import { type Config, problemTypeBase } from '../config';
 import { accessLogOn, jsonResponse, log, logRequest } from '../http';
 import { OPERATIONS, type Surface } from '../operations';
 import { problemResponse } from '../problem';
-import { GW, REQUEST_ID } from '../signing';
 import { MALFORMED_DETAIL, type RequestTarget, requestTarget } from '../target';
 import { isSampled, startTrace, TRACEPARENT, TRACERESPONSE, traceparentOf } from '../trace';
 import type { Metrics } from './metrics';
 import { createSpanExporter } from './otlp';
+import { callerIfSigned } from './service-kit';
 
 export interface ServeOptions {
   name: string;
@@ -122,14 +122,15 @@ export function serveService(app: ServedApp, o: ServeOptions) {
     const res = target.valid ? await app.handle(req) : malformedRequest(typeBase);
     res.headers.set(TRACERESPONSE, traceparentOf(trace));
     res.headers.set(NOSNIFF_HEADER, 'nosniff');
-    // the operation as the gateway signed it; anything else (health, unsigned calls) is one label
-    const claimed = req.headers.get(GW.operation);
-    const operation = claimed && OPERATION_IDS.has(claimed) ? claimed : 'unknown';
+    // the operation, request id and key as the gateway signed them: headers whose signature did not hold (or an
+    // unsigned call, health) name nothing, so a caller reaching this port cannot write a label or a line of its own
+    const caller = callerIfSigned(req);
+    const operation = caller && OPERATION_IDS.has(caller.operationId) ? caller.operationId : 'unknown';
     const seconds = (performance.now() - started) / 1000;
     o.metrics.request(o.surface, operation, res.status, seconds);
     if (accessLogOn(res.status))
       logRequest({
-        requestId: req.headers.get(REQUEST_ID),
+        requestId: caller?.requestId ?? null,
         traceId: trace.traceId,
         surface: o.surface,
         operation,
@@ -137,7 +138,7 @@ export function serveService(app: ServedApp, o: ServeOptions) {
         path: redactKeys(path),
         status: res.status,
         durationMs: Math.round(seconds * 100_000) / 100,
-        keyId: req.headers.get(GW.key),
+        keyId: caller?.keyId ?? null,
       });
     if (spans && isSampled(trace))
       spans.end(trace, {

@@ -48,6 +48,8 @@ const callers = new WeakMap<Request, Caller>();
 
 /** The caller the gateway signed for a request (set by the kit before any route runs). */
 export const verifiedCaller = (request: Request): Caller => callers.get(request)!;
+/** The same, or undefined for a request whose signature was not checked or did not hold (health, an unsigned call). */
+export const callerIfSigned = (request: Request): Caller | undefined => callers.get(request);
 
 function validationErrors(error: ValidationError): FieldError[] {
   const part =
@@ -109,7 +111,7 @@ function unavailableLog(service: string, requestId: string | undefined, error: u
   if (now - lastUnavailableLog < 1_000) return;
   lastUnavailableLog = now;
   log('warn', 'database unavailable', {
-    service,
+    service: `${service}-service`,
     requestId,
     code: (error as { code?: string })?.code,
     error: String(error),
@@ -133,7 +135,8 @@ function answers(o: ServiceKitOptions) {
     const tooLarge = (error as { code?: string })?.code === 'ERR_BODY_TOO_LARGE';
     if (tooLarge) return problemResponse('payload_too_large', requestId);
     log('error', 'unhandled error', {
-      service: o.name,
+      // the process's name, as its access lines carry it (and as the tests' in-process apps need it said)
+      service: `${o.name}-service`,
       requestId,
       error: error instanceof Error ? error.stack : String(error),
     });
