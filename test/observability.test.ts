@@ -5,6 +5,8 @@
  * the trace id and problem code.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createManagementService } from '@studio/management-service';
+import { createMetrics } from '@studio/shared/io/metrics';
 import { type Stack, startStack } from './harness';
 
 /** An OTLP/HTTP (JSON) receiver: the spans it was sent. */
@@ -175,6 +177,14 @@ describe('metrics', () => {
     expect((await s.mg('/metrics', null)).status).toBe(404);
     expect((await s.sf('/metrics', null)).status).toBe(404);
     expect((await fetch(`${s.opsUrl}/readyz`)).status).toBe(200);
+  });
+
+  test("management-service's write counters are on /metrics from its start, before any write", async () => {
+    const metrics = createMetrics();
+    createManagementService({ config: s.config, sql: s.sql, redis: null, metrics });
+    const text = await (await metrics.response()).text();
+    expect(text).toContain('# TYPE studio_idempotency_outcomes_total counter');
+    expect(text).toContain('# TYPE studio_events_recorded_total counter');
   });
 
   test('each service counts on its own port, labelled by the signed operation; idempotency outcomes are counted', async () => {

@@ -8,7 +8,7 @@ import { eventHandlers } from './events/routes';
 import { instructorHandlers } from './instructors/routes';
 import type { ManagementDeps } from './kit/deps';
 import { writeGuard } from './kit/guard';
-import { refusedWrite } from './kit/write';
+import { refusedWrite, writeCounters } from './kit/write';
 import { locationHandlers } from './locations/routes';
 import { memberHandlers } from './members/routes';
 import { planHandlers } from './plans/routes';
@@ -17,6 +17,7 @@ import { scheduleHandlers } from './schedule/routes';
 
 /** The Management service: scoped back-office reads and writes, one handler per registry row. Never listens itself. */
 export function createManagementService(deps: ManagementDeps) {
+  if (deps.metrics) writeCounters(deps.metrics); // named on /metrics from the start, not from the first write
   return new Elysia({ name: 'management-service', normalize: false })
     .use(
       serviceKit({

@@ -44,35 +44,43 @@ export type EmitsOf<O extends AnyOperation> = O extends { emits: readonly (infer
 export type WriteResult<O extends AnyOperation> = Written<WriteAnswer<O>, EmitsOf<O>>;
 
 type IdempotencyOutcome = 'new' | 'replayed' | 'reused_key' | 'in_progress' | 'refused';
-/** `studio_idempotency_outcomes_total{outcome}`, defined once per registry. */
-const outcomeCounters = new WeakMap<Metrics, (labels: { outcome: IdempotencyOutcome }) => void>();
-function counted(deps: ManagementDeps, outcome: IdempotencyOutcome) {
-  if (!deps.metrics) return;
-  let inc = outcomeCounters.get(deps.metrics);
-  if (!inc) {
-    inc = deps.metrics.counter(
-      'studio_idempotency_outcomes_total',
-      'Management writes by idempotency outcome: new, replayed, reused_key (another request), in_progress, refused (a business error, stored).',
-      ['outcome'],
-    );
-    outcomeCounters.set(deps.metrics, inc);
+interface WriteCounters {
+  outcome: (labels: { outcome: IdempotencyOutcome }) => void;
+  events: (labels: { type: string }) => void;
+}
+const writeCountersOf = new WeakMap<Metrics, WriteCounters>();
+/**
+ * `studio_idempotency_outcomes_total{outcome}` and `studio_events_recorded_total{type}`, defined once per registry:
+ * by the app as it is built (`createManagementService`), so `/metrics` names them before the first write.
+ */
+export function writeCounters(metrics: Metrics): WriteCounters {
+  let c = writeCountersOf.get(metrics);
+  if (!c) {
+    c = {
+      outcome: metrics.counter(
+        'studio_idempotency_outcomes_total',
+        'Management writes by idempotency outcome: new, replayed, reused_key (another request), in_progress, refused (a business error, stored).',
+        ['outcome'],
+      ),
+      events: metrics.counter(
+        'studio_events_recorded_total',
+        'Events recorded by committed Management writes, by type (docs/design/events.md).',
+        ['type'],
+      ),
+    };
+    writeCountersOf.set(metrics, c);
   }
-  inc({ outcome });
+  return c;
 }
 
-/** `studio_events_recorded_total{type}`, counted after the commit. */
-const eventCounters = new WeakMap<Metrics, (labels: { type: string }) => void>();
+function counted(deps: ManagementDeps, outcome: IdempotencyOutcome) {
+  if (deps.metrics) writeCounters(deps.metrics).outcome({ outcome });
+}
+
+/** Counted after the commit. */
 function countEvents(deps: ManagementDeps, types: readonly EventType[]) {
-  if (!deps.metrics || !types.length) return;
-  let inc = eventCounters.get(deps.metrics);
-  if (!inc) {
-    inc = deps.metrics.counter(
-      'studio_events_recorded_total',
-      'Events recorded by committed Management writes, by type (docs/design/events.md).',
-      ['type'],
-    );
-    eventCounters.set(deps.metrics, inc);
-  }
+  if (!deps.metrics) return;
+  const inc = writeCounters(deps.metrics).events;
   for (const type of types) inc({ type });
 }
 
