@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { channels } from '@studio/shared/broadcasts';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
 import { freePort } from '../../scripts/lib/ports';
+import { startRedisServer } from '../../scripts/lib/throwaway-redis';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 
 describe('Redis unreachable', () => {
@@ -29,24 +30,10 @@ describe('Redis unreachable', () => {
 describe('Redis dies under a running gateway', () => {
   let s: Stack;
   let proc: ReturnType<typeof Bun.spawn>;
-  let port = 0;
   beforeAll(async () => {
-    port = await freePort();
-    proc = Bun.spawn(
-      ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdout: 'ignore', stderr: 'ignore' },
-    );
-    for (
-      let i = 0;
-      i < 50 &&
-      !(await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } }).then(
-        (c) => (c.end(), true),
-        () => false,
-      ));
-      i++
-    )
-      await Bun.sleep(50);
-    s = await startStack({ gatewayRedisUrl: `redis://127.0.0.1:${port}` });
+    const redis = await startRedisServer();
+    proc = redis.proc;
+    s = await startStack({ gatewayRedisUrl: redis.url });
   });
   afterAll(async () => {
     proc.kill();
@@ -66,6 +53,47 @@ describe('Redis dies under a running gateway', () => {
   });
 });
 
+describe('Redis stops answering, its connection up (paused)', () => {
+  let s: Stack;
+  let proc: ReturnType<typeof Bun.spawn>;
+  beforeAll(async () => {
+    const redis = await startRedisServer();
+    proc = redis.proc;
+    // a limit whose lease is one token: every call asks Redis
+    s = await startStack({ gatewayRedisUrl: redis.url, env: { RATE_LIMIT_SECRET: '20:20' } });
+  });
+  afterAll(async () => {
+    proc.kill('SIGCONT');
+    proc.kill();
+    await s.close();
+  });
+
+  test('the limits fail open within a second, then at once, and keys are looked up in Postgres: no call waits on a Redis that does not answer', async () => {
+    const st = await s.studio();
+    const { key } = await s.key(st.id, 'secret', ['instructors:read']);
+    expect((await s.mg('/v1/instructors', key)).status).toBe(200); // the key and a lease in memory
+    proc.kill('SIGSTOP');
+    try {
+      const took: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const t = performance.now();
+        expect((await s.mg('/v1/instructors', key)).status).toBe(200);
+        took.push(performance.now() - t);
+      }
+      // one call waits out the reply's deadline (1 s); the ones after it do not wait again
+      expect(Math.max(...took)).toBeLessThan(1_800);
+      expect(took.filter((ms) => ms > 500).length).toBeLessThanOrEqual(1);
+      // a key not yet in memory is looked up in Postgres, not held by the Redis tier
+      const other = await s.key(st.id, 'secret', ['instructors:read']);
+      const t = performance.now();
+      expect((await s.mg('/v1/instructors', other.key)).status).toBe(200);
+      expect(performance.now() - t).toBeLessThan(1_800);
+    } finally {
+      proc.kill('SIGCONT');
+    }
+  }, 30_000);
+});
+
 describe('Redis down when the gateway starts, up later', () => {
   let s: Stack;
   let proc: ReturnType<typeof Bun.spawn> | null = null;
@@ -81,10 +109,7 @@ describe('Redis down when the gateway starts, up later', () => {
 
   test('it subscribes once Redis answers, before it trusts its memory again', async () => {
     expect(s.gateway.keys.useLocal).toBe(false); // no subscription: every key verified in Postgres
-    proc = Bun.spawn(
-      ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdout: 'ignore', stderr: 'ignore' },
-    );
+    proc = (await startRedisServer([], port)).proc;
     const deadline = Date.now() + 15_000;
     while (!s.gateway.keys.useLocal && Date.now() < deadline) await Bun.sleep(50);
     expect(s.gateway.keys.useLocal).toBe(true);

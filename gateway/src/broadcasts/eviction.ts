@@ -1,6 +1,6 @@
 import { randomBase62 } from '@studio/shared/base62';
 import { channels } from '@studio/shared/broadcasts';
-import { type Redis, subscribers } from '@studio/shared/io/redis';
+import { bounded, type Redis, redisUsable, subscribers } from '@studio/shared/io/redis';
 import { REVOKED_MARKER_TTL_S, redisNames, STALE_MARKER_TTL_S } from '../keys/redis-names';
 
 /** How long a revoke waits for every gateway to confirm. */
@@ -25,7 +25,7 @@ export async function broadcastEviction(
 ): Promise<boolean> {
   const n = redisNames(prefix);
   const ch = channels(prefix);
-  if (!redis?.isReady) return false;
+  if (!redisUsable(redis)) return false;
   if (!hashes.length) return true;
   const nonce = randomBase62(16);
   try {
@@ -35,22 +35,22 @@ export async function broadcastEviction(
       hashes.map((h) => {
         const m = redis.multi();
         if (o.revoked) m.set(n.revoked(h), '1', { EX: REVOKED_MARKER_TTL_S });
-        return m.set(n.stale(h), '1', { EX: STALE_MARKER_TTL_S }).del(n.record(h)).exec();
+        return bounded(redis, m.set(n.stale(h), '1', { EX: STALE_MARKER_TTL_S }).del(n.record(h)).exec());
       }),
     );
-    const published = await redis.publish(ch.keysRevoked, `${nonce} ${hashes.join(',')}`);
+    const published = await bounded(redis, redis.publish(ch.keysRevoked, `${nonce} ${hashes.join(',')}`));
     const receivers = Math.max(
       await subscribers(redis, ch.keysRevoked, published),
       running ? await running().catch(() => 0) : 0,
     );
     const deadline = Date.now() + ACK_TIMEOUT_MS;
     for (;;) {
-      const acks = receivers > 0 ? await redis.lLen(ch.ack(nonce)) : 0;
+      const acks = receivers > 0 ? await bounded(redis, redis.lLen(ch.ack(nonce))) : 0;
       if (acks >= receivers) break;
       if (Date.now() > deadline) return false;
       await Bun.sleep(1);
     }
-    if (receivers > 0) await redis.del(ch.ack(nonce));
+    if (receivers > 0) await bounded(redis, redis.del(ch.ack(nonce)));
     return true;
   } catch {
     return false;

@@ -1,6 +1,6 @@
 import type { KeyKind } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
-import type { Redis } from '@studio/shared/io/redis';
+import { bounded, type Redis, redisUsable } from '@studio/shared/io/redis';
 import { type CacheTier, type SharedTier, TieredCache } from '../cache/tiered';
 import { RECORD_TTL_S, type redisNames } from './redis-names';
 
@@ -117,20 +117,23 @@ export class KeyResolver {
   private redisTier(redis: Redis): SharedTier<KeyRecord | null> {
     return {
       get: async (hash) => {
-        if (!redis.isReady) return undefined;
-        const raw = await redis.get(this.names.record(hash));
+        if (!redisUsable(redis)) return undefined;
+        const raw = await bounded(redis, redis.get(this.names.record(hash)));
         const cached = raw ? (JSON.parse(raw) as Shared) : undefined;
         // it may predate a revocation Redis never heard of (revoked while Redis was down, then Redis restored from its dump)
         return cached && cached.cachedAt >= this.trustSince ? toRecord(cached) : undefined;
       },
       // atomically skipped if an eviction marked the key since (the read may predate it); unknown keys stay local
       set: async (hash, rec) => {
-        if (!rec || !redis.isReady) return;
+        if (!rec || !redisUsable(redis)) return;
         const shared: Shared = { ...rec, cachedAt: Date.now() };
-        await redis.eval(SET_UNLESS_STALE, {
-          keys: [this.names.record(hash), this.names.stale(hash)],
-          arguments: [JSON.stringify(shared), String(RECORD_TTL_S)],
-        });
+        await bounded(
+          redis,
+          redis.eval(SET_UNLESS_STALE, {
+            keys: [this.names.record(hash), this.names.stale(hash)],
+            arguments: [JSON.stringify(shared), String(RECORD_TTL_S)],
+          }),
+        );
       },
     };
   }

@@ -1,4 +1,4 @@
-import type { Redis } from '@studio/shared/io/redis';
+import { bounded, type Redis, redisUsable } from '@studio/shared/io/redis';
 import type { redisNames } from '../keys/redis-names';
 import type { Bucket, BucketStore, Take } from './buckets';
 
@@ -49,7 +49,7 @@ export class RedisBuckets implements BucketStore {
   ) {}
 
   get ready(): boolean {
-    return !!this.redis?.isReady;
+    return redisUsable(this.redis);
   }
 
   /** null on any Redis failure: the limiter then fails open (docs/design/gateway.md), and says so in its log. */
@@ -60,7 +60,7 @@ export class RedisBuckets implements BucketStore {
     let out: number[];
     try {
       // EVAL, not EVALSHA: every node of a cluster caches the script by its own digest on first use
-      out = (await this.redis.eval(SCRIPT, { keys, arguments: args })) as number[];
+      out = (await bounded(this.redis, this.redis.eval(SCRIPT, { keys, arguments: args }))) as number[];
     } catch {
       return null;
     }

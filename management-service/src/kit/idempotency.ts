@@ -1,6 +1,6 @@
 import { type Config, redisMode } from '@studio/shared';
 import type { Db, Sql, Tx } from '@studio/shared/io/db';
-import type { Redis } from '@studio/shared/io/redis';
+import { bounded, type Redis, redisUsable } from '@studio/shared/io/redis';
 
 /** Idempotency records (docs/design/idempotency.md): Postgres is the truth; the lock and the hot copy are `IdempotencyLocks`. */
 export const RETENTION_S = 24 * 60 * 60;
@@ -72,12 +72,12 @@ const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
  * copy. A Redis that is down (or null) answers as `postgresLocks` does: 'none', no copy.
  */
 export function redisLocks(redis: Redis | null, prefix: string): IdempotencyLocks {
-  const usable = (r: Redis | null): r is Redis => !!r?.isReady;
+  const usable = redisUsable;
   return {
     async cached(studioId, key) {
       if (!usable(redis)) return null;
       try {
-        const raw = await redis.get(names(prefix, studioId, key).record);
+        const raw = await bounded(redis, redis.get(names(prefix, studioId, key).record));
         return raw ? (JSON.parse(raw) as StoredResponse) : null;
       } catch {
         return null;
@@ -86,7 +86,10 @@ export function redisLocks(redis: Redis | null, prefix: string): IdempotencyLock
     async cache(studioId, key, rec, ttlS = RETENTION_S) {
       if (!usable(redis) || ttlS <= 0) return;
       try {
-        await redis.set(names(prefix, studioId, key).record, JSON.stringify(rec), { EX: Math.ceil(ttlS) });
+        await bounded(
+          redis,
+          redis.set(names(prefix, studioId, key).record, JSON.stringify(rec), { EX: Math.ceil(ttlS) }),
+        );
       } catch {
         /* the hot copy is only a cache of the Postgres record */
       }
@@ -94,7 +97,10 @@ export function redisLocks(redis: Redis | null, prefix: string): IdempotencyLock
     async take(studioId, key, token) {
       if (!usable(redis)) return 'none';
       try {
-        const ok = await redis.set(names(prefix, studioId, key).lock, token, { NX: true, PX: LOCK_TTL_MS });
+        const ok = await bounded(
+          redis,
+          redis.set(names(prefix, studioId, key).lock, token, { NX: true, PX: LOCK_TTL_MS }),
+        );
         return ok === 'OK' ? 'held' : 'busy';
       } catch {
         return 'none';
@@ -103,7 +109,7 @@ export function redisLocks(redis: Redis | null, prefix: string): IdempotencyLock
     async release(studioId, key, token) {
       if (!usable(redis)) return;
       try {
-        await redis.eval(RELEASE, { keys: [names(prefix, studioId, key).lock], arguments: [token] });
+        await bounded(redis, redis.eval(RELEASE, { keys: [names(prefix, studioId, key).lock], arguments: [token] }));
       } catch {
         /* it expires on its own */
       }

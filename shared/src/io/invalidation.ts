@@ -1,12 +1,12 @@
 import { channels, pgChannels } from '../broadcasts';
 import type { Sql } from './db';
-import type { Redis } from './redis';
+import { bounded, type Redis, redisUsable } from './redis';
 
 /** Tell every gateway to drop its cached Storefront responses of a studio. Best effort. */
 export async function publishStorefrontChange(redis: Redis | null, prefix: string, studioId: string): Promise<void> {
-  if (!redis?.isReady) return;
+  if (!redisUsable(redis)) return;
   try {
-    await redis.publish(channels(prefix).storefrontChanged, studioId);
+    await bounded(redis, redis.publish(channels(prefix).storefrontChanged, studioId));
   } catch {
     /* the gateway's short cache lifetime bounds staleness when Redis is down */
   }

@@ -84,6 +84,46 @@ export async function deleteByPrefix(redis: Redis, prefix: string): Promise<void
   }
 }
 
+/**
+ * How long a caller waits for Redis's reply. node-redis bounds a command only until it is written (its `timeout`);
+ * once sent, it waits for the reply for as long as the connection stays up. A Redis that stops answering with its
+ * connection up (paused, overloaded, a network dropping packets) would hold every call that asks it.
+ */
+export const REDIS_REPLY_MS = 1_000;
+/** After a reply did not come in time, the client is taken as away this long; then one call asks again. */
+const STALLED_MS = 2_000;
+const stalledUntil = new WeakMap<object, number>();
+
+/** Redis did not reply within REDIS_REPLY_MS. */
+export class RedisStalledError extends Error {
+  constructor() {
+    super(`Redis did not reply within ${REDIS_REPLY_MS} ms`);
+  }
+}
+
+/**
+ * Whether to ask this Redis at all: connected, and not found stalled within the last STALLED_MS. Every caller that
+ * falls back when Redis is down (limits fail open, key lookups go to Postgres, a write keeps its advisory lock alone)
+ * tests this first, so a stalled Redis costs one wait, not one per call.
+ */
+export function redisUsable(redis: Redis | null | undefined): redis is Redis {
+  if (!redis?.isReady) return false;
+  const until = stalledUntil.get(redis);
+  return until === undefined || Date.now() >= until;
+}
+
+/** A command's reply, or RedisStalledError once REDIS_REPLY_MS have passed (and the client is marked stalled). */
+export function bounded<T>(redis: Redis, reply: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      stalledUntil.set(redis, Date.now() + STALLED_MS);
+      reject(new RedisStalledError());
+    }, REDIS_REPLY_MS);
+  });
+  return Promise.race([reply, late]).finally(() => clearTimeout(timer));
+}
+
 /** Connect without letting an unreachable Redis stop the process from starting. */
 export async function connectRedis(client: Redis): Promise<void> {
   await Promise.race([client.connect().catch(() => {}), Bun.sleep(2_000)]);
