@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
 import { freePort } from '../../scripts/lib/ports';
+import { startRedisServer } from '../../scripts/lib/throwaway-redis';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
 import { redisNames } from '../src/keys/redis-names';
@@ -26,34 +27,7 @@ let replicaRedis: ReturnType<typeof createRedis>;
 let replicaSub: ReturnType<typeof createRedis>;
 
 const startRedis = async () => {
-  proc = Bun.spawn(
-    [
-      'redis-server',
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--dir',
-      dir,
-      '--dbfilename',
-      'dump.rdb',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-    ],
-    { stdout: 'ignore', stderr: 'ignore' },
-  );
-  for (
-    let i = 0;
-    i < 100 &&
-    !(await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } }).then(
-      (c) => (c.end(), true),
-      () => false,
-    ));
-    i++
-  )
-    await Bun.sleep(50);
+  proc = (await startRedisServer(['--dir', dir, '--dbfilename', 'dump.rdb'], port)).proc;
 };
 const redisCli = (...args: string[]) =>
   Bun.spawn(['redis-cli', '-p', String(port), ...args], { stdout: 'pipe' }).exited;
