@@ -17,6 +17,11 @@ for (const mode of MODES)
         )),
     );
     afterAll(() => s.close());
+    /** A limiter over the stack's Redis, its buckets under names of their own (returned too). */
+    const limiterOf = (name: string, limits: { secret: string; publishableClient: string; publishable: string }) => {
+      const names = redisNames(`${s.config.REDIS_PREFIX}${name}_${Date.now()}:`);
+      return Object.assign(new RateLimiter(new RedisBuckets(s.redis, names), limits), { names });
+    };
 
     test('a secret key over its burst gets 429 rate_limited with Retry-After and RateLimit fields', async () => {
       const st = await s.studio();
@@ -49,10 +54,44 @@ for (const mode of MODES)
     });
 
     test.if(mode === 'redis')(
+      "concurrent calls of one visitor are admitted up to the burst, exactly: a refill asks for as many tokens as wait, not a lease's worth",
+      async () => {
+        const limiter = limiterOf('burst', {
+          secret: '1:1',
+          publishableClient: '20:60',
+          publishable: '1000:2000',
+        });
+        const g = limiter.groupFor('key_burst', 'publishable', '203.0.113.7');
+        expect(g.lease).toBe(1);
+        const results = await Promise.all(Array.from({ length: 70 }, () => limiter.check('hash_burst', g)));
+        const allowed = results.filter((r) => r?.allowed).length;
+        expect(allowed).toBe(60); // the visitor's burst, not the 20 that one token a round allowed
+        expect(results.filter((r) => r && !r.allowed).length).toBe(10);
+      },
+    );
+
+    test.if(mode === 'redis')(
+      "visitors who make one call each spend one token each of the key's bucket: no lease is renewed ahead for them",
+      async () => {
+        const limiter = limiterOf('oneshot', {
+          secret: '1:1',
+          publishableClient: '20:60',
+          publishable: '1:5',
+        });
+        const allowed: boolean[] = [];
+        for (let i = 1; i <= 6; i++) {
+          const g = limiter.groupFor('key_oneshot', 'publishable', `203.0.113.${i}`);
+          allowed.push(!!(await limiter.check('hash_oneshot', g))?.allowed);
+          if (g.pending) await g.pending; // a renewal, had one started, would have taken its token by now
+        }
+        expect(allowed).toEqual([true, true, true, true, true, false]); // the key's burst of 5, to the visitor
+      },
+    );
+
+    test.if(mode === 'redis')(
       'a lease half spent is renewed in the background, so a steady stream never waits on Redis; a revoked marker found then drops the lease',
       async () => {
-        const prefix = `${s.config.REDIS_PREFIX}lease_${Date.now()}:`;
-        const limiter = new RateLimiter(new RedisBuckets(s.redis, redisNames(prefix)), {
+        const limiter = limiterOf('lease', {
           secret: '1000:1000',
           publishableClient: '1:1',
           publishable: '1:1',
@@ -69,7 +108,7 @@ for (const mode of MODES)
         }
         expect(g.left).toBeGreaterThan(0);
 
-        await s.redis.set(redisNames(prefix).revoked('hash_a'), '1');
+        await s.redis.set(limiter.names.revoked('hash_a'), '1');
         while (!g.pending) expect(limiter.peek(g, 'hash_a')?.allowed).toBe(true);
         await g.pending;
         await Bun.sleep(0);

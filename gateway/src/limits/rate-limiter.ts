@@ -35,6 +35,10 @@ export interface Group {
   remaining: number[];
   full: number[];
   pending: Promise<boolean | null> | null;
+  /** Requests of this group waiting on Redis now: a refill asks for as many tokens as wait, a lease at least. */
+  waiting: number;
+  /** When a token of its lease was last spent (ms): a lease is renewed ahead only for a stream of calls. */
+  lastUse: number;
 }
 
 const LEASE_MS = 1_000;
@@ -150,6 +154,8 @@ export class RateLimiter {
       remaining: [],
       full: [],
       pending: null,
+      waiting: 0,
+      lastUse: 0,
     };
   }
 
@@ -184,7 +190,10 @@ export class RateLimiter {
    *
    * A lease half spent is renewed in the background, so a steady stream of requests
    * never waits on Redis (a request that waits is also answered uncorked by Bun:
-   * one send() per header line).
+   * one send() per header line). Only a stream is: a group used once (a publishable key's
+   * visitor who made one call, whose lease is one token) renews nothing, or each such visitor
+   * would take a second token of the key's overall bucket and leave it unspent.
+   *
    *
    * `revokedKnown`: the call is refused as revoked already; it spends a token all the same,
    * and Redis's revoked marker is not asked (it would answer "revoked", and spend nothing).
@@ -193,7 +202,9 @@ export class RateLimiter {
     const now = Date.now();
     if (g.left > 0 && g.expires > now) {
       g.left--;
-      if (g.left * 2 < g.lease && !g.pending && !this.store.takeNow && this.store.ready)
+      const streaming = now - g.lastUse < LEASE_MS;
+      g.lastUse = now;
+      if (streaming && g.left * 2 < g.lease && !g.pending && !this.store.takeNow && this.store.ready)
         this.renew(keyHash, g, revokedKnown);
       return { revoked: false, allowed: true, retryAfter: 0, headers: this.headersOf(g) };
     }
@@ -245,14 +256,19 @@ export class RateLimiter {
    * decide (Redis unreachable: null) fails open, and says so in the log.
    */
   async check(keyHash: string, g: Group, revokedKnown = false): Promise<LimitResult | null> {
-    for (let round = 0; round < MAX_ROUNDS; round++) {
-      const known = this.peek(g, keyHash, revokedKnown);
-      if (known !== undefined) return known ?? this.failOpen();
-      const revoked = await this.refillOnce(keyHash, g, revokedKnown);
-      if (revoked === null) return this.failOpen();
-      if (revoked) return { revoked: true, allowed: false, headers: {}, retryAfter: 0 };
+    g.waiting++;
+    try {
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        const known = this.peek(g, keyHash, revokedKnown);
+        if (known !== undefined) return known ?? this.failOpen();
+        const revoked = await this.refillOnce(keyHash, g, revokedKnown);
+        if (revoked === null) return this.failOpen();
+        if (revoked) return { revoked: true, allowed: false, headers: {}, retryAfter: 0 };
+      }
+      return { revoked: false, allowed: false, retryAfter: 1, headers: this.headersOf(g) };
+    } finally {
+      g.waiting--;
     }
-    return { revoked: false, allowed: false, retryAfter: 1, headers: this.headersOf(g) };
   }
 
   /** Redis cannot decide: let the request through, logged at most once a minute so an outage is visible, not silent. */
@@ -267,7 +283,8 @@ export class RateLimiter {
 
   /** Asks the store for a lease; null when it cannot decide (Redis failure), true when the key is revoked. */
   private async refill(keyHash: string, g: Group, revokedKnown: boolean): Promise<boolean | null> {
-    const t = await this.store.take(keyHash, g.buckets, g.lease, !revokedKnown);
+    // as many tokens as requests wait (a burst of concurrent calls is one round trip, not one per lease's worth)
+    const t = await this.store.take(keyHash, g.buckets, Math.max(g.lease, g.waiting), !revokedKnown);
     if (t === null) return null;
     if (t === 'revoked') return true;
     const now = Date.now();
