@@ -46,7 +46,7 @@ export function keyStep(keys: KeyResolver, limiter?: RateLimiter, trusted: Reado
     const gate = () =>
       then(limiter!.chargeUnknownKey(client), (l) => {
         if (l && !l.allowed) throw new LookupRefused(l);
-        charged = true;
+        charged = l !== null; // a limiter that failed open took no token, so none is given back
       });
     return keys.resolve(hash, gate).then((rec) => {
       if (rec && charged) limiter!.refundUnknownKey(client);

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type Stack, startStack } from '../../../test/harness';
+import { redisNames } from '../../src/keys/redis-names';
+import { RateLimiter } from '../../src/limits/rate-limiter';
+import { RedisBuckets } from '../../src/limits/redis-buckets';
 import { keyStep } from '../../src/pipeline/key';
 import { ctxOf } from './helpers';
 
@@ -38,5 +41,21 @@ describe('key step', () => {
     await stack.revoke(other.id);
     await stack.sql`delete from api_keys where id = ${other.id}`;
     expect(await key(withAuth(`Bearer ${other.key}`))).toEqual({ rec: null });
+  });
+
+  test('a lookup charged while the limiter failed open (Redis away) gives back no token it never took', async () => {
+    const studio = await stack.studio();
+    const { key: text } = await stack.key(studio.id, 'secret', ['classes:read']);
+    const limiter = new RateLimiter(new RedisBuckets(null, redisNames('phantom:')), {
+      secret: '1:1',
+      publishableClient: '1:1',
+      publishable: '1:1',
+      unknownKey: '1:1',
+    });
+    const c = withAuth(`Bearer ${text}`);
+    expect(((await keyStep(stack.gateway.keys, limiter)(c)) as { rec: { studioId: string } }).rec.studioId).toBe(
+      studio.id,
+    );
+    expect(limiter.unknownKeyGroup(c.client ?? 'unknown').left).toBe(0);
   });
 });
