@@ -155,6 +155,19 @@ describe('refused calls spend tokens', () => {
       [a.filter((x) => x === 429).length, b.filter((x) => x === 429).length].sort(),
     );
   });
+  test("a proxy that appends the caller's port names one visitor, whatever the port: no fresh limit per connection", async () => {
+    const st = await s.studio();
+    const { key } = await s.key(st.id, 'publishable');
+    let port = 40_000;
+    const statuses = await statusesOf(12, () =>
+      s.sf('/v1/plans', key, { headers: { 'x-forwarded-for': `192.0.2.77:${++port}` } }),
+    );
+    expect(statuses.filter((x) => x === 429).length).toBeGreaterThanOrEqual(6); // one visitor's burst (5)
+    const v6 = await statusesOf(12, () =>
+      s.sf('/v1/plans', key, { headers: { 'x-forwarded-for': `[2001:db8:cc:1::1]:${++port}` } }),
+    );
+    expect(v6.filter((x) => x === 429).length).toBeGreaterThanOrEqual(6);
+  });
   test("a publishable key's IPv6 visitors are limited per /64 (a fresh address is no fresh limit), their 429s folded per /64", async () => {
     const st = await s.studio();
     const { key, id } = await s.key(st.id, 'publishable');

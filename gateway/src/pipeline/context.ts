@@ -90,12 +90,26 @@ function forwardedClient(header: string, trusted: ReadonlySet<string>): string |
   const hops = header.split(',');
   let last: string | undefined;
   for (let i = hops.length - 1; i >= 0 && i >= hops.length - FORWARDED_HOPS_MAX; i--) {
-    const hop = hops[i]!.trim();
+    const hop = hopAddress(hops[i]!.trim());
     if (!hop) continue;
     if (!trusted.has(hop)) return hop;
     last = hop;
   }
   return last;
+}
+
+/**
+ * A hop as its address alone: a proxy that appends the caller's port too (`203.0.113.7:50001`, `[2001:db8::1]:443`)
+ * would otherwise name one caller differently on every connection, and each would be a fresh per-visitor limit.
+ */
+export function hopAddress(hop: string): string {
+  if (hop.startsWith('[')) {
+    const end = hop.indexOf(']');
+    return end > 0 ? hop.slice(1, end) : hop;
+  }
+  const colon = hop.indexOf(':');
+  // one colon: an IPv4 address and its port; more: an IPv6 address as it is
+  return colon > 0 && colon === hop.lastIndexOf(':') ? hop.slice(0, colon) : hop;
 }
 
 /** The caller's address: the peer's, or, when the peer is a trusted proxy, the one its X-Forwarded-For names. Read once per request. */
