@@ -3,6 +3,7 @@ import {
   type Config,
   JSON_TYPE,
   jsonResponse,
+  log,
   PROBLEM_CODES,
   PROBLEMS,
   problemResponse,
@@ -148,7 +149,7 @@ const REFERENCE_CSP =
  * problems page. Nothing is fetched from a service or another host.
  */
 /** `state.draining`: the gateway is stopping; `state.paused`: it is retaking its lock (single-node mode). Either way `/readyz` answers 503. */
-export function createDocsHandler(config: Config, readiness: ReadinessCheck): DocsHandler {
+export function createDocsHandler(config: Config, readiness: ReadinessCheck, scalarPath = SCALAR_PATH): DocsHandler {
   const page = problemsPage();
   const documents = new Map<Surface, string>();
   const documentOf = (surface: Surface) => {
@@ -175,8 +176,20 @@ export function createDocsHandler(config: Config, readiness: ReadinessCheck): Do
       return new Response(REFERENCE_JS, {
         headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' },
       });
-    if (path === '/docs/scalar.js')
-      return serveAsset(await (scalar ??= loadAsset(SCALAR_PATH, 'text/javascript; charset=utf-8')), req);
+    if (path === '/docs/scalar.js') {
+      // a bundle that could not be read is tried again on the next call (a kept rejection would fail every one after)
+      const asset = await (scalar ??= loadAsset(scalarPath, 'text/javascript; charset=utf-8')).catch((err) => {
+        scalar = undefined;
+        log('error', 'the API reference bundle could not be read', { requestId, error: String(err) });
+        return null;
+      });
+      if (!asset)
+        return problemResponse('internal_error', requestId, {
+          detail: 'The API reference bundle could not be read; the OpenAPI document is at /openapi.json.',
+          typeBase: problemTypeBase(config, surface),
+        });
+      return serveAsset(asset, req);
+    }
     if (path === '/docs/problems')
       return new Response(page, { headers: { 'content-type': 'text/html; charset=utf-8' } });
     return problemResponse('route_not_found', requestId, { typeBase: problemTypeBase(config, surface) });

@@ -1,8 +1,13 @@
 /** The self-served documentation: `/` leads to it, Scalar comes from this origin, every problem code is explained. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PROBLEM_CODES } from '@studio/shared';
+import { readinessCheck } from '@studio/shared/io/readiness';
 import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
 import { type Stack, startStack } from '../../test/harness';
+import { createDocsHandler } from '../src/docs';
 
 let s: Stack;
 beforeAll(async () => (s = await startStack()));
@@ -61,5 +66,24 @@ test('/docs/problems explains every code: status, title, cause and fix, at its a
     expect(section).toContain('Fix');
     expect(PROBLEM_DOCS[code].cause.length).toBeGreaterThan(20);
     expect(PROBLEM_DOCS[code].fix.length).toBeGreaterThan(10);
+  }
+});
+
+test('a reference bundle that could not be read is 500 with a problem body, and is read again on the next call', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'studio-scalar-'));
+  const path = join(dir, 'standalone.js');
+  try {
+    const docs = createDocsHandler(s.config, readinessCheck(s.sql, 'none'), path);
+    const req = () => new Request('http://gw/docs/scalar.js');
+    const missing = await docs('storefront', '/docs/scalar.js', 'req_1', req());
+    expect(missing.status).toBe(500);
+    expect(missing.headers.get('content-type')).toStartWith('application/problem+json');
+    expect((await missing.json()).detail).toContain('/openapi.json');
+    writeFileSync(path, 'window.Scalar = {};');
+    const found = await docs('storefront', '/docs/scalar.js', 'req_2', req());
+    expect(found.status).toBe(200);
+    expect(await found.text()).toBe('window.Scalar = {};');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
