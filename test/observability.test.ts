@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createManagementService } from '@studio/management-service';
 import { createMetrics } from '@studio/shared/io/metrics';
+import { createSpanExporter } from '@studio/shared/io/otlp';
+import { startTrace } from '@studio/shared/trace';
 import { type Stack, startStack } from './harness';
 
 /** An OTLP/HTTP (JSON) receiver: the spans it was sent. */
@@ -218,3 +220,46 @@ test('an activity entry keeps the problem code and the query string of a refused
   >`select problem_code, query from activity where request_id = ${res.headers.get('x-request-id')}`;
   expect(row).toEqual({ problemCode: 'invalid_cursor', query: 'cursor=nonsense' });
 });
+
+describe('span export at its limits', () => {
+  test('a collector that never answers holds a stopping process at most the flush deadline; what is left is dropped, and said', async () => {
+    // accepts the connection and never answers
+    const silent = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
+    const exporter = createSpanExporter(`http://127.0.0.1:${silent.port}`, 'test')!;
+    const lines = captureLogs();
+    try {
+      for (let i = 0; i < 3; i++) exporter.end(startTrace(null), { name: 'GET x', attributes: {}, status: 200 });
+      const t = performance.now();
+      await exporter.flush(300);
+      expect(performance.now() - t).toBeLessThan(1_000);
+      expect(lines().some((l) => l.includes('span export failed') && l.includes('not sent within 300 ms'))).toBe(true);
+    } finally {
+      lines.stop();
+      exporter.close();
+      silent.stop(true);
+    }
+  });
+
+  test('a collector that refuses the batch (503) is a failed export, logged, not a silent success', async () => {
+    const refusing = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('busy', { status: 503 }) });
+    const exporter = createSpanExporter(`http://127.0.0.1:${refusing.port}`, 'test')!;
+    const lines = captureLogs();
+    try {
+      exporter.end(startTrace(null), { name: 'GET x', attributes: {}, status: 200 });
+      await exporter.flush(2_000);
+      expect(lines().some((l) => l.includes('span export failed') && l.includes('answered 503'))).toBe(true);
+    } finally {
+      lines.stop();
+      exporter.close();
+      refusing.stop(true);
+    }
+  });
+});
+
+/** The warning lines this process writes meanwhile (stderr), until `stop`. */
+function captureLogs() {
+  const seen: string[] = [];
+  const original = console.error;
+  console.error = (...args: unknown[]) => void seen.push(args.map(String).join(' '));
+  return Object.assign(() => seen, { stop: () => void (console.error = original) });
+}

@@ -21,6 +21,8 @@ export interface SpanEnd {
 const BATCH = 512;
 const MAX_QUEUE = 8_192;
 const EVERY_MS = 1_000;
+/** How long a stopping process waits for its last spans to go out (its drain has 10 s, compose's grace 15 s). */
+const FLUSH_MS = 3_000;
 
 const attribute = (key: string, v: string | number) =>
   typeof v === 'number' ? { key, value: { intValue: String(v) } } : { key, value: { stringValue: v } };
@@ -46,10 +48,13 @@ export function createSpanExporter(endpoint: string, serviceName: string) {
   const url = `${endpoint.replace(/\/$/, '')}/v1/traces`;
   const queue: object[] = [];
   let sending: Promise<void> | null = null;
+  /** Spans of the batch being sent. */
+  let inFlight = 0;
 
   async function send() {
     if (!queue.length || sending) return;
     const spans = queue.splice(0, BATCH);
+    inFlight = spans.length;
     const body = {
       resourceSpans: [
         {
@@ -64,9 +69,16 @@ export function createSpanExporter(endpoint: string, serviceName: string) {
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(5_000),
     })
-      .then((res) => void res.arrayBuffer())
+      .then(async (res) => {
+        await res.arrayBuffer();
+        // a collector that refuses the batch (404 at a wrong path, 413, 503) lost it as surely as one away
+        if (!res.ok) throw new Error(`the collector answered ${res.status}`);
+      })
       .catch((err) => log('warn', 'span export failed', { error: String(err), dropped: spans.length }))
-      .finally(() => (sending = null));
+      .finally(() => {
+        sending = null;
+        inFlight = 0;
+      });
     await sending;
   }
   const timer = setInterval(() => void send(), EVERY_MS);
@@ -79,11 +91,26 @@ export function createSpanExporter(endpoint: string, serviceName: string) {
       queue.push(spanOf(t, s));
       if (queue.length >= BATCH) void send();
     },
-    /** Sends what is queued (at shutdown, and in tests). */
-    async flush() {
-      while (queue.length || sending) {
+    /**
+     * Sends what is queued (at shutdown, and in tests), for `withinMs` at most: a collector that does not answer must
+     * not hold a stopping process past its grace period (its last access lines are written after this). What is
+     * still queued then is dropped, and said.
+     */
+    async flush(withinMs = FLUSH_MS) {
+      const deadline = Date.now() + withinMs;
+      const step = async () => {
         await sending;
         await send();
+      };
+      while ((queue.length || sending) && Date.now() < deadline) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, deadline - Date.now())));
+        await Promise.race([step(), late]).finally(() => clearTimeout(timer));
+      }
+      if (queue.length || sending) {
+        const dropped = queue.length + inFlight;
+        log('warn', 'span export failed', { error: `not sent within ${withinMs} ms of stopping`, dropped });
+        queue.length = 0;
       }
     },
     close() {
