@@ -43,6 +43,29 @@ const spanOf = (t: Trace, s: SpanEnd) => ({
   status: { code: s.status >= 500 ? 2 : 0 },
 });
 
+/** One batch to the collector; a failure (away, too slow, or refusing it: 404 at a wrong path, 413, 503) is logged. */
+function post(url: string, serviceName: string, spans: object[]): Promise<void> {
+  const body = {
+    resourceSpans: [
+      {
+        resource: { attributes: [attribute('service.name', serviceName)] },
+        scopeSpans: [{ scope: { name: '@studio/shared/io/otlp' }, spans }],
+      },
+    ],
+  };
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': JSON_TYPE },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(5_000),
+  })
+    .then(async (res) => {
+      await res.arrayBuffer();
+      if (!res.ok) throw new Error(`the collector answered ${res.status}`);
+    })
+    .catch((err) => log('warn', 'span export failed', { error: String(err), dropped: spans.length }));
+}
+
 export function createSpanExporter(endpoint: string, serviceName: string) {
   if (!endpoint) return null;
   const url = `${endpoint.replace(/\/$/, '')}/v1/traces`;
@@ -55,30 +78,10 @@ export function createSpanExporter(endpoint: string, serviceName: string) {
     if (!queue.length || sending) return;
     const spans = queue.splice(0, BATCH);
     inFlight = spans.length;
-    const body = {
-      resourceSpans: [
-        {
-          resource: { attributes: [attribute('service.name', serviceName)] },
-          scopeSpans: [{ scope: { name: '@studio/shared/io/otlp' }, spans }],
-        },
-      ],
-    };
-    sending = fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': JSON_TYPE },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(5_000),
-    })
-      .then(async (res) => {
-        await res.arrayBuffer();
-        // a collector that refuses the batch (404 at a wrong path, 413, 503) lost it as surely as one away
-        if (!res.ok) throw new Error(`the collector answered ${res.status}`);
-      })
-      .catch((err) => log('warn', 'span export failed', { error: String(err), dropped: spans.length }))
-      .finally(() => {
-        sending = null;
-        inFlight = 0;
-      });
+    sending = post(url, serviceName, spans).finally(() => {
+      sending = null;
+      inFlight = 0;
+    });
     await sending;
   }
   const timer = setInterval(() => void send(), EVERY_MS);
