@@ -260,3 +260,18 @@ describe('pages that said what is not so', () => {
     expect(lines.some((l) => /prints/.test(l))).toBe(true);
   });
 });
+
+test("/healthz answers the same JSON on every port: the gateway's four and each service's", async () => {
+  for (const base of [
+    s.storefrontUrl,
+    s.managementUrl,
+    s.dashboardUrl,
+    s.opsUrl,
+    s.storefrontServiceUrl,
+    s.managementServiceUrl,
+  ]) {
+    const res = await fetch(`${base}/healthz`);
+    expect(`${base} ${res.status} ${res.headers.get('content-type')}`).toBe(`${base} 200 ${JSON_TYPE}`);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  }
+});

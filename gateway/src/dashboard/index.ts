@@ -1,4 +1,13 @@
-import { accessLogOn, etagMatches, etagOf, log, logRequest, newRequestId, redactKeys } from '@studio/shared';
+import {
+  accessLogOn,
+  etagMatches,
+  etagOf,
+  jsonResponse,
+  log,
+  logRequest,
+  newRequestId,
+  redactKeys,
+} from '@studio/shared';
 import { readBody } from '@studio/shared/body';
 import { malformedRequest } from '@studio/shared/io/serve';
 import { translatePgError } from '@studio/shared/pg-errors';
@@ -119,7 +128,7 @@ function dashboardRoutes(deps: DashboardDeps): Record<string, Partial<Record<'GE
   const asset = assets();
   const routes: Record<string, Partial<Record<'GET' | 'POST', Handler>>> = {
     '/': { GET: () => redirect('/keys') },
-    '/healthz': { GET: () => new Response('ok', { headers: { 'content-type': 'text/plain' } }) },
+    '/healthz': { GET: () => jsonResponse({ status: 'ok' }) }, // as every port answers it
     '/readyz': { GET: () => readiness() },
     '/sign-in': {
       GET: (_req, url) => signInPage(url.searchParams.has('signed-out') ? 'You are signed out.' : undefined),
