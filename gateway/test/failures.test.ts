@@ -152,6 +152,21 @@ describe('services down or slow', () => {
     const { key } = await s.key(st.id, 'publishable');
     await expectProblem(await s.sf('/v1/instructors', key), 503, 'service_unavailable');
   });
+  test('concurrent reads that share one upstream call count one failed call, not one per waiter', async () => {
+    const st = await s.studio();
+    const { key } = await s.key(st.id, 'publishable');
+    const failures = async () => {
+      const text = await (await fetch(`${s.opsUrl}/metrics`)).text();
+      const m = /^studio_upstream_errors_total\{surface="storefront",kind="unavailable"\} (\d+)$/m.exec(text);
+      return Number(m?.[1] ?? 0);
+    };
+    const before = await failures();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => s.sf('/v1/plans', key)));
+    expect(answers.map((r) => r.status)).toEqual(Array(20).fill(503));
+    const counted = (await failures()) - before;
+    expect(counted).toBeGreaterThanOrEqual(1);
+    expect(counted).toBeLessThan(20);
+  });
   test('a service slower than the timeout -> 504 upstream_timeout, not a hung connection', async () => {
     const st = await s.studio();
     const { key } = await s.key(st.id, 'secret', ['instructors:read']);

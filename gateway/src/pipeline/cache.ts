@@ -2,7 +2,15 @@ import { JSON_TYPE, log, operationsOf } from '@studio/shared';
 import { traceparentOf } from '@studio/shared/trace';
 import { StorefrontCache } from '../cache/storefront';
 import { forward } from '../forward/proxy';
-import { answered, type Ctx, setHeaders, signedCallerOf, type UpstreamErrorCount, upstreamFailure } from './context';
+import {
+  answered,
+  type Ctx,
+  countUpstreamError,
+  setHeaders,
+  signedCallerOf,
+  type UpstreamErrorCount,
+  upstreamFailure,
+} from './context';
 import type { SurfaceProfile } from './profile';
 
 /**
@@ -30,6 +38,7 @@ export function cacheStep(p: SurfaceProfile, cache: StorefrontCache, count?: Ups
     if (hit) return hit;
     // the client's own validators stay here: upstream is asked for the full answer, or to confirm the kept one
     const caller = signedCallerOf(c);
+    // one upstream call serves every waiter of a fill: it is counted once, here, failed or not waited on (a refresh)
     const load = (etag: string | null) =>
       forward(
         new Request(c.req.url, {
@@ -37,7 +46,10 @@ export function cacheStep(p: SurfaceProfile, cache: StorefrontCache, count?: Ups
         }),
         { pathAndQuery: c.pathAndQuery, caller, traceparent: traceparentOf(c.trace) },
         p.forward,
-      );
+      ).catch((err) => {
+        countUpstreamError(p, err, count);
+        throw err;
+      });
     const stale = cache.stale(studioId, key, conditional, acceptEncoding, headers);
     if (stale) {
       cache
@@ -47,6 +59,6 @@ export function cacheStep(p: SurfaceProfile, cache: StorefrontCache, count?: Ups
     }
     return cache
       .fill(studioId, key, conditional, acceptEncoding, load, headers, (a) => answered(c, a))
-      .catch((err) => setHeaders(upstreamFailure(p, c, err, count), headers));
+      .catch((err) => setHeaders(upstreamFailure(p, c, err), headers));
   };
 }

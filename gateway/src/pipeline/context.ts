@@ -184,6 +184,13 @@ export const signedCallerOf = (c: Ctx): Caller => ({
 
 export type UpstreamErrorCount = (labels: { surface: string; kind: 'timeout' | 'unavailable' }) => void;
 
+/** Counts one failed call to a service (never the caller's own body: an AppError), and says which kind it was. */
+export function countUpstreamError(p: SurfaceProfile, err: unknown, count?: UpstreamErrorCount) {
+  const kind = err instanceof UpstreamError ? err.kind : 'unavailable';
+  if (!(err instanceof AppError)) count?.({ surface: p.surface, kind });
+  return kind;
+}
+
 /**
  * The answer when the call could not be completed (the cache and forward steps): the caller's
  * own body (an AppError: over the limit, or 499 `client_closed_request` when the client left
@@ -191,8 +198,7 @@ export type UpstreamErrorCount = (labels: { surface: string; kind: 'timeout' | '
  */
 export function upstreamFailure(p: SurfaceProfile, c: Ctx, err: unknown, count?: UpstreamErrorCount): Response {
   if (err instanceof AppError) return refuse(p, c, err.code, err.options);
-  const kind = err instanceof UpstreamError ? err.kind : 'unavailable';
-  count?.({ surface: p.surface, kind });
+  const kind = countUpstreamError(p, err, count);
   if (kind === 'timeout') {
     return refuse(p, c, 'upstream_timeout', { detail: `The ${p.surface} service did not answer in time.` });
   }
