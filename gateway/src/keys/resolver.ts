@@ -98,6 +98,15 @@ export class KeyResolver {
   }
 
   /**
+   * A key whose record is still in memory past its freshness (within its stale window): valid when last looked up,
+   * so no unknown key for the per-address limit; its lookup answers from that record and refreshes it.
+   */
+  seenValid(hash: string): boolean {
+    const rec = this.cache.peekStale(hash);
+    return rec !== undefined && rec !== null;
+  }
+
+  /**
    * From memory, Redis or Postgres. `beforePostgres` runs only when the lookup must ask
    * Postgres, and may refuse it (throw `LookupRefused`): the per-address limit of unknown keys.
    */

@@ -70,6 +70,9 @@ export function keyStep(keys: KeyResolver, limiter?: RateLimiter, trusted: Reado
     if (!limiter) return known === null ? UNKNOWN : keys.resolve(hash).then((rec) => ({ rec }));
     const client = clientAddressOf(c, trusted);
     if (known === null) return then(limiter.chargeUnknownKey(client), (l) => refusedOr(l, UNKNOWN));
+    // valid when last looked up: not one of the unknown keys the address is limited in (a NAT's flood of random keys
+    // must not lock out its users' real keys once their records pass their minute)
+    if (keys.seenValid(hash)) return keys.resolve(hash).then((rec) => ({ rec }));
     const denied = limiter.unknownKeyDenied(client);
     if (denied) return { limited: denied };
     return lookup(hash, client);

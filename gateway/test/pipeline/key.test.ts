@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, setSystemTime, test } from 'bun:test';
+import { generateKey } from '@studio/shared';
 import { type Stack, startStack } from '../../../test/harness';
 import { redisNames } from '../../src/keys/redis-names';
+import { MemoryBuckets } from '../../src/limits/memory-buckets';
 import { RateLimiter } from '../../src/limits/rate-limiter';
 import { RedisBuckets } from '../../src/limits/redis-buckets';
 import { keyStep } from '../../src/pipeline/key';
@@ -57,5 +59,28 @@ describe('key step', () => {
       studio.id,
     );
     expect(limiter.unknownKeyGroup(c.client ?? 'unknown').left).toBe(0);
+  });
+
+  test("an address over its unknown-key limit still gets its real keys whose records are past their minute (a NAT's users)", async () => {
+    const studio = await stack.studio();
+    const { key: text, id } = await stack.key(studio.id, 'secret', ['classes:read']);
+    const limiter = new RateLimiter(new MemoryBuckets(), {
+      secret: '100:100',
+      publishableClient: '100:100',
+      publishable: '100:100',
+      unknownKey: '1:2', // the first lookup of the real key spends one (its refund lasts a lease), a random key the other
+    });
+    const key = keyStep(stack.gateway.keys, limiter);
+    expect(((await key(withAuth(`Bearer ${text}`))) as { rec: { id: string } }).rec.id).toBe(id);
+    setSystemTime(new Date(Date.now() + 61_000)); // the record past its minute, within its stale window
+    try {
+      // random keys from the same address: the first is looked up, the second refused
+      const random = () => withAuth(`Bearer ${generateKey('secret')}`);
+      expect(await key(random())).toEqual({ rec: null });
+      expect(await key(random())).toHaveProperty('limited');
+      expect(((await key(withAuth(`Bearer ${text}`))) as { rec: { id: string } }).rec.id).toBe(id);
+    } finally {
+      setSystemTime();
+    }
   });
 });
