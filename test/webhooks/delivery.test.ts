@@ -438,6 +438,29 @@ describe('secrets, test events, the log, metrics', () => {
     await expect(sendTestEvent(s.sql, ep.id, otherStudio)).rejects.toThrow(/no webhook endpoint/);
   });
 
+  test("the oldest undelivered change's age keeps growing while its figures cannot be read (Postgres away), and that is said", async () => {
+    const { id: studioId } = await s.studio();
+    const r = receiver([], 500); // never accepts: the delivery stays pending
+    await endpoint(studioId, r.url);
+    await recordEvent(s.sql, studioId);
+    const metrics = createMetrics();
+    const own = createSql(s.config.DATABASE_URL, { max: 2 }); // the dispatcher's database, to be taken away
+    const warned: string[] = [];
+    const spy = spyOn(console, 'error').mockImplementation((line: unknown) => void warned.push(String(line)));
+    cleanups.push(() => spy.mockRestore());
+    dispatcher({ metrics, sql: own, retryScheduleMs: [60_000] });
+    const oldest = async () =>
+      Number(
+        /\nstudio_webhook_oldest_pending_seconds ([\d.e+-]+)\n/.exec(await (await metrics.response()).text())?.[1],
+      );
+    await until(async () => (await oldest()) > 0, 10_000, 'a figure read');
+    await own.end({ timeout: 0 });
+    const before = await oldest();
+    await Bun.sleep(1_200);
+    expect((await oldest()) - before).toBeGreaterThanOrEqual(1);
+    await until(() => warned.some((l) => l.includes('webhook figures could not be read')), 8_000, 'the warning');
+  }, 30_000);
+
   test("metrics on the process's /metrics, and one log line per attempt with the trace id", async () => {
     const { id: studioId } = await s.studio();
     const r = receiver([500]);

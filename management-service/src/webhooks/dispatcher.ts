@@ -83,7 +83,9 @@ export class Dispatcher {
   private readonly box: ReturnType<typeof createSecretBox>;
   private readonly sendOptions: Parameters<typeof sendWebhook>[1];
   private readonly counted: ((labels: { outcome: Outcome }) => void) | undefined;
-  private readonly stats = { pending: 0, oldestSeconds: 0 };
+  /** The last figures read (`measuredAt`: when, by this process's clock); the oldest's age grows from there. */
+  private readonly stats = { pending: 0, oldestSeconds: 0, measuredAt: 0 };
+  private statsFailedLogged = 0;
 
   private stopping = false;
   private abandoned = false;
@@ -158,14 +160,18 @@ export class Dispatcher {
     deps.metrics?.gauge(
       'studio_webhook_oldest_pending_seconds',
       'How long the oldest undelivered change has waited: a pending delivery, or an event not yet fanned out.',
-      () => this.stats.oldestSeconds,
+      // aged at each scrape, so it keeps growing while the figures cannot be read (Postgres away: when it matters most)
+      () =>
+        this.stats.oldestSeconds > 0
+          ? this.stats.oldestSeconds + (Date.now() - this.stats.measuredAt) / 1000
+          : this.stats.oldestSeconds,
     );
   }
 
   start() {
     if (this.running) return;
     this.running = this.loop();
-    this.every(STATS_EVERY_MS, 0, async () => Object.assign(this.stats, await pendingStats(this.sql)));
+    this.every(STATS_EVERY_MS, 0, () => this.readStats());
     this.every(RETENTION_EVERY_MS, 60_000, async () => {
       const deleted = await deleteExpired(this.sql);
       if (deleted) log('info', 'webhook attempts past retention deleted', { rows: deleted });
@@ -449,6 +455,17 @@ export class Dispatcher {
       }
       if (more) this.claimEager = true;
       else await this.sleep(Math.min(this.pollMs, this.nextDueAt - Date.now()));
+    }
+  }
+
+  /** The gauges' figures; a failure keeps the last ones (the oldest's age still grows) and is said once a minute. */
+  private async readStats() {
+    try {
+      Object.assign(this.stats, await pendingStats(this.sql), { measuredAt: Date.now() });
+    } catch (err) {
+      if (Date.now() - this.statsFailedLogged < 60_000) return;
+      this.statsFailedLogged = Date.now();
+      log('warn', 'webhook figures could not be read; the gauges keep the last ones', { error: String(err) });
     }
   }
 
