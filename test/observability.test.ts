@@ -107,6 +107,22 @@ describe('trace context', () => {
     expect(svc.name).toBe('GET managementListInstructors');
   });
 
+  test("a dashboard request is a span of its trace too, exported as the API's are", async () => {
+    const traceId = 'e3ce929d0e0e47364bf92f3577b34da9';
+    const res = await fetch(`${s.dashboardUrl}/sign-in`, {
+      headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+    });
+    expect(res.status).toBe(200);
+    const spanId = res.headers.get('traceresponse')!.split('-')[2];
+    for (let i = 0; i < 50 && !received.some((x) => x.traceId === traceId); i++) await Bun.sleep(100);
+    expect(received.find((x) => x.traceId === traceId)).toMatchObject({
+      service: 'gateway',
+      spanId,
+      parentSpanId: 'b7ad6b7169203331',
+      name: 'GET /sign-in',
+    });
+  });
+
   test('sampled is bit 0 of the flags: 03 (sampled, random trace id) is exported by both; 02 by neither', async () => {
     const sampled = 'c3ce929d0e0e47364bf92f3577b34da7';
     const unsampled = 'd3ce929d0e0e47364bf92f3577b34da8';

@@ -75,7 +75,7 @@ export function createGateway(deps: GatewayDeps) {
   return {
     storefront: createSurface(profiles.storefront, pipelineDeps),
     management: createSurface(profiles.management, pipelineDeps),
-    dashboard: createDashboard({ config, sql, readiness, bus, activity, metrics }),
+    dashboard: createDashboard({ config, sql, readiness, bus, activity, metrics, spans }),
     ops: createOpsHandler(metrics, readiness),
     mode,
     bus,
