@@ -108,10 +108,14 @@ const HEADERS: Record<string, Json> = {
   },
   RateLimit: {
     description:
-      'IETF RateLimit fields: requests left (`r`) and seconds until the window resets (`t`), e.g. `"key";r=99;t=1`. On every answer to a call whose key is known; a missing, malformed or unknown key\'s refusal has none.',
+      'IETF RateLimit fields: requests left in the bucket, burst included (`r`, so it may exceed the policy\'s `q`), and seconds until it is full again (`t`), e.g. `"key";r=99;t=1`. On every answer to a call whose key is known and whose limit was decided; a missing, malformed or unknown key\'s refusal has none.',
     schema: { type: 'string' },
   },
-  'RateLimit-Policy': { description: 'The key\'s limit, e.g. `"key";q=100;w=1`.', schema: { type: 'string' } },
+  'RateLimit-Policy': {
+    description:
+      'The key\'s sustained rate, e.g. `"key";q=100;w=1` (100 a second; its burst is in `RateLimit`\'s `r`).',
+    schema: { type: 'string' },
+  },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
   Location: { description: 'Path of the created resource; GET it to read the record.', schema: { type: 'string' } },
   ETag: {
