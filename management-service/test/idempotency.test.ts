@@ -59,6 +59,22 @@ for (const mode of MODES)
       );
     });
 
+    test.if(mode === 'redis')(
+      "the response's copy in Redis expires before its record in Postgres: no replay the database would not give",
+      async () => {
+        const { studio, write } = await studioWithKey(s);
+        // the record's clock starts inside the transaction, the copy's after the commit: the copy must still go first
+        expect((await write('POST', '/v1/instructors', { name: 'Noor' }, 'ttl-key')).status).toBe(201);
+        const id = new Bun.CryptoHasher('sha256').update(`${studio.id}\nttl-key`).digest('hex').slice(0, 40);
+        const copyMs = await s.redis.pTTL(`${s.config.REDIS_PREFIX}idem:rec:${id}`);
+        const [row] = await s.sql<{ ms: number }[]>`
+          select (extract(epoch from expires_at - clock_timestamp()) * 1000)::float8 as ms
+          from idempotency_records where studio_id = ${studio.id} and key = 'ttl-key'`;
+        expect(copyMs).toBeGreaterThan(0);
+        expect(copyMs).toBeLessThan(row!.ms);
+      },
+    );
+
     test('a retry replays the stored response byte for byte, key order and whitespace ignored', async () => {
       const { studio, write } = await studioWithKey(s);
       const ins = await instructor(s, studio.id);

@@ -4,6 +4,11 @@ import { bounded, type Redis, redisUsable } from '@studio/shared/io/redis';
 
 /** Idempotency records (docs/design/idempotency.md): Postgres is the truth; the lock and the hot copy are `IdempotencyLocks`. */
 export const RETENTION_S = 24 * 60 * 60;
+/**
+ * How much earlier than its Postgres record the Redis copy of a response expires. The record's clock starts at its
+ * insert; the copy's after the commit, and a replay's copy from a remaining time read inside its transaction.
+ */
+const HOT_COPY_MARGIN_S = 60;
 /** How long an in-flight lock lives if its holder dies without releasing it. */
 export const LOCK_TTL_MS = 30_000;
 export const MAX_KEY_LENGTH = 255;
@@ -84,12 +89,11 @@ export function redisLocks(redis: Redis | null, prefix: string): IdempotencyLock
       }
     },
     async cache(studioId, key, rec, ttlS = RETENTION_S) {
-      if (!usable(redis) || ttlS <= 0) return;
+      // the copy goes a little before the record: never a replay (or a 409) Postgres would no longer give
+      const ex = Math.floor(ttlS) - HOT_COPY_MARGIN_S;
+      if (!usable(redis) || ex <= 0) return;
       try {
-        await bounded(
-          redis,
-          redis.set(names(prefix, studioId, key).record, JSON.stringify(rec), { EX: Math.ceil(ttlS) }),
-        );
+        await bounded(redis, redis.set(names(prefix, studioId, key).record, JSON.stringify(rec), { EX: ex }));
       } catch {
         /* the hot copy is only a cache of the Postgres record */
       }
@@ -170,7 +174,7 @@ export async function tryKeyLock(tx: Tx, studioId: string, key: string): Promise
 export async function insertRecord(tx: Db, studioId: string, key: string, rec: StoredResponse) {
   await tx`
     insert into idempotency_records (studio_id, key, fingerprint, status, headers, body, expires_at)
-    values (${studioId}, ${key}, ${rec.fingerprint}, ${rec.status}, ${tx.json(rec.headers)}, ${rec.body}, now() + make_interval(secs => ${RETENTION_S}))
+    values (${studioId}, ${key}, ${rec.fingerprint}, ${rec.status}, ${tx.json(rec.headers)}, ${rec.body}, clock_timestamp() + make_interval(secs => ${RETENTION_S}))
     on conflict (studio_id, key) do update set
       fingerprint = excluded.fingerprint, status = excluded.status, headers = excluded.headers, body = excluded.body,
       created_at = now(), expires_at = excluded.expires_at

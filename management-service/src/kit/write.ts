@@ -29,7 +29,6 @@ import {
   idempotencyLocks,
   insertRecord,
   type LiveRecord,
-  RETENTION_S,
   type StoredResponse,
   sweepExpired,
   tryKeyLock,
@@ -327,7 +326,7 @@ async function underKey(w: WriteOf, act: Act): Promise<Response> {
   }
   countEvents(deps, outcome.types);
   writeHooks.afterCommit?.({ studioId, key });
-  await locks.cache(studioId, key, outcome.rec, RETENTION_S);
+  await locks.cache(studioId, key, outcome.rec);
   await release();
   if (Math.random() < 0.01) sweepExpired(sql);
   counted(deps, 'new');
