@@ -42,6 +42,19 @@ describe('validation messages name the allowed values, the format or the bound',
   });
 });
 
+describe('what a bad body costs is bounded', () => {
+  test('a 1 MiB array of wrong items is judged by its first thousand errors, not its half million', async () => {
+    const { studio, write } = await studioWithKey(s);
+    const ana = await instructor(s, studio.id);
+    const planIds = `[${Array(500_000).fill('0').join(',')}]`; // 1 MB of numbers where ids go, past maxItems
+    const body = `${JSON.stringify(classBody(ana)).slice(0, -1)},"planIds":${planIds}}`;
+    expect(body.length).toBeLessThan(1024 * 1024);
+    const errors = await errorsOf(await write('POST', '/v1/classes', body));
+    expect(errors).toHaveLength(21);
+    expect(errors[20]!.message).toStartWith('and at least 980 more errors not listed');
+  });
+});
+
 describe('nesting is bounded before parsing', () => {
   test('30,000 nested [ (60 KB) is 400 malformed_json at once, and another studio is not kept waiting', async () => {
     const { write } = await studioWithKey(s);

@@ -60,3 +60,8 @@ export const statusOf = (code: ProblemCode): number => PROBLEMS[code][0];
 
 /** A problem's `errors` keeps this many entries, then one saying how many more (docs/design/hostile-callers.md). */
 export const MAX_PROBLEM_ERRORS = 20;
+/**
+ * Errors looked for in one value at most: a 1 MiB body can fail its schema half a million times (an array of wrong
+ * items past its `maxItems`), and finding them all cost the service about a second. Past this, "at least".
+ */
+export const MAX_ERRORS_SOUGHT = 1_000;

@@ -1,7 +1,7 @@
 /** The problem+json renderer of docs/design/errors.md; the body's shape is the one `Problem` schema. */
 
 import { newRequestId } from './http';
-import { MAX_PROBLEM_ERRORS, PROBLEMS, type ProblemCode, statusOf } from './problem-codes';
+import { MAX_ERRORS_SOUGHT, MAX_PROBLEM_ERRORS, PROBLEMS, type ProblemCode, statusOf } from './problem-codes';
 import type { Problem } from './schemas/problem';
 
 export * from './problem-codes';
@@ -68,7 +68,7 @@ export function boundedErrors(errors: FieldError[]): FieldError[] {
     const part = errors[MAX_PROBLEM_ERRORS]!.path.split('/')[1] ?? '';
     kept.push({
       path: cutSegments(`/${part}`),
-      message: `and ${more} more error${more === 1 ? '' : 's'} not listed; fix these and send again`,
+      message: `and ${errors.length >= MAX_ERRORS_SOUGHT ? 'at least ' : ''}${more} more error${more === 1 ? '' : 's'} not listed; fix these and send again`,
     });
   }
   return kept;

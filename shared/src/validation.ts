@@ -8,6 +8,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
 import type { FieldError } from './problem';
+import { MAX_ERRORS_SOUGHT } from './problem-codes';
 import { INSTANT_RANGE, parseInstant } from './time';
 
 export interface SchemaError {
@@ -99,7 +100,9 @@ export function schemaErrors(schema: TSchema, value: unknown, pointer: string): 
   const seen = new Set<string>();
   const out: FieldError[] = [];
   const walk = (sch: TSchema, val: unknown, at: string) => {
+    // Value.Errors is lazy: leaving the loop leaves the rest of the value unvisited
     for (const e of Value.Errors(sch, val)) {
+      if (out.length >= MAX_ERRORS_SOUGHT) return;
       const path = at + e.path;
       if (seen.has(path)) continue;
       const inner = e.type === ValueErrorType.Union ? nullableBranch(e.schema, e.value) : undefined;
