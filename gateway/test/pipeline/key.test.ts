@@ -83,4 +83,16 @@ describe('key step', () => {
       setSystemTime();
     }
   });
+
+  test('an Authorization header padded with spaces still names its key, and is not kept (10,000 of 16 KB would be 160 MB)', async () => {
+    const studio = await stack.studio();
+    const { key: text, id } = await stack.key(studio.id, 'secret', ['classes:read']);
+    const key = keyStep(stack.gateway.keys);
+    const before = key.memoized();
+    const padded = withAuth(`Bearer${' '.repeat(16_000)}${text}`);
+    expect(((await key(padded)) as { rec: { id: string } }).rec.id).toBe(id);
+    expect(key.memoized()).toBe(before);
+    await key(withAuth(`Bearer ${text}`));
+    expect(key.memoized()).toBe(before + 1); // a header as clients send it is kept
+  });
 });
