@@ -133,6 +133,8 @@ const jsonText = (v: string | null): string => (v === null ? 'null' : JSON_SAFE.
  * gateway's CPU, and about 7.5 % this way (docs/benchmarks.md, issue 22).
  */
 const FIELDS = 11;
+/** A path's characters a line keeps, as an activity entry does: a keyless caller may send 16 KB of it a call. */
+const PATH_LOGGED_MAX = 512;
 const QUEUED_MAX = 512;
 const queue: (string | number | null)[] = new Array(QUEUED_MAX * FIELDS).fill(null);
 let queued = 0;
@@ -154,7 +156,7 @@ export function logRequest(f: AccessLine) {
   queue[i + 3] = f.surface;
   queue[i + 4] = f.operation;
   queue[i + 5] = f.method;
-  queue[i + 6] = f.path;
+  queue[i + 6] = f.path.length > PATH_LOGGED_MAX ? f.path.slice(0, PATH_LOGGED_MAX) : f.path;
   queue[i + 7] = f.status;
   queue[i + 8] = f.durationMs;
   queue[i + 9] = f.keyId;

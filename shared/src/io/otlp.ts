@@ -24,8 +24,11 @@ const EVERY_MS = 1_000;
 /** How long a stopping process waits for its last spans to go out (its drain has 10 s, compose's grace 15 s). */
 const FLUSH_MS = 3_000;
 
+/** A text attribute keeps 512 characters at most (a path is the caller's to make long), as an access line does. */
 const attribute = (key: string, v: string | number) =>
-  typeof v === 'number' ? { key, value: { intValue: String(v) } } : { key, value: { stringValue: v } };
+  typeof v === 'number'
+    ? { key, value: { intValue: String(v) } }
+    : { key, value: { stringValue: v.length > 512 ? v.slice(0, 512) : v } };
 
 /** One server span in OTLP/JSON, ended now. */
 const spanOf = (t: Trace, s: SpanEnd) => ({
