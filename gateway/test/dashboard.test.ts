@@ -61,6 +61,8 @@ describe('sign-in', () => {
       [{ token }, undefined],
       [{ token, nonce: 'guessed' }, undefined],
       [{ token, nonce: 'guessed' }, 'dashboard_login=other'],
+      // as many characters as the cookie, more bytes: refused, not a 500
+      [{ token, nonce: `${'a'.repeat(31)}é` }, `dashboard_login=${'a'.repeat(32)}`],
     ] as const) {
       const res = await postForm(s, '/login', fields, cookie, { origin: 'null' });
       expect(res.status).toBe(403);

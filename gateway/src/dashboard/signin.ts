@@ -69,8 +69,10 @@ function cleared(deps: DashboardDeps, res: Response): Response {
 function drawnHere(req: Request, form: FormData): boolean {
   const cookie = readCookie(req, LOGIN_COOKIE);
   const field = form.get('nonce');
-  if (!cookie || typeof field !== 'string' || cookie.length !== field.length) return false;
-  return timingSafeEqual(Buffer.from(cookie), Buffer.from(field));
+  if (!cookie || typeof field !== 'string') return false;
+  // compared as bytes, whose lengths must match (a non-ASCII character is longer in bytes than in characters)
+  const [a, b] = [Buffer.from(cookie), Buffer.from(field)];
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 export async function loginLinkPage(deps: DashboardDeps, url: URL): Promise<Response> {
