@@ -35,10 +35,17 @@ export function parseOriginPattern(input: string): { pattern: string } | { error
   return { pattern: `${scheme}://${wildcard ?? ''}${host}${port ?? ''}` };
 }
 
+/** Origins one key may name. */
+export const MAX_ORIGINS = 50;
+
 /** Every pattern parsed, or the first error. An empty list means "any origin" (null). */
 export function parseOriginList(inputs: string[]): { origins: string[] | null } | { error: string } {
   const out: string[] = [];
-  for (const input of inputs.map((s) => s.trim()).filter(Boolean)) {
+  const given = inputs.map((s) => s.trim()).filter(Boolean);
+  // each is checked on every call from a page: a handful of sites (wildcards cover subdomains), not thousands
+  if (given.length > MAX_ORIGINS)
+    return { error: `at most ${MAX_ORIGINS} origins (a *. pattern covers a site's subdomains)` };
+  for (const input of given) {
     const parsed = parseOriginPattern(input);
     if ('error' in parsed) return parsed;
     if (!out.includes(parsed.pattern)) out.push(parsed.pattern);

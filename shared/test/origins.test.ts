@@ -23,6 +23,10 @@ test('origin patterns: exact origins and https://*.domain, canonical; anything e
   }
   expect(parseOriginList(['https://a.example', ' https://a.example ', ''])).toEqual({ origins: ['https://a.example'] });
   expect(parseOriginList([])).toEqual({ origins: null });
+  // a handful of sites, not thousands (each is checked on every call from a page)
+  const many = Array.from({ length: 51 }, (_, i) => `https://s${i}.example`);
+  expect(parseOriginList(many.slice(0, 50))).toEqual({ origins: many.slice(0, 50) });
+  expect(parseOriginList(many)).toEqual({ error: "at most 50 origins (a *. pattern covers a site's subdomains)" });
 });
 
 test('originAllowed: exact, wildcard subdomains at any depth, never the bare domain or a look-alike', () => {
