@@ -68,7 +68,7 @@ export function boundedErrors(errors: FieldError[]): FieldError[] {
     const part = errors[MAX_PROBLEM_ERRORS]!.path.split('/')[1] ?? '';
     kept.push({
       path: cutSegments(`/${part}`),
-      message: `and ${errors.length >= MAX_ERRORS_SOUGHT ? 'at least ' : ''}${more} more error${more === 1 ? '' : 's'} not listed; fix these and send again`,
+      message: `and ${errors.length === MAX_ERRORS_SOUGHT ? 'at least ' : ''}${more} more error${more === 1 ? '' : 's'} not listed; fix these and send again`,
     });
   }
   return kept;
