@@ -363,6 +363,12 @@ describe('the database away', () => {
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
       expect(await res.text()).toContain('cannot reach its database just now');
+      // a session cookie this gateway did not make is refused before the database is asked (it is not even reached)
+      const forged = await dashboard(
+        new Request(`${s.dashboardUrl}/keys`, { headers: { cookie: `dashboard_session=${'A'.repeat(43)}` } }),
+      );
+      expect(forged.status).toBe(303);
+      expect(forged.headers.get('location')).toBe('/sign-in');
     } finally {
       await dead.end({ timeout: 1 });
     }

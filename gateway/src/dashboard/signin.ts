@@ -106,7 +106,7 @@ export async function useLoginLink(deps: DashboardDeps, req: Request, form: Form
     );
   const check = await consumeLoginLink(deps.sql, deps.config, form.get('token'));
   if (!check.ok) return cleared(deps, refused(check.reason));
-  const value = await createSession(deps.sql, check.studioId);
+  const value = await createSession(deps.sql, deps.config, check.studioId);
   return cleared(deps, redirect('/keys', { 'set-cookie': sessionCookie(deps.config, value, SESSION_TTL_MS / 1000) }));
 }
 
