@@ -174,6 +174,20 @@ describe('tiered cache', () => {
     expect(c.peek('s1/a')).toBe('fresh read');
   });
 
+  test("a group's byte share: filling it evicts the group's own oldest, never another group's; a drop still finds every key", async () => {
+    const { c } = cache({ sizeOf: (v) => v?.length ?? 0, maxBytes: 100, maxBytesPerGroup: 10, groupOf: (k) => k[0]! });
+    await c.get('b1', async () => 'bbbb');
+    for (const k of ['a1', 'a2', 'a3', 'a4']) await c.get(k, async () => 'aaaa');
+    expect([c.peek('a1'), c.peek('a2'), c.peek('a3'), c.peek('a4')]).toEqual([undefined, undefined, 'aaaa', 'aaaa']);
+    expect(c.peek('b1')).toBe('bbbb'); // the other group is untouched
+    // an entry as large as the share empties its group first, and is still dropped with it
+    await c.get('a5', async () => 'x'.repeat(10));
+    expect([c.peek('a3'), c.peek('a4'), c.peek('a5')]).toEqual([undefined, undefined, 'x'.repeat(10)]);
+    c.drop('a');
+    expect(c.peek('a5')).toBeUndefined();
+    expect(c.bytes).toBe(4);
+  });
+
   test('bounded: the oldest entry goes first, overall and per group', async () => {
     const { c } = cache({ maxEntries: 3, maxPerGroup: 2, groupOf: (k) => k[0]! });
     for (const k of ['a1', 'a2', 'a3']) await c.get(k, async () => k);

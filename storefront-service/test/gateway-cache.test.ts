@@ -47,17 +47,28 @@ describe('StorefrontCache', () => {
 
   test('bounded in bytes, every representation counted', async () => {
     const c = live({ maxBytes: 64 * 1024 });
+    // five studios (one may hold a quarter), so the whole cache's bound is the one reached
     for (let i = 0; i < 20; i++)
       await c.store(
-        'std_a',
+        `std_${i % 5}`,
         `/v1/plans?i=${i}`,
         c.token(),
         answer(JSON.stringify({ plans: Array.from({ length: 500 }, (_, j) => `${i}-${j}-${Math.random()}`) })),
       );
     expect(c.bytes).toBeLessThanOrEqual(64 * 1024);
     expect(c.bytes).toBeGreaterThan(32 * 1024);
-    expect(c.lookup('std_a', '/v1/plans?i=19', null)).not.toBeNull();
-    expect(c.lookup('std_a', '/v1/plans?i=0', null)).toBeNull();
+    expect(c.lookup('std_4', '/v1/plans?i=19', null)).not.toBeNull();
+    expect(c.lookup('std_0', '/v1/plans?i=0', null)).toBeNull();
+  });
+
+  test("one studio holds a quarter of the cache at most: cycling one site's query values evicts that site's answers, not another studio's", async () => {
+    const c = live({ maxBytes: 64 * 1024 });
+    const body = (i: number) => answer(JSON.stringify({ plans: Array.from({ length: 100 }, (_, j) => `${i}-${j}`) }));
+    await c.store('std_b', '/v1/plans', c.token(), body(-1));
+    for (let i = 0; i < 200; i++) await c.store('std_a', `/v1/plans?i=${i}`, c.token(), body(i));
+    expect(c.lookup('std_b', '/v1/plans', null)).not.toBeNull();
+    expect(c.lookup('std_a', '/v1/plans?i=199', null)).not.toBeNull();
+    expect(c.bytes).toBeLessThanOrEqual(16 * 1024 + 4 * 1024); // studio a's quarter, and studio b's one answer
   });
 
   test('a stored answer is served per studio, with 304 on its ETag', async () => {

@@ -41,6 +41,8 @@ export interface TieredOptions<V> {
   /** Keys belong to groups (a studio) that can be dropped at once; by default each key is its own. */
   groupOf?(key: string): string;
   maxPerGroup?: number;
+  /** Bytes one group may hold (a studio's share of `maxBytes`): its own oldest go first, never another group's. */
+  maxBytesPerGroup?: number;
   shared?: SharedTier<V>;
   onRead?(tier: CacheTier): void;
 }
@@ -62,6 +64,8 @@ export class TieredCache<V> {
   private kept = new Map<string, Kept<V>>();
   private apartKept = new Map<string, Kept<V>>();
   private groups = new Map<string, Set<string>>();
+  /** Bytes held per group (only with `maxBytesPerGroup`). */
+  private groupBytes = new Map<string, number>();
   private flights = new Map<string, Promise<V>>();
   private clock = 0;
   /** Group -> the clock of its last change, oldest first (re-inserted on each change). */
@@ -196,10 +200,14 @@ export class TieredCache<V> {
       this.remove(oldest);
     }
     const group = this.groupOf(key);
+    const before = this.groups.get(group);
+    if (this.o.maxPerGroup && before && before.size >= this.o.maxPerGroup) this.remove(before.values().next().value!);
+    this.fitGroup(group, size);
+    // taken again: a group emptied by the removals above is gone from `groups`
     let members = this.groups.get(group);
     if (!members) this.groups.set(group, (members = new Set()));
-    if (this.o.maxPerGroup && members.size >= this.o.maxPerGroup) this.remove(members.values().next().value!);
     members.add(key);
+    if (this.o.maxBytesPerGroup) this.groupBytes.set(group, (this.groupBytes.get(group) ?? 0) + size);
     const now = Date.now();
     pool.set(key, { value, fresh: now + freshMs, stale: now + freshMs + this.o.staleMs, size });
     this.held += size;
@@ -231,6 +239,7 @@ export class TieredCache<V> {
     this.apartKept.clear();
     this.held = 0;
     this.groups.clear();
+    this.groupBytes.clear();
     this.flights.clear();
   }
 
@@ -269,6 +278,14 @@ export class TieredCache<V> {
     return this.o.groupOf ? this.o.groupOf(key) : key;
   }
 
+  /** Room in its group's byte share for `size` more: the group's own oldest entries go (a studio filling its share evicts its own). */
+  private fitGroup(group: string, size: number): void {
+    const max = this.o.maxBytesPerGroup;
+    if (!max) return;
+    const members = this.groups.get(group);
+    while (members?.size && (this.groupBytes.get(group) ?? 0) + size > max) this.remove(members.values().next().value!);
+  }
+
   private remove(key: string): void {
     const k = this.kept.get(key) ?? this.apartKept.get(key);
     if (!k) return;
@@ -277,5 +294,10 @@ export class TieredCache<V> {
     const group = this.groupOf(key);
     const members = this.groups.get(group);
     if (members?.delete(key) && !members.size) this.groups.delete(group);
+    if (this.o.maxBytesPerGroup) {
+      const left = (this.groupBytes.get(group) ?? 0) - k.size;
+      if (left > 0) this.groupBytes.set(group, left);
+      else this.groupBytes.delete(group);
+    }
   }
 }
