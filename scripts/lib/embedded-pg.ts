@@ -188,9 +188,11 @@ function writeState(stateFile: string, state: EmbeddedState) {
   renameSync(tmp, stateFile);
 }
 
-/** The pid in `postmaster.pid` when that process is alive (a server already runs on this data directory). */
-function runningPostmaster(dataDir: string): number | null {
-  const file = join(dataDir, 'postmaster.pid');
+/**
+ * The pid on the first line of `file` when that process is alive and runs `program` (a pid reused by something else
+ * is no such process), else null.
+ */
+function livePidIn(file: string, program: string): number | null {
   if (!existsSync(file)) return null;
   const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
   if (!Number.isInteger(pid) || pid <= 0) return null;
@@ -200,10 +202,13 @@ function runningPostmaster(dataDir: string): number | null {
     return null;
   }
   const cmdline = `/proc/${pid}/cmdline`;
-  if (existsSync('/proc/self') && (!existsSync(cmdline) || !readFileSync(cmdline, 'latin1').includes('postgres')))
-    return null; // a reused pid
+  if (existsSync('/proc/self') && (!existsSync(cmdline) || !readFileSync(cmdline, 'latin1').includes(program)))
+    return null;
   return pid;
 }
+
+/** The pid in `postmaster.pid` when that process is alive (a server already runs on this data directory). */
+const runningPostmaster = (dataDir: string) => livePidIn(join(dataDir, 'postmaster.pid'), 'postgres');
 
 function logTail(logFile: string, lines = 15): string {
   try {
@@ -211,17 +216,6 @@ function logTail(logFile: string, lines = 15): string {
   } catch {
     return '';
   }
-}
-
-/** A live process with this pid runs `bun` (a pid reused by something else is not a start under way). */
-function bunAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  const cmdline = `/proc/${pid}/cmdline`;
-  return !existsSync('/proc/self') || (existsSync(cmdline) && readFileSync(cmdline, 'latin1').includes('bun'));
 }
 
 /**
@@ -241,8 +235,8 @@ function takeStartLock(dataDir: string): () => void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
     }
-    const pid = Number(readFileSync(file, 'utf8').trim());
-    if (Number.isInteger(pid) && pid > 0 && bunAlive(pid))
+    const pid = livePidIn(file, 'bun');
+    if (pid)
       throw new EmbeddedPostgresError(
         `another \`bun run start\` (pid ${pid}) is starting the embedded Postgres on ${dataDir}: use that one, or stop it first`,
       );
