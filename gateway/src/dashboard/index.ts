@@ -12,7 +12,7 @@ import { readBody } from '@studio/shared/body';
 import { malformedRequest } from '@studio/shared/io/serve';
 import { translatePgError } from '@studio/shared/pg-errors';
 import { requestTarget } from '@studio/shared/target';
-import { isSampled, startTrace, TRACEPARENT, TRACERESPONSE, traceparentOf } from '@studio/shared/trace';
+import { startTrace, TRACEPARENT, TRACERESPONSE, traceparentOf } from '@studio/shared/trace';
 import { activityEntryPage, activityPage } from './activity';
 import type { DashboardDeps } from './deps';
 import { chromeOf, messagePage, redirect, SECURITY_HEADERS } from './html';
@@ -240,17 +240,13 @@ export function createDashboard(deps: DashboardDeps) {
       requestId,
       traceId: trace.traceId,
     });
-    if (deps.spans && isSampled(trace))
-      deps.spans.end(trace, {
-        name: `${req.method} ${operation}`,
-        status: res.status,
-        attributes: {
-          'http.request.method': req.method,
-          'url.path': redactKeys(target.path),
-          'studio.surface': 'dashboard',
-          'studio.operation': operation,
-        },
-      });
+    deps.spans?.request(trace, {
+      method: req.method,
+      path: target.path,
+      status: res.status,
+      operation,
+      surface: 'dashboard',
+    });
     return res;
   };
 }

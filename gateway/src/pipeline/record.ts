@@ -1,7 +1,7 @@
 import { accessLogOn, logRequest, REQUEST_ID, redactKeys } from '@studio/shared';
 import type { Metrics } from '@studio/shared/io/metrics';
 import type { SpanExporter } from '@studio/shared/io/otlp';
-import { isSampled, TRACERESPONSE, traceparentOf } from '@studio/shared/trace';
+import { TRACERESPONSE, traceparentOf } from '@studio/shared/trace';
 import { type ActivityWriter, outcomeOf } from '../activity/writer';
 import { type Ctx, clientAddressOf, setHeaders } from './context';
 import type { SurfaceProfile } from './profile';
@@ -76,18 +76,13 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
         keyId: key?.id ?? null,
         problem: c.problem,
       });
-    if (spans && isSampled(c.trace)) {
-      spans.end(c.trace, {
-        name: `${c.method} ${operation ?? 'unknown'}`,
-        status,
-        attributes: {
-          'http.request.method': c.method,
-          'url.path': redactKeys(c.path),
-          'studio.surface': p.surface,
-          'studio.operation': operation ?? 'unknown',
-        },
-      });
-    }
+    spans?.request(c.trace, {
+      method: c.method,
+      path: c.path,
+      status,
+      operation: operation ?? 'unknown',
+      surface: p.surface,
+    });
     return headersBuiltIn ? res : setHeaders(res, answerHeaders(c));
   }
   return { record, answerHeaders };

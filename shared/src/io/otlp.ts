@@ -8,8 +8,10 @@
  * the SDK's span objects, context manager and processors cost a measurable part of
  * that; a server span per request needs only these few fields.
  */
+
+import { redactKeys } from '../apikey';
 import { JSON_TYPE, log } from '../http';
-import type { Trace } from '../trace';
+import { isSampled, type Trace } from '../trace';
 
 export interface SpanEnd {
   name: string;
@@ -69,6 +71,26 @@ function post(url: string, serviceName: string, spans: object[]): Promise<void> 
     .catch((err) => log('warn', 'span export failed', { error: String(err), dropped: spans.length }));
 }
 
+interface RequestSpan {
+  method: string;
+  path: string;
+  status: number;
+  operation: string;
+  surface?: string;
+}
+
+/** Named by method and operation, with the path (a key pasted into it redacted) and, when given, the surface. */
+const requestSpan = (r: RequestSpan): SpanEnd => ({
+  name: `${r.method} ${r.operation}`,
+  status: r.status,
+  attributes: {
+    'http.request.method': r.method,
+    'url.path': redactKeys(r.path),
+    ...(r.surface ? { 'studio.surface': r.surface } : {}),
+    'studio.operation': r.operation,
+  },
+});
+
 export function createSpanExporter(endpoint: string, serviceName: string) {
   if (!endpoint) return null;
   const url = `${endpoint.replace(/\/$/, '')}/v1/traces`;
@@ -96,6 +118,10 @@ export function createSpanExporter(endpoint: string, serviceName: string) {
       if (queue.length >= MAX_QUEUE) queue.shift();
       queue.push(spanOf(t, s));
       if (queue.length >= BATCH) void send();
+    },
+    /** A server's span of one HTTP request, when its trace is sampled (`requestSpan`): how every process ends its requests'. */
+    request(t: Trace, r: RequestSpan) {
+      if (isSampled(t)) this.end(t, requestSpan(r));
     },
     /**
      * Sends what is queued (at shutdown, and in tests), for `withinMs` at most: a collector that does not answer must

@@ -13,7 +13,7 @@ import { accessLogOn, jsonResponse, log, logRequest } from '../http';
 import { OPERATIONS, type Surface } from '../operations';
 import { problemResponse } from '../problem';
 import { MALFORMED_DETAIL, type RequestTarget, requestTarget } from '../target';
-import { isSampled, startTrace, TRACEPARENT, TRACERESPONSE, traceparentOf } from '../trace';
+import { startTrace, TRACEPARENT, TRACERESPONSE, traceparentOf } from '../trace';
 import type { Metrics } from './metrics';
 import { createSpanExporter } from './otlp';
 import { callerIfSigned } from './service-kit';
@@ -140,12 +140,7 @@ export function serveService(app: ServedApp, o: ServeOptions) {
         durationMs: Math.round(seconds * 100_000) / 100,
         keyId: caller?.keyId ?? null,
       });
-    if (spans && isSampled(trace))
-      spans.end(trace, {
-        name: `${req.method} ${operation}`,
-        status: res.status,
-        attributes: { 'http.request.method': req.method, 'url.path': redactKeys(path), 'studio.operation': operation },
-      });
+    spans?.request(trace, { method: req.method, path, status: res.status, operation });
     return res;
   }
 
