@@ -6,6 +6,7 @@ import { afterAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { randomBase62 } from '@studio/shared/base62';
 import postgres from 'postgres';
+import { readUntil } from '../scripts/lib/output';
 import { freePorts } from '../scripts/lib/ports';
 
 const root = join(import.meta.dir, '..');
@@ -57,14 +58,8 @@ test.if(ipv6)(
       stderr: 'pipe',
     });
     try {
-      let output = '';
       const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-      const deadline = Date.now() + 25_000;
-      while (!/Press Ctrl-C|not ready/.test(output) && Date.now() < deadline) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        output += new TextDecoder().decode(value);
-      }
+      const output = await readUntil(reader, /Press Ctrl-C|not ready/, 25_000);
       reader.releaseLock();
       expect(output).toContain(`Storefront  http://[::1]:${sf}/v1`);
       expect(output).toContain(`Operations  http://[::1]:${ops}/metrics`);

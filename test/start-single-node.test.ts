@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { randomBase62 } from '@studio/shared/base62';
 import postgres from 'postgres';
+import { readUntil } from '../scripts/lib/output';
 import { freePorts } from '../scripts/lib/ports';
 
 const root = join(import.meta.dir, '..');
@@ -38,12 +39,7 @@ beforeAll(async () => {
   // a process group of its own, as a terminal gives a command: its Ctrl-C and hang-up go to the whole group
   proc = Bun.spawn(['bun', 'run', 'start'], { cwd: root, env, stdout: 'pipe', stderr: 'pipe', detached: true });
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-  const deadline = Date.now() + 25_000;
-  while (!output.includes('Press Ctrl-C') && Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    output += new TextDecoder().decode(value);
-  }
+  output = await readUntil(reader, 'Press Ctrl-C', 25_000);
   reader.releaseLock();
 }, 30_000);
 

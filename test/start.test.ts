@@ -8,6 +8,7 @@ import { createApiKey } from '@studio/gateway/keys/store';
 import { randomBase62 } from '@studio/shared/base62';
 import { createSql, type Sql } from '@studio/shared/io/db';
 import postgres from 'postgres';
+import { readUntil } from '../scripts/lib/output';
 import { freePorts } from '../scripts/lib/ports';
 import { createStudio } from '../scripts/lib/studios';
 import { expectProblem } from './harness';
@@ -48,12 +49,7 @@ let sql: Sql;
 beforeAll(async () => {
   proc = Bun.spawn(['bun', 'run', 'start'], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' });
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-  const deadline = Date.now() + 20_000;
-  while (!output.includes('Studio API is running') && Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    output += new TextDecoder().decode(value);
-  }
+  output = await readUntil(reader, 'Studio API is running', 20_000);
   reader.releaseLock();
   if (!output.includes('Studio API is running'))
     console.error(await new Response(proc.stderr as ReadableStream).text());

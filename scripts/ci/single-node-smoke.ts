@@ -10,6 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUNTIME_ENV } from '@studio/shared/runtime';
+import { readUntil } from '../lib/output';
 
 const root = join(import.meta.dir, '../..');
 const env: Record<string, string> = { ...(process.env as Record<string, string>) };
@@ -32,13 +33,7 @@ async function start(
   const began = performance.now();
   const proc = Bun.spawn(['bun', 'run', 'start'], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-  let out = '';
-  const deadline = Date.now() + timeoutMs;
-  while (!out.includes(until) && Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    out += new TextDecoder().decode(value);
-  }
+  const out = await readUntil(reader, until, timeoutMs);
   // keep draining, so the child never blocks on a full pipe
   void (async () => {
     while (!(await reader.read()).done);
