@@ -274,6 +274,24 @@ describe('framing', () => {
     });
     await expectProblem(res, 413, 'payload_too_large');
   });
+  test('headers a service does not read are not passed on, so large ones do not cost the caller a bare 431', async () => {
+    const st = await s.studio();
+    const { key } = await s.key(st.id, 'secret', ['instructors:read']);
+    // within the gateway's 16 KiB, and over the service's once the gateway's own headers are added, were it passed on
+    const res = await s.mg('/v1/instructors', key, { headers: { cookie: `session=${'a'.repeat(15_900)}` } });
+    expect(res.status).toBe(200);
+  });
+  test("a target and passed-on headers over 16 KiB with the gateway's -> 431 request_headers_too_large", async () => {
+    const st = await s.studio();
+    const { key } = await s.key(st.id, 'secret', ['instructors:read']);
+    const tag = `"${'a'.repeat(15_900)}"`;
+    await expectProblem(
+      await s.mg('/v1/instructors', key, { headers: { 'if-none-match': tag } }),
+      431,
+      'request_headers_too_large',
+    );
+    await expectProblem(await s.mg(`/v1/instructors?q=${'a'.repeat(15_900)}`, key), 431, 'request_headers_too_large');
+  });
   test('a read that declares a body over 1 MiB -> 413 payload_too_large, as its OpenAPI document says', async () => {
     const st = await s.studio();
     const { key } = await s.key(st.id, 'publishable');

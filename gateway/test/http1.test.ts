@@ -1,7 +1,7 @@
 import { dlopen, FFIType, ptr } from 'bun:ffi';
 import { afterAll, describe, expect, test } from 'bun:test';
 import { Pool, parseAnswer, UpstreamError } from '../src/forward/http1';
-import { forward } from '../src/forward/proxy';
+import { type Call, forward } from '../src/forward/proxy';
 
 /** A raw TCP server that answers each request with whatever `reply` writes, to test framing the way a service may send it. */
 function rawServer(reply: (socket: Bun.Socket<{ buf: string }>, request: string) => void) {
@@ -221,40 +221,66 @@ describe('service hop (HTTP/1.1 keep-alive pool)', () => {
   });
 });
 
+const CALLER = { studioId: 'std_1', keyId: 'key_1', scopes: [], operationId: 'op', requestId: 'req_1' };
+
+/** The headers a service saw of each call `calls` forwarded to it over the hop. */
+async function seenByService(
+  calls: (send: (req: Request, call: Omit<Call, 'caller'>) => Promise<Response>) => Promise<void>,
+) {
+  const seen: Record<string, string>[] = [];
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (req) => (
+      seen.push(req.headers.toJSON()), new Response('{}', { headers: { 'content-type': 'application/json' } })
+    ),
+  });
+  const pool = new Pool(`http://127.0.0.1:${server.port}`);
+  try {
+    await calls((req, call) =>
+      forward(req, { ...call, caller: CALLER }, { pool, secret: 's'.repeat(32), timeoutMs: 5_000 }),
+    );
+    return seen;
+  } finally {
+    pool.close();
+    server.stop(true);
+  }
+}
+
+describe('what the hop passes on of the caller', () => {
+  test('only the headers a service reads cross, besides the signed ones and the trace', async () => {
+    const sent = {
+      accept: 'application/json',
+      'content-type': 'application/json',
+      'if-none-match': '"v1"',
+      'idempotency-key': 'k1',
+      authorization: 'Bearer svc_sk_x',
+      cookie: 'session=1',
+      'user-agent': 'ua',
+      'x-forwarded-for': '203.0.113.7',
+      'x-gw-studio': 'std_other',
+      'x-custom': 'y',
+    };
+    const [seen] = await seenByService(async (send) => {
+      await send(new Request('http://gw/v1/x', { headers: sent }), { pathAndQuery: '/v1/x' });
+    });
+    const names = Object.keys(seen!).filter((k) => !k.startsWith('x-gw-') && k !== 'x-request-id');
+    expect(names.sort()).toEqual(['accept', 'content-type', 'host', 'idempotency-key', 'if-none-match']);
+    expect(seen!['x-gw-studio']).toBe('std_1');
+  });
+});
+
 describe('what the hop passes on of the trace', () => {
   test("a caller's tracestate goes with its valid traceparent, and is dropped when the trace was started anew (W3C)", async () => {
-    const seen: Record<string, string>[] = [];
-    const server = Bun.serve({
-      hostname: '127.0.0.1',
-      port: 0,
-      fetch: (req) => (
-        seen.push(req.headers.toJSON()), new Response('{}', { headers: { 'content-type': 'application/json' } })
-      ),
-    });
-    const pool = new Pool(`http://127.0.0.1:${server.port}`);
-    try {
-      const caller = { studioId: 'std_1', keyId: 'key_1', scopes: [], operationId: 'op', requestId: 'req_1' };
+    const traceparent = `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`;
+    const seen = await seenByService(async (send) => {
       for (const traceRestarted of [false, true]) {
         const req = new Request('http://gw/v1/x', { headers: { tracestate: 'vendor=abc', traceparent: 'whatever' } });
-        await forward(
-          req,
-          { pathAndQuery: '/v1/x', caller, traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, traceRestarted },
-          {
-            pool,
-            secret: 's'.repeat(32),
-            timeoutMs: 5_000,
-          },
-        );
+        await send(req, { pathAndQuery: '/v1/x', traceparent, traceRestarted });
       }
-      expect(seen.map((h) => h.tracestate ?? null)).toEqual(['vendor=abc', null]);
-      // the caller's own traceparent never crosses: the hop's span is the service's parent
-      expect(seen.map((h) => h.traceparent)).toEqual([
-        `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`,
-        `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`,
-      ]);
-    } finally {
-      pool.close();
-      server.stop(true);
-    }
+    });
+    expect(seen.map((h) => h.tracestate ?? null)).toEqual(['vendor=abc', null]);
+    // the caller's own traceparent never crosses: the hop's span is the service's parent
+    expect(seen.map((h) => h.traceparent)).toEqual([traceparent, traceparent]);
   });
 });

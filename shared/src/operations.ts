@@ -746,6 +746,8 @@ export function problemsOf(o: Operation): ProblemCode[] {
     'rate_limited',
     // a declared body over 1 MiB is refused whatever the method, a read's included (it is never read or sent on)
     'payload_too_large',
+    // the target and the headers passed on, over what a service accepts once the gateway's are added
+    'request_headers_too_large',
     'internal_error',
     'service_unavailable',
     'upstream_timeout',

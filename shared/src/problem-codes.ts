@@ -34,6 +34,7 @@ export const PROBLEMS = {
   membership_cancelled: [409, 'Membership cancelled'],
   conflict: [409, 'Conflict'],
   payload_too_large: [413, 'Payload too large'],
+  request_headers_too_large: [431, 'Request headers too large'],
   unsupported_media_type: [415, 'Unsupported media type'],
   validation_failed: [422, 'Validation failed'],
   unknown_instructor: [422, 'Unknown instructor'],

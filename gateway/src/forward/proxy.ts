@@ -1,23 +1,20 @@
-import { AppError, type Caller, IDEMPOTENCY_KEY, REQUEST_ID, signedHeaders } from '@studio/shared';
+import { AppError, type Caller, IDEMPOTENCY_KEY, signedHeaders } from '@studio/shared';
 import { readBody } from '@studio/shared/body';
 import { type Answer, type Pool, UpstreamError } from './http1';
 
-/** Hop-by-hop, framing and caller-controlled headers that never cross the gateway (the hop sets its own framing). */
-const DROP_REQUEST = new Set([
-  'authorization',
-  'connection',
-  'keep-alive',
-  'host',
-  'transfer-encoding',
-  'te',
-  'upgrade',
-  'proxy-connection',
-  'content-length',
-  'expect',
-  'trailer',
-  'traceparent',
-  REQUEST_ID,
-]);
+/**
+ * The caller's headers a service is given: the ones the services read (a write's `Content-Type` and `Idempotency-Key`,
+ * a read's `If-None-Match`), `Accept`, and a `tracestate` that belongs to the trace passed on. Nothing else crosses:
+ * not the key, cookies, the caller's framing or its own `x-gw-*`, request id or `traceparent`; the hop sets its own.
+ * So what a caller's headers weigh at the service is bounded by these few, not by the 16 KiB the gateway accepts.
+ */
+const FORWARD_REQUEST = new Set(['accept', 'content-type', 'if-none-match', IDEMPOTENCY_KEY, 'tracestate']);
+/**
+ * The most a forwarded request's line and headers may weigh: Bun's servers (the services) answer a bare 431 past
+ * 16 KiB, so the gateway refuses first, with a problem body (docs/design/hostile-callers.md). The request line's
+ * method, version, Host and Content-Length stay within the margin.
+ */
+export const FORWARDED_HEAD_MAX = 16 * 1024 - 256;
 const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'server']);
 
 export { UpstreamError };
@@ -29,14 +26,13 @@ export interface ForwardOptions {
   timeoutMs: number;
 }
 
-/** The request's own headers, as header lines for the service: caller-sent internal (`x-gw-*`) ones dropped, the signed ones added. */
+/** The caller's headers the service is given (FORWARD_REQUEST), as header lines, then the signed ones and the trace. */
 function headerBlock(req: Request, signed: Record<string, string>, call: Call): string {
   let block = '';
   const { traceparent, traceRestarted } = call;
   req.headers.forEach((v, k) => {
     // a tracestate belongs to the traceparent it came with: when that one was refused and the trace started anew, it goes too (W3C)
-    if (!DROP_REQUEST.has(k) && !k.startsWith('x-gw-') && !(traceRestarted && k === 'tracestate'))
-      block += `${k}: ${v}\r\n`;
+    if (FORWARD_REQUEST.has(k) && !(traceRestarted && k === 'tracestate')) block += `${k}: ${v}\r\n`;
   });
   for (const k in signed) block += `${k}: ${signed[k]}\r\n`;
   if (traceparent) block += `traceparent: ${traceparent}\r\n`;
@@ -78,6 +74,12 @@ export function problemOf(body: Uint8Array): AnsweredProblem | null {
   }
 }
 
+const headersTooLarge = () =>
+  new AppError('request_headers_too_large', {
+    detail:
+      "The request target and the headers passed on to the service (Accept, Content-Type, If-None-Match, Idempotency-Key, tracestate) are over 16 KiB with the gateway's own.",
+  });
+
 /** Reading the body failed other than by our own limit: the client went away mid-upload (499, not the service's fault). */
 function clientClosed(err: unknown): never {
   if (err instanceof AppError) throw err;
@@ -111,6 +113,7 @@ function send(req: Request, call: Call, o: ForwardOptions, method: string, body:
     idempotencyKey: req.headers.get(IDEMPOTENCY_KEY),
   });
   const head = headerBlock(req, signed, call);
+  if (head.length + pathAndQuery.length > FORWARDED_HEAD_MAX) return Promise.reject(headersTooLarge());
   return o.pool.request(method, pathAndQuery, head, body, o.timeoutMs).then((answer) => answerOf(answer, call));
 }
 
