@@ -1,5 +1,6 @@
 import { dlopen, FFIType, ptr } from 'bun:ffi';
 import { afterAll, describe, expect, test } from 'bun:test';
+import type { AppError } from '@studio/shared';
 import { Pool, parseAnswer, UpstreamError } from '../src/forward/http1';
 import { type Call, forward } from '../src/forward/proxy';
 
@@ -267,6 +268,32 @@ describe('what the hop passes on of the caller', () => {
     const names = Object.keys(seen!).filter((k) => !k.startsWith('x-gw-') && k !== 'x-request-id');
     expect(names.sort()).toEqual(['accept', 'content-type', 'host', 'idempotency-key', 'if-none-match']);
     expect(seen!['x-gw-studio']).toBe('std_1');
+  });
+
+  test('whatever headers the gateway passes on, the service takes: over its 16 KiB, the gateway refuses them itself', async () => {
+    /** One call with an If-None-Match of `n` characters: the service's status, or the gateway's refusal. */
+    const outcomes: Record<number, number | string> = {};
+    await seenByService(async (send) => {
+      const outcome = (n: number) =>
+        send(new Request('http://gw/v1/x', { headers: { 'if-none-match': 'a'.repeat(n) } }), {
+          pathAndQuery: '/v1/x',
+        }).then(
+          (res) => res.status,
+          (err: AppError) => err.code,
+        );
+      // the longest value the gateway sends on, found by bisection
+      let [lo, hi] = [1, 16 * 1024];
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (typeof (await outcome(mid)) === 'number') lo = mid;
+        else hi = mid - 1;
+      }
+      outcomes[lo] = await outcome(lo);
+      outcomes[lo + 1] = await outcome(lo + 1);
+    });
+    const [longest, next] = Object.values(outcomes);
+    expect(longest).toBe(200);
+    expect(next).toBe('request_headers_too_large');
   });
 });
 

@@ -10,11 +10,12 @@ import { type Answer, type Pool, UpstreamError } from './http1';
  */
 const FORWARD_REQUEST = new Set(['accept', 'content-type', 'if-none-match', IDEMPOTENCY_KEY, 'tracestate']);
 /**
- * The most a forwarded request's line and headers may weigh: Bun's servers (the services) answer a bare 431 past
- * 16 KiB, so the gateway refuses first, with a problem body (docs/design/hostile-callers.md). The request line's
- * method, version, Host and Content-Length stay within the margin.
+ * The most a forwarded request's target and headers may weigh: Bun's servers (the services) answer a bare 431 past
+ * 16 KiB of request line and headers, so the gateway refuses first, with a problem body
+ * (docs/design/hostile-callers.md). The rest of the request line, the Host (a name of up to 255 characters and its
+ * port) and the Content-Length stay within the margin.
  */
-export const FORWARDED_HEAD_MAX = 16 * 1024 - 256;
+export const FORWARDED_HEAD_MAX = 16 * 1024 - 512;
 const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'server']);
 
 export { UpstreamError };
