@@ -271,9 +271,9 @@ describe('what the hop passes on of the caller', () => {
   });
 
   test('whatever headers the gateway passes on, the service takes: over its 16 KiB, the gateway refuses them itself', async () => {
-    /** One call with an If-None-Match of `n` characters: the service's status, or the gateway's refusal. */
     const outcomes: Record<number, number | string> = {};
     await seenByService(async (send) => {
+      /** One call with an If-None-Match of `n` characters: the service's status, or the gateway's refusal. */
       const outcome = (n: number) =>
         send(new Request('http://gw/v1/x', { headers: { 'if-none-match': 'a'.repeat(n) } }), {
           pathAndQuery: '/v1/x',

@@ -152,11 +152,6 @@ export const PROBLEM_DOCS = {
     cause: 'The request body is larger than 1 MiB.',
     fix: 'Send less per request; no operation needs a body that large.',
   },
-  request_headers_too_large: {
-    cause:
-      'The request target and the headers the gateway passes on to the service (Accept, Content-Type, If-None-Match, Idempotency-Key, tracestate) come to more than 16 KiB with the headers the gateway adds. Other headers are not passed on and do not count. A request line and headers over 16 KiB as sent are refused before this, with a bare 431.',
-    fix: 'Send shorter values: no operation needs a header or a query string of that size.',
-  },
   unsupported_media_type: {
     cause: 'A write body was sent with a Content-Type other than application/json (form encodings are not accepted).',
     fix: 'Send Content-Type: application/json with a JSON body.',
@@ -215,6 +210,11 @@ export const PROBLEM_DOCS = {
     cause:
       "The key (and, for a publishable key, the visitor's address) sent more requests than its limit; the RateLimit headers show it.",
     fix: 'Wait Retry-After seconds, then slow down: spread requests, cache Storefront answers (a 200 carries an ETag: send it back in If-None-Match for a bodiless 304), or ask for a higher limit.',
+  },
+  request_headers_too_large: {
+    cause:
+      'The request target and the headers the gateway passes on to the service (Accept, Content-Type, If-None-Match, Idempotency-Key, tracestate) come to more than 16 KiB with the headers the gateway adds. Other headers are not passed on and do not count. A request line and headers over 16 KiB as sent are refused before this, with a bare 431.',
+    fix: 'Send shorter values: no operation needs a header or a query string of that size.',
   },
   client_closed_request: {
     cause:
