@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { SCOPES } from '@studio/shared';
-import { freePorts } from '../scripts/lib/ports';
+import { stackPorts } from '../scripts/lib/ports';
 import { type Stack, startStack } from './harness';
 
 const root = join(import.meta.dir, '..');
@@ -71,9 +71,13 @@ async function requestLines(name: string, match: (l: Line) => boolean): Promise<
 
 beforeAll(async () => {
   s = await startStack();
-  const [sf, mg, db, ops, sfSvc, mgSvc] = (await freePorts(6)) as [number, number, number, number, number, number];
-  const at = (port: number) => `http://127.0.0.1:${port}`;
-  urls = { storefront: at(sf), management: at(mg), dashboard: at(db), ops: at(ops) };
+  const { port, env: ports } = await stackPorts(true);
+  urls = {
+    storefront: ports.STOREFRONT_PUBLIC_URL!,
+    management: ports.MANAGEMENT_PUBLIC_URL!,
+    dashboard: ports.DASHBOARD_PUBLIC_URL!,
+    ops: `http://127.0.0.1:${port.ops}`,
+  };
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     HOST: '127.0.0.1',
@@ -84,22 +88,12 @@ beforeAll(async () => {
     GATEWAY_SECRET: s.config.GATEWAY_SECRET,
     DASHBOARD_SECRET: s.config.DASHBOARD_SECRET,
     CURSOR_SECRET: s.config.CURSOR_SECRET,
-    STOREFRONT_PORT: String(sf),
-    MANAGEMENT_PORT: String(mg),
-    DASHBOARD_PORT: String(db),
-    OPS_PORT: String(ops),
-    STOREFRONT_SERVICE_PORT: String(sfSvc),
-    MANAGEMENT_SERVICE_PORT: String(mgSvc),
-    STOREFRONT_SERVICE_URL: at(sfSvc),
-    MANAGEMENT_SERVICE_URL: at(mgSvc),
-    STOREFRONT_PUBLIC_URL: urls.storefront,
-    MANAGEMENT_PUBLIC_URL: urls.management,
-    DASHBOARD_PUBLIC_URL: urls.dashboard,
+    ...ports,
   };
   spawn('storefront-service', 'storefront-service/src/main.ts', env);
   spawn('management-service', 'management-service/src/main.ts', env);
   spawn('gateway', 'gateway/src/main.ts', env);
-  await Promise.all([ready(at(sfSvc)), ready(at(mgSvc)), ready(urls.ops)]);
+  await Promise.all([ready(ports.STOREFRONT_SERVICE_URL!), ready(ports.MANAGEMENT_SERVICE_URL!), ready(urls.ops)]);
 }, 30_000);
 
 afterAll(async () => {

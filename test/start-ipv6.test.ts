@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { randomBase62 } from '@studio/shared/base62';
 import postgres from 'postgres';
 import { readUntil } from '../scripts/lib/output';
-import { freePorts } from '../scripts/lib/ports';
+import { stackPorts } from '../scripts/lib/ports';
 
 const root = join(import.meta.dir, '..');
 const base = process.env.TEST_DATABASE_URL!;
@@ -31,7 +31,7 @@ afterAll(async () => {
 test.if(ipv6)(
   'HOST=::1: the stack comes up, says where, and serves there',
   async () => {
-    const [sf, mg, dash, ops, sfSvc, mgSvc] = await freePorts(6);
+    const { port, env: ports } = await stackPorts();
     const {
       STOREFRONT_SERVICE_URL: _a,
       MANAGEMENT_SERVICE_URL: _b,
@@ -47,12 +47,7 @@ test.if(ipv6)(
         HOST: '::1',
         DATABASE_URL: Object.assign(new URL(base), { pathname: `/${dbName}` }).href,
         REDIS_URL: 'none',
-        STOREFRONT_PORT: String(sf),
-        MANAGEMENT_PORT: String(mg),
-        DASHBOARD_PORT: String(dash),
-        OPS_PORT: String(ops),
-        STOREFRONT_SERVICE_PORT: String(sfSvc),
-        MANAGEMENT_SERVICE_PORT: String(mgSvc),
+        ...ports,
       },
       stdout: 'pipe',
       stderr: 'pipe',
@@ -61,9 +56,9 @@ test.if(ipv6)(
       const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
       const output = await readUntil(reader, /Press Ctrl-C|not ready/, 25_000);
       reader.releaseLock();
-      expect(output).toContain(`Storefront  http://[::1]:${sf}/v1`);
-      expect(output).toContain(`Operations  http://[::1]:${ops}/metrics`);
-      expect((await fetch(`http://[::1]:${mg}/readyz`)).status).toBe(200);
+      expect(output).toContain(`Storefront  http://[::1]:${port.storefront}/v1`);
+      expect(output).toContain(`Operations  http://[::1]:${port.ops}/metrics`);
+      expect((await fetch(`http://[::1]:${port.management}/readyz`)).status).toBe(200);
     } finally {
       proc.kill('SIGTERM');
       await proc.exited;

@@ -8,29 +8,27 @@ import { join } from 'node:path';
 import { randomBase62 } from '@studio/shared/base62';
 import postgres from 'postgres';
 import { readUntil } from '../scripts/lib/output';
-import { freePorts } from '../scripts/lib/ports';
+import { stackPorts } from '../scripts/lib/ports';
 
 const root = join(import.meta.dir, '..');
 const base = process.env.TEST_DATABASE_URL!;
 const dbName = `studio_start_sn_${randomBase62(8).toLowerCase()}`;
 const dbUrl = Object.assign(new URL(base), { pathname: `/${dbName}` }).href;
-const [sf, mg, dash, sfSvc, mgSvc, ops] = (await freePorts(6)) as [number, number, number, number, number, number];
+const { port, env: ports } = await stackPorts(true);
+const {
+  storefront: sf,
+  management: mg,
+  dashboard: dash,
+  ops,
+  storefrontService: sfSvc,
+  managementService: mgSvc,
+} = port;
 const env: Record<string, string> = {
   ...(process.env as Record<string, string>),
   DATABASE_URL: dbUrl,
   REDIS_URL: 'none',
   REDIS_CLUSTER_NODES: '',
-  STOREFRONT_PORT: String(sf),
-  MANAGEMENT_PORT: String(mg),
-  DASHBOARD_PORT: String(dash),
-  OPS_PORT: String(ops),
-  STOREFRONT_SERVICE_PORT: String(sfSvc),
-  MANAGEMENT_SERVICE_PORT: String(mgSvc),
-  STOREFRONT_SERVICE_URL: `http://127.0.0.1:${sfSvc}`,
-  MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${mgSvc}`,
-  STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${sf}`,
-  MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${mg}`,
-  DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${dash}`,
+  ...ports,
 };
 
 let proc: ReturnType<typeof Bun.spawn>;

@@ -9,7 +9,7 @@ import { randomBase62 } from '@studio/shared/base62';
 import { createSql, type Sql } from '@studio/shared/io/db';
 import postgres from 'postgres';
 import { readUntil } from '../scripts/lib/output';
-import { freePorts } from '../scripts/lib/ports';
+import { stackPorts } from '../scripts/lib/ports';
 import { createStudio } from '../scripts/lib/studios';
 import { expectProblem } from './harness';
 
@@ -17,7 +17,8 @@ const root = join(import.meta.dir, '..');
 const base = process.env.TEST_DATABASE_URL!;
 const dbName = `studio_start_${randomBase62(8).toLowerCase()}`; // not created: start must create and migrate it
 const dbUrl = Object.assign(new URL(base), { pathname: `/${dbName}` }).href;
-const [port, p1, p2, p3, p4, p5] = (await freePorts(6)) as [number, number, number, number, number, number];
+const { port: ports, env: portEnv } = await stackPorts();
+const { storefront: port, management: p1, dashboard: p2, storefrontService: p3, managementService: p4 } = ports;
 const {
   STOREFRONT_SERVICE_URL: _sf,
   MANAGEMENT_SERVICE_URL: _mg,
@@ -32,12 +33,7 @@ const env: Record<string, string> = {
   REDIS_URL: process.env.TEST_REDIS_URL!,
   REDIS_PREFIX: `start_${randomBase62(6)}:`,
   ACTIVITY_FLUSH_MS: '600000', // only the shutdown flush can write the entries below
-  STOREFRONT_PORT: String(port),
-  MANAGEMENT_PORT: String(p1),
-  DASHBOARD_PORT: String(p2),
-  OPS_PORT: String(p5),
-  STOREFRONT_SERVICE_PORT: String(p3),
-  MANAGEMENT_SERVICE_PORT: String(p4),
+  ...portEnv,
   // no STOREFRONT_SERVICE_URL or MANAGEMENT_SERVICE_URL: start reaches the services on the ports it gives them;
   // no public URL either: the banner, the login links and the documents name the ports the gateway was given
 };

@@ -12,7 +12,7 @@ import { RUNTIME_ENV } from '@studio/shared/runtime';
 import postgres from 'postgres';
 import { createClient } from 'redis';
 import { migrate } from '../lib/migrate';
-import { freePorts } from '../lib/ports';
+import { freePorts, stackPorts } from '../lib/ports';
 
 export const root = join(import.meta.dir, '../..');
 
@@ -35,31 +35,14 @@ export async function waitFor(url: string) {
 
 /** The processes' environment on free ports: this process's own, the bench's database and Redis prefix, lifted limits. */
 export async function benchEnv(dbUrl: string, overrides: Record<string, string> = {}): Promise<Record<string, string>> {
-  const [sf, mg, dash, sfService, mgService, ops] = (await freePorts(6)) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const { env: ports } = await stackPorts(true);
   return {
     // production's runtime settings (shared/src/runtime.ts), unless the environment names its own
     ...RUNTIME_ENV,
     ...(process.env as Record<string, string>),
     DATABASE_URL: dbUrl,
     REDIS_PREFIX: `bench_${randomBase62(8)}:`,
-    STOREFRONT_PORT: String(sf),
-    MANAGEMENT_PORT: String(mg),
-    DASHBOARD_PORT: String(dash),
-    OPS_PORT: String(ops),
-    STOREFRONT_SERVICE_PORT: String(sfService),
-    MANAGEMENT_SERVICE_PORT: String(mgService),
-    STOREFRONT_SERVICE_URL: `http://127.0.0.1:${sfService}`,
-    MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${mgService}`,
-    STOREFRONT_PUBLIC_URL: `http://127.0.0.1:${sf}`,
-    MANAGEMENT_PUBLIC_URL: `http://127.0.0.1:${mg}`,
-    DASHBOARD_PUBLIC_URL: `http://127.0.0.1:${dash}`,
+    ...ports,
     // One load generator is one client address: lift the limits so a bench measures serving, not 429s
     // (the limiter still runs; it leases tokens from Redis).
     RATE_LIMIT_PUBLISHABLE_CLIENT: '1000000:1000000',
