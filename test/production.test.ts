@@ -33,18 +33,33 @@ interface RawAnswer {
   body: string;
 }
 
-/** One HTTP/1.1 exchange written by hand: what no HTTP client sends (a malformed Host, an upload cut short). */
-function raw(base: string, request: string, o: { closeAfterMs?: number } = {}): Promise<RawAnswer> {
+/**
+ * One HTTP/1.1 exchange written by hand: what no HTTP client sends (a malformed Host, an upload cut short, a body
+ * trickled a piece at a time). The answer is what came back once the other side closed the connection.
+ */
+function raw(
+  base: string,
+  request: string,
+  o: { closeAfterMs?: number; trickle?: { pieces: string[]; everyMs: number } } = {},
+): Promise<RawAnswer> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
     let data = Buffer.alloc(0);
+    let trickling: ReturnType<typeof setInterval> | undefined;
     const socket = net.connect(Number(port), hostname, () => {
       socket.write(request);
       if (o.closeAfterMs !== undefined) setTimeout(() => socket.destroy(), o.closeAfterMs);
+      const pieces = [...(o.trickle?.pieces ?? [])];
+      if (pieces.length)
+        trickling = setInterval(() => {
+          if (socket.writable) socket.write(pieces.shift()!);
+          if (!pieces.length) clearInterval(trickling);
+        }, o.trickle!.everyMs);
     });
     socket.on('data', (d: Buffer) => (data = Buffer.concat([data, d])));
     socket.on('error', reject);
     socket.on('close', () => {
+      clearInterval(trickling);
       const text = data.toString('latin1');
       const end = text.indexOf('\r\n\r\n');
       const [statusLine = '', ...lines] = text.slice(0, end < 0 ? undefined : end).split('\r\n');
@@ -303,6 +318,72 @@ describe('a client that leaves mid-upload', () => {
     expect(await metricLines('studio_http_requests_total')).toContain(
       'operation="managementCreateInstructor",status="499"} 1',
     );
+  });
+});
+
+describe('a client that trickles its body (REQUEST_BODY_TIMEOUT_MS)', () => {
+  let t: Stack;
+  let key: { key: string; id: string };
+  beforeAll(async () => {
+    t = await startStack({ env: { REQUEST_BODY_TIMEOUT_MS: '1000' } });
+    key = await t.key((await t.studio()).id, 'secret', ['instructors:write']);
+  });
+  afterAll(() => t.close());
+
+  const body = JSON.stringify({ name: 'Trickled, one byte at a time' });
+  const head = (framing: string) =>
+    `POST /v1/instructors HTTP/1.1\r\nHost: ${new URL(t.managementUrl).host}\r\nAuthorization: Bearer ${key.key}\r\ncontent-type: application/json\r\nidempotency-key: trickle-${crypto.randomUUID()}\r\n${framing}\r\n`;
+  /** The body a byte every 100 ms: about four seconds, each byte well within Bun's idle timeout. */
+  const bytes = [...body];
+  const chunked = bytes.map((c) => `1\r\n${c}\r\n`).concat('0\r\n\r\n');
+
+  for (const [framing, pieces] of [
+    [`Content-Length: ${body.length}\r\n`, bytes],
+    ['Transfer-Encoding: chunked\r\n', chunked],
+  ] as const) {
+    test(`${framing.split(':')[0]}: 408 request_timeout once the body has taken the timeout, the connection closed, nothing written`, async () => {
+      const started = performance.now();
+      const a = await raw(t.managementUrl, head(framing), { trickle: { pieces: [...pieces], everyMs: 100 } });
+      const took = performance.now() - started;
+      expect(a.status, a.body).toBe(408);
+      expect(a.headers['content-type']).toStartWith('application/problem+json');
+      expect(JSON.parse(a.body).code).toBe('request_timeout');
+      expect(a.headers.connection).toBe('close');
+      // answered at the deadline, not once the last byte came (about 4 s)
+      expect(took).toBeGreaterThanOrEqual(950);
+      expect(took).toBeLessThan(2_500);
+      expect(await t.sql`select 1 from instructors where name like 'Trickled%'`).toHaveLength(0);
+    });
+  }
+
+  test('the refusal is in the activity log as 408 request_timeout, and in the OpenAPI document of every write', async () => {
+    await t.gateway.activity.flush();
+    const rows = await t.sql<{ status: number; problemCode: string }[]>`
+      select status, problem_code from activity where key_id = ${key.id} and status = 408`;
+    expect(rows.length).toBeGreaterThanOrEqual(1);
+    expect(rows.every((r) => r.problemCode === 'request_timeout')).toBe(true);
+    const doc = await (await fetch(`${t.managementUrl}/openapi.json`)).json();
+    expect(Object.keys(doc.paths['/v1/instructors'].post.responses)).toContain('408');
+  });
+
+  test('a body that arrives within the timeout, a piece at a time, is taken', async () => {
+    const a = await raw(t.managementUrl, head(`Content-Length: ${body.length}\r\nConnection: close\r\n`), {
+      trickle: { pieces: [body.slice(0, 9), body.slice(9)], everyMs: 200 },
+    });
+    expect(a.status, a.body).toBe(201);
+  });
+
+  test('a dashboard form trickled past the timeout: 408, the connection closed', async () => {
+    const origin = new URL(t.dashboardUrl).origin;
+    const form = 'token=abcdefghijklmnop';
+    const a = await raw(
+      t.dashboardUrl,
+      `POST /login HTTP/1.1\r\nHost: ${new URL(t.dashboardUrl).host}\r\nOrigin: ${origin}\r\ncontent-type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n`,
+      { trickle: { pieces: [...form], everyMs: 100 } },
+    );
+    expect(a.status).toBe(408);
+    expect(a.headers.connection).toBe('close');
+    expect(a.body).toContain('took too long');
   });
 });
 

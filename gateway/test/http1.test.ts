@@ -239,7 +239,11 @@ async function seenByService(
   const pool = new Pool(`http://127.0.0.1:${server.port}`);
   try {
     await calls((req, call) =>
-      forward(req, { ...call, caller: CALLER }, { pool, secret: 's'.repeat(32), timeoutMs: 5_000 }),
+      forward(
+        req,
+        { ...call, caller: CALLER },
+        { pool, secret: 's'.repeat(32), timeoutMs: 5_000, bodyTimeoutMs: 5_000 },
+      ),
     );
     return seen;
   } finally {

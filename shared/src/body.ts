@@ -18,15 +18,44 @@ export const BUN_BODY_CAP = 1024 * 1024 * 1024;
 export const tooLarge = () =>
   new AppError('payload_too_large', { detail: `Request bodies are limited to ${MAX_BODY_BYTES / 1024 / 1024} MiB.` });
 
-/** The whole body, or 413 as soon as it grows past the limit (nothing more is read). */
-export async function readBody(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array<ArrayBuffer>> {
+/**
+ * 408 `request_timeout`: the body did not arrive whole within `ms` of the start of its read (a trickle of bytes keeps
+ * an idle timeout from ever firing). The answer closes the connection, so what is left of the body is never read.
+ */
+export const bodyTimedOut = (ms: number) =>
+  new AppError('request_timeout', {
+    detail: `The request body did not arrive in full within ${ms / 1000} s.`,
+    headers: { connection: 'close' },
+  });
+
+/**
+ * The whole body, or 413 as soon as it grows past the limit (nothing more is read). With `deadlineMs`, 408 once the
+ * body has taken that long (`bodyTimedOut`): a caller that sends a byte now and then holds a read for that long at
+ * most, not for as long as it keeps sending.
+ */
+export function readBody(request: Request, limit = MAX_BODY_BYTES, deadlineMs = 0): Promise<Uint8Array<ArrayBuffer>> {
+  if (!deadlineMs) return readWhole(request, limit, null);
+  const stop: { expired: AppError | null } = { expired: null };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject((stop.expired = bodyTimedOut(deadlineMs))), deadlineMs);
+  });
+  // the read left behind ends with the connection the 408 closes: race() has taken its rejection
+  return Promise.race([readWhole(request, limit, stop), expired]).finally(() => clearTimeout(timer));
+}
+
+async function readWhole(
+  request: Request,
+  limit: number,
+  stop: { expired: AppError | null } | null,
+): Promise<Uint8Array<ArrayBuffer>> {
   const declared = request.headers.get('content-length');
   if (declared !== null) {
     if (Number(declared) > limit) throw tooLarge();
     return new Uint8Array(await request.arrayBuffer()); // the server holds a body to its declared length
   }
   if (!request.body) return new Uint8Array(0);
-  // chunked: counted as it arrives, and no more is read once past the limit
+  // chunked: counted as it arrives, and no more is read once past the limit or the deadline
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body.getReader();
@@ -35,6 +64,10 @@ export async function readBody(request: Request, limit = MAX_BODY_BYTES): Promis
     if (size > limit) {
       void reader.cancel();
       throw tooLarge();
+    }
+    if (stop?.expired) {
+      void reader.cancel();
+      throw stop.expired;
     }
     chunks.push(r.value);
   }

@@ -44,6 +44,8 @@ export const ConfigSchema = T.Object({
   /** Comma-separated peer addresses whose X-Forwarded-For is believed. */
   TRUSTED_PROXIES: T.String({ default: '' }),
   UPSTREAM_TIMEOUT_MS: T.Integer({ minimum: 1, default: 10_000 }),
+  /** How long a request body may take to arrive whole at the gateway (a trickle of bytes included); then 408. */
+  REQUEST_BODY_TIMEOUT_MS: T.Integer({ minimum: 1, default: 60_000 }),
   /** How often the gateway writes its batched activity entries. */
   ACTIVITY_FLUSH_MS: T.Integer({ minimum: 10, default: 500 }),
   /** Base of every problem `type` URI; empty means the surface's own `<public URL>/docs/problems#`. */

@@ -761,6 +761,8 @@ export function problemsOf(o: Operation): ProblemCode[] {
       'idempotency_key_reused',
       'idempotency_request_in_progress',
       'unsupported_media_type',
+      // a body that does not arrive whole within REQUEST_BODY_TIMEOUT_MS
+      'request_timeout',
       'malformed_json',
       'conflict',
       'unknown_reference',

@@ -20,6 +20,7 @@ export const PROBLEMS = {
   route_not_found: [404, 'Route not found'],
   site_not_published: [404, 'Site not published'],
   method_not_allowed: [405, 'Method not allowed'],
+  request_timeout: [408, 'Request timeout'],
   events_expired: [410, 'Events expired'],
   idempotency_key_reused: [409, 'Idempotency-Key reused'],
   idempotency_request_in_progress: [409, 'Request in progress'],

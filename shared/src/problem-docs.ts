@@ -94,6 +94,11 @@ export const PROBLEM_DOCS = {
       'The path exists, but not with this method; the Allow header lists the methods it accepts. The Storefront surface is read-only.',
     fix: 'Use one of the methods in Allow; writes go to the Management surface.',
   },
+  request_timeout: {
+    cause:
+      'The request body did not arrive in full within 60 s (REQUEST_BODY_TIMEOUT_MS) of the gateway starting to read it: the bytes came too slowly, or stopped. Nothing was sent to the service, and the answer closes the connection.',
+    fix: 'Send the whole body at once (no operation needs more than a few KB); on a slow link, retry the call. A Management write with the same Idempotency-Key is safe to repeat.',
+  },
   events_expired: {
     cause:
       'The after parameter of GET /v1/events names an event that the 30-day retention has already deleted: the events recorded between it and the oldest one kept are gone, so resuming from it would skip them silently.',

@@ -1,5 +1,7 @@
 import {
+  AppError,
   accessLogOn,
+  type Config,
   etagMatches,
   etagOf,
   jsonResponse,
@@ -68,16 +70,21 @@ function routeName(path: string, fixed: Record<string, unknown>): string {
   return Object.hasOwn(fixed, path) ? path : 'unknown';
 }
 
-async function readForm(req: Request): Promise<FormData | Response> {
+async function readForm(req: Request, config: Config): Promise<FormData | Response> {
   const type = req.headers.get('content-type') ?? '';
   if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data'))
     return messagePage(415, 'Unsupported form', 'This page accepts only HTML form submissions.');
   // read bounded whatever its framing: a chunked body has no length to check first (signed out too, at /login)
   let bytes: Uint8Array<ArrayBuffer>;
   try {
-    bytes = await readBody(req, MAX_FORM_BYTES);
-  } catch {
-    return messagePage(413, 'Form too large', 'That form was too large.');
+    bytes = await readBody(req, MAX_FORM_BYTES, config.REQUEST_BODY_TIMEOUT_MS);
+  } catch (err) {
+    if (!(err instanceof AppError && err.code === 'request_timeout'))
+      return messagePage(413, 'Form too large', 'That form was too large.');
+    // what is left of the form is never read: the connection closes with the answer
+    const res = messagePage(408, 'Form too slow', 'That form took too long to arrive. Go back and try again.');
+    res.headers.set('connection', 'close');
+    return res;
   }
   try {
     return await new Response(bytes, { headers: { 'content-type': type } }).formData();
@@ -109,7 +116,7 @@ function sessionGuard(deps: DashboardDeps) {
       const s = await loadSession(sql, config, req);
       if (!s) return redirect('/sign-in');
       if (req.method !== 'POST') return h(req, url, s, null);
-      const form = await readForm(req);
+      const form = await readForm(req, config);
       if (form instanceof Response) return form;
       if (!sameOrigin(config, req) || !csrfMatches(s, form.get('csrf')))
         return messagePage(
@@ -137,7 +144,7 @@ function dashboardRoutes(deps: DashboardDeps): Record<string, Partial<Record<'GE
       GET: (_req, url) => loginLinkPage(deps, url),
       POST: async (req) => {
         if (!sameOrigin(config, req)) return messagePage(403, 'Form expired', 'This form did not come from this site.');
-        const form = await readForm(req);
+        const form = await readForm(req, config);
         return form instanceof Response ? form : useLoginLink(deps, req, form);
       },
     },

@@ -1,5 +1,5 @@
 import { AppError, type Caller, IDEMPOTENCY_KEY, signedHeaders } from '@studio/shared';
-import { readBody } from '@studio/shared/body';
+import { MAX_BODY_BYTES, readBody } from '@studio/shared/body';
 import { type Answer, type Pool, UpstreamError } from './http1';
 
 /**
@@ -25,6 +25,8 @@ export interface ForwardOptions {
   pool: Pool;
   secret: string;
   timeoutMs: number;
+  /** How long the caller's body may take to arrive whole (REQUEST_BODY_TIMEOUT_MS); then 408, the connection closed. */
+  bodyTimeoutMs: number;
 }
 
 /** The caller's headers the service is given (FORWARD_REQUEST), as header lines, then the signed ones and the trace. */
@@ -93,7 +95,8 @@ function clientClosed(err: unknown): never {
  * Forward a call to a service over the pooled hop, with a hard timeout for the whole
  * answer (a service that stalls mid-body still times out). The request body is read
  * bounded, so a chunked body cannot pass the 1 MiB limit a declared length is held
- * to (413 with a problem body). A read (no body) is sent at once, without an async
+ * to (413 with a problem body), nor take longer than REQUEST_BODY_TIMEOUT_MS to arrive
+ * (408). A read (no body) is sent at once, without an async
  * function's frame: one promise reaction per call fewer.
  */
 export function forward(req: Request, call: Call, o: ForwardOptions): Promise<Response> {
@@ -101,7 +104,7 @@ export function forward(req: Request, call: Call, o: ForwardOptions): Promise<Re
   // a HEAD is asked upstream as the GET it stands for, so its answer carries the GET's Content-Length; Bun sends the
   // caller the headers alone (RFC 9110, section 9.3.2)
   if (method === 'GET' || method === 'HEAD') return send(req, call, o, 'GET', null);
-  return readBody(req)
+  return readBody(req, MAX_BODY_BYTES, o.bodyTimeoutMs)
     .catch(clientClosed)
     .then((body) => send(req, call, o, method, body));
 }

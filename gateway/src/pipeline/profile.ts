@@ -24,6 +24,7 @@ export function surfaceProfiles(config: Config, storefrontCache: StorefrontCache
     pool: new Pool(upstream),
     secret: config.GATEWAY_SECRET,
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    bodyTimeoutMs: config.REQUEST_BODY_TIMEOUT_MS,
   });
   return {
     storefront: {
