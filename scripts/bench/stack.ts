@@ -84,9 +84,10 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
   const logDir = await mkdtemp(join(tmpdir(), 'studio-bench-logs-'));
   const children: ReturnType<typeof Bun.spawn>[] = [];
   const byName = new Map<string, ReturnType<typeof Bun.spawn>>();
-  // BENCH_PROFILE_DIR=dir: the gateway writes a CPU profile (markdown) there when it stops
+  // BENCH_PROFILE_DIR=dir: the gateway writes a CPU profile there when it stops, as samples (`bun run bench:profile`
+  // counts them) and as markdown
   const profile = process.env.BENCH_PROFILE_DIR
-    ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
+    ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
     : [];
 
   /** A process on the server core, stopped with the stack (`extraEnv`: e.g. a second replica's ports). */
