@@ -125,6 +125,11 @@ class Conn {
   }
 }
 
+const asIs = (a: Answer) => a;
+const rethrow = (err: unknown): never => {
+  throw err;
+};
+
 /** Kept-alive connections to one service. */
 export class Pool {
   private idle: Conn[] = [];
@@ -150,31 +155,63 @@ export class Pool {
    * connection before any byte came back is sent once more on a new one (the
    * service may have closed it idle just then); writes are never sent twice.
    */
-  async request(
+  request(method: string, target: string, head: string, body: Uint8Array | null, timeoutMs: number): Promise<Answer> {
+    return this.call(method, target, head, body, timeoutMs, asIs, rethrow);
+  }
+
+  /**
+   * `request`, with the answer (or the failure) turned into what the caller wants by `ok` (or `failed`) in the
+   * socket's own callback: one promise per call, however many steps its answer goes through. A step chained with
+   * `then` costs a promise and a reaction each, on every call.
+   */
+  call<T>(
     method: string,
     target: string,
     head: string,
     body: Uint8Array | null,
     timeoutMs: number,
-  ): Promise<Answer> {
+    ok: (a: Answer) => T | PromiseLike<T>,
+    failed: (err: unknown) => T | PromiseLike<T>,
+  ): Promise<T> {
     const bytes = this.serialize(method, target, head, body);
     const isHead = method === 'HEAD';
     const deadline = Date.now() + timeoutMs;
-    const conn = this.idle.pop();
-    if (conn) {
+    return new Promise<T>((resolve, reject) => {
+      const settle = (a: Answer) => {
+        try {
+          resolve(ok(a));
+        } catch (err) {
+          reject(err);
+        }
+      };
+      const fail = (e: unknown) => {
+        try {
+          resolve(failed(e));
+        } catch (err) {
+          reject(err);
+        }
+      };
+      const onFresh = () =>
+        this.connect(deadline - Date.now()).then(
+          (fresh) => this.exchange(fresh, bytes, isHead, Math.max(0, deadline - Date.now()), settle, fail),
+          fail,
+        );
+      const conn = this.idle.pop();
+      if (!conn) return void onFresh();
       try {
-        return await this.exchange(conn, bytes, isHead, timeoutMs);
+        this.exchange(conn, bytes, isHead, timeoutMs, settle, (err) => {
+          const retry =
+            (method === 'GET' || isHead) &&
+            err instanceof UpstreamError &&
+            err.kind === 'unavailable' &&
+            !conn.buf.length;
+          if (retry) void onFresh();
+          else fail(err);
+        });
       } catch (err) {
-        const retry =
-          (method === 'GET' || isHead) &&
-          err instanceof UpstreamError &&
-          err.kind === 'unavailable' &&
-          !conn.buf.length;
-        if (!retry) throw err;
+        fail(err);
       }
-    }
-    const fresh = await this.connect(deadline - Date.now());
-    return this.exchange(fresh, bytes, isHead, Math.max(0, deadline - Date.now()));
+    });
   }
 
   private serialize(method: string, target: string, head: string, body: Uint8Array | null): Uint8Array {
@@ -184,13 +221,18 @@ export class Pool {
     return Buffer.concat([Buffer.from(start, 'latin1'), body!]);
   }
 
-  private exchange(conn: Conn, bytes: Uint8Array, head: boolean, timeoutMs: number): Promise<Answer> {
-    return new Promise<Answer>((resolve, reject) => {
-      conn.pending = { resolve, reject, deadline: Date.now() + timeoutMs, head };
-      conn.buf = NO_BYTES;
-      this.watch(conn, timeoutMs);
-      conn.send(bytes);
-    });
+  private exchange(
+    conn: Conn,
+    bytes: Uint8Array,
+    head: boolean,
+    timeoutMs: number,
+    resolve: (a: Answer) => void,
+    reject: (e: UpstreamError) => void,
+  ) {
+    conn.pending = { resolve, reject, deadline: Date.now() + timeoutMs, head };
+    conn.buf = NO_BYTES;
+    this.watch(conn, timeoutMs);
+    conn.send(bytes);
   }
 
   /**

@@ -99,17 +99,44 @@ function clientClosed(err: unknown): never {
  * (408). A read (no body) is sent at once, without an async
  * function's frame: one promise reaction per call fewer.
  */
-export function forward(req: Request, call: Call, o: ForwardOptions): Promise<Response> {
+export function forward<T = Response>(
+  req: Request,
+  call: Call,
+  o: ForwardOptions,
+  then: Then<T> = AS_IS as unknown as Then<T>,
+): Promise<T> {
   const method = req.method;
   // a HEAD is asked upstream as the GET it stands for, so its answer carries the GET's Content-Length; Bun sends the
   // caller the headers alone (RFC 9110, section 9.3.2)
-  if (method === 'GET' || method === 'HEAD') return send(req, call, o, 'GET', null);
+  if (method === 'GET' || method === 'HEAD') return send(req, call, o, 'GET', null, then);
   return readBody(req, MAX_BODY_BYTES, o.bodyTimeoutMs)
     .catch(clientClosed)
-    .then((body) => send(req, call, o, method, body));
+    .then((body) => send(req, call, o, method, body, then), then.failed);
 }
 
-function send(req: Request, call: Call, o: ForwardOptions, method: string, body: Uint8Array | null): Promise<Response> {
+/**
+ * What becomes of a forwarded call's answer (`ok`: the caller's Response) or of its failure (`failed`: the caller's
+ * body, a timeout, the service away), run as the answer comes in: no promise per step (`Pool.call`).
+ */
+export interface Then<T> {
+  ok(res: Response): T | PromiseLike<T>;
+  failed(err: unknown): T | PromiseLike<T>;
+}
+const AS_IS: Then<Response> = {
+  ok: (res) => res,
+  failed: (err) => {
+    throw err;
+  },
+};
+
+function send<T>(
+  req: Request,
+  call: Call,
+  o: ForwardOptions,
+  method: string,
+  body: Uint8Array | null,
+  then: Then<T>,
+): Promise<T> {
   const { pathAndQuery } = call;
   // the Idempotency-Key is passed on as sent (any method), so it is signed whatever the method
   const signed = signedHeaders(o.secret, method, pathAndQuery, call.caller, Date.now(), {
@@ -117,8 +144,17 @@ function send(req: Request, call: Call, o: ForwardOptions, method: string, body:
     idempotencyKey: req.headers.get(IDEMPOTENCY_KEY),
   });
   const head = headerBlock(req, signed, call);
-  if (head.length + pathAndQuery.length > FORWARDED_HEAD_MAX) return Promise.reject(headersTooLarge());
-  return o.pool.request(method, pathAndQuery, head, body, o.timeoutMs).then((answer) => answerOf(answer, call));
+  if (head.length + pathAndQuery.length > FORWARDED_HEAD_MAX)
+    return Promise.resolve(headersTooLarge()).then(then.failed);
+  return o.pool.call(
+    method,
+    pathAndQuery,
+    head,
+    body,
+    o.timeoutMs,
+    (answer) => then.ok(answerOf(answer, call)),
+    then.failed,
+  );
 }
 
 /** The service's answer as the caller's: hop-by-hop and internal headers dropped, the gateway's own built in. */

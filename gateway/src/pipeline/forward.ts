@@ -24,8 +24,8 @@ const asIs = (_c: Ctx, res: Response) => res;
  * Step 6b: the signed call to the surface's service. A successful write that can
  * change what the Storefront shows (`changesStorefront` on its registry row) drops the
  * studio's cached answers on every gateway before the caller hears back, so the
- * caller's next read sees it. `finish` (the record step) runs in the same reaction as
- * the answer: one promise fewer per call than chaining it after.
+ * caller's next read sees it. `finish` (the record step) runs in the socket's callback
+ * that completes the answer (`Pool.call`): one promise per call, not one per step.
  */
 export function forwardStep(
   p: SurfaceProfile,
@@ -43,14 +43,14 @@ export function forwardStep(
       answerHeaders: headers,
       wantProblem: true,
     };
-    return forward(c.req, call, p.forward).then(
-      (res) => {
+    return forward(c.req, call, p.forward, {
+      ok(res) {
         if (call.problem) answered(c, call.problem);
         if (invalidates && c.op!.changesStorefront && res.ok)
           return invalidates.changed(c.key!.studioId).then(() => finish(c, res));
         return finish(c, res);
       },
-      (err) => finish(c, setHeaders(upstreamFailure(p, c, err, count), headers)),
-    );
+      failed: (err) => finish(c, setHeaders(upstreamFailure(p, c, err, count), headers)),
+    });
   };
 }
