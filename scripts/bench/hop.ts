@@ -119,6 +119,7 @@ try {
     const [port] = await freePorts(1);
     const child = stack.spawn('bare-proxy', [
       'bun',
+      ...stack.profiled('floor'),
       join(import.meta.dir, 'bare-proxy.ts'),
       String(port),
       stack.config.MANAGEMENT_SERVICE_URL,

@@ -85,10 +85,12 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
   const children: ReturnType<typeof Bun.spawn>[] = [];
   const byName = new Map<string, ReturnType<typeof Bun.spawn>>();
   // BENCH_PROFILE_DIR=dir: the gateway writes a CPU profile there when it stops, as samples (`bun run bench:profile`
-  // counts them) and as markdown
-  const profile = process.env.BENCH_PROFILE_DIR
-    ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
-    : [];
+  // counts them) and as markdown; another process (the hop's Bun floor) into a folder of its own under it
+  const profiled = (folder = '') =>
+    process.env.BENCH_PROFILE_DIR
+      ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${join(process.env.BENCH_PROFILE_DIR, folder)}`]
+      : [];
+  const profile = profiled();
 
   /** A process on the server core, stopped with the stack (`extraEnv`: e.g. a second replica's ports). */
   function spawn(name: string, args: string[], extraEnv: Record<string, string> = {}) {
@@ -134,6 +136,8 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
     children: () => [...children],
     /** The process last started under this name (`taskset` execs, so it is the server's own). */
     pidOf: (name: string) => byName.get(name)!.pid,
+    /** Bun's flags for a CPU profile of another process, in `folder` under BENCH_PROFILE_DIR (none when it is unset). */
+    profiled,
     stopChild,
     /** Starts these processes and waits until each is ready. */
     async start(names: BenchProcess[] = ['storefront-service', 'management-service', 'gateway']) {
