@@ -77,7 +77,9 @@ export const leaseSize = (buckets: Bucket[]) =>
 
 export class RateLimiter {
   private failOpenLogged = 0;
-  private groups = new Map<string, Group>();
+  /** Key id -> visitor (`clientBlock`; '' for a secret key) -> group: looked up with no string built per call. */
+  private groups = new Map<string, Map<string, Group>>();
+  private groupCount = 0;
   private unknownGroups = new Map<string, Group>();
   readonly secret;
   readonly publishableClient;
@@ -165,8 +167,8 @@ export class RateLimiter {
    */
   groupFor(keyId: string, kind: 'secret' | 'publishable', client: string): Group {
     const visitor = kind === 'secret' ? '' : clientBlock(client);
-    const id = kind === 'secret' ? keyId : `${keyId}|${visitor}`;
-    let g = this.groups.get(id);
+    let visitors = this.groups.get(keyId);
+    let g = visitors?.get(visitor);
     if (!g) {
       const buckets: Bucket[] =
         kind === 'secret'
@@ -175,9 +177,15 @@ export class RateLimiter {
               { policy: 'client', name: `${keyId}:${visitor}`, ...this.publishableClient },
               { policy: 'key', name: keyId, ...this.publishable },
             ];
-      if (this.groups.size >= GROUPS_MAX) this.groups.clear();
-      g = this.newGroup(id, buckets);
-      this.groups.set(id, g);
+      if (this.groupCount >= GROUPS_MAX) {
+        this.groups.clear();
+        this.groupCount = 0;
+        visitors = undefined;
+      }
+      if (!visitors) this.groups.set(keyId, (visitors = new Map()));
+      g = this.newGroup(kind === 'secret' ? keyId : `${keyId}|${visitor}`, buckets);
+      visitors.set(visitor, g);
+      this.groupCount++;
     }
     return g;
   }
