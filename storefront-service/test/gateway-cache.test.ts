@@ -105,6 +105,26 @@ describe('StorefrontCache', () => {
     expect(third.headers.get('etag')).toBe('"v1"');
   });
 
+  test('a header the answer before set to the same value is kept; one it set to another value is replaced', async () => {
+    const c = live();
+    await c.store('std_a', '/v1/plans', c.token(), answer('{"plans":[]}'));
+    const own = (id: string, origin: string) => ({ 'x-request-id': id, 'access-control-allow-origin': origin });
+    const hits = [
+      c.lookup('std_a', '/v1/plans', null, null, own('req_1', '*'))!,
+      c.lookup('std_a', '/v1/plans', null, null, own('req_2', '*'))!,
+      c.lookup('std_a', '/v1/plans', null, null, own('req_3', 'https://lotus.example'))!,
+      c.lookup('std_a', '/v1/plans', null, null, own('req_4', 'https://lotus.example'))!,
+      c.lookup('std_a', '/v1/plans', null, null, own('req_5', '*'))!,
+    ];
+    expect(hits.map((h) => [h.headers.get('x-request-id'), h.headers.get('access-control-allow-origin')])).toEqual([
+      ['req_1', '*'],
+      ['req_2', '*'],
+      ['req_3', 'https://lotus.example'],
+      ['req_4', 'https://lotus.example'],
+      ['req_5', '*'],
+    ]);
+  });
+
   test('a change after the upstream call started refuses the fill (no pre-write data parked)', async () => {
     const c = live();
     const token = c.token();

@@ -89,7 +89,7 @@ const NO_EXTRA: Record<string, string> = {};
  * one answer to the next (a Response copies its headers when it is made), not on each Response:
  * reading a Response's `headers` makes a Headers object for each answer. About 2.5 % of a cached
  * read's CPU less (`bun run bench:pair --cached`, docs/benchmarks.md). A name the last answer
- * added and this one lacks goes back to the representation's value, or goes.
+ * added and this one lacks goes back to the representation's value, or goes; one it set to the same value is left.
  */
 function withExtra(rep: Rep, extra: Record<string, string> = NO_EXTRA): Headers {
   const h = (rep.built ??= new Headers(rep.headers));
@@ -101,7 +101,11 @@ function withExtra(rep: Rep, extra: Record<string, string> = NO_EXTRA): Headers 
         if (own === undefined) h.delete(k);
         else h.set(k, own);
       }
-  for (const k in extra) h.set(k, extra[k]!);
+  // a value the last answer set already stays (the surface's CORS and nosniff, the key's policy): only what changes is set
+  for (const k in extra) {
+    const v = extra[k]!;
+    if (last?.[k] !== v) h.set(k, v);
+  }
   rep.extra = extra;
   return h;
 }
