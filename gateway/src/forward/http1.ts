@@ -191,26 +191,29 @@ export class Pool {
           reject(err);
         }
       };
+      const start = (conn: Conn, ms: number, failed: (e: UpstreamError) => void) => {
+        try {
+          this.exchange(conn, bytes, isHead, ms, settle, failed);
+        } catch (err) {
+          fail(err);
+        }
+      };
       const onFresh = () =>
-        this.connect(deadline - Date.now()).then(
-          (fresh) => this.exchange(fresh, bytes, isHead, Math.max(0, deadline - Date.now()), settle, fail),
+        void this.connect(deadline - Date.now()).then(
+          (fresh) => start(fresh, Math.max(0, deadline - Date.now()), fail),
           fail,
         );
       const conn = this.idle.pop();
-      if (!conn) return void onFresh();
-      try {
-        this.exchange(conn, bytes, isHead, timeoutMs, settle, (err) => {
-          const retry =
-            (method === 'GET' || isHead) &&
-            err instanceof UpstreamError &&
-            err.kind === 'unavailable' &&
-            !conn.buf.length;
-          if (retry) void onFresh();
-          else fail(err);
-        });
-      } catch (err) {
-        fail(err);
-      }
+      if (!conn) return onFresh();
+      start(conn, timeoutMs, (err) => {
+        const retry =
+          (method === 'GET' || isHead) &&
+          err instanceof UpstreamError &&
+          err.kind === 'unavailable' &&
+          !conn.buf.length;
+        if (retry) onFresh();
+        else fail(err);
+      });
     });
   }
 
