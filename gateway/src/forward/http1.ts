@@ -191,9 +191,9 @@ export class Pool {
           reject(err);
         }
       };
-      const start = (conn: Conn, ms: number, failed: (e: UpstreamError) => void) => {
+      const start = (conn: Conn, ms: number, onFail: (e: UpstreamError) => void) => {
         try {
-          this.exchange(conn, bytes, isHead, ms, settle, failed);
+          this.exchange(conn, bytes, isHead, ms, settle, onFail);
         } catch (err) {
           fail(err);
         }
