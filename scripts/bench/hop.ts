@@ -26,7 +26,7 @@ import { type CpuPerRequest, cpuMeter, formatCpu, pidsNamed, totalCpu, withChild
 import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
 import { kongLikeAvailable, startKongLike } from './kong-like';
 import { nginxPath, startNginx } from './nginx';
-import { createBenchStack, waitFor } from './stack';
+import { createBenchStack, profiled, waitFor } from './stack';
 import { cpuLoadedAtOnce, inTurn, runWrk, type WrkResult, warmGateway } from './wrk';
 
 /** A wrk run and the CPU per request behind it (`proxy` null when there is none). */
@@ -119,7 +119,7 @@ try {
     const [port] = await freePorts(1);
     const child = stack.spawn('bare-proxy', [
       'bun',
-      ...stack.profiled('floor'),
+      ...profiled('floor'),
       join(import.meta.dir, 'bare-proxy.ts'),
       String(port),
       stack.config.MANAGEMENT_SERVICE_URL,

@@ -73,6 +73,16 @@ async function dropBenchData(serverUrl: string, dbName: string, config: Config) 
   } catch {}
 }
 
+/**
+ * BENCH_PROFILE_DIR=dir: Bun's flags that make a process write its CPU profile there when it stops, as samples
+ * (`bun run bench:profile` counts them) and as markdown: the gateway's in `dir`, another process's (the hop's Bun floor)
+ * in `folder` under it. None when it is unset.
+ */
+export const profiled = (folder = '') =>
+  process.env.BENCH_PROFILE_DIR
+    ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${join(process.env.BENCH_PROFILE_DIR, folder)}`]
+    : [];
+
 /** `server`: the Postgres server to create the database on (default: DATABASE_URL's). */
 export async function createBenchStack(serverCpu = '0', overrides: Record<string, string> = {}, server?: string) {
   const base = loadConfig(server ? { ...process.env, DATABASE_URL: server } : process.env);
@@ -84,14 +94,6 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
   const logDir = await mkdtemp(join(tmpdir(), 'studio-bench-logs-'));
   const children: ReturnType<typeof Bun.spawn>[] = [];
   const byName = new Map<string, ReturnType<typeof Bun.spawn>>();
-  // BENCH_PROFILE_DIR=dir: the gateway writes a CPU profile there when it stops, as samples (`bun run bench:profile`
-  // counts them) and as markdown; another process (the hop's Bun floor) into a folder of its own under it
-  const profiled = (folder = '') =>
-    process.env.BENCH_PROFILE_DIR
-      ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${join(process.env.BENCH_PROFILE_DIR, folder)}`]
-      : [];
-  const profile = profiled();
-
   /** A process on the server core, stopped with the stack (`extraEnv`: e.g. a second replica's ports). */
   function spawn(name: string, args: string[], extraEnv: Record<string, string> = {}) {
     const child = Bun.spawn(['taskset', '-c', serverCpu, ...args], {
@@ -136,12 +138,11 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
     children: () => [...children],
     /** The process last started under this name (`taskset` execs, so it is the server's own). */
     pidOf: (name: string) => byName.get(name)!.pid,
-    /** Bun's flags for a CPU profile of another process, in `folder` under BENCH_PROFILE_DIR (none when it is unset). */
-    profiled,
     stopChild,
     /** Starts these processes and waits until each is ready. */
     async start(names: BenchProcess[] = ['storefront-service', 'management-service', 'gateway']) {
-      for (const name of names) spawn(name, ['bun', ...(name === 'gateway' ? profile : []), join(root, ENTRIES[name])]);
+      for (const name of names)
+        spawn(name, ['bun', ...(name === 'gateway' ? profiled() : []), join(root, ENTRIES[name])]);
       const ready: Record<BenchProcess, string> = {
         'storefront-service': `${env.STOREFRONT_SERVICE_URL}/readyz`,
         'management-service': `${env.MANAGEMENT_SERVICE_URL}/readyz`,
