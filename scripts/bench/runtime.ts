@@ -1,0 +1,84 @@
+#!/usr/bin/env bun
+/**
+ * `bun run bench:runtime`: what Bun's own calls cost a request, on sockets (issue 22). The gateway makes calls on
+ * every request that the Bun floor of `bench:hop` and `bench` does not: it reads the key from the request's headers,
+ * asks for the caller's address, sets the answer's own headers and signs the forwarded call. Each is weighed alone:
+ * two Bun.serve processes on the server core (scripts/bench/runtime-server.ts) answer the same small JSON body from
+ * memory, A with nothing else and B with the call, and two wrk on the load core load both at once (`bench:pair`'s
+ * method: the VM's drift falls on both alike), with the cached read's headers (a key and a browser's
+ * Accept-Encoding). Prints B's CPU per request over A's, each round and the median, and the difference in µs; the
+ * first row is A against A, the noise. What no code of ours can remove shows here, measured, not supposed.
+ */
+import { join } from 'node:path';
+import { freePorts } from '../lib/ports';
+import { CALL_NAMES, CALLS, type RuntimeCall } from './runtime-calls';
+import { waitFor } from './stack';
+import { cpuLoadedAtOnce } from './wrk';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 25);
+const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
+const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
+/** What `bun run bench` sends (the key's text does not matter here: nothing checks it). */
+const HEADERS = {
+  authorization: `Bearer svc_pk_${'a'.repeat(32)}`,
+  'accept-encoding': 'gzip, deflate, br',
+};
+
+for (const tool of ['wrk', 'taskset']) {
+  if (!Bun.which(tool)) {
+    console.error(`error: ${tool} is not installed (apt-get install -y ${tool === 'wrk' ? 'wrk' : 'util-linux'})`);
+    process.exit(1);
+  }
+}
+
+async function server(call: RuntimeCall) {
+  const [port] = (await freePorts(1)) as [number];
+  const child = Bun.spawn(
+    ['taskset', '-c', SERVER_CPU, 'bun', join(import.meta.dir, 'runtime-server.ts'), String(port), call],
+    { stdout: 'inherit', stderr: 'inherit' },
+  );
+  const url = `http://127.0.0.1:${port}/v1/classes`;
+  await waitFor(url);
+  return { url, pid: child.pid, headers: HEADERS, stop: () => (child.kill('SIGTERM'), child.exited) };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** ROUNDS rounds of A (no call) and B (`call`) loaded at once: B/A of the CPU per request, and B - A in µs. */
+async function weigh(call: RuntimeCall) {
+  const [a, b] = await Promise.all([server('none'), server(call)]);
+  try {
+    const ratios: number[] = [];
+    const extra: number[] = [];
+    const base: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const [ca, cb] = (await cpuLoadedAtOnce([a, b], {
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+        cpu: LOAD_CPU,
+      })) as [number, number];
+      ratios.push(cb / ca);
+      extra.push(cb - ca);
+      base.push(ca);
+    }
+    return { ratios, extra: median(extra), base: median(base) };
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+}
+
+console.log(
+  `Bun.serve answering from memory, A without and B with one call; both loaded at once, ${CONNECTIONS} connections each, ${ROUNDS} rounds of ${SECONDS} s, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}\n`,
+);
+console.log('| call (B) | B/A CPU a request, median (rounds) | µs a request over A | A µs a request |');
+console.log('|---|---|---|---|');
+for (const call of CALLS) {
+  const r = await weigh(call);
+  const name = call === 'none' ? 'none (A against A: the noise)' : CALL_NAMES[call];
+  const rounds = r.ratios.map((x) => x.toFixed(3)).join(', ');
+  console.log(
+    `| ${name} | **${median(r.ratios).toFixed(3)}** (${rounds}) | ${r.extra.toFixed(2)} | ${r.base.toFixed(1)} |`,
+  );
+}
