@@ -33,41 +33,46 @@ for (const tool of ['wrk', 'taskset']) {
   }
 }
 
-async function server(call: RuntimeCall) {
+type Server = { url: string; pid: number; headers: Record<string, string> };
+
+/** A server making `call` on every request, on the server core, for the length of `use`. */
+async function withServer<T>(call: RuntimeCall, use: (s: Server) => Promise<T>): Promise<T> {
   const [port] = (await freePorts(1)) as [number];
   const child = Bun.spawn(
     ['taskset', '-c', SERVER_CPU, 'bun', join(import.meta.dir, 'runtime-server.ts'), String(port), call],
     { stdout: 'inherit', stderr: 'inherit' },
   );
-  const url = `http://127.0.0.1:${port}/v1/classes`;
-  await waitFor(url);
-  return { url, pid: child.pid, headers: HEADERS, stop: () => (child.kill('SIGTERM'), child.exited) };
+  try {
+    const url = `http://127.0.0.1:${port}/v1/classes`;
+    await waitFor(url);
+    return await use({ url, pid: child.pid, headers: HEADERS });
+  } finally {
+    child.kill('SIGTERM');
+    await child.exited;
+  }
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** ROUNDS rounds of A (no call) and B (`call`) loaded at once: B/A of the CPU per request, and B - A in µs. */
-async function weigh(call: RuntimeCall) {
-  const [a, b] = await Promise.all([server('none'), server(call)]);
-  try {
-    const ratios: number[] = [];
-    const extra: number[] = [];
-    const base: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      const [ca, cb] = (await cpuLoadedAtOnce([a, b], {
-        connections: CONNECTIONS,
-        seconds: SECONDS,
-        cpu: LOAD_CPU,
-      })) as [number, number];
-      ratios.push(cb / ca);
-      extra.push(cb - ca);
-      base.push(ca);
-    }
-    return { ratios, extra: median(extra), base: median(base) };
-  } finally {
-    await Promise.all([a.stop(), b.stop()]);
+async function rounds(a: Server, b: Server) {
+  const ratios: number[] = [];
+  const extra: number[] = [];
+  const base: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const [ca, cb] = (await cpuLoadedAtOnce([a, b], {
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      cpu: LOAD_CPU,
+    })) as [number, number];
+    ratios.push(cb / ca);
+    extra.push(cb - ca);
+    base.push(ca);
   }
+  return { ratios, extra: median(extra), base: median(base) };
 }
+
+const weigh = (call: RuntimeCall) => withServer('none', (a) => withServer(call, (b) => rounds(a, b)));
 
 console.log(
   `Bun.serve answering from memory, A without and B with one call; both loaded at once, ${CONNECTIONS} connections each, ${ROUNDS} rounds of ${SECONDS} s, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}\n`,
@@ -77,8 +82,8 @@ console.log('|---|---|---|---|');
 for (const call of CALLS) {
   const r = await weigh(call);
   const name = call === 'none' ? 'none (A against A: the noise)' : CALL_NAMES[call];
-  const rounds = r.ratios.map((x) => x.toFixed(3)).join(', ');
+  const each = r.ratios.map((x) => x.toFixed(3)).join(', ');
   console.log(
-    `| ${name} | **${median(r.ratios).toFixed(3)}** (${rounds}) | ${r.extra.toFixed(2)} | ${r.base.toFixed(1)} |`,
+    `| ${name} | **${median(r.ratios).toFixed(3)}** (${each}) | ${r.extra.toFixed(2)} | ${r.base.toFixed(1)} |`,
   );
 }
