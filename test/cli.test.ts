@@ -1,5 +1,7 @@
 /** The operator command line, run as operators run it, against a live stack. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { channels } from '@studio/shared/broadcasts';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
@@ -332,37 +334,43 @@ for (const mode of MODES)
       await expectProblem(await g.mg('/v1/instructors', key), 403, 'studio_required');
     });
     test('site:publish and login-link', async () => {
-      const file = join(await import('node:os').then((o) => o.tmpdir()), `site-${Date.now()}.json`);
-      await Bun.write(file, JSON.stringify({ title: 'Lotus Yoga', tagline: 'Breathe' }));
-      const r = await run('site:publish', '--studio', sid, '--file', file);
-      expect(r.code).toBe(0);
-      expect(r.json().site).toMatchObject({ title: 'Lotus Yoga', tagline: 'Breathe' });
-      await Bun.write(file, JSON.stringify({ title: 'x', colour: 'red' }));
-      await fails(['site:publish', '--studio', sid, '--file', file], /unknown site field colour/, run);
-      await fails(['site:publish', '--studio', sid, '--file', '/nonexistent.json'], /no such file/, run);
-      await Bun.write(file, JSON.stringify({ title: 'x', logoUrl: 'javascript:alert(1)' }));
-      await fails(
-        ['site:publish', '--studio', sid, '--file', file],
-        /logoUrl must be an http:\/\/ or https:\/\/ URL/,
-        run,
-      );
-      // every field within what /v1/site documents, and no link a page could run
-      for (const [doc, message] of [
-        [{ title: 'x'.repeat(201) }, /site \/title .*200/],
-        [{ title: 'x', tagline: 42 }, /site \/tagline/],
-        [{ title: 'x', contactEmail: 'nobody' }, /site \/contactEmail/],
-        [{ title: 'x', social: { website: 'javascript:alert(document.domain)' } }, /site \/social\/website/],
-      ] as const) {
-        await Bun.write(file, JSON.stringify(doc));
-        await fails(['site:publish', '--studio', sid, '--file', file], message, run);
+      // a directory of its own, removed whatever happens: nothing is left in the system's temporary directory
+      const dir = await mkdtemp(join(tmpdir(), 'studio-site-'));
+      const file = join(dir, 'site.json');
+      try {
+        await Bun.write(file, JSON.stringify({ title: 'Lotus Yoga', tagline: 'Breathe' }));
+        const r = await run('site:publish', '--studio', sid, '--file', file);
+        expect(r.code).toBe(0);
+        expect(r.json().site).toMatchObject({ title: 'Lotus Yoga', tagline: 'Breathe' });
+        await Bun.write(file, JSON.stringify({ title: 'x', colour: 'red' }));
+        await fails(['site:publish', '--studio', sid, '--file', file], /unknown site field colour/, run);
+        await fails(['site:publish', '--studio', sid, '--file', '/nonexistent.json'], /no such file/, run);
+        await Bun.write(file, JSON.stringify({ title: 'x', logoUrl: 'javascript:alert(1)' }));
+        await fails(
+          ['site:publish', '--studio', sid, '--file', file],
+          /logoUrl must be an http:\/\/ or https:\/\/ URL/,
+          run,
+        );
+        // every field within what /v1/site documents, and no link a page could run
+        for (const [doc, message] of [
+          [{ title: 'x'.repeat(201) }, /site \/title .*200/],
+          [{ title: 'x', tagline: 42 }, /site \/tagline/],
+          [{ title: 'x', contactEmail: 'nobody' }, /site \/contactEmail/],
+          [{ title: 'x', social: { website: 'javascript:alert(document.domain)' } }, /site \/social\/website/],
+        ] as const) {
+          await Bun.write(file, JSON.stringify(doc));
+          await fails(['site:publish', '--studio', sid, '--file', file], message, run);
+        }
+        await Bun.write(
+          file,
+          JSON.stringify({ title: 'x', social: { instagram: '@lotus', website: 'https://lotus.test' } }),
+        );
+        expect((await run('site:publish', '--studio', sid, '--file', file)).code).toBe(0);
+        const link = (await run('login-link', '--studio', sid)).json();
+        expect(link.url).toStartWith(`${g.dashboardUrl}/login?token=`);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
       }
-      await Bun.write(
-        file,
-        JSON.stringify({ title: 'x', social: { instagram: '@lotus', website: 'https://lotus.test' } }),
-      );
-      expect((await run('site:publish', '--studio', sid, '--file', file)).code).toBe(0);
-      const link = (await run('login-link', '--studio', sid)).json();
-      expect(link.url).toStartWith(`${g.dashboardUrl}/login?token=`);
     });
   });
 
