@@ -48,10 +48,13 @@ if (!file.endsWith('.cpuprofile')) {
 const profile = (await Bun.file(file).json()) as Profile;
 const frames = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
 
+/** A frame's file as a path (`file://` dropped): the runtime's own code keeps its `node:` or `internal:` name. */
+const pathOf = (url: string) => url.replace(/^file:\/\//, '');
+
 /** Where a frame's code lives: ours (by path), a dependency, the runtime's JavaScript, or native code. */
 function placeOf(url: string): string {
   if (!url) return 'native code';
-  const path = url.replace(/^file:\/\//, '');
+  const path = pathOf(url);
   if (path.includes('/node_modules/'))
     return `dependency ${/node_modules\/(?:\.bun\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? ''}`;
   if (!path.startsWith('/')) return `runtime ${path.split(':')[0]}`;
@@ -62,7 +65,7 @@ const byFunction = new Map<string, number>();
 const byPlace = new Map<string, number>();
 for (const id of profile.samples) {
   const f = frames.get(id)!;
-  const name = `${f.functionName || '(anonymous)'} ${f.url ? `${relative(root, f.url.replace(/^file:\/\//, ''))}:${f.lineNumber + 1}` : '[native]'}`;
+  const name = `${f.functionName || '(anonymous)'} ${f.url ? `${relative(root, pathOf(f.url))}:${f.lineNumber + 1}` : '[native]'}`;
   byFunction.set(name, (byFunction.get(name) ?? 0) + 1);
   const place = placeOf(f.url);
   byPlace.set(place, (byPlace.get(place) ?? 0) + 1);

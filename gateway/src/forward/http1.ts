@@ -126,7 +126,23 @@ class Conn {
 }
 
 const asIs = (a: Answer) => a;
-const rethrow = (err: unknown): never => {
+/** `then` run on what came, its result (or what it threw) the promise's: a call's answer and its failure alike. */
+function deliver<V, T>(
+  then: (v: V) => T | PromiseLike<T>,
+  resolve: (t: T | PromiseLike<T>) => void,
+  reject: (err: unknown) => void,
+) {
+  return (v: V) => {
+    try {
+      resolve(then(v));
+    } catch (err) {
+      reject(err);
+    }
+  };
+}
+
+/** A failure passed on as it is (`request`'s, and a forwarded call's when no caller turns it into an answer). */
+export const rethrow = (err: unknown): never => {
   throw err;
 };
 
@@ -177,20 +193,8 @@ export class Pool {
     const isHead = method === 'HEAD';
     const deadline = Date.now() + timeoutMs;
     return new Promise<T>((resolve, reject) => {
-      const settle = (a: Answer) => {
-        try {
-          resolve(ok(a));
-        } catch (err) {
-          reject(err);
-        }
-      };
-      const fail = (e: unknown) => {
-        try {
-          resolve(failed(e));
-        } catch (err) {
-          reject(err);
-        }
-      };
+      const settle = deliver(ok, resolve, reject);
+      const fail = deliver(failed, resolve, reject);
       const start = (conn: Conn, ms: number, onFail: (e: UpstreamError) => void) => {
         try {
           this.exchange(conn, bytes, isHead, ms, settle, onFail);

@@ -1,6 +1,6 @@
 import { AppError, type Caller, IDEMPOTENCY_KEY, signedHeaders } from '@studio/shared';
 import { MAX_BODY_BYTES, readBody } from '@studio/shared/body';
-import { type Answer, type Pool, UpstreamError } from './http1';
+import { type Answer, type Pool, rethrow, UpstreamError } from './http1';
 
 /**
  * The caller's headers a service is given: the ones the services read (a write's `Content-Type` and `Idempotency-Key`,
@@ -122,12 +122,7 @@ export interface Then<T> {
   ok(res: Response): T | PromiseLike<T>;
   failed(err: unknown): T | PromiseLike<T>;
 }
-const AS_IS: Then<Response> = {
-  ok: (res) => res,
-  failed: (err) => {
-    throw err;
-  },
-};
+const AS_IS: Then<Response> = { ok: (res) => res, failed: rethrow };
 
 function send<T>(
   req: Request,
