@@ -23,14 +23,16 @@ import { type CpuPerRequest, cpuMeter, formatCpu, totalCpu } from './bench/cpu';
 import { nginxPath, startNginx } from './bench/nginx';
 import { seedStorefrontRead } from './bench/seed';
 import { createBenchStack, waitFor } from './bench/stack';
-import { inTurn, runWrk, type WrkResult, warmGateway } from './bench/wrk';
+import { inTurn, requireTools, runWrk, type WrkResult, warmGateway, wrkOptions } from './bench/wrk';
 import { freePorts } from './lib/ports';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
-const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
+const {
+  seconds: SECONDS,
+  rounds: ROUNDS,
+  connections: CONNECTIONS,
+  serverCpu: SERVER_CPU,
+  loadCpu: LOAD_CPU,
+} = wrkOptions({ seconds: 10, rounds: 3, connections: 50 });
 const PATH = process.env.BENCH_PATH ?? '/v1/classes';
 /** The gateway's cached read against nginx -> Elysia hello-world. */
 const TARGET_RATIO = 1.0;
@@ -40,18 +42,11 @@ const TARGET_ACCESS_LINES = 1.05;
 /** The width of the table's first column. */
 const NAME_WIDTH = 46;
 
-if (!Bun.which('wrk')) {
-  console.error('error: wrk is not installed (Debian/Ubuntu: apt-get install -y wrk)');
-  process.exit(1);
-}
+requireTools({ wrk: 'wrk', taskset: 'util-linux' });
 if (!nginxPath()) {
   console.error(
     'error: nginx is not installed (Debian/Ubuntu: apt-get install -y nginx); it is the anchor this bench compares with',
   );
-  process.exit(1);
-}
-if (!Bun.which('taskset')) {
-  console.error('error: taskset is not installed (util-linux)');
   process.exit(1);
 }
 

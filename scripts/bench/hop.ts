@@ -27,24 +27,21 @@ import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
 import { kongLikeAvailable, startKongLike } from './kong-like';
 import { nginxPath, startNginx } from './nginx';
 import { createBenchStack, profiled, waitFor } from './stack';
-import { cpuLoadedAtOnce, inTurn, runWrk, type WrkResult, warmGateway } from './wrk';
+import { cpuLoadedAtOnce, inTurn, requireTools, runWrk, type WrkResult, warmGateway, wrkOptions } from './wrk';
 
 /** A wrk run and the CPU per request behind it (`proxy` null when there is none). */
 type Run = WrkResult & { proxy: CpuPerRequest | null; service: CpuPerRequest; postgres: CpuPerRequest };
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
-const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
+const {
+  seconds: SECONDS,
+  rounds: ROUNDS,
+  connections: CONNECTIONS,
+  serverCpu: SERVER_CPU,
+  loadCpu: LOAD_CPU,
+} = wrkOptions({ seconds: 5, rounds: 3, connections: 50 });
 const PATH = INSTRUCTORS_PATH;
 
-for (const tool of ['wrk', 'taskset']) {
-  if (!Bun.which(tool)) {
-    console.error(`error: ${tool} is not installed (apt-get install -y ${tool === 'wrk' ? 'wrk' : 'util-linux'})`);
-    process.exit(1);
-  }
-}
+requireTools({ wrk: 'wrk', taskset: 'util-linux' });
 if (!nginxPath()) console.log('nginx is not installed (apt-get install -y nginx): measuring direct and gateway only');
 else if (!kongLikeAvailable())
   console.log('nginx has no Lua module (apt-get install -y libnginx-mod-http-lua lua-resty-core): no Kong-like row');

@@ -21,13 +21,15 @@ import { createSql } from '@studio/shared/io/db';
 import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
 import { seedStorefrontRead } from './seed';
 import { createBenchStack } from './stack';
-import { cpuLoadedAtOnce, warmGateway } from './wrk';
+import { cpuLoadedAtOnce, warmGateway, wrkOptions } from './wrk';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 25);
-const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
-const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
+const {
+  seconds: SECONDS,
+  rounds: ROUNDS,
+  connections: CONNECTIONS,
+  serverCpu: SERVER_CPU,
+  loadCpu: LOAD_CPU,
+} = wrkOptions({ seconds: 4, rounds: 6, connections: 25 });
 const root = join(import.meta.dir, '../..');
 const control = process.argv.includes('--control');
 const cached = process.argv.includes('--cached');

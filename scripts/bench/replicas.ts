@@ -18,16 +18,11 @@ import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
 import { freePorts } from '../lib/ports';
 import { createStudio } from '../lib/studios';
 import { createBenchStack, root, waitFor } from './stack';
-import { runWrk } from './wrk';
+import { requireTools, runWrk } from './wrk';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CPU = process.env.BENCH_SERVER_CPU ?? '0';
-for (const tool of ['wrk', 'haproxy']) {
-  if (!Bun.which(tool) && !Bun.file(`/usr/sbin/${tool}`).size) {
-    console.error(`error: ${tool} is not installed (apt-get install -y ${tool})`);
-    process.exit(1);
-  }
-}
+requireTools({ wrk: 'wrk', haproxy: 'haproxy' });
 
 const [front, g2, s2] = [await freePorts(4), await freePorts(4), await freePorts(2)] as [number[], number[], number[]];
 const [sfFront, mgFront, sfSvcFront, mgSvcFront] = front as [number, number, number, number];

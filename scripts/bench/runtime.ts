@@ -13,25 +13,22 @@ import { join } from 'node:path';
 import { freePorts } from '../lib/ports';
 import { CALL_NAMES, CALLS, type RuntimeCall } from './runtime-calls';
 import { waitFor } from './stack';
-import { cpuLoadedAtOnce } from './wrk';
+import { cpuLoadedAtOnce, requireTools, wrkOptions } from './wrk';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 25);
-const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
-const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
+const {
+  seconds: SECONDS,
+  rounds: ROUNDS,
+  connections: CONNECTIONS,
+  serverCpu: SERVER_CPU,
+  loadCpu: LOAD_CPU,
+} = wrkOptions({ seconds: 4, rounds: 5, connections: 25 });
 /** What `bun run bench` sends (the key's text does not matter here: nothing checks it). */
 const HEADERS = {
   authorization: `Bearer svc_pk_${'a'.repeat(32)}`,
   'accept-encoding': 'gzip, deflate, br',
 };
 
-for (const tool of ['wrk', 'taskset']) {
-  if (!Bun.which(tool)) {
-    console.error(`error: ${tool} is not installed (apt-get install -y ${tool === 'wrk' ? 'wrk' : 'util-linux'})`);
-    process.exit(1);
-  }
-}
+requireTools({ wrk: 'wrk', taskset: 'util-linux' });
 
 type Server = { url: string; pid: number; headers: Record<string, string> };
 

@@ -10,6 +10,31 @@ export interface WrkResult {
   errors: string | null;
 }
 
+/**
+ * What every bench loading with wrk reads from the environment: BENCH_SECONDS, BENCH_ROUNDS and BENCH_CONNECTIONS
+ * (each bench's own defaults), BENCH_SERVER_CPU (servers, default 0) and BENCH_LOAD_CPU (wrk, default 1).
+ */
+export function wrkOptions(defaults: { seconds: number; rounds: number; connections: number }) {
+  const env = process.env;
+  return {
+    seconds: Number(env.BENCH_SECONDS ?? defaults.seconds),
+    rounds: Number(env.BENCH_ROUNDS ?? defaults.rounds),
+    connections: Number(env.BENCH_CONNECTIONS ?? defaults.connections),
+    serverCpu: env.BENCH_SERVER_CPU ?? '0',
+    loadCpu: env.BENCH_LOAD_CPU ?? '1',
+  };
+}
+
+/** Exits 1, naming the Debian package to install, when one of `tools` (command -> package) is not on this machine. */
+export function requireTools(tools: Record<string, string>) {
+  for (const [tool, pkg] of Object.entries(tools)) {
+    if (!Bun.which(tool) && !Bun.file(`/usr/sbin/${tool}`).size) {
+      console.error(`error: ${tool} is not installed (apt-get install -y ${pkg})`);
+      process.exit(1);
+    }
+  }
+}
+
 function ms(value: string): number {
   const m = /^([\d.]+)(us|ms|s|m)$/.exec(value.trim());
   if (!m) return Number.NaN;
