@@ -26,13 +26,7 @@ import { createBenchStack, waitFor } from './bench/stack';
 import { inTurn, requireTools, runWrk, type WrkResult, warmGateway, wrkOptions } from './bench/wrk';
 import { freePorts } from './lib/ports';
 
-const {
-  seconds: SECONDS,
-  rounds: ROUNDS,
-  connections: CONNECTIONS,
-  serverCpu: SERVER_CPU,
-  loadCpu: LOAD_CPU,
-} = wrkOptions({ seconds: 10, rounds: 3, connections: 50 });
+const { SECONDS, ROUNDS, CONNECTIONS, SERVER_CPU, LOAD_CPU } = wrkOptions({ seconds: 10, rounds: 3, connections: 50 });
 const PATH = process.env.BENCH_PATH ?? '/v1/classes';
 /** The gateway's cached read against nginx -> Elysia hello-world. */
 const TARGET_RATIO = 1.0;

@@ -32,13 +32,7 @@ import { cpuLoadedAtOnce, inTurn, requireTools, runWrk, type WrkResult, warmGate
 /** A wrk run and the CPU per request behind it (`proxy` null when there is none). */
 type Run = WrkResult & { proxy: CpuPerRequest | null; service: CpuPerRequest; postgres: CpuPerRequest };
 
-const {
-  seconds: SECONDS,
-  rounds: ROUNDS,
-  connections: CONNECTIONS,
-  serverCpu: SERVER_CPU,
-  loadCpu: LOAD_CPU,
-} = wrkOptions({ seconds: 5, rounds: 3, connections: 50 });
+const { SECONDS, ROUNDS, CONNECTIONS, SERVER_CPU, LOAD_CPU } = wrkOptions({ seconds: 5, rounds: 3, connections: 50 });
 const PATH = INSTRUCTORS_PATH;
 
 requireTools({ wrk: 'wrk', taskset: 'util-linux' });

@@ -23,13 +23,7 @@ import { seedStorefrontRead } from './seed';
 import { createBenchStack } from './stack';
 import { cpuLoadedAtOnce, warmGateway, wrkOptions } from './wrk';
 
-const {
-  seconds: SECONDS,
-  rounds: ROUNDS,
-  connections: CONNECTIONS,
-  serverCpu: SERVER_CPU,
-  loadCpu: LOAD_CPU,
-} = wrkOptions({ seconds: 4, rounds: 6, connections: 25 });
+const { SECONDS, ROUNDS, CONNECTIONS, SERVER_CPU, LOAD_CPU } = wrkOptions({ seconds: 4, rounds: 6, connections: 25 });
 const root = join(import.meta.dir, '../..');
 const control = process.argv.includes('--control');
 const cached = process.argv.includes('--cached');

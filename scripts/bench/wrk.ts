@@ -16,12 +16,13 @@ export interface WrkResult {
  */
 export function wrkOptions(defaults: { seconds: number; rounds: number; connections: number }) {
   const env = process.env;
+  // named as the benches' constants, so that each takes them in one line
   return {
-    seconds: Number(env.BENCH_SECONDS ?? defaults.seconds),
-    rounds: Number(env.BENCH_ROUNDS ?? defaults.rounds),
-    connections: Number(env.BENCH_CONNECTIONS ?? defaults.connections),
-    serverCpu: env.BENCH_SERVER_CPU ?? '0',
-    loadCpu: env.BENCH_LOAD_CPU ?? '1',
+    SECONDS: Number(env.BENCH_SECONDS ?? defaults.seconds),
+    ROUNDS: Number(env.BENCH_ROUNDS ?? defaults.rounds),
+    CONNECTIONS: Number(env.BENCH_CONNECTIONS ?? defaults.connections),
+    SERVER_CPU: env.BENCH_SERVER_CPU ?? '0',
+    LOAD_CPU: env.BENCH_LOAD_CPU ?? '1',
   };
 }
 
