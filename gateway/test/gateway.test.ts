@@ -500,6 +500,38 @@ test('entries a failed flush could not write are kept and written by the next on
   expect(await written()).toEqual(['req_kept']);
 });
 
+test('a COPY whose session is cut before Postgres confirms it fails its flush, never holds it: a later flush writes the entry, once', async () => {
+  const st = await s.studio();
+  // a connection of its own, as the gateway's writer has, and a deadline short enough for a test
+  const sql = createSql(s.config.DATABASE_URL, { max: 1 });
+  const writer = new ActivityWriter(sql, 600_000, 1_000);
+  // Postgres holds the COPY's confirmation back (a statement trigger), long enough to cut its session meanwhile
+  await s.sql`create function activity_held() returns trigger language plpgsql as $$ begin perform pg_sleep(3); return null; end $$`;
+  await s.sql`create trigger activity_held after insert on activity for each statement execute function activity_held()`;
+  try {
+    writer.record(entryOf(st.id, 'req_held'));
+    const flushed = writer.flush();
+    const held = () =>
+      s.sql`select pid from pg_stat_activity where query like 'copy activity%' and wait_event = 'PgSleep'`;
+    const deadline = Date.now() + 5_000;
+    while (!(await held()).length && Date.now() < deadline) await Bun.sleep(20);
+    await s.sql`select pg_terminate_backend(pid) from pg_stat_activity where query like 'copy activity%'`;
+    await flushed;
+    expect(writer.failedFlushes).toBe(1);
+  } finally {
+    await s.sql`drop trigger activity_held on activity`;
+    await s.sql`drop function activity_held`;
+  }
+  try {
+    // postgres.js may hand the cut session's last error to the first statement after it: the interval retries
+    for (let i = 0; i < 5 && writer.buffered; i++) await writer.flush();
+    expect(await s.sql`select 1 from activity where studio_id = ${st.id}`).toHaveLength(1);
+  } finally {
+    await writer.close();
+    await sql.end({ timeout: 1 });
+  }
+});
+
 test('a full batch of entries is written at once, without waiting for the interval; its hourly count follows with the next flush, once', async () => {
   const st = await s.studio();
   const writer = new ActivityWriter(s.sql, 600_000);

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { log } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
@@ -32,6 +33,14 @@ async function writeStamps(sql: Sql, used: Map<string, number>, hourly: Hourly[]
       set calls = activity_hourly.calls + excluded.calls, errors = activity_hourly.errors + excluded.errors`;
 }
 
+/** A COPY's rows, then its end, and Postgres's confirmation. */
+async function sendCopy(stream: Writable, batch: Chunk[]) {
+  stream.write(COPY_HEADER);
+  for (const c of batch) if (!stream.write(c.bytes)) await once(stream, 'drain');
+  stream.end(COPY_TRAILER);
+  await finished(stream);
+}
+
 export const outcomeOf = (status: number): ActivityEntry['outcome'] =>
   status >= 500 ? 'server_error' : status >= 400 ? 'client_error' : 'success';
 
@@ -60,6 +69,13 @@ const MAX_FOLDS = 10_000;
 /** A second's folds wait this long past its end, for 429s that arrived in it and are answered a little later. */
 const FOLD_GRACE_MS = 250;
 const PRUNE_EVERY_MS = 3_600_000;
+/**
+ * How long one COPY may take, sent and confirmed, before its flush counts as failed (its rows kept for the next).
+ * Without it, a session cut after the COPY's last byte went out (Postgres restarted, a pooler or an administrator
+ * ended it) held the flush forever: postgres.js's stream then waits for a confirmation that never comes, and no
+ * later flush runs. A COPY confirmed after this (a Postgres stalled that long) may be written twice.
+ */
+const COPY_DEADLINE_MS = 30_000;
 
 /**
  * Activity rows and last-used stamps, written in batches off the request path.
@@ -91,6 +107,7 @@ export class ActivityWriter {
   constructor(
     private sql: Sql,
     private intervalMs = 500,
+    private copyDeadlineMs = COPY_DEADLINE_MS,
   ) {}
 
   start() {
@@ -213,13 +230,24 @@ export class ActivityWriter {
     this.failing = false;
   }
 
-  /** One COPY: Postgres's cheapest way in, and its binary form needs no parsing. */
+  /** One COPY: Postgres's cheapest way in, and its binary form needs no parsing. Failed past COPY_DEADLINE_MS. */
   private async copy(batch: Chunk[]) {
     const stream = await this.sql.unsafe(`copy activity (${COPY_COLUMNS}) from stdin with (format binary)`).writable();
-    stream.write(COPY_HEADER);
-    for (const c of batch) if (!stream.write(c.bytes)) await once(stream, 'drain');
-    stream.end(COPY_TRAILER);
-    await finished(stream);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`the activity COPY was not confirmed within ${this.copyDeadlineMs} ms`)),
+        this.copyDeadlineMs,
+      );
+    });
+    try {
+      await Promise.race([sendCopy(stream, batch), late]);
+    } catch (err) {
+      stream.destroy();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Stamps that could not be written go back for the next flush; a newer use recorded meanwhile wins. */
