@@ -33,17 +33,12 @@ async function writeStamps(sql: Sql, used: Map<string, number>, hourly: Hourly[]
       set calls = activity_hourly.calls + excluded.calls, errors = activity_hourly.errors + excluded.errors`;
 }
 
-/** `work`, or a failure once `ms` have passed without it. */
-async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** A COPY's rows, then its end, and Postgres's confirmation. */
+async function sendCopy(stream: Writable, batch: Chunk[]) {
+  stream.write(COPY_HEADER);
+  for (const c of batch) if (!stream.write(c.bytes)) await once(stream, 'drain');
+  stream.end(COPY_TRAILER);
+  await finished(stream);
 }
 
 export const outcomeOf = (status: number): ActivityEntry['outcome'] =>
@@ -51,19 +46,17 @@ export const outcomeOf = (status: number): ActivityEntry['outcome'] =>
 
 /** Rows held while Postgres is away (about 170 bytes each: 34 MB, a few seconds at full load), then the oldest go. */
 const MAX_BUFFER = 200_000;
+/** Chunks (of 256 KiB, about 1,500 rows) per COPY. */
+const BATCH_CHUNKS = 8;
 /**
- * A COPY commits once it holds this many rows, as well as on the interval: what a failure sends again, and what
- * Postgres holds uncommitted, stay bounded.
- */
-export const COPY_ROWS_MAX = 8_000;
-/**
- * Entries are sent as soon as this many wait, not only on the interval: under load that is every 10-20 ms, so
- * Postgres takes the log in slices of 2-3 ms of its CPU. One flush of half a second's entries (20,000 at full load)
- * kept Postgres busy for 100 ms and more at a stretch, on the cores the gateway serves from, and put the cached
- * read's p99 at 7-9 ms; 2,000-entry batches still gave 5-6 ms (docs/benchmarks.md). The slices go into one COPY
- * left open between them (`send`), which commits on the interval or at COPY_ROWS_MAX: a COPY statement per slice
- * cost the gateway about 3 % of a cached read's CPU (`bench:pair --cached`). The keys' "last used" and the hourly
- * counts wait for the interval's flush (each is a statement per flush).
+ * A flush starts as soon as this many entries wait, not only on the interval: under load
+ * that is every 10-20 ms, so Postgres takes the log in slices of 2-3 ms of its CPU. One
+ * flush of half a second's entries (20,000 at full load) kept Postgres busy for 100 ms
+ * and more at a stretch, on the cores the gateway serves from, and put the cached read's
+ * p99 at 7-9 ms; 2,000-entry batches still gave 5-6 ms (docs/benchmarks.md). Such a
+ * flush writes the entries only: the keys' "last used" and the hourly counts wait for the
+ * interval's flush (each is a statement per flush, about 1 µs an entry of the gateway's
+ * CPU and 1 of Postgres's when written every 500 entries).
  */
 export const FLUSH_ROWS = 500;
 const RETENTION_DAYS = 90;
@@ -77,23 +70,12 @@ const MAX_FOLDS = 10_000;
 const FOLD_GRACE_MS = 250;
 const PRUNE_EVERY_MS = 3_600_000;
 /**
- * How long the open COPY may take to accept a chunk, or to confirm its end, before the flush counts as failed (its
- * rows kept for the next). Without it, a session cut after the COPY's last byte went out (Postgres restarted, a
- * pooler or an administrator ended it) held the flush forever: postgres.js's stream then waits for a confirmation
- * that never comes, and no later flush runs. A COPY confirmed after this (a Postgres stalled that long) may be
- * written twice.
+ * How long one COPY may take, sent and confirmed, before its flush counts as failed (its rows kept for the next).
+ * Without it, a session cut after the COPY's last byte went out (Postgres restarted, a pooler or an administrator
+ * ended it) held the flush forever: postgres.js's stream then waits for a confirmation that never comes, and no
+ * later flush runs. A COPY confirmed after this (a Postgres stalled that long) may be written twice.
  */
 const COPY_DEADLINE_MS = 30_000;
-
-/** The COPY rows stream into between two commits (`ActivityWriter.send`). */
-interface OpenCopy {
-  stream: Writable;
-  /** Chunks sent into it, held until it commits: a failure puts them back, in order. */
-  sent: Chunk[];
-  rows: number;
-  /** The stream's failure, when it came while nothing waited on it (Postgres went away between two slices). */
-  error: unknown;
-}
 
 /**
  * Activity rows and last-used stamps, written in batches off the request path.
@@ -112,12 +94,7 @@ export class ActivityWriter {
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
-  private queuedStamps = false;
   private pruner: ReturnType<typeof setInterval> | null = null;
-  private open: OpenCopy | null = null;
-  /** Retention runs in the next interval's flush, on the writer's connection, when no COPY holds it. */
-  private pruneDue = false;
-  private pruned = 0;
   /** Running totals, for `studio_activity_written_total` and `studio_activity_dropped_total`. */
   written = 0;
   dropped = 0;
@@ -138,18 +115,8 @@ export class ActivityWriter {
     this.pruner ??= setInterval(() => void this.prune(), PRUNE_EVERY_MS);
   }
 
-  /**
-   * Retention: entries older than 90 days go, a bounded batch at a time. It runs in a flush, after its COPY
-   * commits: postgres.js refuses any other statement on a connection while a COPY is open on it.
-   */
+  /** Retention: entries older than 90 days go, a bounded batch at a time. */
   async prune(): Promise<number> {
-    this.pruned = 0;
-    this.pruneDue = true;
-    await this.flush();
-    return this.pruned;
-  }
-
-  private async deleteOld(): Promise<number> {
     try {
       const rows = await this.sql`
         delete from activity where ctid = any(array(
@@ -162,9 +129,9 @@ export class ActivityWriter {
     }
   }
 
-  /** Rows waiting to be written (folded 429s included, and those sent into a COPY that has not committed yet). */
+  /** Rows waiting to be written (folded 429s included). */
   get buffered(): number {
-    return this.rows.count + this.folds.size + (this.open?.rows ?? 0);
+    return this.rows.count + this.folds.size;
   }
 
   record(e: ActivityEntry) {
@@ -215,45 +182,39 @@ export class ActivityWriter {
 
   /**
    * Writes every entry recorded before the call (after the flush already running, if one is),
-   * and the keys' "last used" and the hourly counts (`drain`). Without `stamps` (a slice of
-   * FLUSH_ROWS entries, from `record`), the entries are sent into the open COPY, not committed.
+   * and with `stamps` the keys' "last used" and the hourly counts (`drain`).
    */
   flush(stamps = true): Promise<void> {
     if (!this.flushing) return (this.flushing = this.drain(stamps).finally(() => (this.flushing = null)));
-    // one flush waits for the running one, for every caller: it commits if any of them asked it to
-    this.queuedStamps ||= stamps;
     return (this.queued ??= this.flushing.then(() => {
-      const commit = this.queuedStamps;
       this.queued = null;
-      this.queuedStamps = false;
-      return this.flush(commit);
+      return this.flush();
     }));
   }
 
   /**
-   * Sends what was recorded up to now into the open COPY (a statement of its own, atomic
-   * without a transaction), then, with `stamps`, commits it and writes the keys' "last used"
-   * and the hourly counts in one more statement. The connection commits asynchronously
+   * Writes what was recorded up to now: each batch of rows is one COPY (a statement of its
+   * own, atomic without a transaction), then, with `stamps`, the keys' "last used" and the
+   * hourly counts in one more statement: two statements where a transaction took six
+   * (begin, set, copy, update, insert, commit). The connection commits asynchronously
    * (`createSql`'s `asyncCommit`): a crash may lose the last moment of the log, as the
-   * in-memory buffer already can. Rows recorded while it runs wait for the next flush.
+   * in-memory buffer already can. Rows recorded while it
+   * runs wait for the next flush: chasing them would turn the interval into a stream of
+   * tiny statements.
    */
   private async drain(stamps: boolean) {
     this.release(this.closing ? Infinity : Math.floor((Date.now() - FOLD_GRACE_MS) / 1000));
     const chunks = this.rows.take();
-    /** The first chunk not yet in any COPY. */
-    let next = 0;
-    try {
-      for (; next < chunks.length; next++) {
-        await this.send(chunks[next]!);
-        if (this.open!.rows >= COPY_ROWS_MAX) await this.commit();
+    for (let i = 0; i < chunks.length; i += BATCH_CHUNKS) {
+      const batch = chunks.slice(i, i + BATCH_CHUNKS);
+      try {
+        await this.copy(batch);
+      } catch (err) {
+        // keep what was not written for the next flush (the stamps wait with it)
+        this.rows.restore(chunks.slice(i));
+        return this.failed(err);
       }
-      if (stamps) await this.commit();
-    } catch (err) {
-      // what no COPY committed goes back for the next flush, oldest first (the stamps wait with it)
-      this.rows.restore([...(this.open?.sent ?? []), ...chunks.slice(next)]);
-      this.open?.stream.destroy();
-      this.open = null;
-      return this.failed(err);
+      for (const c of batch) this.written += c.rows;
     }
     if (stamps && (this.lastUsed.size || this.hourly.size)) {
       const [used, hourly] = [this.lastUsed, this.hourly];
@@ -267,48 +228,26 @@ export class ActivityWriter {
       }
     }
     this.failing = false;
-    if (stamps && this.pruneDue) {
-      this.pruneDue = false;
-      this.pruned = await this.deleteOld();
-    }
   }
 
-  /**
-   * One chunk into the open COPY, opening one (Postgres's cheapest way in; its binary form needs
-   * no parsing) if none is. The chunk is held until the COPY commits.
-   */
-  private async send(chunk: Chunk) {
-    let open = this.open;
-    if (!open) {
-      const stream = await this.sql
-        .unsafe(`copy activity (${COPY_COLUMNS}) from stdin with (format binary)`)
-        .writable();
-      const opened: OpenCopy = { stream, sent: [], rows: 0, error: null };
-      // a failure while no flush waits on the stream is kept for the next one (unheard, it would end the process)
-      stream.on('error', (err) => {
-        opened.error ??= err;
-      });
-      stream.write(COPY_HEADER);
-      open = this.open = opened;
+  /** One COPY: Postgres's cheapest way in, and its binary form needs no parsing. Failed past COPY_DEADLINE_MS. */
+  private async copy(batch: Chunk[]) {
+    const stream = await this.sql.unsafe(`copy activity (${COPY_COLUMNS}) from stdin with (format binary)`).writable();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`the activity COPY was not confirmed within ${this.copyDeadlineMs} ms`)),
+        this.copyDeadlineMs,
+      );
+    });
+    try {
+      await Promise.race([sendCopy(stream, batch), late]);
+    } catch (err) {
+      stream.destroy();
+      throw err;
+    } finally {
+      clearTimeout(timer);
     }
-    const written = !open.error && !open.stream.destroyed && open.stream.write(chunk.bytes);
-    if (!written) {
-      if (open.error || open.stream.destroyed) throw open.error ?? new Error('the activity COPY was closed');
-      await within(once(open.stream, 'drain'), this.copyDeadlineMs, 'the activity COPY took no more rows');
-    }
-    open.sent.push(chunk);
-    open.rows += chunk.rows;
-  }
-
-  /** Ends the open COPY, if any: its rows are written. */
-  private async commit() {
-    const open = this.open;
-    if (!open) return;
-    if (open.error) throw open.error;
-    open.stream.end(COPY_TRAILER);
-    await within(finished(open.stream), this.copyDeadlineMs, 'the activity COPY was not confirmed');
-    this.open = null;
-    this.written += open.rows;
   }
 
   /** Stamps that could not be written go back for the next flush; a newer use recorded meanwhile wins. */
