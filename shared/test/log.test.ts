@@ -95,3 +95,34 @@ test('access lines come out whole and in order past a full queue and several wri
   expect(parsed[700].path).toBe(`/${'x'.repeat(511)}`);
   expect(parsed[1299]).toMatchObject({ path: '/v1/1299', durationMs: 12.99 });
 });
+
+test("lines that change method and key id from one to the next keep each its own; a process's own ids are written as made", async () => {
+  // the method and key id of the line before are kept as written (a batch mostly repeats them): a change must show
+  const script = `
+    import { flushLogs, logRequest, newRequestId, setLogLevel } from '@studio/shared';
+    import { startTrace } from '@studio/shared/trace';
+    setLogLevel('info');
+    const keys = ['key_a', 'key_a', 'key_"b\\\\', null, 'key_a'];
+    const methods = ['GET', 'GET', 'GE\\tT', 'POST', 'GET'];
+    for (let i = 0; i < 5; i++)
+      logRequest({ requestId: newRequestId(), traceId: startTrace(null).traceId, surface: 'management', operation: 'x',
+        method: methods[i], path: '/v1/x', status: 200, durationMs: 1, keyId: keys[i], ownIds: true });
+    flushLogs();`;
+  const child = Bun.spawn(['bun', '-e', script], { cwd: import.meta.dir, stdout: 'pipe' });
+  const lines = (await new Response(child.stdout).text())
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  expect(await child.exited).toBe(0);
+  expect(lines.map((l) => [l.method, l.keyId])).toEqual([
+    ['GET', 'key_a'],
+    ['GET', 'key_a'],
+    ['GE\tT', 'key_"b\\'],
+    ['POST', null],
+    ['GET', 'key_a'],
+  ]);
+  for (const l of lines) {
+    expect(l.requestId).toMatch(/^req_[0-9A-Za-z]+$/);
+    expect(l.traceId).toMatch(/^[0-9a-f]{32}$/);
+  }
+});

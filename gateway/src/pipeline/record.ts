@@ -75,6 +75,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
         durationMs,
         keyId: key?.id ?? null,
         problem: c.problem,
+        ownIds: true, // newCtx made both
       });
     spans?.request(c.trace, {
       method: c.method,
