@@ -565,7 +565,7 @@ test("the activity log holds no transaction open between its batches: the event 
   try {
     for (let i = 0; i < FLUSH_ROWS; i++) writer.record(entryOf(st.id, `req_horizon_${i}`));
     await writer.flush(false); // a full batch, as `record` starts on its own once FLUSH_ROWS wait
-    const [{ xid }] = await s.sql<{ xid: string }[]>`select pg_current_xact_id()::text as xid`;
+    const xid = (await s.sql<{ xid: string }[]>`select pg_current_xact_id()::text as xid`)[0]!.xid;
     // another session's short transaction may hold the horizon for a moment; the writer's interval here is 600 s
     const passed = async () =>
       (await s.sql<{ ok: boolean }[]>`select ${xid}::xid8 < pg_snapshot_xmin(pg_current_snapshot()) as ok`)[0]!.ok;
