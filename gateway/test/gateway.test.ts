@@ -532,6 +532,38 @@ test('a COPY whose session is cut before Postgres confirms it fails its flush, n
   }
 });
 
+test('a COPY Postgres does not confirm within the deadline, its session up, is cancelled: its flush fails and a later one writes the entry, once', async () => {
+  const st = await s.studio();
+  const sql = createSql(s.config.DATABASE_URL, { max: 1 });
+  const writer = new ActivityWriter(sql, 600_000, 500);
+  // Postgres stalls in the COPY (a statement trigger) well past the writer's deadline, its connection up
+  await s.sql`create function activity_stalled() returns trigger language plpgsql as $$ begin perform pg_sleep(20); return null; end $$`;
+  await s.sql`create trigger activity_stalled after insert on activity for each statement execute function activity_stalled()`;
+  try {
+    writer.record(entryOf(st.id, 'req_stalled'));
+    const started = Date.now();
+    await writer.flush();
+    expect(writer.failedFlushes).toBe(1);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(writer.buffered).toBe(1);
+    // the statement was cancelled, not left to finish: nothing of it stays running, and it wrote nothing
+    const running = () => s.sql`select 1 from pg_stat_activity where query like 'copy activity%' and state = 'active'`;
+    const deadline = Date.now() + 5_000;
+    while ((await running()).length && Date.now() < deadline) await Bun.sleep(20);
+    expect(await running()).toHaveLength(0);
+  } finally {
+    await s.sql`drop trigger activity_stalled on activity`;
+    await s.sql`drop function activity_stalled`;
+  }
+  try {
+    for (let i = 0; i < 5 && writer.buffered; i++) await writer.flush();
+    expect(await s.sql`select 1 from activity where studio_id = ${st.id}`).toHaveLength(1);
+  } finally {
+    await writer.close();
+    await sql.end({ timeout: 1 });
+  }
+});
+
 test('a full batch of entries is written at once, without waiting for the interval; its hourly count follows with the next flush, once', async () => {
   const st = await s.studio();
   const writer = new ActivityWriter(s.sql, 600_000);
