@@ -91,6 +91,17 @@ test('request ids are unique and carry the millisecond their request arrived; ot
   }
 });
 
+test("a request id's counter counts by one in base 36, through its last two digits' wrap and across milliseconds", () => {
+  const at = Date.parse('2026-11-28T01:02:03.456Z');
+  // 36² ids and more: the last two digits wrap at least twice
+  const ids = [...Array.from({ length: 3000 }, () => newRequestId(at)), newRequestId(at + 1), newRequestId(at)];
+  const counters = ids.map((id) => parseInt(id.slice(4 + 9 + 8), 36));
+  for (let i = 1; i < counters.length; i++) expect(counters[i]).toBe(counters[0]! + i);
+  for (const id of ids) expect(id).toMatch(/^req_[0-9a-z]{9}[0-9A-Za-z]{8}[0-9a-z]{6}$/);
+  expect(requestTimeOf(ids[3000]!)).toBe(at + 1);
+  expect(requestTimeOf(ids[3001]!)).toBe(at);
+});
+
 test('new traces get random ids, distinct across refills of the random pool; a continued one keeps its trace id', () => {
   const traces = Array.from({ length: 1000 }, () => startTrace(null));
   expect(new Set(traces.map((t) => t.traceId)).size).toBe(1000);
