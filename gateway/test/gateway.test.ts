@@ -564,6 +564,68 @@ test('a COPY Postgres does not confirm within the deadline, its session up, is c
   }
 });
 
+test("a stalled COPY's cancel that cannot reach Postgres is logged, never an unhandled rejection that ends the process", async () => {
+  // the writer reaches Postgres through a forwarder that stops taking connections once the COPY runs: the cancel
+  // request (a connection of its own) is refused, the writer's own connection stays up
+  const db = new URL(s.config.DATABASE_URL);
+  const upstream = { hostname: db.hostname, port: Number(db.port || 5432) };
+  type Pipe = { peer?: Bun.Socket<Pipe>; held: Uint8Array[] };
+  const forwarder = Bun.listen<Pipe>({
+    hostname: '127.0.0.1',
+    port: 0,
+    socket: {
+      open(client) {
+        client.data = { held: [] };
+        void Bun.connect<Pipe>({
+          ...upstream,
+          data: { peer: client, held: [] },
+          socket: {
+            data: (pg, bytes) => void pg.data.peer?.write(bytes),
+            close: (pg) => void pg.data.peer?.end(),
+          },
+        }).then((pg) => {
+          client.data.peer = pg;
+          for (const b of client.data.held.splice(0)) pg.write(b);
+        });
+      },
+      data(client, bytes) {
+        if (client.data.peer) client.data.peer.write(bytes);
+        else client.data.held.push(new Uint8Array(bytes));
+      },
+      close: (client) => void client.data.peer?.end(),
+    },
+  });
+  db.hostname = '127.0.0.1';
+  db.port = String(forwarder.port);
+  const sql = createSql(db.href, { max: 1 });
+  const writer = new ActivityWriter(sql, 600_000, 500);
+  const st = await s.studio();
+  await s.sql`create function activity_stalled2() returns trigger language plpgsql as $$ begin perform pg_sleep(2); return null; end $$`;
+  await s.sql`create trigger activity_stalled2 after insert on activity for each statement execute function activity_stalled2()`;
+  const warnings: string[] = [];
+  const warn = console.error;
+  console.error = (line: string) => void warnings.push(String(line));
+  try {
+    writer.record(entryOf(st.id, 'req_uncancelled'));
+    const flushed = writer.flush();
+    const stalled = () => s.sql`select 1 from pg_stat_activity where query like 'copy activity%' and wait_event = 'PgSleep'`;
+    const deadline = Date.now() + 5_000;
+    while (!(await stalled()).length && Date.now() < deadline) await Bun.sleep(10);
+    forwarder.stop(); // no new connection: the cancel request is refused
+    await flushed;
+    expect(writer.failedFlushes).toBe(1);
+    await Bun.sleep(300); // the cancel request's connection is refused meanwhile
+    expect(warnings.some((l) => l.includes('activity COPY could not be cancelled'))).toBe(true);
+  } finally {
+    console.error = warn;
+    await Bun.sleep(2_000); // the stall ends
+    await s.sql`drop trigger activity_stalled2 on activity`;
+    await s.sql`drop function activity_stalled2`;
+    await writer.close().catch(() => {});
+    await sql.end({ timeout: 1 });
+  }
+});
+
 test('a full batch of entries is written at once, without waiting for the interval; its hourly count follows with the next flush, once', async () => {
   const st = await s.studio();
   const writer = new ActivityWriter(s.sql, 600_000);

@@ -264,7 +264,11 @@ export class ActivityWriter {
     try {
       await Promise.race([query, late]);
     } catch (err) {
-      query.cancel();
+      // still running (or waiting its turn): cancelled, so its rows, which go back for the next flush, never land twice;
+      // a cancel that cannot reach Postgres is only logged (our postgres.js patch hands back its promise)
+      (query.cancel() as unknown as Promise<void>).catch((e) =>
+        log('warn', 'activity COPY could not be cancelled', { error: String(e) }),
+      );
       throw err;
     } finally {
       clearTimeout(timer);
