@@ -608,7 +608,8 @@ test("a stalled COPY's cancel that cannot reach Postgres is logged, never an unh
   try {
     writer.record(entryOf(st.id, 'req_uncancelled'));
     const flushed = writer.flush();
-    const stalled = () => s.sql`select 1 from pg_stat_activity where query like 'copy activity%' and wait_event = 'PgSleep'`;
+    const stalled = () =>
+      s.sql`select 1 from pg_stat_activity where query like 'copy activity%' and wait_event = 'PgSleep'`;
     const deadline = Date.now() + 5_000;
     while (!(await stalled()).length && Date.now() < deadline) await Bun.sleep(10);
     forwarder.stop(); // no new connection: the cancel request is refused
