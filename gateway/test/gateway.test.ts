@@ -500,68 +500,77 @@ test('entries a failed flush could not write are kept and written by the next on
   expect(await written()).toEqual(['req_kept']);
 });
 
+/** A writer of its own on a connection of its own, as the gateway's, with a deadline short enough for a test. */
+function ownWriter(deadlineMs: number, url = s.config.DATABASE_URL) {
+  const sql = createSql(url, { max: 1 });
+  return { sql, writer: new ActivityWriter(sql, 600_000, deadlineMs) };
+}
+
+/** `body` while Postgres stalls `seconds` in every activity COPY, after its rows are in (a statement trigger). */
+async function whileCopiesStall(seconds: number, body: () => Promise<void>) {
+  await s.sql.unsafe(
+    `create function activity_stalled() returns trigger language plpgsql as $$ begin perform pg_sleep(${Number(seconds)}); return null; end $$`,
+  );
+  await s.sql`create trigger activity_stalled after insert on activity for each statement execute function activity_stalled()`;
+  try {
+    await body();
+  } finally {
+    await s.sql`drop trigger activity_stalled on activity`;
+    await s.sql`drop function activity_stalled`;
+  }
+}
+
+/** Until a COPY is stalled in the trigger (at most 5 s). */
+async function untilCopyStalls() {
+  const stalled = () =>
+    s.sql`select 1 from pg_stat_activity where query like 'copy activity%' and wait_event = 'PgSleep'`;
+  const deadline = Date.now() + 5_000;
+  while (!(await stalled()).length && Date.now() < deadline) await Bun.sleep(10);
+}
+
+/** Once Postgres answers again, the writer's entry is written by a later flush, once; then the writer is closed. */
+async function expectWrittenOnce(o: ReturnType<typeof ownWriter>, studioId: string) {
+  try {
+    // postgres.js may hand a cut session's last error to the first statement after it: the interval retries
+    for (let i = 0; i < 5 && o.writer.buffered; i++) await o.writer.flush();
+    expect(await s.sql`select 1 from activity where studio_id = ${studioId}`).toHaveLength(1);
+  } finally {
+    await o.writer.close();
+    await o.sql.end({ timeout: 1 });
+  }
+}
+
 test('a COPY whose session is cut before Postgres confirms it fails its flush, never holds it: a later flush writes the entry, once', async () => {
   const st = await s.studio();
-  // a connection of its own, as the gateway's writer has, and a deadline short enough for a test
-  const sql = createSql(s.config.DATABASE_URL, { max: 1 });
-  const writer = new ActivityWriter(sql, 600_000, 1_000);
-  // Postgres holds the COPY's confirmation back (a statement trigger), long enough to cut its session meanwhile
-  await s.sql`create function activity_held() returns trigger language plpgsql as $$ begin perform pg_sleep(3); return null; end $$`;
-  await s.sql`create trigger activity_held after insert on activity for each statement execute function activity_held()`;
-  try {
-    writer.record(entryOf(st.id, 'req_held'));
-    const flushed = writer.flush();
-    const held = () =>
-      s.sql`select pid from pg_stat_activity where query like 'copy activity%' and wait_event = 'PgSleep'`;
-    const deadline = Date.now() + 5_000;
-    while (!(await held()).length && Date.now() < deadline) await Bun.sleep(20);
+  const own = ownWriter(1_000);
+  await whileCopiesStall(3, async () => {
+    own.writer.record(entryOf(st.id, 'req_held'));
+    const flushed = own.writer.flush();
+    await untilCopyStalls();
     await s.sql`select pg_terminate_backend(pid) from pg_stat_activity where query like 'copy activity%'`;
     await flushed;
-    expect(writer.failedFlushes).toBe(1);
-  } finally {
-    await s.sql`drop trigger activity_held on activity`;
-    await s.sql`drop function activity_held`;
-  }
-  try {
-    // postgres.js may hand the cut session's last error to the first statement after it: the interval retries
-    for (let i = 0; i < 5 && writer.buffered; i++) await writer.flush();
-    expect(await s.sql`select 1 from activity where studio_id = ${st.id}`).toHaveLength(1);
-  } finally {
-    await writer.close();
-    await sql.end({ timeout: 1 });
-  }
+    expect(own.writer.failedFlushes).toBe(1);
+  });
+  await expectWrittenOnce(own, st.id);
 });
 
 test('a COPY Postgres does not confirm within the deadline, its session up, is cancelled: its flush fails and a later one writes the entry, once', async () => {
   const st = await s.studio();
-  const sql = createSql(s.config.DATABASE_URL, { max: 1 });
-  const writer = new ActivityWriter(sql, 600_000, 500);
-  // Postgres stalls in the COPY (a statement trigger) well past the writer's deadline, its connection up
-  await s.sql`create function activity_stalled() returns trigger language plpgsql as $$ begin perform pg_sleep(20); return null; end $$`;
-  await s.sql`create trigger activity_stalled after insert on activity for each statement execute function activity_stalled()`;
-  try {
-    writer.record(entryOf(st.id, 'req_stalled'));
+  const own = ownWriter(500);
+  await whileCopiesStall(20, async () => {
+    own.writer.record(entryOf(st.id, 'req_stalled'));
     const started = Date.now();
-    await writer.flush();
-    expect(writer.failedFlushes).toBe(1);
+    await own.writer.flush();
+    expect(own.writer.failedFlushes).toBe(1);
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(writer.buffered).toBe(1);
+    expect(own.writer.buffered).toBe(1);
     // the statement was cancelled, not left to finish: nothing of it stays running, and it wrote nothing
     const running = () => s.sql`select 1 from pg_stat_activity where query like 'copy activity%' and state = 'active'`;
     const deadline = Date.now() + 5_000;
     while ((await running()).length && Date.now() < deadline) await Bun.sleep(20);
     expect(await running()).toHaveLength(0);
-  } finally {
-    await s.sql`drop trigger activity_stalled on activity`;
-    await s.sql`drop function activity_stalled`;
-  }
-  try {
-    for (let i = 0; i < 5 && writer.buffered; i++) await writer.flush();
-    expect(await s.sql`select 1 from activity where studio_id = ${st.id}`).toHaveLength(1);
-  } finally {
-    await writer.close();
-    await sql.end({ timeout: 1 });
-  }
+  });
+  await expectWrittenOnce(own, st.id);
 });
 
 test("a stalled COPY's cancel that cannot reach Postgres is logged, never an unhandled rejection that ends the process", async () => {
@@ -597,33 +606,27 @@ test("a stalled COPY's cancel that cannot reach Postgres is logged, never an unh
   });
   db.hostname = '127.0.0.1';
   db.port = String(forwarder.port);
-  const sql = createSql(db.href, { max: 1 });
-  const writer = new ActivityWriter(sql, 600_000, 500);
+  const own = ownWriter(500, db.href);
   const st = await s.studio();
-  await s.sql`create function activity_stalled2() returns trigger language plpgsql as $$ begin perform pg_sleep(2); return null; end $$`;
-  await s.sql`create trigger activity_stalled2 after insert on activity for each statement execute function activity_stalled2()`;
   const warnings: string[] = [];
   const warn = console.error;
   console.error = (line: string) => void warnings.push(String(line));
   try {
-    writer.record(entryOf(st.id, 'req_uncancelled'));
-    const flushed = writer.flush();
-    const stalled = () =>
-      s.sql`select 1 from pg_stat_activity where query like 'copy activity%' and wait_event = 'PgSleep'`;
-    const deadline = Date.now() + 5_000;
-    while (!(await stalled()).length && Date.now() < deadline) await Bun.sleep(10);
-    forwarder.stop(); // no new connection: the cancel request is refused
-    await flushed;
-    expect(writer.failedFlushes).toBe(1);
-    await Bun.sleep(300); // the cancel request's connection is refused meanwhile
-    expect(warnings.some((l) => l.includes('activity COPY could not be cancelled'))).toBe(true);
+    await whileCopiesStall(2, async () => {
+      own.writer.record(entryOf(st.id, 'req_uncancelled'));
+      const flushed = own.writer.flush();
+      await untilCopyStalls();
+      forwarder.stop(); // no new connection: the cancel request is refused
+      await flushed;
+      expect(own.writer.failedFlushes).toBe(1);
+      await Bun.sleep(300); // the cancel request's connection is refused meanwhile
+      expect(warnings.some((l) => l.includes('activity COPY could not be cancelled'))).toBe(true);
+      await Bun.sleep(2_000); // the stall ends
+    });
   } finally {
     console.error = warn;
-    await Bun.sleep(2_000); // the stall ends
-    await s.sql`drop trigger activity_stalled2 on activity`;
-    await s.sql`drop function activity_stalled2`;
-    await writer.close().catch(() => {});
-    await sql.end({ timeout: 1 });
+    await own.writer.close().catch(() => {});
+    await own.sql.end({ timeout: 1 });
   }
 });
 

@@ -6,6 +6,17 @@ let before: LogLevel;
 beforeEach(() => (before = setLogLevel('info')));
 afterEach(() => setLogLevel(before));
 
+/** The access lines a script run in a process of its own writes (each parsed: one JSON object a line). */
+async function linesOf(script: string) {
+  const child = Bun.spawn(['bun', '-e', script], { cwd: import.meta.dir, stdout: 'pipe' });
+  const lines = (await new Response(child.stdout).text())
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  expect(await child.exited).toBe(0);
+  return lines;
+}
+
 test('LOG_LEVEL is honoured: lines below the level are not written; warnings and errors go to stderr', () => {
   const out = spyOn(console, 'log').mockImplementation(() => {});
   const err = spyOn(console, 'error').mockImplementation(() => {});
@@ -63,12 +74,7 @@ test("at LOG_LEVEL=warn a server error's access line is still written, at level 
     const f = { requestId: 'r', traceId: null, surface: 'management', operation: 'x', method: 'GET', path: '/v1/x', durationMs: 1, keyId: null };
     for (const status of [200, 404, 503, 504]) logRequest({ ...f, status });
     flushLogs();`;
-  const child = Bun.spawn(['bun', '-e', script], { cwd: import.meta.dir, stdout: 'pipe' });
-  const lines = (await new Response(child.stdout).text())
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-  expect(await child.exited).toBe(0);
+  const lines = await linesOf(script);
   expect(lines.map((l) => [l.level, l.status])).toEqual([
     ['error', 503],
     ['error', 504],
@@ -108,12 +114,7 @@ test("lines that change method and key id from one to the next keep each its own
       logRequest({ requestId: newRequestId(), traceId: startTrace(null).traceId, surface: 'management', operation: 'x',
         method: methods[i], path: '/v1/x', status: 200, durationMs: 1, keyId: keys[i], ownIds: true });
     flushLogs();`;
-  const child = Bun.spawn(['bun', '-e', script], { cwd: import.meta.dir, stdout: 'pipe' });
-  const lines = (await new Response(child.stdout).text())
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-  expect(await child.exited).toBe(0);
+  const lines = await linesOf(script);
   expect(lines.map((l) => [l.method, l.keyId])).toEqual([
     ['GET', 'key_a'],
     ['GET', 'key_a'],
