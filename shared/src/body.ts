@@ -6,6 +6,7 @@
  */
 import { AppError } from './problem';
 import { EMPTY_SHA256, GW, sha256Hex } from './signing';
+import { withDeadline } from './time';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const MAX_JSON_DEPTH = 32;
@@ -36,12 +37,8 @@ export const bodyTimedOut = (ms: number) =>
 export function readBody(request: Request, limit = MAX_BODY_BYTES, deadlineMs = 0): Promise<Uint8Array<ArrayBuffer>> {
   if (!deadlineMs) return readWhole(request, limit, null);
   const stop: { expired: AppError | null } = { expired: null };
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject((stop.expired = bodyTimedOut(deadlineMs))), deadlineMs);
-  });
-  // the read left behind ends with the connection the 408 closes: race() has taken its rejection
-  return Promise.race([readWhole(request, limit, stop), expired]).finally(() => clearTimeout(timer));
+  // the read left behind ends with the connection the 408 closes: the race has taken its rejection
+  return withDeadline(readWhole(request, limit, stop), deadlineMs, () => (stop.expired = bodyTimedOut(deadlineMs)));
 }
 
 async function readWhole(

@@ -1,3 +1,15 @@
+/**
+ * `work`, or a rejection with what `late()` gives once `ms` have passed without it; the timer is cleared either way.
+ * `late` may note the failure too (a Redis marked stalled). Whatever `work` goes on doing is the caller's to end.
+ */
+export function withDeadline<T>(work: Promise<T>, ms: number, late: () => unknown): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), ms);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
 /** ISO 8601 UTC with milliseconds: `2026-12-01T18:00:00.000Z`. */
 export const iso = (d: Date | string | number): string => new Date(d).toISOString();
 export const isoOrNull = (d: Date | string | number | null | undefined): string | null => (d == null ? null : iso(d));

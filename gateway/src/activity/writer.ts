@@ -1,4 +1,4 @@
-import { log } from '@studio/shared';
+import { log, withDeadline } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 import { clientBlock } from '../limits/rate-limiter';
 import { BinaryRows, type Chunk, COPY_COLUMNS, COPY_HEADER, COPY_TRAILER } from './copy-binary';
@@ -216,9 +216,8 @@ export class ActivityWriter {
    * hourly counts in one more statement: two statements where a transaction took six
    * (begin, set, copy, update, insert, commit). The connection commits asynchronously
    * (`createSql`'s `asyncCommit`): a crash may lose the last moment of the log, as the
-   * in-memory buffer already can. Rows recorded while it
-   * runs wait for the next flush: chasing them would turn the interval into a stream of
-   * tiny statements.
+   * in-memory buffer already can. Rows recorded while it runs wait for the next flush:
+   * chasing them would turn the interval into a stream of tiny statements.
    */
   private async drain(stamps: boolean) {
     this.release(this.closing ? Infinity : Math.floor((Date.now() - FOLD_GRACE_MS) / 1000));
@@ -254,15 +253,9 @@ export class ActivityWriter {
       Sql['unsafe']
     > & { copyIn?: Buffer };
     query.copyIn = copyMessages(batch);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`the activity COPY was not confirmed within ${this.copyDeadlineMs} ms`)),
-        this.copyDeadlineMs,
-      );
-    });
+    const ms = this.copyDeadlineMs;
     try {
-      await Promise.race([query, late]);
+      await withDeadline(query, ms, () => new Error(`the activity COPY was not confirmed within ${ms} ms`));
     } catch (err) {
       // still running (or waiting its turn): cancelled, so its rows, which go back for the next flush, never land twice;
       // a cancel that cannot reach Postgres is only logged (our postgres.js patch hands back its promise)
@@ -270,8 +263,6 @@ export class ActivityWriter {
         log('warn', 'activity COPY could not be cancelled', { error: String(e) }),
       );
       throw err;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

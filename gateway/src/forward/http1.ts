@@ -8,6 +8,8 @@
  * The services are ours and speak plain HTTP/1.1, so this client only needs what they
  * send: a status line, headers, and a body by Content-Length, chunked, or until close.
  */
+
+import { withDeadline } from '@studio/shared/time';
 import type { Socket } from 'bun';
 
 export interface Answer {
@@ -278,12 +280,12 @@ export class Pool {
   private async connect(timeoutMs: number): Promise<Conn> {
     const conn = new Conn(this);
     const connecting = Bun.connect<Conn>({ hostname: this.hostname, port: this.port, data: conn, socket: HANDLERS });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new UpstreamError('timeout', 'no connection within the time limit')), timeoutMs);
-    });
     try {
-      conn.socket = await Promise.race([connecting, late]);
+      conn.socket = await withDeadline(
+        connecting,
+        timeoutMs,
+        () => new UpstreamError('timeout', 'no connection within the time limit'),
+      );
     } catch (err) {
       if (err instanceof UpstreamError) {
         conn.closed = true;
@@ -294,8 +296,6 @@ export class Pool {
         throw err;
       }
       throw new UpstreamError('unavailable', `cannot connect: ${(err as Error).message}`);
-    } finally {
-      clearTimeout(timer);
     }
     return conn;
   }

@@ -1,6 +1,7 @@
 import { createClient, createCluster } from 'redis';
 import { type Config, redisMode } from '../config';
 import { log } from '../http';
+import { withDeadline } from '../time';
 
 /**
  * A client that never queues commands while disconnected (they fail at once, so
@@ -114,14 +115,10 @@ export function redisUsable(redis: Redis | null | undefined): redis is Redis {
 
 /** A command's reply, or RedisStalledError once REDIS_REPLY_MS have passed (and the client is marked stalled). */
 export function bounded<T>(redis: Redis, reply: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      stalledUntil.set(redis, Date.now() + STALLED_MS);
-      reject(new RedisStalledError());
-    }, REDIS_REPLY_MS);
+  return withDeadline(reply, REDIS_REPLY_MS, () => {
+    stalledUntil.set(redis, Date.now() + STALLED_MS);
+    return new RedisStalledError();
   });
-  return Promise.race([reply, late]).finally(() => clearTimeout(timer));
 }
 
 /** Connect without letting an unreachable Redis stop the process from starting. */
