@@ -29,13 +29,14 @@ let lastMs = -1;
 /** `req_`, the time and the prefix: one string per millisecond. */
 let head = '';
 /** The counter's last two base-36 digits, each made once: an id is its head joined to one, no number formatted a call. */
-const LOW_DIGITS = Array.from({ length: 36 * 36 }, (_, i) => i.toString(36).padStart(2, '0'));
+const LOW = 36 * 36;
+const LOW_DIGITS = Array.from({ length: LOW }, (_, i) => i.toString(36).padStart(2, '0'));
 /** The head with the counter's other digits, and those digits' value (`counter` over 36²) when it was made. */
 let headHigh = '';
 let high = -1;
 export function newRequestId(at: number = Date.now()): string {
   const n = counter++;
-  const h = Math.floor(n / 1296);
+  const h = Math.floor(n / LOW);
   if (at !== lastMs) {
     lastMs = at;
     head = `req_${at.toString(36).padStart(9, '0')}${processPrefix}`;
@@ -45,7 +46,7 @@ export function newRequestId(at: number = Date.now()): string {
     high = h;
     headHigh = head + h.toString(36);
   }
-  return headHigh + LOW_DIGITS[n - h * 1296]!;
+  return headHigh + LOW_DIGITS[n - h * LOW]!;
 }
 
 const REQUEST_ID_FORMAT = /^req_([0-9a-z]{9})[0-9A-Za-z]{8}[0-9a-z]{6,12}$/;
