@@ -197,6 +197,30 @@ describe('metrics', () => {
     expect((await fetch(`${s.opsUrl}/readyz`)).status).toBe(200);
   });
 
+  test('each answer is counted in its own series, whatever the answer before it was', async () => {
+    const metrics = createMetrics();
+    // each label changes alone from one call to the next once
+    const calls = [
+      ['storefront', 'opA', 200],
+      ['storefront', 'opA', 200],
+      ['management', 'opA', 200],
+      ['management', 'opB', 200],
+      ['management', 'opB', 404],
+      ['storefront', 'opA', 200],
+    ] as const;
+    for (const [surface, operation, status] of calls) metrics.request(surface, operation, status, 0.002);
+    const text = await (await metrics.response()).text();
+    const count = (surface: string, operation: string, status: string) =>
+      sample(text, 'studio_http_requests_total', { surface, operation, status });
+    expect(count('storefront', 'opA', '200')).toBe(3);
+    expect(count('management', 'opA', '200')).toBe(1);
+    expect(count('management', 'opB', '200')).toBe(1);
+    expect(count('management', 'opB', '404')).toBe(1);
+    const timed = (surface: string, operation: string) =>
+      sample(text, 'studio_http_request_duration_seconds_count', { surface, operation });
+    expect([timed('storefront', 'opA'), timed('management', 'opA'), timed('management', 'opB')]).toEqual([3, 1, 2]);
+  });
+
   test("management-service's write counters are on /metrics from its start, before any write", async () => {
     const metrics = createMetrics();
     createManagementService({ config: s.config, sql: s.sql, redis: null, metrics });

@@ -51,6 +51,8 @@ for (const mode of MODES)
       const c = await s.sf('/v1/instructors', key);
       expect([a.status, b.status, c.status]).toEqual([200, 200, 429]);
       expect(c.headers.get('ratelimit-policy')).toBe('"client";q=1;w=1, "key";q=1;w=1');
+      // each bucket's state, in the policy's order
+      expect(c.headers.get('ratelimit')).toMatch(/^"client";r=0;t=\d+, "key";r=\d+;t=\d+$/);
     });
 
     test.if(mode === 'redis')(

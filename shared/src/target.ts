@@ -21,13 +21,24 @@ export interface RequestTarget {
   valid: boolean;
 }
 
+/**
+ * The scheme and Host of the last URL found well formed, with the `/` that ends them: a server's requests nearly all
+ * name the same Host, which is then checked once, not on every request.
+ */
+let lastOrigin = '';
+
 /** The target of `url`, whole, and whether the Host before it is well formed. */
 export function requestTarget(url: string): RequestTarget {
-  // `http://` or `https://` (a server with TLS); anything else is the bare target Bun leaves for a refused Host
-  const scheme = url.startsWith('http://') ? 7 : url.startsWith('https://') ? 8 : 0;
-  const start = url.indexOf('/', scheme);
-  if (start < 0) return { path: '/', pathAndQuery: '/', valid: false };
-  const valid = scheme > 0 && start > scheme && validAuthority(url, scheme, start);
+  let start = lastOrigin.length - 1;
+  let valid = start > 0 && url.startsWith(lastOrigin);
+  if (!valid) {
+    // `http://` or `https://` (a server with TLS); anything else is the bare target Bun leaves for a refused Host
+    const scheme = url.startsWith('http://') ? 7 : url.startsWith('https://') ? 8 : 0;
+    start = url.indexOf('/', scheme);
+    if (start < 0) return { path: '/', pathAndQuery: '/', valid: false };
+    valid = scheme > 0 && start > scheme && validAuthority(url, scheme, start);
+    if (valid) lastOrigin = url.slice(0, start + 1);
+  }
   const pathAndQuery = start === 0 ? url : url.slice(start);
   const q = pathAndQuery.indexOf('?');
   return { path: q < 0 ? pathAndQuery : pathAndQuery.slice(0, q), pathAndQuery, valid };

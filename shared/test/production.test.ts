@@ -37,6 +37,22 @@ describe('requestTarget', () => {
     }
   });
 
+  test('the Host it remembers as well formed lets through only that Host, with its port, whatever came between', () => {
+    for (const [url, valid] of [
+      ['http://api.example:8080/v1/x', true],
+      ['http://api.example:8080/v1/y?z=1', true], // the remembered Host
+      ['http://api.example:80801/v1/x', false], // the remembered one and more: a port past 65535
+      ['http://api.example.123/v1/x', false], // a name ending in a number that is no address
+      ['http://api.example:8080/', true],
+      ['http://[/v1/x', false],
+      ['/v1/x', false],
+      ['http://api.example:8080/v1/x', true],
+    ] as const) {
+      expect(requestTarget(url).valid).toBe(valid);
+      expect(requestTarget(url).valid).toBe(valid); // asked again, straight after
+    }
+  });
+
   test('whatever it accepts, the URL parser accepts too, with the same path', () => {
     const alphabet = 'ab1.:[]-_~%@ 09xXfF!$&*+,;=';
     let accepted = 0;

@@ -55,10 +55,18 @@ const STALE_GRACE_MS = 30_000;
 /** The codings an Accept-Encoding value allows, parsed once per distinct value (a handful per site). */
 const codingsSeen = new Map<string, { br: boolean; gzip: boolean }>();
 
+/** The value asked about last, and its codings: a browser's calls, and a site's visitors, mostly send one value. */
+let lastAccepted = '';
+let lastCodings = { br: false, gzip: false };
+
 export function acceptedCodings(acceptEncoding: string | null): { br: boolean; gzip: boolean } {
   if (!acceptEncoding) return NONE;
+  if (acceptEncoding === lastAccepted) return lastCodings;
   let known = codingsSeen.get(acceptEncoding);
-  if (known) return known;
+  if (known) {
+    lastAccepted = acceptEncoding;
+    return (lastCodings = known);
+  }
   const q: Record<string, number> = {};
   for (const part of acceptEncoding.toLowerCase().split(',')) {
     const [coding = '', ...params] = part.split(';').map((x) => x.trim());
@@ -69,7 +77,8 @@ export function acceptedCodings(acceptEncoding: string | null): { br: boolean; g
   known = { br: ok('br'), gzip: ok('gzip') };
   if (codingsSeen.size >= 1000) codingsSeen.clear();
   codingsSeen.set(acceptEncoding, known);
-  return known;
+  lastAccepted = acceptEncoding;
+  return (lastCodings = known);
 }
 const NONE = { br: false, gzip: false };
 

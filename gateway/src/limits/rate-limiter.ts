@@ -24,6 +24,8 @@ export interface Group {
   id: string;
   buckets: Bucket[];
   policy: string;
+  /** Each bucket's start in the RateLimit field (`"key";r=`, after a comma but the first), made once. */
+  named: string[];
   /** Tokens asked of Redis per lease (`leaseSize`). */
   lease: number;
   /** Tokens leased from Redis and not yet spent, valid until `expires`. */
@@ -149,6 +151,7 @@ export class RateLimiter {
       id,
       buckets,
       policy: buckets.map((b) => `"${b.policy}";q=${b.rate};w=1`).join(', '),
+      named: buckets.map((b, i) => `${i ? ', ' : ''}"${b.policy}";r=`),
       lease: leaseSize(buckets),
       left: 0,
       expires: 0,
@@ -307,9 +310,8 @@ export class RateLimiter {
 
   private headersOf(g: Group): Record<string, string> {
     let state = '';
-    for (let i = 0; i < g.buckets.length; i++) {
-      state += `${i ? ', ' : ''}"${g.buckets[i]!.policy}";r=${Math.max(0, (g.remaining[i] ?? 0) + g.left)};t=${g.full[i] ?? 0}`;
-    }
+    for (let i = 0; i < g.buckets.length; i++)
+      state += `${g.named[i]}${Math.max(0, (g.remaining[i] ?? 0) + g.left)};t=${g.full[i] ?? 0}`;
     return { 'ratelimit-policy': g.policy, ratelimit: state };
   }
 }

@@ -61,7 +61,9 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
     const status = res.status;
     const durationMs = Math.round((performance.now() - c.started) * 100) / 100;
     const operation = c.op?.id;
-    if (key) recordEntry(activity, trusted, c, status, durationMs);
+    // once for the access line and the activity entry alike
+    const path = redactKeys(c.path);
+    if (key) recordEntry(activity, trusted, c, path, status, durationMs);
     metrics?.request(p.surface, operation, status, durationMs / 1000);
     if (accessLogOn(status))
       logRequest({
@@ -70,7 +72,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
         surface: p.surface,
         operation: operation ?? 'unknown',
         method: c.method,
-        path: redactKeys(c.path),
+        path,
         status,
         durationMs,
         keyId: key?.id ?? null,
@@ -94,6 +96,7 @@ function recordEntry(
   activity: ActivityWriter,
   trusted: ReadonlySet<string>,
   c: Ctx,
+  path: string,
   status: number,
   durationMs: number,
 ): void {
@@ -105,7 +108,7 @@ function recordEntry(
     keyId: key.id,
     operationId: operation ?? null,
     method: c.method,
-    path: redactKeys(c.path).slice(0, ENTRY_TEXT_MAX),
+    path: path.slice(0, ENTRY_TEXT_MAX),
     status,
     outcome: outcomeOf(status),
     durationMs,

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test';
+import { acceptedCodings } from '../../src/cache/storefront';
 import { Pool } from '../../src/forward/http1';
 import { cacheStep } from '../../src/pipeline/cache';
 import { routeStep } from '../../src/pipeline/route';
@@ -43,6 +44,24 @@ describe('cache step', () => {
     expect((second as Response).headers.get('x-request-id')).toBe('req_2');
     expect(await (second as Response).json()).toEqual({ data: [1, 2, 3] });
     expect(calls).toBe(before + 1);
+  });
+
+  test('each Accept-Encoding has its own codings, whichever value was asked about before it', () => {
+    const both = { br: true, gzip: true };
+    const gzip = { br: false, gzip: true };
+    const none = { br: false, gzip: false };
+    for (const [value, codings] of [
+      ['gzip, br', both],
+      ['gzip', gzip],
+      ['gzip, br', both], // seen before, not the last
+      ['gzip', gzip],
+      ['gzip', gzip], // the last again
+      ['br;q=0, gzip', gzip],
+      ['identity', none],
+      [null, none],
+      ['gzip, br', both],
+    ] as const)
+      expect(acceptedCodings(value)).toEqual(codings);
   });
 
   test("the client's If-None-Match gets a 304 from the kept answer", async () => {
