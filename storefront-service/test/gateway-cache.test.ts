@@ -103,6 +103,14 @@ describe('StorefrontCache', () => {
     expect(second.headers.has('access-control-allow-origin')).toBe(false);
     expect(third.headers.has('x-request-id')).toBe(false);
     expect(third.headers.get('etag')).toBe('"v1"');
+    // as many names as the answer before, not the same ones: the one only that answer had is gone
+    const fourth = c.lookup('std_a', '/v1/plans', null, null, {
+      'x-request-id': 'req_4',
+      'cache-control': 'no-store',
+    })!;
+    const fifth = c.lookup('std_a', '/v1/plans', null, null, { 'x-request-id': 'req_5', 'retry-after': '1' })!;
+    expect(fourth.headers.get('cache-control')).toBe('no-store');
+    expect([fifth.headers.get('cache-control'), fifth.headers.get('retry-after')]).toEqual(['public, max-age=30', '1']);
   });
 
   test('a header the answer before set to the same value is kept; one it set to another value is replaced', async () => {
