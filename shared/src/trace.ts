@@ -71,10 +71,10 @@ export function startTrace(traceparent: string | null, start = Date.now()): Trac
   return { traceId: randomHex(16), spanId: randomHex(8), parentId: null, flags: '01', start };
 }
 
-/** `traceparent` for the next hop (this span as its parent), and `traceresponse` for the answer: the same shape (built once). */
 /** Whether the trace is sampled: bit 0 of its flags byte (W3C; `03`, with the random bit, is sampled too). */
 export const isSampled = (t: Pick<Trace, 'flags'>): boolean => (Number.parseInt(t.flags, 16) & 1) === 1;
 
+/** `traceparent` for the next hop (this span as its parent), and `traceresponse` for the answer: the same shape (built once). */
 export const traceparentOf = (t: Trace): string => (t.header ??= `00-${t.traceId}-${t.spanId}-${t.flags}`);
 export const TRACEPARENT = 'traceparent';
 export const TRACERESPONSE = 'traceresponse';

@@ -112,13 +112,17 @@ function requestSeries(hot: (HotCounter | HotHistogram)[]) {
   /** Series by surface, operation, then status: three Map lookups per request, nothing built. */
   type Series = { timed: ReturnType<HotHistogram['child']>; byStatus: Map<number, { value: number }> };
   const bySurface = new Map<string, Map<string, Series>>();
-  // the series of the call before: under load, the next one is mostly the same operation and status
-  let last: { surface: string; op: string; status: number; count: { value: number }; series: Series } | null = null;
+  // the series of the call before, whose labels the next call often repeats: then no lookup at all
+  let lastSurface = '';
+  let lastOp = '';
+  let lastStatus = 0;
+  let lastCount = { value: 0 };
+  let lastSeries: Series | null = null;
   return (surface: Surface | 'dashboard', operation: string | undefined, status: number, seconds: number): void => {
     const op = operation ?? UNKNOWN_OPERATION;
-    if (last && status === last.status && op === last.op && surface === last.surface) {
-      last.count.value++;
-      duration.observe(last.series.timed, seconds);
+    if (lastSeries && status === lastStatus && op === lastOp && surface === lastSurface) {
+      lastCount.value++;
+      duration.observe(lastSeries.timed, seconds);
       return;
     }
     let children = bySurface.get(surface);
@@ -127,7 +131,11 @@ function requestSeries(hot: (HotCounter | HotHistogram)[]) {
     if (!of) children.set(op, (of = { timed: duration.child([surface, op]), byStatus: new Map() }));
     let c = of.byStatus.get(status);
     if (!c) of.byStatus.set(status, (c = requests.child([surface, op, String(status)])));
-    last = { surface, op, status, count: c, series: of };
+    lastSurface = surface;
+    lastOp = op;
+    lastStatus = status;
+    lastCount = c;
+    lastSeries = of;
     c.value++;
     duration.observe(of.timed, seconds);
   };
