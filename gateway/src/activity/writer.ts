@@ -1,4 +1,4 @@
-import { log, withDeadline } from '@studio/shared';
+import { iso, log, withDeadline } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 import { clientBlock } from '../limits/rate-limiter';
 import { BinaryRows, type Chunk, COPY_COLUMNS, COPY_HEADER, COPY_TRAILER } from './copy-binary';
@@ -17,7 +17,6 @@ interface Hourly {
  * hour), in one statement: both or neither.
  */
 async function writeStamps(sql: Sql, used: Map<string, number>, hourly: Hourly[]) {
-  const iso = (ms: number) => new Date(ms).toISOString();
   await sql`
     with used as (
       update api_keys k set last_used_at = greatest(k.last_used_at, u.at)
@@ -156,8 +155,9 @@ export class ActivityWriter {
     let h = this.recent;
     if (!h || this.recentIn !== this.hourly || h.studioId !== e.studioId || h.hour !== hour) {
       const id = `${e.studioId} ${hour}`;
-      h = this.hourly.get(id) ?? { studioId: e.studioId, hour, calls: 0, errors: 0 };
-      this.hourly.set(id, h);
+      const known = this.hourly.get(id);
+      h = known ?? { studioId: e.studioId, hour, calls: 0, errors: 0 };
+      if (!known) this.hourly.set(id, h);
       this.recent = h;
       this.recentIn = this.hourly;
     }

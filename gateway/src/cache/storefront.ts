@@ -63,20 +63,18 @@ export function acceptedCodings(acceptEncoding: string | null): { br: boolean; g
   if (!acceptEncoding) return NONE;
   if (acceptEncoding === lastAccepted) return lastCodings;
   let known = codingsSeen.get(acceptEncoding);
-  if (known) {
-    lastAccepted = acceptEncoding;
-    return (lastCodings = known);
+  if (!known) {
+    const q: Record<string, number> = {};
+    for (const part of acceptEncoding.toLowerCase().split(',')) {
+      const [coding = '', ...params] = part.split(';').map((x) => x.trim());
+      const qv = params.find((x) => x.startsWith('q='));
+      q[coding] = qv ? Number(qv.slice(2)) || 0 : 1;
+    }
+    const ok = (coding: string) => (q[coding] ?? q['*'] ?? 0) > 0;
+    known = { br: ok('br'), gzip: ok('gzip') };
+    if (codingsSeen.size >= 1000) codingsSeen.clear();
+    codingsSeen.set(acceptEncoding, known);
   }
-  const q: Record<string, number> = {};
-  for (const part of acceptEncoding.toLowerCase().split(',')) {
-    const [coding = '', ...params] = part.split(';').map((x) => x.trim());
-    const qv = params.find((x) => x.startsWith('q='));
-    q[coding] = qv ? Number(qv.slice(2)) || 0 : 1;
-  }
-  const ok = (coding: string) => (q[coding] ?? q['*'] ?? 0) > 0;
-  known = { br: ok('br'), gzip: ok('gzip') };
-  if (codingsSeen.size >= 1000) codingsSeen.clear();
-  codingsSeen.set(acceptEncoding, known);
   lastAccepted = acceptEncoding;
   return (lastCodings = known);
 }
