@@ -1,8 +1,10 @@
 #!/usr/bin/env bun
 /**
- * One Bun.serve for `bun run bench:runtime`: a small JSON answer from memory, with its headers on a
- * reused `Headers` (as the gateway's cache keeps them), plus one runtime call the gateway makes on every
- * request, named by `call` (`none`: only the answer). Run as its own process:
+ * One server for `bun run bench:runtime`: a small JSON answer from memory, with its headers on a
+ * reused `Headers` (as the gateway's cache keeps them), plus the runtime calls the gateway makes on every
+ * request named by `call` (`none`: only the answer). `listen` is no Bun.serve but a hand-written HTTP/1.1 front on
+ * Bun.listen reading and answering what `cached` does (GET only, no bodies, one request at a time a connection, as
+ * wrk sends them: enough to weigh it, not to serve anyone). Run as its own process:
  * `bun scripts/bench/runtime-server.ts <port> <call>`.
  */
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
@@ -11,43 +13,125 @@ import { CALLS, type RuntimeCall } from './runtime-calls';
 const [port, call] = process.argv.slice(2) as [string, RuntimeCall];
 if (!CALLS.includes(call)) throw new Error(`call: one of ${CALLS.join(', ')}`);
 
-const body = new Blob([JSON.stringify({ data: Array.from({ length: 20 }, (_, i) => ({ id: `cls_${i}` })) })]);
+const text = JSON.stringify({ data: Array.from({ length: 20 }, (_, i) => ({ id: `cls_${i}` })) });
+const body = new Blob([text]);
 const headers = new Headers({ 'content-type': 'application/json', 'x-content-type-options': 'nosniff' });
 const hmac = new Bun.CryptoHasher('sha256', 'bench-runtime-secret');
 let n = 0;
 /** What the call produced, kept so the compiler cannot drop it. */
 let sink = 0;
 
-Bun.serve({
-  ...SERVE_DEFAULTS,
-  hostname: '127.0.0.1',
-  port: Number(port),
-  fetch(req, server) {
-    n++;
-    switch (call) {
-      case 'url':
-        sink += req.url.length;
-        break;
-      case 'headers':
-        sink += req.headers.get('authorization')?.length ?? 0;
-        break;
-      case 'requestIP':
-        sink += server.requestIP(req)?.address.length ?? 0;
-        break;
-      case 'headers.set':
-        headers.set('x-request-id', `req_0mwwbekryStHSiIVU1${n}`);
-        headers.set('traceresponse', `00-ec14fcecbbe6e1570c9eff582bb22dc2-1de5f90b327e${n % 10}e7d-01`);
-        headers.set('ratelimit', `"key";r=${n % 1000};t=1`);
-        break;
-      case 'hmac':
-        sink += hmac
-          .copy()
-          .update(`${n}\nGET\n/v1/instructors\nstu_1\nkey_1\nscopes\nop\nreq_${n}\n\n`)
-          .digest('hex').length;
-        break;
-    }
-    return new Response(body, { status: 200, headers });
-  },
-});
+/** A cached answer's own headers (request id, traceresponse, RateLimit), new values each request. */
+const requestId = () => `req_0mwwbekryStHSiIVU1${n}`;
+const traceresponse = () => `00-ec14fcecbbe6e1570c9eff582bb22dc2-1de5f90b327e${n % 10}e7d-01`;
+const rateLimit = () => `"key";r=${n % 1000};t=1`;
+
+function setOwn() {
+  headers.set('x-request-id', requestId());
+  headers.set('traceresponse', traceresponse());
+  headers.set('ratelimit', rateLimit());
+}
+
+/** The headers a cached read reads (the key, trace, declared length, validator, codings, user agent). */
+function readHeaders(h: { get(name: string): string | null | undefined }) {
+  for (const name of [
+    'authorization',
+    'traceparent',
+    'content-length',
+    'if-none-match',
+    'accept-encoding',
+    'user-agent',
+  ])
+    sink += h.get(name)?.length ?? 0;
+}
+
+if (call === 'listen') listenFront();
+else
+  Bun.serve({
+    ...SERVE_DEFAULTS,
+    hostname: '127.0.0.1',
+    port: Number(port),
+    fetch(req, server) {
+      n++;
+      switch (call) {
+        case 'url':
+          sink += req.url.length;
+          break;
+        case 'headers':
+          sink += req.headers.get('authorization')?.length ?? 0;
+          break;
+        case 'requestIP':
+          sink += server.requestIP(req)?.address.length ?? 0;
+          break;
+        case 'headers.set':
+          setOwn();
+          break;
+        case 'hmac':
+          sink += hmac
+            .copy()
+            .update(`${n}\nGET\n/v1/instructors\nstu_1\nkey_1\nscopes\nop\nreq_${n}\n\n`)
+            .digest('hex').length;
+          break;
+        case 'cached':
+          sink += req.url.length;
+          readHeaders(req.headers);
+          sink += server.requestIP(req)?.address.length ?? 0;
+          setOwn();
+          break;
+      }
+      return new Response(body, { status: 200, headers });
+    },
+  });
+
+/**
+ * The `cached` calls' work on a front of our own: each request's line and headers parsed from the bytes, the caller's
+ * address read when the connection opens, and the answer's head (the kept headers, the three own, Date and
+ * Content-Length) and body written in one `write` for all the requests a read brought.
+ */
+function listenFront() {
+  const bytes = Buffer.from(text);
+  let kept = '';
+  headers.forEach((v, k) => {
+    kept += `${k}: ${v}\r\n`;
+  });
+  const out = Buffer.allocUnsafe(64 * 1024);
+  const latin1 = new TextDecoder('latin1');
+  let second = 0;
+  let date = '';
+  Bun.listen<{ address: string; pending: string }>({
+    hostname: '127.0.0.1',
+    port: Number(port),
+    socket: {
+      open(s) {
+        s.data = { address: s.remoteAddress, pending: '' };
+      },
+      data(s, chunk) {
+        let rest = s.data.pending + latin1.decode(chunk);
+        let written = 0;
+        for (let end = rest.indexOf('\r\n\r\n'); end >= 0; end = rest.indexOf('\r\n\r\n')) {
+          const lines = rest.slice(0, end).split('\r\n');
+          rest = rest.slice(end + 4);
+          const [method = '', target = ''] = lines[0]!.split(' ');
+          const h = new Map<string, string>();
+          for (let i = 1; i < lines.length; i++) {
+            const line = lines[i]!;
+            const colon = line.indexOf(':');
+            h.set(line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim());
+          }
+          n++;
+          sink += method.length + target.length + s.data.address.length;
+          readHeaders(h);
+          const now = Math.floor(Date.now() / 1000);
+          if (now !== second) date = new Date((second = now) * 1000).toUTCString();
+          const head = `HTTP/1.1 200 OK\r\n${kept}x-request-id: ${requestId()}\r\ntraceresponse: ${traceresponse()}\r\nratelimit: ${rateLimit()}\r\ndate: ${date}\r\ncontent-length: ${bytes.length}\r\n\r\n`;
+          written += out.write(head, written, 'latin1');
+          written += bytes.copy(out, written);
+        }
+        s.data.pending = rest;
+        if (written) s.write(out.subarray(0, written));
+      },
+    },
+  });
+}
 
 process.on('SIGTERM', () => process.exit(sink < 0 ? 1 : 0));
