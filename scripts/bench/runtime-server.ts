@@ -33,16 +33,10 @@ function setOwn() {
 }
 
 /** The headers a cached read reads (the key, trace, declared length, validator, codings, user agent). */
+const READ = ['authorization', 'traceparent', 'content-length', 'if-none-match', 'accept-encoding', 'user-agent'];
+
 function readHeaders(h: { get(name: string): string | null | undefined }) {
-  for (const name of [
-    'authorization',
-    'traceparent',
-    'content-length',
-    'if-none-match',
-    'accept-encoding',
-    'user-agent',
-  ])
-    sink += h.get(name)?.length ?? 0;
+  for (const name of READ) sink += h.get(name)?.length ?? 0;
 }
 
 if (call === 'listen') listenFront();
