@@ -221,6 +221,32 @@ describe('metrics', () => {
     expect([timed('storefront', 'opA'), timed('management', 'opA'), timed('management', 'opB')]).toEqual([3, 1, 2]);
   });
 
+  test.skipIf(process.platform !== 'linux')(
+    'the process metrics keep no timer ticking: a process that collects them sleeps while idle',
+    async () => {
+      // its main thread's voluntary context switches over a second: each wake from the event loop's wait is one
+      const child = Bun.spawn(
+        [
+          'bun',
+          '-e',
+          `import { createMetrics } from '@studio/shared/io/metrics';
+          import { readFileSync } from 'node:fs';
+          const switches = () => Number(/voluntary_ctxt_switches:\\s+(\\d+)/.exec(readFileSync('/proc/thread-self/status', 'utf8'))[1]);
+          createMetrics();
+          await Bun.sleep(200);
+          const before = switches();
+          await Bun.sleep(1000);
+          console.log(switches() - before);`,
+        ],
+        { cwd: `${import.meta.dir}/..`, stdout: 'pipe', stderr: 'inherit' },
+      );
+      const wakes = Number((await new Response(child.stdout).text()).trim());
+      expect(await child.exited).toBe(0);
+      // prom-client's event-loop-delay sampler at its default 10 ms made this about 100
+      expect(wakes).toBeLessThan(30);
+    },
+  );
+
   test("management-service's write counters are on /metrics from its start, before any write", async () => {
     const metrics = createMetrics();
     createManagementService({ config: s.config, sql: s.sql, redis: null, metrics });

@@ -21,6 +21,13 @@ import type { Surface } from '../operations';
  * (a gauge may not end in `_total`), and the names without it are taken by the per-type ones.
  */
 const BROKEN_ON_BUN = /^nodejs_(eventloop_lag|active_)/;
+/**
+ * How often the event-loop-delay histogram behind the lag gauges samples, in ms. Those gauges are removed above, but
+ * `collectDefaultMetrics` enables the histogram all the same, and on Bun it is a timer: at prom-client's default of
+ * 10 ms it woke every process 100 times a second, idle or not (0.5 % of a core idle, and CPU on every request under
+ * load: docs/benchmarks.md, issue 22). Once a minute, nothing reads it and it costs nothing.
+ */
+const LAG_SAMPLE_MS = 60_000;
 export const UNKNOWN_OPERATION = 'unknown';
 
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
@@ -143,7 +150,7 @@ function requestSeries(hot: (HotCounter | HotHistogram)[]) {
 
 export function createMetrics() {
   const registry = new client.Registry();
-  client.collectDefaultMetrics({ register: registry });
+  client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: LAG_SAMPLE_MS });
   for (const m of registry.getMetricsAsArray()) if (BROKEN_ON_BUN.test(m.name)) registry.removeSingleMetric(m.name);
   const hot: (HotCounter | HotHistogram)[] = [];
 
