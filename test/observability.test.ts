@@ -231,7 +231,7 @@ describe('metrics', () => {
           '-e',
           `import { createMetrics } from '@studio/shared/io/metrics';
           import { readFileSync } from 'node:fs';
-          const switches = () => Number(/voluntary_ctxt_switches:\\s+(\\d+)/.exec(readFileSync('/proc/thread-self/status', 'utf8'))[1]);
+          const switches = () => Number(/^voluntary_ctxt_switches:\\s+(\\d+)/m.exec(readFileSync('/proc/thread-self/status', 'utf8'))[1]);
           createMetrics();
           await Bun.sleep(200);
           const before = switches();
