@@ -2,11 +2,13 @@
 /**
  * `bun run bench:memory`: the gateway's resident memory (issue 22), idle and under many distinct
  * keys. Starts a gateway and storefront-service as production runs them (default configuration),
- * reads the gateway's RSS from /proc once it is ready and idle, then after a Storefront read with
- * each of BENCH_KEYS (100,000) distinct publishable keys of one studio, after a second pass over
- * the same keys, and after as many unknown keys (well-formed, valid checksum, in no database).
- * Each key leaves a record in the key cache, a rate-limit group, a "last used" stamp and an
+ * reads the gateway's RSS from /proc once it is ready and idle, then loads it in cycles: a Storefront
+ * read with each of BENCH_KEYS (100,000) distinct publishable keys of one studio, a second pass over
+ * the same keys, and as many unknown keys (well-formed, valid checksum, in no database, new each
+ * cycle). Each key leaves a record in the key cache, a rate-limit group, a "last used" stamp and an
  * activity entry; every one of those is capped, so the figure must level off, not grow with keys.
+ * That is checked, not assumed: after BENCH_CYCLES (4) cycles, the last must have raised the high-water
+ * RSS by at most LEVEL_GROWTH over the cycle before, or the run fails.
  */
 import { generateKey, hashKey, keyHint, newId } from '@studio/shared';
 import { createSql } from '@studio/shared/io/db';
@@ -16,6 +18,9 @@ import { createBenchStack } from './stack';
 const KEYS = Number(process.env.BENCH_KEYS ?? 100_000);
 const CONCURRENCY = 64;
 const IDLE_TARGET_MB = 100;
+const CYCLES = Math.max(2, Number(process.env.BENCH_CYCLES ?? 4));
+/** A cycle that raises the high-water RSS by this share or less of the one before: the memory has levelled off. */
+const LEVEL_GROWTH = 0.05;
 
 const rssMb = (pid: number): number => {
   const status = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8') as string;
@@ -67,29 +72,48 @@ try {
   await Bun.sleep(3_000);
   const idle = rssMb(pid);
   console.log(`gateway RSS idle: ${idle.toFixed(0)} MB (target ≤ ${IDLE_TARGET_MB} MB)`);
-  const rows: [string, number, Record<number, number>][] = [];
-  for (const [label, batch] of [
-    [`${KEYS.toLocaleString('en')} distinct keys, first pass`, keys],
-    ['the same keys again', keys],
-    [`${KEYS.toLocaleString('en')} unknown keys`, Array.from({ length: KEYS }, () => generateKey('publishable'))],
-  ] as const) {
+  const heapMb = async () => {
+    const metrics = await (await fetch(`http://127.0.0.1:${stack.env.OPS_PORT}/metrics`)).text();
+    return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(metrics)?.[1] ?? Number.NaN) / 1048576;
+  };
+  const pass = async (label: string, batch: string[]) => {
     const t = performance.now();
     const statuses = await readWith(url, batch);
-    rows.push([`${label} (${((performance.now() - t) / 1000).toFixed(1)} s)`, rssMb(pid), statuses]);
+    const rss = rssMb(pid);
+    console.log(
+      `  ${label} (${((performance.now() - t) / 1000).toFixed(1)} s): RSS ${rss.toFixed(0)} MB, heap in use ${(await heapMb()).toFixed(0)} MB ${JSON.stringify(statuses)}`,
+    );
+    return rss;
+  };
+  const highs: number[] = [];
+  let levelled = false;
+  for (let cycle = 1; cycle <= CYCLES; cycle++) {
+    console.log(`cycle ${cycle}:`);
+    const rss = [
+      await pass(`${KEYS.toLocaleString('en')} distinct keys`, keys),
+      await pass('the same keys again', keys),
+      await pass(
+        `${KEYS.toLocaleString('en')} unknown keys`,
+        Array.from({ length: KEYS }, () => generateKey('publishable')),
+      ),
+    ];
+    highs.push(Math.max(...rss, highs.at(-1) ?? 0));
+    const [before, now] = [highs.at(-2), highs.at(-1)!];
+    if (before !== undefined) levelled = now <= before * (1 + LEVEL_GROWTH);
+    console.log(
+      `  high-water RSS ${now.toFixed(0)} MB${before === undefined ? '' : `, ${(((now - before) / before) * 100).toFixed(1)} % over the cycle before`}`,
+    );
   }
   await Bun.sleep(2_000);
-  rows.push(['2 s later', rssMb(pid), {}]);
-  const metrics = await (await fetch(`http://127.0.0.1:${stack.env.OPS_PORT}/metrics`)).text();
-  const heap = /^nodejs_heap_size_used_bytes (\S+)/m.exec(metrics)?.[1];
-  if (heap)
-    console.log(
-      `gateway heap in use at the end: ${(Number(heap) / 1048576).toFixed(0)} MB (the rest of RSS is freed memory the allocator keeps)`,
-    );
-  for (const [label, mb, statuses] of rows)
-    console.log(
-      `gateway RSS after ${label}: ${mb.toFixed(0)} MB ${Object.keys(statuses).length ? JSON.stringify(statuses) : ''}`,
-    );
-  failed = idle > IDLE_TARGET_MB;
+  console.log(
+    `gateway RSS 2 s after the last read: ${rssMb(pid).toFixed(0)} MB (heap in use ${(await heapMb()).toFixed(0)} MB: live data and garbage not yet collected; the rest of RSS is freed memory the allocator keeps)`,
+  );
+  console.log(
+    levelled
+      ? `levelled off: high-water RSS ${highs.map((h) => h.toFixed(0)).join(', ')} MB after each cycle, the last ≤ ${LEVEL_GROWTH * 100} % over the one before: bounded`
+      : `still growing: high-water RSS ${highs.map((h) => h.toFixed(0)).join(', ')} MB after each cycle, the last > ${LEVEL_GROWTH * 100} % over the one before: not shown bounded`,
+  );
+  failed = idle > IDLE_TARGET_MB || !levelled;
   console.log(failed ? 'RESULT: below target' : 'RESULT: meets target');
 } catch (err) {
   console.error(`bench failed: ${(err as Error).stack ?? err}`);
