@@ -11,11 +11,11 @@ import { type Stack, startStack } from '../../test/harness';
 const MB = 1024 * 1024;
 const CACHE_MB = 4;
 /**
- * After a warm-up loop as long as the measured one (the cache full, the process at its working
+ * After a warm-up loop as long as each measured one (the cache full, the process at its working
  * size), RSS may grow by the cache's bytes plus this: what the gateway, both services and the
  * test, all in this one process, keep of a few hundred more requests, and the allocator's slack.
- * Measured: -1 to +2 MiB with the bound; about 70 MiB without it (300 entries of ~180 KB: plain,
- * gzip and brotli).
+ * Measured: -1 to +5 MiB a loop with the bound; about 130 MiB a loop with a bound too large to reach
+ * (STOREFRONT_CACHE_MB=1000: 600 more entries of ~180 KB, plain, gzip and brotli).
  */
 const OVERHEAD_MB = 16;
 
@@ -110,13 +110,19 @@ test('unknown parameters share one entry; declared ones are bounded in bytes, an
   expect((await upstreamCalls()) - calls).toBeLessThanOrEqual(3 * studios.length);
 
   // declared parameters: the first loop is the warm-up (the cache reaches its bound; the process its working size);
-  // the second, as long, may grow the process by no more than the bound and the stated overhead
+  // each of the next two, as long, may grow the process by no more than the bound and the stated overhead. The
+  // smaller growth is the one judged: a process that keeps answers grows in each loop, while a one-off of the
+  // collector's or the allocator's timing (once 27 MiB in CI) shows in one at most
   await declaredLoop(Date.now() + 60_000);
-  const before = await rss();
-  await declaredLoop(Date.now() + 3_600_000);
-  const grown = (await rss()) - before;
+  const growth: number[] = [];
+  for (const from of [3_600_000, 7_200_000]) {
+    const before = await rss();
+    await declaredLoop(Date.now() + from);
+    growth.push((await rss()) - before);
+  }
+  const grown = Math.min(...growth);
   console.log(
-    `cache held at most ${(most / MB).toFixed(2)} MiB in ${cache.size} entries; RSS grew ${(grown / MB).toFixed(1)} MiB`,
+    `cache held at most ${(most / MB).toFixed(2)} MiB in ${cache.size} entries; RSS grew ${growth.map((g) => (g / MB).toFixed(1)).join(' and ')} MiB`,
   );
   expect(most).toBeGreaterThan(CACHE_MB * MB * 0.75);
   expect(most).toBeLessThanOrEqual(CACHE_MB * MB);
