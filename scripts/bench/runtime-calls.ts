@@ -1,5 +1,16 @@
 /** The runtime calls `bun run bench:runtime` weighs (scripts/bench/runtime-server.ts makes them). */
-export const CALLS = ['none', 'url', 'headers', 'requestIP', 'headers.set', 'hmac', 'cached', 'listen'] as const;
+export const CALLS = [
+  'none',
+  'url',
+  'headers',
+  'requestIP',
+  'headers.set',
+  'hmac',
+  'cached',
+  'listen',
+  'llhttp',
+  'llhttp-fetch',
+] as const;
 export type RuntimeCall = (typeof CALLS)[number];
 
 /** What each call is, and where the gateway makes it. */
@@ -14,4 +25,8 @@ export const CALL_NAMES: Record<Exclude<RuntimeCall, 'none'>, string> = {
     "every runtime call a cached read makes, together: `req.url`, six `Headers.get`, `requestIP` and the three `Headers.set` (the gateway's cached read with none of its own logic)",
   listen:
     "the same reads and answer headers on a hand-written HTTP/1.1 front (`Bun.listen`): the request parsed in JavaScript, the caller's address read once a connection, the answer written as bytes",
+  llhttp:
+    "the same front with the request parsed by llhttp, the parser Bun builds in (`process.binding('http_parser')`, Node's `HTTPParser`), not by code of our own",
+  'llhttp-fetch':
+    'the llhttp front handing the pipeline a `Request` and writing out a `Response` (its headers read back): a front that keeps the fetch types',
 };

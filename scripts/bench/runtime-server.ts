@@ -4,7 +4,8 @@
  * reused `Headers` (as the gateway's cache keeps them), plus the runtime calls the gateway makes on every
  * request named by `call` (`none`: only the answer). `listen` is no Bun.serve but a hand-written HTTP/1.1 front on
  * Bun.listen reading and answering what `cached` does (GET only, no bodies, one request at a time a connection, as
- * wrk sends them: enough to weigh it, not to serve anyone). Run as its own process:
+ * wrk sends them: enough to weigh it, not to serve anyone); `llhttp` the same front with llhttp, the parser Bun builds
+ * in, reading the requests, and `llhttp-fetch` that front going through a `Request` and a `Response`. Run as its own process:
  * `bun scripts/bench/runtime-server.ts <port> <call>`.
  */
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
@@ -40,6 +41,8 @@ function readHeaders(h: { get(name: string): string | null | undefined }) {
 }
 
 if (call === 'listen') listenFront();
+else if (call === 'llhttp') llhttpFront(false);
+else if (call === 'llhttp-fetch') llhttpFront(true);
 else
   Bun.serve({
     ...SERVE_DEFAULTS,
@@ -126,6 +129,99 @@ function listenFront() {
       },
     },
   });
+}
+
+/**
+ * The same front with the request parsed by llhttp, Node's HTTP/1.1 parser, which Bun builds in and exposes as Node
+ * does (`process.binding('http_parser')`, the `HTTPParser` of `node:_http_common`): one parser a connection, the
+ * request line and headers handed over in one callback once they are whole. What a front of our own would cost
+ * without a parser of our own. `fetchTypes`: the front hands the work a `Request` and writes out a `Response`, as a
+ * pipeline built on the fetch types would need.
+ */
+function llhttpFront(fetchTypes: boolean) {
+  const { HTTPParser } = process.binding('http_parser') as { HTTPParser: LlhttpParserClass };
+  const bytes = Buffer.from(text);
+  let kept = '';
+  headers.forEach((v, k) => {
+    kept += `${k}: ${v}\r\n`;
+  });
+  const out = Buffer.allocUnsafe(64 * 1024);
+  let second = 0;
+  let date = '';
+  const dateNow = () => {
+    const now = Math.floor(Date.now() / 1000);
+    if (now !== second) date = new Date((second = now) * 1000).toUTCString();
+    return date;
+  };
+  /** The `cached` calls on a `Request` made of what llhttp read, and the head of the `Response` they answer, read back. */
+  const throughFetchTypes = (url: string, raw: string[]) => {
+    const pairs: [string, string][] = [];
+    for (let i = 0; i < raw.length; i += 2) pairs.push([raw[i]!, raw[i + 1]!]);
+    const req = new Request(`http://127.0.0.1${url}`, { headers: pairs });
+    sink += req.url.length;
+    readHeaders(req.headers);
+    setOwn();
+    const res = new Response(body, { status: 200, headers });
+    let head = `HTTP/1.1 ${res.status} OK\r\n`;
+    res.headers.forEach((v, k) => {
+      head += `${k}: ${v}\r\n`;
+    });
+    return head;
+  };
+  /** `head`: the answer's status line and headers but its length, once the request's headers are read. */
+  type Conn = { parser: LlhttpParser; written: number; address: string; head: string };
+  Bun.listen<Conn>({
+    hostname: '127.0.0.1',
+    port: Number(port),
+    socket: {
+      open(s) {
+        const parser = new HTTPParser();
+        parser.initialize(HTTPParser.REQUEST, {}, 16 * 1024, 0);
+        const conn: Conn = { parser, written: 0, address: s.remoteAddress, head: '' };
+        parser[HTTPParser.kOnHeadersComplete] = (_major, _minor, raw, _method, url) => {
+          n++;
+          sink += url.length + conn.address.length;
+          if (fetchTypes) conn.head = `${throughFetchTypes(url, raw)}date: ${dateNow()}\r\n`;
+          else {
+            const h = new Map<string, string>();
+            for (let i = 0; i < raw.length; i += 2) h.set(raw[i]!.toLowerCase(), raw[i + 1]!);
+            readHeaders(h);
+            conn.head = `HTTP/1.1 200 OK\r\n${kept}x-request-id: ${requestId()}\r\ntraceresponse: ${traceresponse()}\r\nratelimit: ${rateLimit()}\r\ndate: ${dateNow()}\r\n`;
+          }
+          return 0;
+        };
+        parser[HTTPParser.kOnMessageComplete] = () => {
+          conn.written += out.write(`${conn.head}content-length: ${bytes.length}\r\n\r\n`, conn.written, 'latin1');
+          conn.written += bytes.copy(out, conn.written);
+        };
+        s.data = conn;
+      },
+      data(s, chunk) {
+        const conn = s.data;
+        conn.written = 0;
+        conn.parser.execute(chunk);
+        if (conn.written) s.write(out.subarray(0, conn.written));
+      },
+      close(s) {
+        s.data.parser.close();
+      },
+    },
+  });
+}
+
+/** What this file uses of llhttp's binding (Node's `HTTPParser`, as Bun exposes it). */
+interface LlhttpParser {
+  initialize(kind: number, resource: object, maxHeaderSize: number, lenient: number): void;
+  execute(chunk: Uint8Array): number | Error;
+  close(): void;
+  /** `kOnHeadersComplete` is given the version, headers (name, value, …), method's index and target; the rest nothing we read. */
+  [callback: number]: (major: number, minor: number, headers: string[], method: number, url: string) => unknown;
+}
+interface LlhttpParserClass {
+  new (): LlhttpParser;
+  REQUEST: number;
+  kOnHeadersComplete: number;
+  kOnMessageComplete: number;
 }
 
 process.on('SIGTERM', () => process.exit(sink < 0 ? 1 : 0));

@@ -8,8 +8,9 @@
  * method: the VM's drift falls on both alike), with the cached read's headers (a key and a browser's
  * Accept-Encoding). Prints B's CPU per request over A's, each round and the median, and the difference in µs; the
  * first row is A against A, the noise. What no code of ours can remove shows here, measured, not supposed. The last
- * two rows weigh a cached read's calls together, and the same work on a hand-written front on Bun.listen (B is then
- * that front): what leaving Bun.serve would save.
+ * four rows weigh a cached read's calls together, and the same work on a front on Bun.listen (B is then that front:
+ * its requests parsed by hand, by llhttp, and by llhttp into a `Request` answered by a `Response`): what leaving
+ * Bun.serve would save. `bun run bench:runtime cached llhttp` weighs only the calls named.
  */
 import { join } from 'node:path';
 import { freePorts } from '../lib/ports';
@@ -72,7 +73,10 @@ console.log(
 );
 console.log('| call (B) | B/A CPU a request, median (rounds) | µs a request over A | A µs a request |');
 console.log('|---|---|---|---|');
-for (const call of CALLS) {
+/** `bun run bench:runtime cached listen`: only the calls named (A against A, the noise, always first). */
+const named = process.argv.slice(2);
+for (const c of named) if (!CALLS.includes(c as RuntimeCall)) throw new Error(`call: one of ${CALLS.join(', ')}`);
+for (const call of CALLS.filter((c) => c === 'none' || !named.length || named.includes(c))) {
   const r = await weigh(call);
   const name = call === 'none' ? 'none (A against A: the noise)' : CALL_NAMES[call];
   const each = r.ratios.map((x) => x.toFixed(3)).join(', ');
