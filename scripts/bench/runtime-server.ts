@@ -5,8 +5,8 @@
  * request named by `call` (`none`: only the answer). `listen` is no Bun.serve but a hand-written HTTP/1.1 front on
  * Bun.listen reading and answering what `cached` does (GET only, no bodies, one request at a time a connection, as
  * wrk sends them: enough to weigh it, not to serve anyone); `llhttp` the same front with llhttp, the parser Bun builds
- * in, reading the requests, and `llhttp-fetch` that front going through a `Request` and a `Response`. Run as its own process:
- * `bun scripts/bench/runtime-server.ts <port> <call>`.
+ * in, reading the requests, and `llhttp-fetch` that front going through a `Request` and a `Response`. Run as its own
+ * process: `bun scripts/bench/runtime-server.ts <port> <call>`.
  */
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { CALLS, type RuntimeCall } from './runtime-calls';

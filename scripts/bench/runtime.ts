@@ -69,7 +69,7 @@ async function rounds(a: Server, b: Server) {
 const weigh = (call: RuntimeCall) => withServer('none', (a) => withServer(call, (b) => rounds(a, b)));
 
 console.log(
-  `A Bun.serve answering from memory, B the same with the call (the last row: a front on Bun.listen); both loaded at once, ${CONNECTIONS} connections each, ${ROUNDS} rounds of ${SECONDS} s, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}\n`,
+  `A Bun.serve answering from memory, B the same with the call (the last rows: fronts on Bun.listen); both loaded at once, ${CONNECTIONS} connections each, ${ROUNDS} rounds of ${SECONDS} s, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}\n`,
 );
 console.log('| call (B) | B/A CPU a request, median (rounds) | µs a request over A | A µs a request |');
 console.log('|---|---|---|---|');
