@@ -40,6 +40,33 @@ function readHeaders(h: { get(name: string): string | null | undefined }) {
   for (const name of READ) sink += h.get(name)?.length ?? 0;
 }
 
+/** What both fronts on Bun.listen write: the body as bytes, the kept headers as text, into one output buffer. */
+const bytes = Buffer.from(text);
+let kept = '';
+headers.forEach((v, k) => {
+  kept += `${k}: ${v}\r\n`;
+});
+const out = Buffer.allocUnsafe(64 * 1024);
+let second = 0;
+let date = '';
+
+/** The Date header's value, made once a second. */
+function dateNow(): string {
+  const now = Math.floor(Date.now() / 1000);
+  if (now !== second) date = new Date((second = now) * 1000).toUTCString();
+  return date;
+}
+
+/** A front's answer head but its length: the kept headers, the three own, and Date. */
+const ownHead = () =>
+  `HTTP/1.1 200 OK\r\n${kept}x-request-id: ${requestId()}\r\ntraceresponse: ${traceresponse()}\r\nratelimit: ${rateLimit()}\r\ndate: ${dateNow()}\r\n`;
+
+/** `head`, Content-Length and the body written into `out` at `at`; the offset after them. */
+function writeAnswer(head: string, at: number): number {
+  const end = at + out.write(`${head}content-length: ${bytes.length}\r\n\r\n`, at, 'latin1');
+  return end + bytes.copy(out, end);
+}
+
 if (call === 'listen') listenFront();
 else if (call === 'llhttp') llhttpFront(false);
 else if (call === 'llhttp-fetch') llhttpFront(true);
@@ -86,15 +113,7 @@ else
  * Content-Length) and body written in one `write` for all the requests a read brought.
  */
 function listenFront() {
-  const bytes = Buffer.from(text);
-  let kept = '';
-  headers.forEach((v, k) => {
-    kept += `${k}: ${v}\r\n`;
-  });
-  const out = Buffer.allocUnsafe(64 * 1024);
   const latin1 = new TextDecoder('latin1');
-  let second = 0;
-  let date = '';
   Bun.listen<{ address: string; pending: string }>({
     hostname: '127.0.0.1',
     port: Number(port),
@@ -118,11 +137,7 @@ function listenFront() {
           n++;
           sink += method.length + target.length + s.data.address.length;
           readHeaders(h);
-          const now = Math.floor(Date.now() / 1000);
-          if (now !== second) date = new Date((second = now) * 1000).toUTCString();
-          const head = `HTTP/1.1 200 OK\r\n${kept}x-request-id: ${requestId()}\r\ntraceresponse: ${traceresponse()}\r\nratelimit: ${rateLimit()}\r\ndate: ${date}\r\ncontent-length: ${bytes.length}\r\n\r\n`;
-          written += out.write(head, written, 'latin1');
-          written += bytes.copy(out, written);
+          written = writeAnswer(ownHead(), written);
         }
         s.data.pending = rest;
         if (written) s.write(out.subarray(0, written));
@@ -140,19 +155,6 @@ function listenFront() {
  */
 function llhttpFront(fetchTypes: boolean) {
   const { HTTPParser } = process.binding('http_parser') as { HTTPParser: LlhttpParserClass };
-  const bytes = Buffer.from(text);
-  let kept = '';
-  headers.forEach((v, k) => {
-    kept += `${k}: ${v}\r\n`;
-  });
-  const out = Buffer.allocUnsafe(64 * 1024);
-  let second = 0;
-  let date = '';
-  const dateNow = () => {
-    const now = Math.floor(Date.now() / 1000);
-    if (now !== second) date = new Date((second = now) * 1000).toUTCString();
-    return date;
-  };
   /** The `cached` calls on a `Request` made of what llhttp read, and the head of the `Response` they answer, read back. */
   const throughFetchTypes = (url: string, raw: string[]) => {
     const pairs: [string, string][] = [];
@@ -166,7 +168,7 @@ function llhttpFront(fetchTypes: boolean) {
     res.headers.forEach((v, k) => {
       head += `${k}: ${v}\r\n`;
     });
-    return head;
+    return `${head}date: ${dateNow()}\r\n`;
   };
   /** `head`: the answer's status line and headers but its length, once the request's headers are read. */
   type Conn = { parser: LlhttpParser; written: number; address: string; head: string };
@@ -181,18 +183,17 @@ function llhttpFront(fetchTypes: boolean) {
         parser[HTTPParser.kOnHeadersComplete] = (_major, _minor, raw, _method, url) => {
           n++;
           sink += url.length + conn.address.length;
-          if (fetchTypes) conn.head = `${throughFetchTypes(url, raw)}date: ${dateNow()}\r\n`;
+          if (fetchTypes) conn.head = throughFetchTypes(url, raw);
           else {
             const h = new Map<string, string>();
             for (let i = 0; i < raw.length; i += 2) h.set(raw[i]!.toLowerCase(), raw[i + 1]!);
             readHeaders(h);
-            conn.head = `HTTP/1.1 200 OK\r\n${kept}x-request-id: ${requestId()}\r\ntraceresponse: ${traceresponse()}\r\nratelimit: ${rateLimit()}\r\ndate: ${dateNow()}\r\n`;
+            conn.head = ownHead();
           }
           return 0;
         };
         parser[HTTPParser.kOnMessageComplete] = () => {
-          conn.written += out.write(`${conn.head}content-length: ${bytes.length}\r\n\r\n`, conn.written, 'latin1');
-          conn.written += bytes.copy(out, conn.written);
+          conn.written = writeAnswer(conn.head, conn.written);
         };
         s.data = conn;
       },
