@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createGateway, type Gateway } from '@studio/gateway';
+import { asResponse } from '@studio/gateway/edge/answer';
 import { revokeApiKey } from '@studio/gateway/keys/store';
 import { publishStorefrontChange } from '@studio/shared/io/invalidation';
 import { connectRedis, createRedis, quitRedis, type Redis } from '@studio/shared/io/redis';
@@ -32,7 +33,7 @@ describe.skipIf(nodes.length < 2)('broadcasts on a Redis Cluster', () => {
           port: 0,
           fetch: (req, srv) =>
             new URL(req.url).pathname.startsWith('/v1/instructors') && req.headers.get('x-surface') === 'sf'
-              ? gateway.storefront(req, srv)
+              ? Promise.resolve(gateway.storefront(req, srv)).then(asResponse)
               : gateway.management(req, srv),
         }),
       });

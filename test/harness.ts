@@ -6,6 +6,7 @@
 
 import { createGateway, type Gateway } from '@studio/gateway';
 import { type Broadcasts, broadcastsFor } from '@studio/gateway/broadcasts/bus';
+import { serveEdge } from '@studio/gateway/edge/server';
 import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
 import { createManagementService } from '@studio/management-service';
 import { type Config, type KeyKind, loadConfig, type Scope } from '@studio/shared';
@@ -158,7 +159,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     !gwRedis || gwRedis === redis ? Promise.resolve() : connectRedis(gwRedis),
     subscriber ? connectRedis(subscriber) : null,
   ]);
-  const servers: ReturnType<typeof Bun.serve>[] = [];
+  const servers: { port?: number; stop(force?: boolean): unknown }[] = [];
   const holder: { gw?: Gateway } = {};
   const listen = (pick: (g: Gateway) => (req: Request, server: Bun.Server<unknown>) => Response | Promise<Response>) =>
     Bun.serve({
@@ -168,7 +169,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       fetch: (req, server) => pick(holder.gw!)(req, server),
     });
   servers.push(
-    listen((g) => g.storefront),
+    // the Storefront on the edge, as main.ts serves it
+    serveEdge({
+      hostname: '127.0.0.1',
+      port: 0,
+      idleTimeout: 30,
+      fetch: (req, peer) => holder.gw!.storefront(req, peer),
+    }),
     listen((g) => g.management),
     listen((g) => g.dashboard),
     listen((g) => g.ops),

@@ -12,6 +12,7 @@ import { subscribeBroadcasts, trustMemory } from './broadcasts/subscribe';
 import { StorefrontCache } from './cache/storefront';
 import { createDashboard } from './dashboard';
 import { createDocsHandler } from './docs';
+import { answeringResponses } from './edge/answer';
 import { redisNames } from './keys/redis-names';
 import { type KeyCacheOptions, KeyResolver } from './keys/resolver';
 import type { BucketStore } from './limits/buckets';
@@ -44,7 +45,9 @@ export interface GatewayDeps {
  * Builds the gateway's handlers (three public surfaces and the operations port); never listens
  * (main.ts and the tests do). Each Redis role has its single-node equivalent (docs/design/single-node.md):
  * buckets in memory, the key cache memory -> Postgres, broadcasts over LISTEN/NOTIFY on the
- * gateway lock's session; `start` takes that lock (exclusive in single-node mode, shared with Redis).
+ * gateway lock's session; `start` takes that lock (exclusive in single-node mode, shared with Redis). The Storefront's
+ * handler is for the edge (edge/server.ts: its cached reads are held answers, not Responses); the others answer
+ * Responses, for Bun.serve.
  */
 export function createGateway(deps: GatewayDeps) {
   const { config, sql, subscriber } = deps;
@@ -74,7 +77,7 @@ export function createGateway(deps: GatewayDeps) {
 
   return {
     storefront: createSurface(profiles.storefront, pipelineDeps),
-    management: createSurface(profiles.management, pipelineDeps),
+    management: answeringResponses(createSurface(profiles.management, pipelineDeps)),
     dashboard: createDashboard({ config, sql, readiness, bus, activity, metrics, spans }),
     ops: createOpsHandler(metrics, readiness),
     mode,

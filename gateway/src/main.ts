@@ -3,6 +3,7 @@ import { createSql } from '@studio/shared/io/db';
 import { connectConfiguredRedis, connectRedis, quitRedis } from '@studio/shared/io/redis';
 import { listenOrExit, SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { createGateway } from './app';
+import { serveEdge } from './edge/server';
 import { GatewayLockRefused } from './lock';
 
 setLogProcess('gateway'); // before anything logs: every line names its process
@@ -31,7 +32,10 @@ type Fetch = (req: Request, server: Bun.Server<undefined>) => Response | Promise
 const listen = (variable: 'STOREFRONT_PORT' | 'MANAGEMENT_PORT' | 'DASHBOARD_PORT' | 'OPS_PORT', fetch: Fetch) =>
   listenOrExit(variable, config[variable], () => Bun.serve({ ...common, port: config[variable], fetch }));
 const servers = [
-  listen('STOREFRONT_PORT', gateway.storefront),
+  // the Storefront on the edge (docs/design/edge.md): its cached reads written from the bytes the cache holds
+  listenOrExit('STOREFRONT_PORT', config.STOREFRONT_PORT, () =>
+    serveEdge({ hostname: config.HOST, port: config.STOREFRONT_PORT, idleTimeout: 30, fetch: gateway.storefront }),
+  ),
   listen('MANAGEMENT_PORT', gateway.management),
   listen('DASHBOARD_PORT', gateway.dashboard),
 ];

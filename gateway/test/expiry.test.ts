@@ -8,11 +8,12 @@ import { SCOPES } from '@studio/shared';
 import { quitRedis } from '@studio/shared/io/redis';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
+import { serveEdge } from '../src/edge/server';
 import { rollApiKey } from '../src/keys/store';
 
 let s: Stack;
 let replica: Gateway;
-let servers: ReturnType<typeof Bun.serve>[] = [];
+let servers: { port?: number; stop(force?: boolean): unknown }[] = [];
 const duplicate = () => s.redis.duplicate();
 let sub: ReturnType<typeof duplicate>;
 beforeAll(async () => {
@@ -22,7 +23,7 @@ beforeAll(async () => {
   replica = createGateway({ config: s.config, sql: s.sql, redis: s.redis, subscriber: sub });
   await replica.start();
   servers = [
-    Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.storefront }),
+    serveEdge({ hostname: '127.0.0.1', port: 0, idleTimeout: 30, fetch: replica.storefront }),
     Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.management }),
   ];
 });

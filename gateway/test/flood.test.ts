@@ -10,6 +10,7 @@ import { generateKey, hashKey } from '@studio/shared';
 import { quitRedis } from '@studio/shared/io/redis';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
+import { type EdgeServer, serveEdge } from '../src/edge/server';
 import { createApiKey } from '../src/keys/store';
 import { clientBlock } from '../src/limits/rate-limiter';
 import { get, signIn } from './dashboard-helpers';
@@ -261,7 +262,7 @@ describe('unknown keys', () => {
 
 describe('the key cache under a flood of random keys', () => {
   let replica: Gateway;
-  let server: ReturnType<typeof Bun.serve>;
+  let server: EdgeServer;
   const subscriber = () => s.redis.duplicate();
   let sub: ReturnType<typeof subscriber>;
   beforeAll(async () => {
@@ -278,7 +279,7 @@ describe('the key cache under a flood of random keys', () => {
       keyCache: { maxEntries: 1_000, maxNegative: 1_000 },
     });
     await replica.start();
-    server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.storefront });
+    server = serveEdge({ hostname: '127.0.0.1', port: 0, idleTimeout: 30, fetch: replica.storefront });
   });
   afterAll(async () => {
     server?.stop(true);

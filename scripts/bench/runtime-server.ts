@@ -8,6 +8,7 @@
  * in, reading the requests, and `llhttp-fetch` that front going through a `Request` and a `Response`. Run as its own
  * process: `bun scripts/bench/runtime-server.ts <port> <call>`.
  */
+import { dateNow } from '@studio/gateway/edge/server';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { CALLS, type RuntimeCall } from './runtime-calls';
 
@@ -47,15 +48,6 @@ headers.forEach((v, k) => {
   kept += `${k}: ${v}\r\n`;
 });
 const out = Buffer.allocUnsafe(64 * 1024);
-let second = 0;
-let date = '';
-
-/** The Date header's value, made once a second. */
-function dateNow(): string {
-  const now = Math.floor(Date.now() / 1000);
-  if (now !== second) date = new Date((second = now) * 1000).toUTCString();
-  return date;
-}
 
 /** A front's answer head but its length: the kept headers, the three own, and Date. */
 const ownHead = () =>

@@ -1,6 +1,7 @@
 /** The gateway's Storefront cache on its own: keys, 304s, and no stale fill after a change. */
 import { describe, expect, test } from 'bun:test';
 import { StorefrontCache } from '@studio/gateway/cache/storefront';
+import type { HeldAnswer } from '@studio/gateway/edge/answer';
 
 const answer = (body: string, etag = '"v1"') =>
   new Response(body, {
@@ -8,8 +9,38 @@ const answer = (body: string, etag = '"v1"') =>
     headers: { etag, 'content-type': 'application/json', 'cache-control': 'public, max-age=30', vary: 'Authorization' },
   });
 
+const read = (a: HeldAnswer | null) => a?.toResponse() ?? null;
+
+/**
+ * The cache with its answers read as Responses: the edge writes a held answer from its bytes and headers, and a
+ * test reads them back as a client would.
+ */
+class Readable {
+  readonly c: StorefrontCache;
+  constructor(o: ConstructorParameters<typeof StorefrontCache>[0]) {
+    this.c = new StorefrontCache(o);
+  }
+  get bytes() {
+    return this.c.bytes;
+  }
+  get enabled() {
+    return this.c.enabled;
+  }
+  set enabled(live: boolean) {
+    this.c.enabled = live;
+  }
+  token = () => this.c.token();
+  drop = (studioId: string) => this.c.drop(studioId);
+  changed = (studioId: string) => this.c.changed(studioId);
+  flush = () => this.c.flush();
+  lookup = (...a: Parameters<StorefrontCache['lookup']>) => read(this.c.lookup(...a));
+  stale = (...a: Parameters<StorefrontCache['stale']>) => read(this.c.stale(...a));
+  store = async (...a: Parameters<StorefrontCache['store']>) => (await this.c.store(...a)).toResponse();
+  fill = async (...a: Parameters<StorefrontCache['fill']>) => (await this.c.fill(...a)).toResponse();
+}
+
 function live(o: ConstructorParameters<typeof StorefrontCache>[0] = {}) {
-  const c = new StorefrontCache(o);
+  const c = new Readable(o);
   c.enabled = true;
   return c;
 }

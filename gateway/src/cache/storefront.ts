@@ -1,20 +1,13 @@
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { etagMatches, REQUEST_ID } from '@studio/shared';
+import { HeldAnswer } from '../edge/answer';
 import { type AnsweredProblem, problemOf } from '../forward/proxy';
 import { TieredCache } from './tiered';
 
-/** One representation of an answer: its bytes (a Blob every response shares, not a copy per hit) and headers. */
+/** One representation of an answer: its bytes and headers, which every answer made from it shares (no copy per hit). */
 interface Rep {
-  body: Blob;
+  body: Uint8Array;
   headers: Record<string, string>;
-  /**
-   * The same headers as a Headers object, built once and reused from one answer to the next with
-   * that answer's own on top (`withExtra`): a Response copies it natively, far cheaper than from a
-   * plain object.
-   */
-  built?: Headers;
-  /** The last answer's own headers, whose names `built` holds on top of `headers`. */
-  extra?: Record<string, string>;
 }
 
 /** An upstream answer as kept (or, for a non-cacheable one, as shared between the waiters of one fill). */
@@ -37,7 +30,7 @@ interface Snapshot {
  * A problem answer shared by the waiters of one upstream call, as this waiter's own: its `instance` names this
  * request (`urn:request:<id>`), not the first waiter's, whose request id the call was signed with.
  */
-function forWaiter(snap: Snapshot, text: string, extra: Record<string, string>): Response {
+function forWaiter(snap: Snapshot, text: string, extra: Record<string, string>): HeldAnswer {
   let body = text;
   try {
     const p = JSON.parse(text) as { instance?: unknown };
@@ -46,7 +39,7 @@ function forWaiter(snap: Snapshot, text: string, extra: Record<string, string>):
   } catch {
     /* not JSON: passed on as it came */
   }
-  return new Response(body, { status: snap.status, headers: { ...snap.plain.headers, ...extra } });
+  return new HeldAnswer(snap.status, snap.plain.headers, extra, Buffer.from(body));
 }
 
 /** How long past its lifetime an entry may still be served while its refresh runs. */
@@ -87,54 +80,22 @@ function pick(snap: Snapshot, acceptEncoding: string | null): Rep {
   return (accepted.br && snap.br) || (accepted.gzip && snap.gzip) || snap.plain;
 }
 
-/** What an answer with no headers of its own adds. */
-const NO_EXTRA: Record<string, string> = {};
-
 /**
- * The headers of one answer: the representation's, then this request's own (`extra`: request id,
- * trace, rate limit, CORS). They are set on one Headers object per representation, reused from
- * one answer to the next (a Response copies its headers when it is made), not on each Response:
- * reading a Response's `headers` makes a Headers object for each answer. About 2.5 % of a cached
- * read's CPU less (`bun run bench:pair --cached`, docs/benchmarks.md). A name the last answer
- * added and this one lacks goes back to the representation's value, or goes; one it set to the same value is left.
+ * One client's answer, held (the edge writes it from the representation's bytes and headers, no Response made):
+ * compressed when it accepts it and it pays, 304 on a matching validator.
  */
-function withExtra(rep: Rep, extra: Record<string, string> = NO_EXTRA): Headers {
-  const h = (rep.built ??= new Headers(rep.headers));
-  const last = rep.extra;
-  if (last)
-    for (const k in last)
-      if (!(k in extra)) {
-        const own = rep.headers[k];
-        if (own === undefined) h.delete(k);
-        else h.set(k, own);
-      }
-  // a value the last answer set already stays (the surface's CORS and nosniff, the key's policy): only what changes is set
-  for (const k in extra) {
-    const v = extra[k]!;
-    if (last?.[k] !== v) h.set(k, v);
-  }
-  rep.extra = extra;
-  return h;
-}
-
-/** A fresh Response for one client: compressed when it accepts it and it pays, 304 on a matching validator. */
 function respondFrom(
   snap: Snapshot,
   ifNoneMatch: string | null,
   acceptEncoding: string | null,
   extra?: Record<string, string>,
-): Response {
+): HeldAnswer {
   const rep = pick(snap, acceptEncoding);
   if (snap.etag && etagMatches(ifNoneMatch, snap.etag)) {
-    const {
-      'content-type': _,
-      'content-encoding': __,
-      'content-length': ___,
-      ...rest
-    } = extra ? { ...rep.headers, ...extra } : rep.headers;
-    return new Response(null, { status: 304, headers: rest });
+    const { 'content-type': _, 'content-encoding': __, 'content-length': ___, ...rest } = rep.headers;
+    return new HeldAnswer(304, rest, extra ?? null, null);
   }
-  return new Response(rep.body, { status: snap.status, headers: withExtra(rep, extra) });
+  return new HeldAnswer(snap.status, rep.headers, extra ?? null, rep.body);
 }
 
 /** Below this, compression saves less than its framing and CPU cost. */
@@ -144,16 +105,19 @@ const BROTLI = { params: { [zlib.BROTLI_PARAM_QUALITY]: 5, [zlib.BROTLI_PARAM_MO
 
 function variants(bytes: ArrayBuffer, headers: Record<string, string>): Pick<Snapshot, 'plain' | 'gzip' | 'br'> {
   const vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
-  const plain: Rep = { body: new Blob([bytes]), headers: { ...headers, vary } };
+  const plain: Rep = { body: new Uint8Array(bytes), headers: { ...headers, vary } };
   if (bytes.byteLength < COMPRESS_MIN_BYTES) return { plain, gzip: null, br: null };
   // a different representation needs a different strong validator; a weak one still matches If-None-Match,
   // and the compressed forms are semantically equivalent, so they share it
   const encoded = (coding: string, body: Uint8Array): Rep => ({
-    body: new Blob([body as Uint8Array<ArrayBuffer>]),
+    body,
     headers: { ...plain.headers, 'content-encoding': coding, ...(headers.etag ? { etag: `W/${headers.etag}` } : {}) },
   });
-  const raw = new Uint8Array(bytes);
-  return { plain, gzip: encoded('gzip', Bun.gzipSync(raw)), br: encoded('br', brotliCompressSync(raw, BROTLI)) };
+  return {
+    plain,
+    gzip: encoded('gzip', Bun.gzipSync(plain.body as Uint8Array<ArrayBuffer>)),
+    br: encoded('br', brotliCompressSync(plain.body, BROTLI)),
+  };
 }
 
 const KEPT_HEADERS = ['content-type', 'etag', 'cache-control', 'vary'] as const;
@@ -161,7 +125,7 @@ const KEPT_HEADERS = ['content-type', 'etag', 'cache-control', 'vary'] as const;
 /** What an entry holds besides its bodies (key, headers, objects), counted against the byte bound: an estimate. */
 const ENTRY_OVERHEAD_BYTES = 2048;
 const sizeOf = (s: Snapshot) =>
-  s.plain.body.size + (s.gzip?.body.size ?? 0) + (s.br?.body.size ?? 0) + ENTRY_OVERHEAD_BYTES;
+  s.plain.body.byteLength + (s.gzip?.body.byteLength ?? 0) + (s.br?.body.byteLength ?? 0) + ENTRY_OVERHEAD_BYTES;
 
 /** Asks upstream for the answer, conditionally when `etag` is given (a 304 then means the kept one still holds). */
 export type Loader = (etag: string | null) => Promise<Response>;
@@ -255,7 +219,7 @@ export class StorefrontCache {
     ifNoneMatch: string | null,
     acceptEncoding: string | null = null,
     extra?: Record<string, string>,
-  ): Response | null {
+  ): HeldAnswer | null {
     const snap = this.cache.peek(`${studioId}\n${key}`);
     return snap ? respondFrom(snap, ifNoneMatch, acceptEncoding, extra) : null;
   }
@@ -271,7 +235,7 @@ export class StorefrontCache {
     ifNoneMatch: string | null,
     acceptEncoding: string | null,
     extra?: Record<string, string>,
-  ): Response | null {
+  ): HeldAnswer | null {
     const snap = this.cache.peekStale(`${studioId}\n${key}`);
     return snap ? respondFrom(snap, ifNoneMatch, acceptEncoding, extra) : null;
   }
@@ -289,7 +253,7 @@ export class StorefrontCache {
     load: Loader,
     extra?: Record<string, string>,
     onProblem?: (p: AnsweredProblem) => void,
-  ): Promise<Response> {
+  ): Promise<HeldAnswer> {
     const id = `${studioId}\n${key}`;
     const snap = await this.cache.fill(id, async (previous) => {
       const token = this.cache.token();
@@ -315,7 +279,7 @@ export class StorefrontCache {
       const problemText = problem ? new TextDecoder().decode(bytes) : undefined;
       return {
         status: res.status,
-        plain: { body: new Blob([bytes]), headers: all },
+        plain: { body: new Uint8Array(bytes), headers: all },
         gzip: null,
         br: null,
         // a 200 too large to keep still answers a matching If-None-Match with 304 (its ETag is the service's)
@@ -335,14 +299,14 @@ export class StorefrontCache {
     return this.cache.token();
   }
 
-  /** Keeps a 200 with an ETag (unless the studio changed since `token`); returns the response to send. */
+  /** Keeps a 200 with an ETag (unless the studio changed since `token`); returns the answer to send. */
   async store(
     studioId: string,
     key: string,
     token: number,
     res: Response,
     acceptEncoding: string | null = null,
-  ): Promise<Response> {
+  ): Promise<HeldAnswer> {
     const snap = await this.snapshot(res);
     this.cache.put(`${studioId}\n${key}`, snap, token);
     return respondFrom(snap, null, acceptEncoding);

@@ -1,5 +1,6 @@
 import { AppError, type Caller, IDEMPOTENCY_KEY, signedHeaders } from '@studio/shared';
 import { MAX_BODY_BYTES, readBody } from '@studio/shared/body';
+import type { Incoming } from '../edge/request';
 import { type Answer, type Pool, rethrow, UpstreamError } from './http1';
 
 /**
@@ -30,7 +31,7 @@ export interface ForwardOptions {
 }
 
 /** The caller's headers the service is given (FORWARD_REQUEST), as header lines, then the signed ones and the trace. */
-function headerBlock(req: Request, signed: Record<string, string>, call: Call): string {
+function headerBlock(req: Incoming, signed: Record<string, string>, call: Call): string {
   let block = '';
   const { traceparent, traceRestarted } = call;
   req.headers.forEach((v, k) => {
@@ -100,7 +101,7 @@ function clientClosed(err: unknown): never {
  * function's frame: one promise reaction per call fewer.
  */
 export function forward<T = Response>(
-  req: Request,
+  req: Incoming,
   call: Call,
   o: ForwardOptions,
   then: Then<T> = AS_IS as unknown as Then<T>,
@@ -109,7 +110,9 @@ export function forward<T = Response>(
   // a HEAD is asked upstream as the GET it stands for, so its answer carries the GET's Content-Length; Bun sends the
   // caller the headers alone (RFC 9110, section 9.3.2)
   if (method === 'GET' || method === 'HEAD') return send(req, call, o, 'GET', null, then);
-  return readBody(req, MAX_BODY_BYTES, o.bodyTimeoutMs)
+  // a body comes only in a Request: the edge serves the read-only Storefront, whose calls are GETs (a request with a
+  // body ends its connection there, unread)
+  return readBody(req as Request, MAX_BODY_BYTES, o.bodyTimeoutMs)
     .catch(clientClosed)
     .then((body) => send(req, call, o, method, body, then), then.failed);
 }
@@ -125,7 +128,7 @@ export interface Then<T> {
 const AS_IS: Then<Response> = { ok: (res) => res, failed: rethrow };
 
 function send<T>(
-  req: Request,
+  req: Incoming,
   call: Call,
   o: ForwardOptions,
   method: string,

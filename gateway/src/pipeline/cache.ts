@@ -1,6 +1,7 @@
 import { JSON_TYPE, log, operationsOf } from '@studio/shared';
 import { traceparentOf } from '@studio/shared/trace';
 import { StorefrontCache } from '../cache/storefront';
+import type { Answer } from '../edge/answer';
 import { forward } from '../forward/proxy';
 import {
   answered,
@@ -28,7 +29,7 @@ export function cacheStep(p: SurfaceProfile, cache: StorefrontCache, count?: Ups
   for (const op of operationsOf(p.surface))
     declared.set(op.id, new Set(op.query ? Object.keys(op.query.properties) : []));
 
-  return function cached(c: Ctx, headers: Record<string, string>): Response | Promise<Response> | null {
+  return function cached(c: Ctx, headers: Record<string, string>): Answer | Promise<Answer> | null {
     if (!cache.enabled) return null;
     const studioId = c.key!.studioId;
     const key = StorefrontCache.keyOf(c.pathAndQuery, declared.get(c.op!.id));

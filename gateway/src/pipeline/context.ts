@@ -10,6 +10,8 @@ import {
 } from '@studio/shared';
 import { requestTarget } from '@studio/shared/target';
 import { startTrace, TRACEPARENT, type Trace } from '@studio/shared/trace';
+import { type Answer, HeldAnswer } from '../edge/answer';
+import type { Incoming } from '../edge/request';
 import { type AnsweredProblem, UpstreamError } from '../forward/proxy';
 import type { KeyRecord } from '../keys/resolver';
 import type { LimitResult } from '../limits/rate-limiter';
@@ -20,7 +22,8 @@ import type { SurfaceProfile } from './profile';
  * and the answers several of them give. No step imports another; they meet here.
  */
 
-export type Server = { requestIP(req: Request): { address: string } | null };
+/** Where the pipeline asks for the caller's address: Bun.serve, or the edge (gateway/src/edge/server.ts). */
+export type Server = { requestIP(req: Incoming): { address: string } | null };
 
 /** The route step's finding: an operation, the methods a known path allows, or no such path. */
 export type RouteMatch = { op: Operation } | { allow: string[] } | null;
@@ -38,7 +41,7 @@ export type KeyStepResult = KeyLookup | { limited: LimitResult };
 
 /** One request's facts, filled in by the steps as it goes through the pipeline. */
 export interface Ctx {
-  readonly req: Request;
+  readonly req: Incoming;
   readonly server: Server;
   readonly started: number;
   /** When the request arrived, ms since the epoch: its activity entry's `at`, also written into its request id. */
@@ -120,7 +123,7 @@ export function clientAddressOf(c: Ctx, trusted: ReadonlySet<string>): string {
   return (c.client = (header && forwardedClient(header, trusted)) || peer);
 }
 
-export function newCtx(req: Request, server: Server): Ctx {
+export function newCtx(req: Incoming, server: Server): Ctx {
   const { path, pathAndQuery, valid } = requestTarget(req.url);
   const at = Date.now();
   return {
@@ -152,7 +155,9 @@ export function answered(c: Ctx, a: AnsweredProblem) {
   if (a.detail) c.problemDetail = a.detail;
 }
 
-export function setHeaders(res: Response, headers: Record<string, string>): Response {
+export function setHeaders<A extends Answer>(res: A, headers: Record<string, string>): A {
+  if (res instanceof HeldAnswer)
+    return new HeldAnswer(res.status, res.own, { ...res.extra, ...headers }, res.body) as A;
   for (const k in headers) res.headers.set(k, headers[k]!);
   return res;
 }

@@ -1,5 +1,6 @@
 import { MAX_BODY_BYTES, tooLarge } from '@studio/shared/body';
 import { traceparentOf } from '@studio/shared/trace';
+import type { Answer } from '../edge/answer';
 import { type Call, forward } from '../forward/proxy';
 import {
   answered,
@@ -18,7 +19,7 @@ export function bodyTooLarge(p: SurfaceProfile, c: Ctx): Response | null {
   return length > MAX_BODY_BYTES ? refuse(p, c, 'payload_too_large', tooLarge().options) : null;
 }
 
-const asIs = (_c: Ctx, res: Response) => res;
+const asIs = (_c: Ctx, res: Answer) => res;
 
 /**
  * Step 6b: the signed call to the surface's service. A successful write that can
@@ -30,11 +31,11 @@ const asIs = (_c: Ctx, res: Response) => res;
 export function forwardStep(
   p: SurfaceProfile,
   count?: UpstreamErrorCount,
-  finish: (c: Ctx, res: Response) => Response = asIs,
+  finish: (c: Ctx, res: Answer) => Answer = asIs,
 ) {
   const invalidates = p.invalidates;
   /** `headers`: the answer's own headers from the gateway (request id, CORS, rate limit), built in. */
-  return function forwardCall(c: Ctx, headers: Record<string, string>): Promise<Response> {
+  return function forwardCall(c: Ctx, headers: Record<string, string>): Promise<Answer> {
     const call: Call = {
       pathAndQuery: c.pathAndQuery,
       caller: signedCallerOf(c),

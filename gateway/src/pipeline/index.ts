@@ -2,6 +2,8 @@ import { type Config, log } from '@studio/shared';
 import type { SpanExporter } from '@studio/shared/io/otlp';
 import type { ActivityWriter } from '../activity/writer';
 import type { DocsHandler } from '../docs';
+import type { Answer } from '../edge/answer';
+import type { Incoming } from '../edge/request';
 import type { KeyResolver } from '../keys/resolver';
 import type { RateLimiter } from '../limits/rate-limiter';
 import type { GatewayMetrics } from '../metrics';
@@ -53,10 +55,10 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   const cached = p.cache ? cacheStep(p, p.cache, m?.upstreamErrors) : null;
   const { activity, spans } = deps;
   const { record, answerHeaders } = recordStep(p, { activity, metrics: m?.requests, spans, trusted });
-  const recorded = (c: Ctx, r: Response) => record(c, r, true);
+  const recorded = (c: Ctx, r: Answer) => record(c, r, true);
   const forwardCall = forwardStep(p, m?.upstreamErrors, recorded);
 
-  function serve(c: Ctx): Response | Promise<Response> {
+  function serve(c: Ctx): Answer | Promise<Answer> {
     const refused = bodyTooLarge(p, c);
     if (refused) return record(c, refused);
     const headers = answerHeaders(c);
@@ -65,7 +67,7 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
     return hit ? then(hit, (r) => recorded(c, r)) : forwardCall(c, headers);
   }
 
-  function afterKey(c: Ctx, found: KeyStepResult): Response | Promise<Response> {
+  function afterKey(c: Ctx, found: KeyStepResult): Answer | Promise<Answer> {
     if ('limited' in found) return record(c, limit.unknownKeys(c, found.limited));
     const refused = authorize(c, found);
     // a refusal with a known key spends a token too: a flood of them turns into 429s, folded in the activity log
@@ -82,7 +84,7 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
     return record(c, refuse(p, c, 'service_unavailable', LOOKUP_DOWN));
   }
 
-  return function handle(req: Request, server: Server): Response | Promise<Response> {
+  return function handle(req: Incoming, server: Server): Answer | Promise<Answer> {
     const c = newCtx(req, server);
     const early = front(c);
     if (early) return then(early, (r) => record(c, r));

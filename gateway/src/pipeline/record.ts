@@ -3,6 +3,7 @@ import type { Metrics } from '@studio/shared/io/metrics';
 import type { SpanExporter } from '@studio/shared/io/otlp';
 import { TRACERESPONSE, traceparentOf } from '@studio/shared/trace';
 import { type ActivityWriter, outcomeOf } from '../activity/writer';
+import type { Answer } from '../edge/answer';
 import { type Ctx, clientAddressOf, setHeaders } from './context';
 import type { SurfaceProfile } from './profile';
 
@@ -56,7 +57,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
     return h;
   }
 
-  function record(c: Ctx, res: Response, headersBuiltIn = false): Response {
+  function record<A extends Answer>(c: Ctx, res: A, headersBuiltIn = false): A {
     const key = c.key;
     const status = res.status;
     const durationMs = Math.round((performance.now() - c.started) * 100) / 100;

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { verifySignature } from '@studio/shared';
 import { StorefrontCache } from '../../src/cache/storefront';
+import { asResponse } from '../../src/edge/answer';
 import { problemOf as answeredProblem } from '../../src/forward/proxy';
 import type { Ctx } from '../../src/pipeline/context';
 import { bodyTooLarge, forwardStep } from '../../src/pipeline/forward';
@@ -44,7 +45,7 @@ describe('forward step', () => {
       body: '{"a":1}',
       headers: { 'content-type': 'application/json', authorization: 'Bearer svc_sk_x', 'x-gw-studio': 'std_forged' },
     });
-    const res = await forwardStep(p.management)(c, { 'x-request-id': c.requestId });
+    const res = asResponse(await forwardStep(p.management)(c, { 'x-request-id': c.requestId }));
     expect(res.headers.get('x-request-id')).toBe(c.requestId); // the gateway's, built in
     expect(res.status).toBe(201);
     expect(res.headers.get('x-gw-leak')).toBeNull();
@@ -80,11 +81,11 @@ describe('forward step', () => {
     const p = profiles(env);
     const slow = authorized(p.management, '/v1/classes/cls_1/slow');
     slow.op = authorized(p.management, '/v1/classes').op; // not a route of the table: named as one, so the call is signed
-    expect((await problemOf(await forwardStep(p.management)(slow, {}))).code).toBe('upstream_timeout');
+    expect((await problemOf(asResponse(await forwardStep(p.management)(slow, {})))).code).toBe('upstream_timeout');
     const away = profiles({ MANAGEMENT_SERVICE_URL: 'http://127.0.0.1:1' });
-    const res = await forwardStep(away.management)(authorized(away.management, '/v1/classes'), {
-      'x-request-id': 'req_x',
-    });
+    const res = asResponse(
+      await forwardStep(away.management)(authorized(away.management, '/v1/classes'), { 'x-request-id': 'req_x' }),
+    );
     expect(res.headers.get('x-request-id')).toBe('req_x');
     expect(res.status).toBe(503);
     expect((await problemOf(res)).code).toBe('service_unavailable');

@@ -1,0 +1,88 @@
+/**
+ * A request as the edge hands it to a surface: what llhttp parsed, read the way the pipeline reads a Request
+ * (`url`, `method`, `headers.get` and `headers.forEach`), with no Request or Headers object made for it.
+ */
+
+/** What the pipeline reads of a request: a Request, or an EdgeRequest. */
+export interface Incoming {
+  readonly url: string;
+  readonly method: string;
+  readonly headers: { get(name: string): string | null; forEach(fn: (value: string, name: string) => void): void };
+}
+
+/**
+ * A request's headers, names lower-cased; a name sent twice is read as its values joined by `, `, as Headers does.
+ * Asked by lower-case name, as the pipeline asks.
+ */
+export class EdgeHeaders {
+  constructor(private readonly map: Map<string, string>) {}
+
+  get(name: string): string | null {
+    return this.map.get(name) ?? null;
+  }
+
+  forEach(fn: (value: string, name: string) => void): void {
+    this.map.forEach(fn);
+  }
+}
+
+export class EdgeRequest implements Incoming {
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    readonly headers: EdgeHeaders,
+  ) {}
+}
+
+/** The headers llhttp hands over (name, value, name, value…) as a map of lower-cased names. */
+export function headerMap(raw: string[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const value = raw[i + 1]!;
+    const had = map.get(name);
+    map.set(name, had === undefined ? value : `${had}, ${value}`);
+  }
+  return map;
+}
+
+/** The Host asked about last, and its origin: a server's requests nearly all name one Host. */
+let lastHost: string | undefined = '';
+let lastOrigin = '';
+
+/** `http://` and the Host; empty when it is empty or no host name at all (`a/b`, `a b`), as Bun writes the URL then. */
+function originOf(host: string | undefined): string {
+  lastHost = host;
+  return (lastOrigin = host && !/[\s/?#@\\]/.test(host) ? `http://${host}` : '');
+}
+
+/**
+ * A path made only of these, and a query without what the URL standard percent-encodes, is its own normal form: no
+ * dot segment, percent sign, backslash, space or byte above 0x7e. Anything else goes through the URL parser.
+ */
+const NORMAL = /^\/[A-Za-z0-9\-_~!$&'()*+,;=:@/]*(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?%]*)?$/;
+
+/**
+ * `url` as Bun.serve writes it for the same request line and Host (shared/src/target.ts reads it): the target
+ * normalised as the URL standard does (dot segments resolved, `\` read as `/`, what must be percent-encoded
+ * encoded), after `http://` and the Host; the target as it came when the Host is empty or no host name at all. null:
+ * a target that is no path (`*`, a space in it), which Bun answers with a bare 400.
+ */
+export function urlOf(host: string | undefined, target: string): string | null {
+  const origin = host === lastHost ? lastOrigin : originOf(host);
+  if (NORMAL.test(target)) return origin + target;
+  if (/\s/.test(target)) return null;
+  const absolute = !target.startsWith('/');
+  // no usable Host, or one no URL parser takes (`[`): Bun leaves the target as it came, and the pipeline refuses it
+  // (400 `malformed_request`) either way
+  if (!absolute && !origin) return target;
+  let url: URL;
+  try {
+    // an absolute-form target names its own origin: Bun keeps its path and query after the Host header's origin
+    url = absolute ? new URL(target) : new URL(origin + target);
+  } catch {
+    return absolute ? null : origin + target;
+  }
+  if (absolute && url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  return origin + url.pathname + url.search + url.hash;
+}

@@ -1,0 +1,418 @@
+/**
+ * The edge: the Storefront port's HTTP/1.1 server, on `Bun.listen` with llhttp, the parser Bun builds in (Node's
+ * `HTTPParser`), reading the requests (docs/design/edge.md). It does what Bun.serve does for a port (framing, the
+ * header limit, keep-alive and pipelining with answers in order, HEAD, the idle and header timeouts, a graceful
+ * stop) without making a Request and a Response for every call: a cached read's answer is written from the bytes
+ * the cache holds.
+ */
+import { STATUS_CODES } from 'node:http';
+import { log } from '@studio/shared';
+import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
+import { type Answer, HeldAnswer } from './answer';
+import { EdgeHeaders, EdgeRequest, headerMap, urlOf } from './request';
+
+/** Node's `HTTPParser` binding, as much of it as the edge uses. */
+interface Parser {
+  initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
+  execute(chunk: Uint8Array): number | (Error & { code?: string });
+  close(): void;
+  [callback: number]: unknown;
+}
+interface ParserBinding {
+  HTTPParser: {
+    new (): Parser;
+    REQUEST: number;
+    kOnMessageBegin: number;
+    kOnHeaders: number;
+    kOnHeadersComplete: number;
+    kOnBody: number;
+    kOnMessageComplete: number;
+  };
+  methods: string[];
+}
+const { HTTPParser, methods: METHODS } = (
+  process as unknown as { binding(name: 'http_parser'): ParserBinding }
+).binding('http_parser');
+
+export { HTTPParser as EdgeParser };
+
+/** Request line and headers, at most: Bun.serve's limit (431 past it). */
+export const HEAD_MAX = 16 * 1024;
+/** A request's line and headers must arrive whole within this of its first byte (Bun.serve's 10 s). */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** Answers waiting on one connection before it is read no further until they are written (a pipelined flood). */
+const WAITING_MAX = 64;
+/** What Bun.serve answers to what its parser refuses: no body, the connection closed. */
+const BARE_400 = Buffer.from('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n', 'latin1');
+const BARE_431 = Buffer.from('HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n', 'latin1');
+/** An answer that could not be written (its body could not be read): the connection closes after it. */
+const BARE_500 = Buffer.from('HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+/** Framing is the edge's to write: an answer's own is dropped. */
+const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date']);
+const HEAD_METHOD = METHODS.indexOf('HEAD');
+
+export interface EdgeServer {
+  readonly port: number;
+  readonly url: URL;
+  /** Stop accepting; idle connections close now, the others after their answers. `force`: every one at once. */
+  stop(force?: boolean): Promise<void>;
+}
+
+/** How the edge's handler finds the caller's address, as the pipeline asks Bun.serve for it. */
+export interface PeerOf {
+  requestIP(req: unknown): { address: string } | null;
+}
+export type EdgeHandler = (req: EdgeRequest, server: PeerOf) => Answer | Promise<Answer>;
+
+export interface EdgeOptions {
+  hostname: string;
+  port: number;
+  /** Seconds a connection may stay silent (Bun.serve's `idleTimeout`). */
+  idleTimeout: number;
+  fetch: EdgeHandler;
+}
+
+/** An answer in the order it is owed: written once it is ready and every one before it is out. */
+interface Slot {
+  ready: Uint8Array | null;
+  /** The answer closes the connection: the answers owed after it are never written. */
+  last?: boolean;
+}
+
+let second = 0;
+let date = '';
+/** The Date header's value, made once a second. */
+export function dateNow(): string {
+  const now = Math.floor(Date.now() / 1000);
+  if (now !== second) date = new Date((second = now) * 1000).toUTCString();
+  return date;
+}
+
+/** One buffer every answer that fits is written from: the socket copies what it does not send at once. */
+const OUT = Buffer.allocUnsafe(64 * 1024);
+
+const noBody = (status: number) => status < 200 || status === 204 || status === 304;
+
+/** The status line and headers of an answer, with the edge's framing: Date, Content-Length, Connection. */
+function head(status: number, lines: string, length: number, close: boolean): string {
+  let h = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${lines}date: ${dateNow()}\r\n`;
+  if (!noBody(status)) h += `content-length: ${length}\r\n`;
+  return close ? `${h}connection: close\r\n\r\n` : `${h}\r\n`;
+}
+
+/** The bytes of a held answer: its headers and body as they are, nothing copied but into OUT (or one buffer). */
+function heldBytes(a: HeldAnswer, headOnly: boolean, close: boolean): Uint8Array {
+  const { own, extra } = a;
+  let lines = '';
+  for (const k in own) if (!(extra && k in extra) && !FRAMING.has(k)) lines += `${k}: ${own[k]}\r\n`;
+  if (extra) for (const k in extra) if (!FRAMING.has(k)) lines += `${k}: ${extra[k]}\r\n`;
+  const body = noBody(a.status) ? null : a.body;
+  return framed(head(a.status, lines, body?.byteLength ?? 0, close), headOnly ? null : body);
+}
+
+function framed(h: string, body: Uint8Array | null): Uint8Array {
+  const size = h.length + (body?.byteLength ?? 0); // latin1: a byte a character
+  const out = size <= OUT.length ? OUT : Buffer.allocUnsafe(size);
+  const n = out.write(h, 0, 'latin1');
+  if (body) out.set(body, n);
+  return out.subarray(0, size);
+}
+
+/** A Response's bytes: its body read whole first (the docs, a problem), so the answer is written in one go. */
+async function responseBytes(res: Response, headOnly: boolean, close: boolean): Promise<Uint8Array> {
+  const body = res.body && !noBody(res.status) ? new Uint8Array(await res.arrayBuffer()) : null;
+  let lines = '';
+  res.headers.forEach((v, k) => {
+    if (k === 'connection' && v.toLowerCase() === 'close') close = true;
+    if (!FRAMING.has(k) && k !== 'set-cookie') lines += `${k}: ${v}\r\n`;
+  });
+  for (const cookie of res.headers.getSetCookie()) lines += `set-cookie: ${cookie}\r\n`;
+  // copied out of OUT: other answers may be written through it before this one's turn comes
+  return Buffer.from(framed(head(res.status, lines, body?.byteLength ?? 0, close), headOnly ? null : body));
+}
+
+/** Whether a Response asks for its connection to close (a 408 over a body that never ended). */
+const closes = (a: Answer) => a instanceof Response && a.headers.get('connection')?.toLowerCase() === 'close';
+
+/** One connection: its parser, the answers it owes, and what the socket has not taken yet. */
+class Connection {
+  readonly parser = new HTTPParser();
+  readonly slots: Slot[] = [];
+  unsent: Uint8Array | null = null;
+  /** When the bytes read began to leave a request's head unfinished (ms); 0 when none is. */
+  begun = 0;
+  /** No request after the ones read is served: the connection ends once their answers are out. */
+  closing = false;
+  /** The socket closed: what is still owed is dropped. */
+  gone = false;
+  paused = false;
+  /** Headers and target llhttp handed over before the headers were whole (a long head, or one in pieces). */
+  partial: string[] = [];
+  partialUrl = '';
+  readonly peer: PeerOf;
+
+  constructor(
+    readonly socket: Bun.Socket<Connection>,
+    readonly edge: Edge,
+  ) {
+    const ip = { address: socket.remoteAddress };
+    this.peer = { requestIP: () => ip };
+    const p = this.parser;
+    p.initialize(HTTPParser.REQUEST, {}, HEAD_MAX, 0);
+    // no callback for a message's start, its body (never read here: a request with one ends its connection) or its
+    // end: each would be a call out of llhttp on every request
+    p[HTTPParser.kOnHeaders] = (headers: string[], url: string) => {
+      for (const h of headers) this.partial.push(h);
+      this.partialUrl += url;
+    };
+    p[HTTPParser.kOnHeadersComplete] = this.onHead;
+  }
+
+  onHead = (
+    major: number,
+    minor: number,
+    raw: string[] | undefined,
+    method: number,
+    target: string | undefined,
+    _status: unknown,
+    _message: unknown,
+    upgrade: boolean,
+    keepAlive: boolean,
+  ): number => {
+    if (!raw || !target) {
+      raw = raw ? this.partial.concat(raw) : this.partial;
+      target = (target ?? '') || this.partialUrl;
+      this.partial = [];
+      this.partialUrl = '';
+    }
+    if (this.closing) return 0;
+    const headers = headerMap(raw);
+    const host = headers.get('host');
+    const url = host === undefined && major === 1 && minor >= 1 ? null : urlOf(host, target);
+    if (url === null) {
+      this.refuse(BARE_400);
+      return 0;
+    }
+    const length = headers.get('content-length');
+    // keep-alive as llhttp reads it (the version, Connection), unless a body follows that nothing will read
+    if (!keepAlive || upgrade || headers.has('transfer-encoding') || (length !== undefined && length !== '0'))
+      this.closing = true;
+    const req = new EdgeRequest(METHODS[method]!, url, new EdgeHeaders(headers));
+    this.answer(req, method === HEAD_METHOD, this.closing);
+    return 0;
+  };
+
+  /** What llhttp refused: Bun.serve's bare answer after the ones owed, then the end of the connection. */
+  refuse(bytes: Uint8Array) {
+    this.closing = true;
+    this.owe({ ready: bytes, last: true });
+  }
+
+  answer(req: EdgeRequest, headOnly: boolean, close: boolean) {
+    let a: Answer | Promise<Answer>;
+    try {
+      a = this.edge.fetch(req, this.peer);
+    } catch (err) {
+      a = failed(err);
+    }
+    // the usual call: answered now, nothing before it owed, written from OUT at once
+    if (a instanceof HeldAnswer && this.slots.length === 0 && !this.unsent) {
+      this.write(heldBytes(a, headOnly, close));
+      if (close) this.end();
+      return;
+    }
+    const slot: Slot = { ready: null };
+    this.owe(slot);
+    const settle = (x: Answer) => {
+      if (x instanceof HeldAnswer) return void this.fill(slot, Buffer.from(heldBytes(x, headOnly, close)));
+      slot.last = close || closes(x);
+      return responseBytes(x, headOnly, slot.last).then((b) => this.fill(slot, b));
+    };
+    Promise.resolve(a)
+      .then(settle, (err) => settle(failed(err)))
+      .catch((err) => {
+        log('error', 'an answer could not be written', { error: String(err) });
+        slot.last = true;
+        this.fill(slot, BARE_500);
+      });
+  }
+
+  owe(slot: Slot) {
+    this.slots.push(slot);
+    if (slot.ready) this.flush();
+    else if (this.slots.length >= WAITING_MAX) this.pause(true);
+  }
+
+  fill(slot: Slot, bytes: Uint8Array) {
+    slot.ready = bytes;
+    this.flush();
+  }
+
+  /** Writes the answers that are ready, in order; ends the connection after the last one when it is closing. */
+  flush() {
+    const slots = this.slots;
+    while (slots.length && slots[0]!.ready) {
+      const slot = slots.shift()!;
+      this.write(slot.ready!);
+      if (slot.last) {
+        this.closing = true;
+        slots.length = 0;
+      }
+    }
+    if (this.closing && !slots.length) this.end();
+    else if (this.paused && slots.length < WAITING_MAX && !this.unsent) this.pause(false);
+  }
+
+  write(bytes: Uint8Array) {
+    if (this.gone) return;
+    if (this.unsent) {
+      this.unsent = Buffer.concat([this.unsent, bytes]);
+      return;
+    }
+    const n = this.socket.write(bytes);
+    if (n < bytes.byteLength) {
+      // kept until the socket drains; read no more from it meanwhile
+      this.unsent = Buffer.from(bytes.subarray(Math.max(0, n)));
+      this.pause(true);
+    }
+  }
+
+  /** Reading stops while answers pile up or the socket has not taken what it was given: backpressure to the caller. */
+  pause(on: boolean) {
+    if (on === this.paused) return;
+    this.paused = on;
+    if (on) this.socket.pause();
+    else this.socket.resume();
+  }
+
+  drain() {
+    const rest = this.unsent;
+    if (!rest) return;
+    this.unsent = null;
+    this.write(rest);
+    if (!this.unsent) this.flush();
+  }
+
+  end() {
+    this.closing = true;
+    if (!this.unsent && !this.slots.length) this.socket.end();
+  }
+
+  data(chunk: Uint8Array) {
+    if (this.closing) return;
+    const r = this.parser.execute(chunk);
+    if (typeof r !== 'number') {
+      this.begun = 0;
+      this.refuse(r.code === 'HPE_HEADER_OVERFLOW' ? BARE_431 : BARE_400);
+      return;
+    }
+    // a chunk that ends a head ends with its blank line; one that does not leaves a head unfinished (a body ends the
+    // connection after its answer, so one is never waited on here)
+    const n = chunk.byteLength;
+    if (n >= 4 && chunk[n - 1] === 10 && chunk[n - 2] === 13 && chunk[n - 3] === 10 && chunk[n - 4] === 13)
+      this.begun = 0;
+    else if (!this.begun) {
+      this.begun = Date.now();
+      this.edge.watch(this);
+    }
+  }
+}
+
+/** A handler that threw or rejected: the 500 problem every port of ours answers, the failure logged. */
+const failed = (err: unknown): Response => SERVE_DEFAULTS.error(err as Error);
+
+class Edge implements EdgeServer {
+  readonly listener: Bun.TCPSocketListener<Connection>;
+  readonly connections = new Set<Connection>();
+  /** Connections in the middle of a request's head, checked once a second against HEADERS_TIMEOUT_MS. */
+  readonly reading = new Set<Connection>();
+  timer: ReturnType<typeof setInterval> | null = null;
+  stopping: (() => void) | null = null;
+  readonly fetch: EdgeHandler;
+
+  constructor(o: EdgeOptions) {
+    this.fetch = o.fetch;
+    const edge = this;
+    this.listener = Bun.listen<Connection>({
+      hostname: o.hostname,
+      port: o.port,
+      socket: {
+        open(s) {
+          s.setNoDelay(true);
+          s.timeout(o.idleTimeout);
+          const c = new Connection(s, edge);
+          s.data = c;
+          edge.connections.add(c);
+        },
+        data(s, chunk) {
+          s.data.data(chunk);
+        },
+        drain(s) {
+          s.data.drain();
+        },
+        timeout(s) {
+          s.end();
+        },
+        error(s) {
+          s.end();
+        },
+        close(s) {
+          const c = s.data;
+          c.closing = c.gone = true;
+          c.parser.close();
+          edge.connections.delete(c);
+          edge.reading.delete(c);
+          if (edge.stopping && !edge.connections.size) edge.stopping();
+        },
+      },
+    });
+  }
+
+  get port() {
+    return this.listener.port;
+  }
+
+  get url() {
+    const host = this.listener.hostname;
+    return new URL(`http://${host.includes(':') ? `[${host}]` : host}:${this.port}/`);
+  }
+
+  watch(c: Connection) {
+    this.reading.add(c);
+    this.timer ??= setInterval(() => this.sweep(), 1000);
+  }
+
+  /** Ends the connections whose request head has taken too long (a slowloris), as Bun.serve does. */
+  sweep() {
+    const now = Date.now();
+    for (const c of this.reading) {
+      if (!c.begun) this.reading.delete(c);
+      else if (now - c.begun > HEADERS_TIMEOUT_MS) {
+        this.reading.delete(c);
+        c.socket.end();
+      }
+    }
+    if (!this.reading.size && this.timer) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+
+  stop(force = false): Promise<void> {
+    this.listener.stop();
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const done = new Promise<void>((resolve) => {
+      this.stopping = resolve;
+    });
+    if (!this.connections.size) this.stopping!();
+    for (const c of this.connections) {
+      if (force) c.socket.terminate();
+      else c.end();
+    }
+    return done;
+  }
+}
+
+/** The edge listening on `hostname:port`; throws EADDRINUSE as Bun.serve does (`listenOrExit`). */
+export const serveEdge = (o: EdgeOptions): EdgeServer => new Edge(o);
