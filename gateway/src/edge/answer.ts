@@ -17,16 +17,11 @@ export class HeldAnswer {
     return this.status >= 200 && this.status < 300;
   }
 
-  /** The headers as one object, the gateway's own winning. */
-  headerObject(): Record<string, string> {
-    return this.extra ? { ...this.own, ...this.extra } : { ...this.own };
-  }
-
   /** The same answer as a Response, for what reads answers as Responses (Bun.serve, a test). */
   toResponse(): Response {
     return new Response(this.body as Uint8Array<ArrayBuffer> | null, {
       status: this.status,
-      headers: this.headerObject(),
+      headers: { ...this.own, ...this.extra }, // the gateway's own win
     });
   }
 }

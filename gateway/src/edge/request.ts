@@ -10,6 +10,11 @@ export interface Incoming {
   readonly headers: { get(name: string): string | null; forEach(fn: (value: string, name: string) => void): void };
 }
 
+/** Where the pipeline finds the caller's address: Bun.serve, or the edge (one address a connection). */
+export interface PeerOf {
+  requestIP(req: Incoming): { address: string } | null;
+}
+
 /**
  * A request's headers, names lower-cased; a name sent twice is read as its values joined by `, `, as Headers does.
  * Asked by lower-case name, as the pipeline asks.

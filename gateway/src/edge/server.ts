@@ -9,7 +9,7 @@ import { STATUS_CODES } from 'node:http';
 import { log } from '@studio/shared';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { type Answer, HeldAnswer } from './answer';
-import { EdgeHeaders, EdgeRequest, headerMap, urlOf } from './request';
+import { EdgeHeaders, EdgeRequest, headerMap, type PeerOf, urlOf } from './request';
 
 /** Node's `HTTPParser` binding, as much of it as the edge uses. */
 interface Parser {
@@ -58,10 +58,6 @@ export interface EdgeServer {
   stop(force?: boolean): Promise<void>;
 }
 
-/** How the edge's handler finds the caller's address, as the pipeline asks Bun.serve for it. */
-export interface PeerOf {
-  requestIP(req: unknown): { address: string } | null;
-}
 export type EdgeHandler = (req: EdgeRequest, server: PeerOf) => Answer | Promise<Answer>;
 
 export interface EdgeOptions {
@@ -123,7 +119,6 @@ async function responseBytes(res: Response, headOnly: boolean, close: boolean): 
   const body = res.body && !noBody(res.status) ? new Uint8Array(await res.arrayBuffer()) : null;
   let lines = '';
   res.headers.forEach((v, k) => {
-    if (k === 'connection' && v.toLowerCase() === 'close') close = true;
     if (!FRAMING.has(k) && k !== 'set-cookie') lines += `${k}: ${v}\r\n`;
   });
   for (const cookie of res.headers.getSetCookie()) lines += `set-cookie: ${cookie}\r\n`;
@@ -132,7 +127,7 @@ async function responseBytes(res: Response, headOnly: boolean, close: boolean): 
 }
 
 /** Whether a Response asks for its connection to close (a 408 over a body that never ended). */
-const closes = (a: Answer) => a instanceof Response && a.headers.get('connection')?.toLowerCase() === 'close';
+const closes = (res: Response) => res.headers.get('connection')?.toLowerCase() === 'close';
 
 /** One connection: its parser, the answers it owes, and what the socket has not taken yet. */
 class Connection {

@@ -11,7 +11,7 @@ import {
 import { requestTarget } from '@studio/shared/target';
 import { startTrace, TRACEPARENT, type Trace } from '@studio/shared/trace';
 import { type Answer, HeldAnswer } from '../edge/answer';
-import type { Incoming } from '../edge/request';
+import type { Incoming, PeerOf } from '../edge/request';
 import { type AnsweredProblem, UpstreamError } from '../forward/proxy';
 import type { KeyRecord } from '../keys/resolver';
 import type { LimitResult } from '../limits/rate-limiter';
@@ -22,8 +22,7 @@ import type { SurfaceProfile } from './profile';
  * and the answers several of them give. No step imports another; they meet here.
  */
 
-/** Where the pipeline asks for the caller's address: Bun.serve, or the edge (gateway/src/edge/server.ts). */
-export type Server = { requestIP(req: Incoming): { address: string } | null };
+export type Server = PeerOf;
 
 /** The route step's finding: an operation, the methods a known path allows, or no such path. */
 export type RouteMatch = { op: Operation } | { allow: string[] } | null;
