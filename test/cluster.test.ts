@@ -10,7 +10,7 @@ import { asResponse } from '@studio/gateway/edge/answer';
 import { revokeApiKey } from '@studio/gateway/keys/store';
 import { publishStorefrontChange } from '@studio/shared/io/invalidation';
 import { connectRedis, createRedis, quitRedis, type Redis } from '@studio/shared/io/redis';
-import { expectProblem, type Stack, startStack } from './harness';
+import { expectProblem, type Stack, serveSurface, startStack } from './harness';
 
 const nodes = (process.env.TEST_REDIS_CLUSTER_NODES ?? '').split(',').filter(Boolean);
 
@@ -34,7 +34,7 @@ describe.skipIf(nodes.length < 2)('broadcasts on a Redis Cluster', () => {
           fetch: (req, srv) =>
             new URL(req.url).pathname.startsWith('/v1/instructors') && req.headers.get('x-surface') === 'sf'
               ? Promise.resolve(gateway.storefront(req, srv)).then(asResponse)
-              : gateway.management(req, srv),
+              : Promise.resolve(gateway.management(req, srv)).then(asResponse),
         }),
       });
     }
@@ -77,14 +77,14 @@ describe.skipIf(nodes.length < 2)('a gateway subscribed through the cluster clie
   let s: Stack;
   let gateway: Gateway;
   let subscriber: Redis;
-  let server: ReturnType<typeof Bun.serve>;
+  let server: ReturnType<typeof serveSurface>;
   beforeAll(async () => {
     s = await startStack();
     subscriber = s.redis.duplicate(); // as gateway/src/main.ts makes it: a cluster client, which moves its subscription itself
     await connectRedis(subscriber);
     gateway = createGateway({ config: s.config, sql: s.sql, redis: s.redis, subscriber });
     await gateway.start();
-    server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req, srv) => gateway.management(req, srv) });
+    server = serveSurface(gateway.management, true);
   });
   afterAll(async () => {
     server.stop(true);

@@ -6,7 +6,7 @@
 
 import { createGateway, type Gateway } from '@studio/gateway';
 import { type Broadcasts, broadcastsFor } from '@studio/gateway/broadcasts/bus';
-import { serveEdge } from '@studio/gateway/edge/server';
+import { type EdgeHandler, serveEdge } from '@studio/gateway/edge/server';
 import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
 import { createManagementService } from '@studio/management-service';
 import { type Config, type KeyKind, loadConfig, type Scope } from '@studio/shared';
@@ -30,6 +30,10 @@ export type Mode = 'redis' | 'single-node';
 /** A stack's options for a mode. */
 export const inMode = (mode: Mode, options: StackOptions = {}): StackOptions =>
   mode === 'single-node' ? { ...options, redis: 'none' } : options;
+
+/** A gateway surface on the edge on a free port, as main.ts serves it (`bodies`: the Management port). */
+export const serveSurface = (fetch: EdgeHandler, bodies = false) =>
+  serveEdge({ hostname: '127.0.0.1', port: 0, idleTimeout: 30, bodies, fetch });
 
 /** What a single-node stack has instead of Redis: any use fails the test and says why. */
 const NO_REDIS = new Proxy(
@@ -169,14 +173,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       fetch: (req, server) => pick(holder.gw!)(req, server),
     });
   servers.push(
-    // the Storefront on the edge, as main.ts serves it
-    serveEdge({
-      hostname: '127.0.0.1',
-      port: 0,
-      idleTimeout: 30,
-      fetch: (req, peer) => holder.gw!.storefront(req, peer),
-    }),
-    listen((g) => g.management),
+    // the API's ports on the edge, as main.ts serves them
+    serveSurface((req, peer) => holder.gw!.storefront(req, peer)),
+    serveSurface((req, peer) => holder.gw!.management(req, peer), true),
     listen((g) => g.dashboard),
     listen((g) => g.ops),
   );

@@ -12,7 +12,7 @@ import { type Caller, GW, signedHeaders } from '@studio/shared';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { requestTarget } from '@studio/shared/target';
 import { freePorts } from '../scripts/lib/ports';
-import { expectProblem, type Stack, startStack } from './harness';
+import { expectProblem, type Stack, serveSurface, startStack } from './harness';
 
 const root = join(import.meta.dir, '..');
 let s: Stack;
@@ -225,7 +225,7 @@ describe('the hop signature covers the body and the Idempotency-Key', () => {
       subscriber,
     });
     await replica.start();
-    const front = Bun.serve({ ...SERVE_DEFAULTS, hostname: '127.0.0.1', port: 0, fetch: replica.management });
+    const front = serveSurface(replica.management, true);
     try {
       const body = JSON.stringify({ name: 'Original' });
       const sent = await fetch(`http://127.0.0.1:${front.port}/v1/instructors`, {

@@ -12,7 +12,6 @@ import { subscribeBroadcasts, trustMemory } from './broadcasts/subscribe';
 import { StorefrontCache } from './cache/storefront';
 import { createDashboard } from './dashboard';
 import { createDocsHandler } from './docs';
-import { answeringResponses } from './edge/answer';
 import { redisNames } from './keys/redis-names';
 import { type KeyCacheOptions, KeyResolver } from './keys/resolver';
 import type { BucketStore } from './limits/buckets';
@@ -77,7 +76,7 @@ export function createGateway(deps: GatewayDeps) {
 
   return {
     storefront: createSurface(profiles.storefront, pipelineDeps),
-    management: answeringResponses(createSurface(profiles.management, pipelineDeps)),
+    management: createSurface(profiles.management, pipelineDeps),
     dashboard: createDashboard({ config, sql, readiness, bus, activity, metrics, spans }),
     ops: createOpsHandler(metrics, readiness),
     mode,

@@ -3,7 +3,7 @@ import { createSql } from '@studio/shared/io/db';
 import { connectConfiguredRedis, connectRedis, quitRedis } from '@studio/shared/io/redis';
 import { listenOrExit, SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { createGateway } from './app';
-import { serveEdge } from './edge/server';
+import { type EdgeHandler, serveEdge } from './edge/server';
 import { GatewayLockRefused } from './lock';
 
 setLogProcess('gateway'); // before anything logs: every line names its process
@@ -29,14 +29,17 @@ try {
 // production mode on every port (no development error pages), a problem+json 500 as the last resort
 const common = { ...SERVE_DEFAULTS, hostname: config.HOST, idleTimeout: 30 };
 type Fetch = (req: Request, server: Bun.Server<undefined>) => Response | Promise<Response>;
-const listen = (variable: 'STOREFRONT_PORT' | 'MANAGEMENT_PORT' | 'DASHBOARD_PORT' | 'OPS_PORT', fetch: Fetch) =>
+const listen = (variable: 'DASHBOARD_PORT' | 'OPS_PORT', fetch: Fetch) =>
   listenOrExit(variable, config[variable], () => Bun.serve({ ...common, port: config[variable], fetch }));
+/** The API's ports on the edge (docs/design/edge.md): no Request or Response made for a call. */
+const edge = (variable: 'STOREFRONT_PORT' | 'MANAGEMENT_PORT', fetch: EdgeHandler, bodies: boolean) =>
+  listenOrExit(variable, config[variable], () =>
+    serveEdge({ hostname: config.HOST, port: config[variable], idleTimeout: 30, bodies, fetch }),
+  );
 const servers = [
-  // the Storefront on the edge (docs/design/edge.md): its cached reads written from the bytes the cache holds
-  listenOrExit('STOREFRONT_PORT', config.STOREFRONT_PORT, () =>
-    serveEdge({ hostname: config.HOST, port: config.STOREFRONT_PORT, idleTimeout: 30, fetch: gateway.storefront }),
-  ),
-  listen('MANAGEMENT_PORT', gateway.management),
+  // the Storefront's cached reads written from the bytes the cache holds; the read-only Storefront reads no body
+  edge('STOREFRONT_PORT', gateway.storefront, false),
+  edge('MANAGEMENT_PORT', gateway.management, true),
   listen('DASHBOARD_PORT', gateway.dashboard),
 ];
 const ops = listen('OPS_PORT', gateway.ops);

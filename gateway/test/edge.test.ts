@@ -4,8 +4,11 @@
  */
 import { afterAll, describe, expect, test } from 'bun:test';
 import { connect } from 'node:net';
+import { AppError } from '@studio/shared';
+import { MAX_BODY_BYTES } from '@studio/shared/body';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { HeldAnswer } from '../src/edge/answer';
+import { BodyAbandoned } from '../src/edge/body';
 import type { EdgeRequest } from '../src/edge/request';
 import { EdgeParser, HEAD_MAX, HEADERS_TIMEOUT_MS, serveEdge } from '../src/edge/server';
 
@@ -35,9 +38,34 @@ function handler(req: EdgeRequest, server: { requestIP(r: unknown): { address: s
 }
 
 const edge = serveEdge({ hostname: '127.0.0.1', port: 0, idleTimeout: 30, fetch: handler });
+
+/** What the body reader was refused with, by the request's path. */
+const bodyFailures = new Map<string, unknown>();
+/**
+ * The Management port's way with bodies: `/refuse` answers without reading its body; any other path reads it (within
+ * 300 ms on `/quick`, 20 s on `/slow-body`, else 5 s) and echoes it, or answers the refusal's status.
+ */
+function bodyHandler(req: EdgeRequest) {
+  const path = req.url.replace(/^http:\/\/[^/]*/, '');
+  if (path === '/refuse') return held('{"refused":true}');
+  if (!req.body) return held(JSON.stringify({ body: null }));
+  const deadline = path === '/quick' ? 300 : path === '/slow-body' ? 20_000 : 5_000;
+  return req.body.read(deadline).then(
+    (bytes) => held(JSON.stringify({ body: Buffer.from(bytes).toString() })),
+    (err) => {
+      bodyFailures.set(path, err);
+      return new Response(err instanceof AppError ? err.code : 'abandoned', {
+        status: err instanceof AppError ? err.status : 499,
+        headers: err instanceof AppError ? (err.options.headers ?? {}) : {},
+      });
+    },
+  );
+}
+const bodyEdge = serveEdge({ hostname: '127.0.0.1', port: 0, idleTimeout: 30, bodies: true, fetch: bodyHandler });
 const bun = Bun.serve({ ...SERVE_DEFAULTS, hostname: '127.0.0.1', port: 0, fetch: (req) => new Response(req.url) });
 afterAll(async () => {
   await edge.stop(true);
+  await bodyEdge.stop(true);
   await bun.stop(true);
 });
 
@@ -204,22 +232,39 @@ describe('the edge', () => {
     expect(Object.keys(got.headers)).toHaveLength(42);
   });
 
-  test(`a head that has not arrived whole within ${HEADERS_TIMEOUT_MS / 1000} s ends its connection, however its bytes trickle in`, async () => {
+  test(`a head that has not arrived whole within ${HEADERS_TIMEOUT_MS / 1000} s ends its connection, however its bytes trickle in; a body is not held to it`, async () => {
     const started = Date.now();
-    let closed = false;
-    const socket = await Bun.connect({
-      hostname: '127.0.0.1',
-      port: edge.port,
-      socket: { data() {}, close: () => void (closed = true) },
-    });
-    socket.write('GET / HTTP/1.1\r\nHost: h\r\n');
-    for (let i = 0; !closed && i < 30; i++) {
-      await Bun.sleep(500);
-      socket.write(`X-${i}: a\r\n`);
+    const slowloris = async (port: number) => {
+      let closed = false;
+      const socket = await Bun.connect({
+        hostname: '127.0.0.1',
+        port,
+        socket: { data() {}, close: () => void (closed = true) },
+      });
+      socket.write('GET / HTTP/1.1\r\nHost: h\r\n');
+      for (let i = 0; !closed && i < 30; i++) {
+        await Bun.sleep(500);
+        socket.write(`X-${i}: a\r\n`);
+      }
+      return { closed, took: Date.now() - started };
+    };
+    // a body a byte every half second (about 12 s) after a whole head: the head's 10 s do not apply to it
+    const body = 'x'.repeat(24);
+    const slowBody = raw(
+      bodyEdge.port,
+      [`POST /slow-body HTTP/1.1\r\nHost: h\r\nContent-Length: ${body.length}\r\n\r\n`, ...body],
+      1_000,
+      500,
+    );
+    const [plain, reading, bodied] = await Promise.all([slowloris(edge.port), slowloris(bodyEdge.port), slowBody]);
+    for (const { closed, took } of [plain, reading]) {
+      expect(closed).toBe(true);
+      expect(took).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS);
+      expect(took).toBeLessThan(HEADERS_TIMEOUT_MS + 2_500);
     }
-    expect(closed).toBe(true);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS);
-    expect(Date.now() - started).toBeLessThan(HEADERS_TIMEOUT_MS + 2_500);
+    expect(bodied.closed).toBe(false);
+    expect(answers(bodied.text).map(statusOf)).toEqual([200]);
+    expect(bodied.text).toEndWith(JSON.stringify({ body }));
   }, 20_000);
 
   test('a pipelined flood is read only as fast as its answers are taken: reading stops while 64 are owed', async () => {
@@ -255,5 +300,100 @@ describe('the edge', () => {
     expect(statusOf(text)).toBe(200);
     expect(text).toContain('/slow/300');
     expect(await fetch(`http://127.0.0.1:${other.port}/a`).catch(() => 'refused')).toBe('refused');
+  });
+});
+
+describe('the edge reading bodies (the Management port)', () => {
+  test('a body by Content-Length or in chunks is read whole, in pieces or pipelined, the connection kept', async () => {
+    const { text, closed } = await raw(
+      bodyEdge.port,
+      [
+        'POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\nhello',
+        ' world',
+        'POST /b HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n',
+        '2\r\nde\r\n0\r\n\r\nGET /c HTTP/1.1\r\nHost: h\r\n\r\nPUT /d HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n',
+      ],
+      400,
+      50,
+    );
+    const a = answers(text);
+    expect(a.map(statusOf)).toEqual([200, 200, 200, 200]);
+    expect(a[0]).toEndWith('{"body":"hello world"}');
+    expect(a[1]).toEndWith('{"body":"abcde"}');
+    expect(a[2]).toEndWith('{"body":null}');
+    expect(a[3]).toEndWith('{"body":null}');
+    expect(closed).toBe(false);
+  });
+
+  test('Expect: 100-continue is answered before the body is sent, and the answer follows it', async () => {
+    const { text } = await raw(
+      bodyEdge.port,
+      ['POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n', 'ok'],
+      300,
+      100,
+    );
+    const a = answers(text);
+    expect(a[0]).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+    expect(statusOf(a[1]!)).toBe(200);
+    expect(a[1]).toEndWith('{"body":"ok"}');
+  });
+
+  test('a body over 1 MiB is 413, declared (nothing read, no 100 Continue) or counted as its chunks come; the connection ends after the answer', async () => {
+    const declared = await raw(bodyEdge.port, [
+      `POST /big HTTP/1.1\r\nHost: h\r\nContent-Length: ${MAX_BODY_BYTES + 1}\r\nExpect: 100-continue\r\n\r\nGET /after HTTP/1.1\r\nHost: h\r\n\r\n`,
+    ]);
+    expect(answers(declared.text).map(statusOf)).toEqual([413]);
+    expect(declared.text).toContain('connection: close');
+    expect(declared.closed).toBe(true);
+    const chunk = `${(64 * 1024).toString(16)}\r\n${'a'.repeat(64 * 1024)}\r\n`;
+    const counted = await raw(bodyEdge.port, [
+      'POST /big-chunked HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n',
+      ...Array(17).fill(chunk),
+    ]);
+    expect(answers(counted.text).map(statusOf)).toEqual([413]);
+    expect(counted.closed).toBe(true);
+    expect((bodyFailures.get('/big-chunked') as AppError).code).toBe('payload_too_large');
+  });
+
+  test('an answer given without reading the body waits for the rest of it, and the connection goes on', async () => {
+    const { text, closed } = await raw(
+      bodyEdge.port,
+      [
+        'POST /refuse HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n01234',
+        '56789GET /after HTTP/1.1\r\nHost: h\r\n\r\n',
+      ],
+      300,
+      100,
+    );
+    expect(answers(text).map(statusOf)).toEqual([200, 200]);
+    expect(text).toContain('{"refused":true}');
+    expect(closed).toBe(false);
+  });
+
+  test('a body that takes longer than its deadline is 408, the connection closed; a client gone mid-body is told apart', async () => {
+    const slow = await raw(
+      bodyEdge.port,
+      ['POST /quick HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n0', '1', '2', '3', '4', '5'],
+      300,
+      100,
+    );
+    expect(answers(slow.text).map(statusOf)).toEqual([408]);
+    expect(slow.text).toContain('connection: close');
+    expect(slow.closed).toBe(true);
+    const socket = await Bun.connect({ hostname: '127.0.0.1', port: bodyEdge.port, socket: { data() {} } });
+    socket.write('POST /gone HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n01');
+    await Bun.sleep(50);
+    socket.end();
+    for (let i = 0; i < 50 && !bodyFailures.has('/gone'); i++) await Bun.sleep(10);
+    expect(bodyFailures.get('/gone')).toBeInstanceOf(BodyAbandoned);
+  });
+
+  test("a chunked body llhttp cannot read is the request's 400 malformed_request, then the bare 400, and the end", async () => {
+    const { text, closed } = await raw(bodyEdge.port, [
+      'POST /bad HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nzz\r\n',
+    ]);
+    expect(answers(text).map(statusOf)).toEqual([400]);
+    expect(text).toEndWith('malformed_request');
+    expect(closed).toBe(true);
   });
 });

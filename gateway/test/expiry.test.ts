@@ -6,9 +6,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { SCOPES } from '@studio/shared';
 import { quitRedis } from '@studio/shared/io/redis';
-import { expectProblem, type Stack, startStack } from '../../test/harness';
+import { expectProblem, type Stack, serveSurface, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
-import { serveEdge } from '../src/edge/server';
 import { rollApiKey } from '../src/keys/store';
 
 let s: Stack;
@@ -22,10 +21,7 @@ beforeAll(async () => {
   await sub.connect();
   replica = createGateway({ config: s.config, sql: s.sql, redis: s.redis, subscriber: sub });
   await replica.start();
-  servers = [
-    serveEdge({ hostname: '127.0.0.1', port: 0, idleTimeout: 30, fetch: replica.storefront }),
-    Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.management }),
-  ];
+  servers = [serveSurface(replica.storefront), serveSurface(replica.management, true)];
 });
 afterAll(async () => {
   for (const server of servers) server.stop(true);

@@ -9,7 +9,7 @@ import { createSql } from '@studio/shared/io/db';
 import { quitRedis } from '@studio/shared/io/redis';
 import { freePort } from '../../scripts/lib/ports';
 import { deleteStudio } from '../../scripts/lib/studios';
-import { expectProblem, inMode, MODES, type Stack, startStack } from '../../test/harness';
+import { expectProblem, inMode, MODES, type Stack, serveSurface, startStack } from '../../test/harness';
 
 let s: Stack;
 /** A studio's successful call, as the record step logs one. */
@@ -64,7 +64,7 @@ for (const mode of MODES)
       });
       const replica = createGateway({ config: r.config, sql: r.sql, redis: r.redis, subscriber: late });
       await replica.start();
-      const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.management });
+      const server = serveSurface(replica.management, true);
       const viaReplica = (key: string) =>
         fetch(`http://127.0.0.1:${server.port}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } });
       try {

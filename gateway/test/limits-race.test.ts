@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { quitRedis } from '@studio/shared/io/redis';
-import { inMode, MODES, type Stack, startStack } from '../../test/harness';
+import { inMode, MODES, type Stack, serveSurface, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
 import { redisNames } from '../src/keys/redis-names';
 import { MemoryBuckets } from '../src/limits/memory-buckets';
@@ -17,7 +17,7 @@ for (const mode of MODES)
   describe(`exact limits (${mode})`, () => {
     let s: Stack;
     let replica: Gateway | undefined;
-    let server: ReturnType<typeof Bun.serve> | undefined;
+    let server: ReturnType<typeof serveSurface> | undefined;
     let sub: Stack['redis'] | undefined;
     beforeAll(async () => {
       s = await startStack(inMode(mode, { env: { RATE_LIMIT_SECRET: '10:10' } }));
@@ -26,7 +26,7 @@ for (const mode of MODES)
       await sub.connect();
       replica = createGateway({ config: s.config, sql: s.sql, redis: s.redis, subscriber: sub });
       await replica.start();
-      server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.management });
+      server = serveSurface(replica.management, true);
     });
     afterAll(async () => {
       server?.stop(true);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
 import { freePort } from '../../scripts/lib/ports';
 import { startRedisServer } from '../../scripts/lib/throwaway-redis';
-import { expectProblem, type Stack, startStack } from '../../test/harness';
+import { expectProblem, type Stack, serveSurface, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
 import { redisNames } from '../src/keys/redis-names';
 
@@ -22,7 +22,7 @@ let dir = '';
 let port = 0;
 let proc: ReturnType<typeof Bun.spawn>;
 let replica: Gateway;
-let replicaServer: ReturnType<typeof Bun.serve>;
+let replicaServer: ReturnType<typeof serveSurface>;
 let replicaRedis: ReturnType<typeof createRedis>;
 let replicaSub: ReturnType<typeof createRedis>;
 
@@ -49,7 +49,7 @@ beforeAll(async () => {
   await Promise.all([connectRedis(replicaRedis), connectRedis(replicaSub)]);
   replica = createGateway({ config: s.config, sql: s.sql, redis: replicaRedis, subscriber: replicaSub });
   await replica.start();
-  replicaServer = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: replica.management });
+  replicaServer = serveSurface(replica.management, true);
 });
 afterAll(async () => {
   replicaServer?.stop(true);

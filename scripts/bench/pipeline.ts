@@ -1,5 +1,6 @@
 #!/usr/bin/env bun
 import { createGateway } from '@studio/gateway/app';
+import { HeldAnswer } from '@studio/gateway/edge/answer';
 import { createApiKey } from '@studio/gateway/keys/store';
 /**
  * `bun run bench:pipeline`: the gateway's own work on a cached Storefront read, without sockets.
@@ -42,7 +43,7 @@ try {
       '/v1/classes',
       null,
       null,
-      async () => new Response(body, { headers: { etag: '"bench"', 'content-type': 'application/json' } }),
+      async () => new HeldAnswer(200, { etag: '"bench"', 'content-type': 'application/json' }, null, Buffer.from(body)),
     );
   const server = { requestIP: () => ({ address: '127.0.0.1' }) };
   const headers = { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip, deflate, br' };

@@ -1,7 +1,7 @@
 /** The gateway's Storefront cache on its own: keys, 304s, and no stale fill after a change. */
 import { describe, expect, test } from 'bun:test';
 import { StorefrontCache } from '@studio/gateway/cache/storefront';
-import type { HeldAnswer } from '@studio/gateway/edge/answer';
+import { HeldAnswer } from '@studio/gateway/edge/answer';
 
 const answer = (body: string, etag = '"v1"') =>
   new Response(body, {
@@ -11,9 +11,16 @@ const answer = (body: string, etag = '"v1"') =>
 
 const read = (a: HeldAnswer | null) => a?.toResponse() ?? null;
 
+/** A service's answer as the hop hands it to the cache: held, its body and headers as they came. */
+async function held(res: Response): Promise<HeldAnswer> {
+  const body = new Uint8Array(await res.arrayBuffer());
+  return new HeldAnswer(res.status, res.headers.toJSON(), null, body.byteLength ? body : null);
+}
+type ResponseLoader = (etag: string | null) => Promise<Response>;
+
 /**
  * The cache with its answers read as Responses: the edge writes a held answer from its bytes and headers, and a
- * test reads them back as a client would.
+ * test reads them back as a client would. The service's answers are written as Responses too, and handed over held.
  */
 class Readable {
   readonly c: StorefrontCache;
@@ -35,8 +42,19 @@ class Readable {
   flush = () => this.c.flush();
   lookup = (...a: Parameters<StorefrontCache['lookup']>) => read(this.c.lookup(...a));
   stale = (...a: Parameters<StorefrontCache['stale']>) => read(this.c.stale(...a));
-  store = async (...a: Parameters<StorefrontCache['store']>) => (await this.c.store(...a)).toResponse();
-  fill = async (...a: Parameters<StorefrontCache['fill']>) => (await this.c.fill(...a)).toResponse();
+  store = async (studioId: string, key: string, token: number, res: Response, acceptEncoding?: string | null) =>
+    this.c.store(studioId, key, token, await held(res), acceptEncoding).toResponse();
+  fill = async (
+    studioId: string,
+    key: string,
+    ifNoneMatch: string | null,
+    acceptEncoding: string | null,
+    load: ResponseLoader,
+    ...rest: [extra?: Record<string, string>, onProblem?: Parameters<StorefrontCache['fill']>[6]]
+  ) =>
+    (
+      await this.c.fill(studioId, key, ifNoneMatch, acceptEncoding, (etag) => load(etag).then(held), ...rest)
+    ).toResponse();
 }
 
 function live(o: ConstructorParameters<typeof StorefrontCache>[0] = {}) {

@@ -100,11 +100,13 @@ function respondFrom(
 
 /** Below this, compression saves less than its framing and CPU cost. */
 const COMPRESS_MIN_BYTES = 1024;
+const NO_BYTES = new Uint8Array(0);
 /** Brotli quality 5: within 1 % of the best size of 9 at a fifth of its time (about 3 ms for 150 KB of JSON). */
 const BROTLI = { params: { [zlib.BROTLI_PARAM_QUALITY]: 5, [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT } };
 
-function variants(bytes: ArrayBuffer, headers: Record<string, string>): Pick<Snapshot, 'plain' | 'gzip' | 'br'> {
+function variants(bytes: Uint8Array, headers: Record<string, string>): Pick<Snapshot, 'plain' | 'gzip' | 'br'> {
   const vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
+  // a copy: the answer's bytes are a view of what the socket read, which holds more than the body
   const plain: Rep = { body: new Uint8Array(bytes), headers: { ...headers, vary } };
   if (bytes.byteLength < COMPRESS_MIN_BYTES) return { plain, gzip: null, br: null };
   // a different representation needs a different strong validator; a weak one still matches If-None-Match,
@@ -128,7 +130,7 @@ const sizeOf = (s: Snapshot) =>
   s.plain.body.byteLength + (s.gzip?.body.byteLength ?? 0) + (s.br?.body.byteLength ?? 0) + ENTRY_OVERHEAD_BYTES;
 
 /** Asks upstream for the answer, conditionally when `etag` is given (a 304 then means the kept one still holds). */
-export type Loader = (etag: string | null) => Promise<Response>;
+export type Loader = (etag: string | null) => Promise<HeldAnswer>;
 
 export interface StorefrontCacheOptions {
   /** Bounds staleness for time-based content (classes start) and writes made outside any gateway. */
@@ -259,7 +261,6 @@ export class StorefrontCache {
       const token = this.cache.token();
       const res = await load(previous?.etag ?? null);
       if (res.status !== 304 || !previous) return this.snapshot(res);
-      await res.arrayBuffer();
       // a write landed meanwhile and the 304 may predate it: ask again, in full
       return this.cache.stillValid(id, token) ? previous : this.snapshot(await load(null));
     });
@@ -269,17 +270,16 @@ export class StorefrontCache {
   }
 
   /** An upstream answer as kept (a 200 with an ETag, within the size bound) or as passed on once. */
-  private async snapshot(res: Response): Promise<Snapshot> {
-    const bytes = await res.arrayBuffer();
-    const all: Record<string, string> = {};
-    res.headers.forEach((v, k) => (all[k] = v));
-    const etag = res.headers.get('etag');
+  private snapshot(res: HeldAnswer): Snapshot {
+    const bytes = res.body ?? NO_BYTES;
+    const all = res.own; // a load's answer has no headers of the gateway's (`extra`)
+    const etag = all.etag ?? null;
     if (res.status !== 200 || !etag || bytes.byteLength > this.maxBody) {
-      const problem = res.status >= 400 ? problemOf(new Uint8Array(bytes)) : null;
+      const problem = res.status >= 400 ? problemOf(bytes) : null;
       const problemText = problem ? new TextDecoder().decode(bytes) : undefined;
       return {
         status: res.status,
-        plain: { body: new Uint8Array(bytes), headers: all },
+        plain: { body: bytes, headers: all },
         gzip: null,
         br: null,
         // a 200 too large to keep still answers a matching If-None-Match with 304 (its ETag is the service's)
@@ -294,22 +294,22 @@ export class StorefrontCache {
     return { status: 200, ...variants(bytes, kept), etag, kept: true };
   }
 
-  /** Taken just before going upstream; `store` refuses the answer if the studio changed since. */
-  token(): number {
-    return this.cache.token();
-  }
-
   /** Keeps a 200 with an ETag (unless the studio changed since `token`); returns the answer to send. */
-  async store(
+  store(
     studioId: string,
     key: string,
     token: number,
-    res: Response,
+    res: HeldAnswer,
     acceptEncoding: string | null = null,
-  ): Promise<HeldAnswer> {
-    const snap = await this.snapshot(res);
+  ): HeldAnswer {
+    const snap = this.snapshot(res);
     this.cache.put(`${studioId}\n${key}`, snap, token);
     return respondFrom(snap, null, acceptEncoding);
+  }
+
+  /** Taken just before going upstream; `store` refuses the answer if the studio changed since. */
+  token(): number {
+    return this.cache.token();
   }
 
   /** This studio's Storefront data changed (a broadcast from any replica). */

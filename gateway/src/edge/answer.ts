@@ -30,11 +30,3 @@ export type Answer = Response | HeldAnswer;
 
 /** An answer as a Response: what a port served by Bun.serve needs. */
 export const asResponse = (a: Answer): Response => (a instanceof HeldAnswer ? a.toResponse() : a);
-
-/** A surface's handler as Bun.serve takes it: every answer a Response. */
-export const answeringResponses =
-  <R, S>(handle: (req: R, server: S) => Answer | Promise<Answer>) =>
-  (req: R, server: S): Response | Promise<Response> => {
-    const a = handle(req, server);
-    return a instanceof Promise ? a.then(asResponse) : asResponse(a);
-  };

@@ -2,6 +2,7 @@
  * A request as the edge hands it to a surface: what llhttp parsed, read the way the pipeline reads a Request
  * (`url`, `method`, `headers.get` and `headers.forEach`), with no Request or Headers object made for it.
  */
+import type { EdgeBody } from './body';
 
 /** What the pipeline reads of a request: a Request, or an EdgeRequest. */
 export interface Incoming {
@@ -36,6 +37,8 @@ export class EdgeRequest implements Incoming {
     readonly method: string,
     readonly url: string,
     readonly headers: EdgeHeaders,
+    /** The body as it comes, when one follows the head and the edge reads bodies (the Management port). */
+    readonly body: EdgeBody | null = null,
   ) {}
 }
 

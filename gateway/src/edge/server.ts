@@ -6,9 +6,11 @@
  * the cache holds.
  */
 import { STATUS_CODES } from 'node:http';
-import { log } from '@studio/shared';
+import { AppError, log } from '@studio/shared';
+import { MAX_BODY_BYTES } from '@studio/shared/body';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { type Answer, HeldAnswer } from './answer';
+import { BodyAbandoned, EdgeBody } from './body';
 import { EdgeHeaders, EdgeRequest, headerMap, type PeerOf, urlOf } from './request';
 
 /** Node's `HTTPParser` binding, as much of it as the edge uses. */
@@ -47,6 +49,11 @@ const BARE_400 = Buffer.from('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\
 const BARE_431 = Buffer.from('HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n', 'latin1');
 /** An answer that could not be written (its body could not be read): the connection closes after it. */
 const BARE_500 = Buffer.from('HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+/** What a client that sent `Expect: 100-continue` waits for before it sends its body (Bun.serve sends it too). */
+const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n', 'latin1');
+/** A chunked body llhttp could not read to its end: the request's answer says so, then the bare 400. */
+const badFraming = () =>
+  new AppError('malformed_request', { detail: "The request body's chunked framing is malformed." });
 /** Framing is the edge's to write: an answer's own is dropped. */
 const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date']);
 const HEAD_METHOD = METHODS.indexOf('HEAD');
@@ -65,6 +72,11 @@ export interface EdgeOptions {
   port: number;
   /** Seconds a connection may stay silent (Bun.serve's `idleTimeout`). */
   idleTimeout: number;
+  /**
+   * Read request bodies (the Management port), held to 1 MiB as `readBody` holds them; without, a request with a body
+   * is answered and its connection closed, the body never read (the read-only Storefront).
+   */
+  bodies?: boolean;
   fetch: EdgeHandler;
 }
 
@@ -144,6 +156,10 @@ class Connection {
   /** Headers and target llhttp handed over before the headers were whole (a long head, or one in pieces). */
   partial: string[] = [];
   partialUrl = '';
+  /** The body of the request being read, while it comes (only when the edge reads bodies). */
+  body: EdgeBody | null = null;
+  /** A request's head has begun and is not whole yet (only when the edge reads bodies: see `data`). */
+  inHead = false;
   readonly peer: PeerOf;
 
   constructor(
@@ -161,6 +177,21 @@ class Connection {
       this.partialUrl += url;
     };
     p[HTTPParser.kOnHeadersComplete] = this.onHead;
+    if (edge.bodies) {
+      p[HTTPParser.kOnMessageBegin] = () => {
+        this.inHead = true;
+      };
+      p[HTTPParser.kOnBody] = (chunk: Uint8Array) => {
+        const body = this.body;
+        if (!body) return; // a request after the last one served
+        body.push(chunk);
+        if (body.failure) this.closing = true; // past the limit: nothing after it is read
+      };
+      p[HTTPParser.kOnMessageComplete] = () => {
+        this.body?.end();
+        this.body = null;
+      };
+    }
   }
 
   onHead = (
@@ -180,6 +211,7 @@ class Connection {
       this.partial = [];
       this.partialUrl = '';
     }
+    this.inHead = false;
     if (this.closing) return 0;
     const headers = headerMap(raw);
     const host = headers.get('host');
@@ -188,14 +220,29 @@ class Connection {
       this.refuse(BARE_400);
       return 0;
     }
-    const length = headers.get('content-length');
     // keep-alive as llhttp reads it (the version, Connection), unless a body follows that nothing will read
-    if (!keepAlive || upgrade || headers.has('transfer-encoding') || (length !== undefined && length !== '0'))
-      this.closing = true;
-    const req = new EdgeRequest(METHODS[method]!, url, new EdgeHeaders(headers));
+    if (!keepAlive || upgrade) this.closing = true;
+    const body = this.bodyOf(headers);
+    const req = new EdgeRequest(METHODS[method]!, url, new EdgeHeaders(headers), body);
     this.answer(req, method === HEAD_METHOD, this.closing);
     return 0;
   };
+
+  /** The request's body, when one follows its head and the edge reads bodies; otherwise the connection closes. */
+  bodyOf(headers: Map<string, string>): EdgeBody | null {
+    const length = headers.get('content-length');
+    const chunked = headers.has('transfer-encoding'); // llhttp takes none but chunked (last) on a request
+    if (!chunked && (length === undefined || length === '0')) return null;
+    if (!this.edge.bodies) {
+      this.closing = true;
+      return null;
+    }
+    const body = (this.body = new EdgeBody(chunked ? null : Number(length), MAX_BODY_BYTES));
+    // over the limit as declared: refused (413) before a byte is read, and nothing after it is
+    if (body.failure) this.closing = true;
+    else if (headers.get('expect')?.toLowerCase() === '100-continue') this.owe({ ready: CONTINUE });
+    return body;
+  }
 
   /** What llhttp refused: Bun.serve's bare answer after the ones owed, then the end of the connection. */
   refuse(bytes: Uint8Array) {
@@ -210,8 +257,9 @@ class Connection {
     } catch (err) {
       a = failed(err);
     }
+    const body = req.body;
     // the usual call: answered now, nothing before it owed, written from OUT at once
-    if (a instanceof HeldAnswer && this.slots.length === 0 && !this.unsent) {
+    if (a instanceof HeldAnswer && this.slots.length === 0 && !this.unsent && !body) {
       this.write(heldBytes(a, headOnly, close));
       if (close) this.end();
       return;
@@ -219,11 +267,19 @@ class Connection {
     const slot: Slot = { ready: null };
     this.owe(slot);
     const settle = (x: Answer) => {
-      if (x instanceof HeldAnswer) return void this.fill(slot, Buffer.from(heldBytes(x, headOnly, close)));
-      slot.last = close || closes(x);
+      // an answer given before its request's body came whole (refused, or the body failed) ends the connection:
+      // where the next request would begin is not known
+      const last = close || !!(body && !body.done);
+      if (x instanceof HeldAnswer) {
+        slot.last = last;
+        return void this.fill(slot, Buffer.from(heldBytes(x, headOnly, last)));
+      }
+      slot.last = last || closes(x);
       return responseBytes(x, headOnly, slot.last).then((b) => this.fill(slot, b));
     };
-    Promise.resolve(a)
+    // an answer waits for the rest of its request's body (a refusal that did not read it): then the connection goes on
+    const ready = body && !body.settled ? Promise.resolve(a).then((x) => body.whenSettled().then(() => x)) : a;
+    Promise.resolve(ready)
       .then(settle, (err) => settle(failed(err)))
       .catch((err) => {
         log('error', 'an answer could not be written', { error: String(err) });
@@ -294,22 +350,31 @@ class Connection {
   }
 
   data(chunk: Uint8Array) {
-    if (this.closing) return;
+    // a connection that is closing is read no further, but for the rest of a body still wanted
+    if (this.closing && !(this.body && !this.body.settled)) return;
     const r = this.parser.execute(chunk);
     if (typeof r !== 'number') {
       this.begun = 0;
+      this.body?.fail(badFraming());
       this.refuse(r.code === 'HPE_HEADER_OVERFLOW' ? BARE_431 : BARE_400);
       return;
     }
-    // a chunk that ends a head ends with its blank line; one that does not leaves a head unfinished (a body ends the
-    // connection after its answer, so one is never waited on here)
-    const n = chunk.byteLength;
-    if (n >= 4 && chunk[n - 1] === 10 && chunk[n - 2] === 13 && chunk[n - 3] === 10 && chunk[n - 4] === 13)
-      this.begun = 0;
+    if (!this.unfinishedHead(chunk)) this.begun = 0;
     else if (!this.begun) {
       this.begun = Date.now();
       this.edge.watch(this);
     }
+  }
+
+  /**
+   * Whether the bytes read so far leave a request's head unfinished (its 10 s run from then). Reading bodies, llhttp
+   * says where a head begins; otherwise a chunk that ends a head ends with its blank line (a body ends the connection
+   * after its answer, so one is never waited on), and no call out of llhttp is made for it.
+   */
+  unfinishedHead(chunk: Uint8Array): boolean {
+    if (this.edge.bodies) return this.inHead;
+    const n = chunk.byteLength;
+    return !(n >= 4 && chunk[n - 1] === 10 && chunk[n - 2] === 13 && chunk[n - 3] === 10 && chunk[n - 4] === 13);
   }
 }
 
@@ -324,9 +389,11 @@ class Edge implements EdgeServer {
   timer: ReturnType<typeof setInterval> | null = null;
   stopping: (() => void) | null = null;
   readonly fetch: EdgeHandler;
+  readonly bodies: boolean;
 
   constructor(o: EdgeOptions) {
     this.fetch = o.fetch;
+    this.bodies = o.bodies ?? false;
     const edge = this;
     this.listener = Bun.listen<Connection>({
       hostname: o.hostname,
@@ -354,6 +421,7 @@ class Edge implements EdgeServer {
         close(s) {
           const c = s.data;
           c.closing = c.gone = true;
+          c.body?.fail(new BodyAbandoned());
           c.parser.close();
           edge.connections.delete(c);
           edge.reading.delete(c);

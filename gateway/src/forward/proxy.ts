@@ -1,6 +1,7 @@
 import { AppError, type Caller, IDEMPOTENCY_KEY, signedHeaders } from '@studio/shared';
 import { MAX_BODY_BYTES, readBody } from '@studio/shared/body';
-import type { Incoming } from '../edge/request';
+import { HeldAnswer } from '../edge/answer';
+import { EdgeRequest, type Incoming } from '../edge/request';
 import { type Answer, type Pool, rethrow, UpstreamError } from './http1';
 
 /**
@@ -17,6 +18,7 @@ const FORWARD_REQUEST = new Set(['accept', 'content-type', 'if-none-match', IDEM
  * port) and the Content-Length stay within the margin.
  */
 export const FORWARDED_HEAD_MAX = 16 * 1024 - 512;
+const NO_BODY = new Uint8Array(0);
 const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'server']);
 
 export { UpstreamError };
@@ -100,7 +102,7 @@ function clientClosed(err: unknown): never {
  * (408). A read (no body) is sent at once, without an async
  * function's frame: one promise reaction per call fewer.
  */
-export function forward<T = Response>(
+export function forward<T = HeldAnswer>(
   req: Incoming,
   call: Call,
   o: ForwardOptions,
@@ -110,11 +112,12 @@ export function forward<T = Response>(
   // a HEAD is asked upstream as the GET it stands for, so its answer carries the GET's Content-Length; Bun sends the
   // caller the headers alone (RFC 9110, section 9.3.2)
   if (method === 'GET' || method === 'HEAD') return send(req, call, o, 'GET', null, then);
-  // a body comes only in a Request: the edge serves the read-only Storefront, whose calls are GETs (a request with a
-  // body ends its connection there, unread)
-  return readBody(req as Request, MAX_BODY_BYTES, o.bodyTimeoutMs)
-    .catch(clientClosed)
-    .then((body) => send(req, call, o, method, body, then), then.failed);
+  // on the edge, the body llhttp is reading (none: no bytes); in a Request, read here
+  const body =
+    req instanceof EdgeRequest
+      ? (req.body?.read(o.bodyTimeoutMs) ?? Promise.resolve(NO_BODY))
+      : readBody(req as Request, MAX_BODY_BYTES, o.bodyTimeoutMs);
+  return body.catch(clientClosed).then((body) => send(req, call, o, method, body, then), then.failed);
 }
 
 /**
@@ -122,10 +125,10 @@ export function forward<T = Response>(
  * body, a timeout, the service away), run as the answer comes in: no promise per step (`Pool.call`).
  */
 export interface Then<T> {
-  ok(res: Response): T | PromiseLike<T>;
+  ok(res: HeldAnswer): T | PromiseLike<T>;
   failed(err: unknown): T | PromiseLike<T>;
 }
-const AS_IS: Then<Response> = { ok: (res) => res, failed: rethrow };
+const AS_IS: Then<HeldAnswer> = { ok: (res) => res, failed: rethrow };
 
 function send<T>(
   req: Incoming,
@@ -155,17 +158,15 @@ function send<T>(
   );
 }
 
-/** The service's answer as the caller's: hop-by-hop and internal headers dropped, the gateway's own built in. */
-function answerOf(answer: Answer, call: Call): Response {
-  const extra = call.answerHeaders;
+/**
+ * The service's answer as the caller's, held (the edge writes it as it is, no Response made): hop-by-hop and internal
+ * headers dropped, the gateway's own (`answerHeaders`) in place of the service's where both name one. A name the
+ * service sends twice is kept as its values joined by `, `, as Headers reads it (the services set no cookies).
+ */
+function answerOf(answer: Answer, call: Call): HeldAnswer {
   if (call.wantProblem && answer.status >= 400) call.problem = problemOf(answer.body) ?? undefined;
-  const headers: [string, string][] = [];
-  for (const h of answer.headers)
-    if (!DROP_RESPONSE.has(h[0]) && !h[0].startsWith('x-gw-') && !(extra && h[0] in extra)) headers.push(h);
-  // the gateway's own headers go in at construction: cheaper than setting them on the Response afterwards
-  if (extra) for (const k in extra) headers.push([k, extra[k]!]);
-  return new Response(!answer.body.byteLength ? null : (answer.body as Uint8Array<ArrayBuffer>), {
-    status: answer.status,
-    headers,
-  });
+  const own: Record<string, string> = {};
+  for (const [k, v] of answer.headers)
+    if (!DROP_RESPONSE.has(k) && !k.startsWith('x-gw-')) own[k] = k in own ? `${own[k]}, ${v}` : v;
+  return new HeldAnswer(answer.status, own, call.answerHeaders ?? null, answer.body.byteLength ? answer.body : null);
 }

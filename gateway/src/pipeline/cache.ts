@@ -2,6 +2,7 @@ import { JSON_TYPE, log, operationsOf } from '@studio/shared';
 import { traceparentOf } from '@studio/shared/trace';
 import { StorefrontCache } from '../cache/storefront';
 import type { Answer } from '../edge/answer';
+import { EdgeHeaders, EdgeRequest } from '../edge/request';
 import { forward } from '../forward/proxy';
 import {
   answered,
@@ -13,6 +14,9 @@ import {
   upstreamFailure,
 } from './context';
 import type { SurfaceProfile } from './profile';
+
+/** What a fill asks the service with: JSON (and, to revalidate an entry, its ETag). */
+const ASK = new Map([['accept', JSON_TYPE]]);
 
 /**
  * Step 6a: a Storefront read answered from the gateway's cache: at once when fresh
@@ -42,9 +46,7 @@ export function cacheStep(p: SurfaceProfile, cache: StorefrontCache, count?: Ups
     // one upstream call serves every waiter of a fill: it is counted once, here, failed or not waited on (a refresh)
     const load = (etag: string | null) =>
       forward(
-        new Request(c.req.url, {
-          headers: etag ? { accept: JSON_TYPE, 'if-none-match': etag } : { accept: JSON_TYPE },
-        }),
+        new EdgeRequest('GET', c.req.url, new EdgeHeaders(etag ? new Map([...ASK, ['if-none-match', etag]]) : ASK)),
         { pathAndQuery: c.pathAndQuery, caller, traceparent: traceparentOf(c.trace) },
         p.forward,
       ).catch((err) => {
