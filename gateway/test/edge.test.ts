@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { AppError } from '@studio/shared';
 import { MAX_BODY_BYTES } from '@studio/shared/body';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
-import { HeldAnswer } from '../src/edge/answer';
+import { HEAD_ROOM, HeldAnswer, withHeadRoom } from '../src/edge/answer';
 import { BodyAbandoned } from '../src/edge/body';
 import type { EdgeRequest } from '../src/edge/request';
 import { EdgeParser, HEAD_MAX, HEADERS_TIMEOUT_MS, serveEdge } from '../src/edge/server';
@@ -20,6 +20,9 @@ const held = (body: string) =>
     { 'x-request-id': 'req_1' },
     Buffer.from(body),
   );
+
+/** A kept body with room before it, as the Storefront cache keeps one: every answer's head is written there. */
+const ROOMY_BODY = withHeadRoom(Buffer.from('kept body '.repeat(100)));
 
 /** Answers by path: held at once, held later, a Response later, a throw, a 304; everything it is asked is noted. */
 function handler(req: EdgeRequest, server: { requestIP(r: unknown): { address: string } | null }) {
@@ -34,6 +37,8 @@ function handler(req: EdgeRequest, server: { requestIP(r: unknown): { address: s
   if (path === '/throw') throw new Error('handler failed');
   if (path === '/not-modified') return new HeldAnswer(304, { etag: '"e"' }, null, null);
   if (path === '/close') return new Response('bye', { headers: { connection: 'close' } });
+  if (path === '/roomy')
+    return new HeldAnswer(200, { 'content-type': 'text/plain' }, { 'x-echo': headers['x-echo'] ?? '' }, ROOMY_BODY);
   return held(JSON.stringify({ path }));
 }
 
@@ -118,6 +123,34 @@ describe('the edge', () => {
     expect(head).toMatch(/\r\ndate: \w{3}, \d\d \w{3} \d{4} /);
     expect(JSON.parse(body!)).toEqual({ path: '/a' });
     expect(seen.at(-1)).toMatchObject({ method: 'GET', url: 'http://h/a', peer: '127.0.0.1' });
+  });
+
+  test('a kept body is sent from where it lies, its head written in the room before it: answers one after another, pipelined or with a head too long for the room, each whole and its own', async () => {
+    const one = (echo: string) => `GET /roomy HTTP/1.1\r\nHost: h\r\nX-Echo: ${echo}\r\n\r\n`;
+    const long = 'l'.repeat(HEAD_ROOM);
+    const { text } = await raw(edge.port, [
+      one('first') +
+        one('second, a longer one') +
+        one(long) +
+        one('x') +
+        'GET /slow/50 HTTP/1.1\r\nHost: h\r\n\r\n' +
+        one('after a slow one') +
+        one('and another'),
+    ]);
+    const a = answers(text);
+    expect(a.map(statusOf)).toEqual([200, 200, 200, 200, 200, 200, 200]);
+    // the last two wait together for the slow one: each holds its own bytes, not the room both were written in
+    for (const [i, echo] of [
+      [0, 'first'],
+      [1, 'second, a longer one'],
+      [2, long],
+      [3, 'x'],
+      [5, 'after a slow one'],
+      [6, 'and another'],
+    ] as const) {
+      expect(a[i]).toContain(`\r\nx-echo: ${echo}\r\n`);
+      expect(a[i]!.split('\r\n\r\n')[1]).toBe('kept body '.repeat(100));
+    }
   });
 
   test('pipelined requests are answered in the order they came, a slow one holding back the quick ones after it', async () => {

@@ -1,6 +1,6 @@
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { etagMatches, REQUEST_ID } from '@studio/shared';
-import { HeldAnswer } from '../edge/answer';
+import { HEAD_ROOM, HeldAnswer, withHeadRoom } from '../edge/answer';
 import { type AnsweredProblem, problemOf } from '../forward/proxy';
 import { TieredCache } from './tiered';
 
@@ -106,13 +106,14 @@ const BROTLI = { params: { [zlib.BROTLI_PARAM_QUALITY]: 5, [zlib.BROTLI_PARAM_MO
 
 function variants(bytes: Uint8Array, headers: Record<string, string>): Pick<Snapshot, 'plain' | 'gzip' | 'br'> {
   const vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
-  // a copy: the answer's bytes are a view of what the socket read, which holds more than the body
-  const plain: Rep = { body: new Uint8Array(bytes), headers: { ...headers, vary } };
+  // a copy (the answer's bytes are a view of what the socket read, which holds more than the body), with room
+  // before it for the edge to write each answer's head into, so the body is sent where it lies
+  const plain: Rep = { body: withHeadRoom(bytes), headers: { ...headers, vary } };
   if (bytes.byteLength < COMPRESS_MIN_BYTES) return { plain, gzip: null, br: null };
   // a different representation needs a different strong validator; a weak one still matches If-None-Match,
   // and the compressed forms are semantically equivalent, so they share it
   const encoded = (coding: string, body: Uint8Array): Rep => ({
-    body,
+    body: withHeadRoom(body),
     headers: { ...plain.headers, 'content-encoding': coding, ...(headers.etag ? { etag: `W/${headers.etag}` } : {}) },
   });
   return {
@@ -126,8 +127,9 @@ const KEPT_HEADERS = ['content-type', 'etag', 'cache-control', 'vary'] as const;
 
 /** What an entry holds besides its bodies (key, headers, objects), counted against the byte bound: an estimate. */
 const ENTRY_OVERHEAD_BYTES = 2048;
-const sizeOf = (s: Snapshot) =>
-  s.plain.body.byteLength + (s.gzip?.body.byteLength ?? 0) + (s.br?.body.byteLength ?? 0) + ENTRY_OVERHEAD_BYTES;
+/** A kept body's bytes, with the room kept before it. */
+const repSize = (r: Rep | null) => (r ? r.body.byteLength + HEAD_ROOM : 0);
+const sizeOf = (s: Snapshot) => repSize(s.plain) + repSize(s.gzip) + repSize(s.br) + ENTRY_OVERHEAD_BYTES;
 
 /** Asks upstream for the answer, conditionally when `etag` is given (a 304 then means the kept one still holds). */
 export type Loader = (etag: string | null) => Promise<HeldAnswer>;

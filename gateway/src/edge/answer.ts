@@ -28,5 +28,25 @@ export class HeldAnswer {
 
 export type Answer = Response | HeldAnswer;
 
+/**
+ * Bytes kept free before a body made by `withHeadRoom` (a representation the Storefront cache keeps): the edge writes
+ * an answer's status line and headers there, when they fit, and sends head and body from where they lie, the body
+ * not copied (docs/design/edge.md).
+ */
+export const HEAD_ROOM = 1024;
+const roomy = new WeakSet<Uint8Array>();
+
+/** `bytes` copied behind HEAD_ROOM free bytes: the view returned is the body, the room is the edge's to write in. */
+export function withHeadRoom(bytes: Uint8Array): Uint8Array {
+  const whole = Buffer.allocUnsafeSlow(HEAD_ROOM + bytes.byteLength);
+  whole.set(bytes, HEAD_ROOM);
+  const body = whole.subarray(HEAD_ROOM);
+  roomy.add(body);
+  return body;
+}
+
+/** Whether `body` was made by `withHeadRoom`: the HEAD_ROOM bytes before it are free to write an answer's head in. */
+export const hasHeadRoom = (body: Uint8Array): boolean => roomy.has(body);
+
 /** An answer as a Response: what a port served by Bun.serve needs. */
 export const asResponse = (a: Answer): Response => (a instanceof HeldAnswer ? a.toResponse() : a);

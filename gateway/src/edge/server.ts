@@ -9,7 +9,7 @@ import { STATUS_CODES } from 'node:http';
 import { AppError, log } from '@studio/shared';
 import { MAX_BODY_BYTES } from '@studio/shared/body';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
-import { type Answer, HeldAnswer } from './answer';
+import { type Answer, HEAD_ROOM, HeldAnswer, hasHeadRoom } from './answer';
 import { BodyAbandoned, EdgeBody } from './body';
 import { EdgeHeaders, EdgeRequest, headerMap, type PeerOf, urlOf } from './request';
 
@@ -119,6 +119,13 @@ function heldBytes(a: HeldAnswer, headOnly: boolean, close: boolean): Uint8Array
 }
 
 function framed(h: string, body: Uint8Array | null): Uint8Array {
+  // a kept body with room before it: the head written there, and the body sent where it lies, not copied (the
+  // socket takes the bytes at once, or they are copied: nothing else writes the room in between)
+  if (body && h.length <= HEAD_ROOM && hasHeadRoom(body)) {
+    const out = Buffer.from(body.buffer, body.byteOffset - h.length, h.length + body.byteLength);
+    out.write(h, 0, 'latin1');
+    return out;
+  }
   const size = h.length + (body?.byteLength ?? 0); // latin1: a byte a character
   const out = size <= OUT.length ? OUT : Buffer.allocUnsafe(size);
   const n = out.write(h, 0, 'latin1');
