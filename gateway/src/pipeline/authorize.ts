@@ -1,5 +1,6 @@
 import { ANY_READ, problems, quote, scopeAllows } from '@studio/shared';
 import { originAllowed } from '@studio/shared/origins';
+import type { HeldAnswer } from '../edge/answer';
 import type { KeyRecord } from '../keys/resolver';
 import { type Ctx, type KeyLookup, type KeyProblem, keyDetail, refuse } from './context';
 import type { SurfaceProfile } from './profile';
@@ -21,7 +22,7 @@ export function judgeKey(rec: KeyRecord | null, kind: KeyRecord['kind'], now = D
  * activity log shows the call.
  */
 export function authorizeStep(p: SurfaceProfile) {
-  return function authorize(c: Ctx, found: KeyLookup): Response | null {
+  return function authorize(c: Ctx, found: KeyLookup): HeldAnswer | null {
     if ('rec' in found && found.rec) c.key = found.rec;
     if (!c.route)
       return refuse(p, c, 'route_not_found', { detail: `No route ${quote(c.path)} on the ${p.surface} surface.` });

@@ -4,9 +4,11 @@ import {
   log,
   newRequestId,
   type Operation,
+  PROBLEM_CONTENT_TYPE,
   type ProblemCode,
   type ProblemOptions,
-  problemResponse,
+  problemBody,
+  REQUEST_ID,
 } from '@studio/shared';
 import { requestTarget } from '@studio/shared/target';
 import { startTrace, TRACEPARENT, type Trace } from '@studio/shared/trace';
@@ -141,11 +143,16 @@ export function newCtx(req: Incoming, server: Server): Ctx {
   };
 }
 
-/** A refusal: the problem answer of this surface, its code kept on the context for the activity log. */
-export function refuse(p: SurfaceProfile, c: Ctx, code: ProblemCode, options: ProblemOptions = {}): Response {
+/**
+ * A refusal: the problem answer of this surface, its code kept on the context for the activity log. Held: the edge
+ * writes it as it is, with no Response made and read back (a flood of refusals is answered as cheaply as a hit).
+ */
+export function refuse(p: SurfaceProfile, c: Ctx, code: ProblemCode, options: ProblemOptions = {}): HeldAnswer {
   c.problem = code;
   if (options.detail) c.problemDetail = options.detail;
-  return problemResponse(code, c.requestId, { typeBase: p.typeBase, ...options });
+  const body = problemBody(code, c.requestId, { typeBase: p.typeBase, ...options });
+  const own = { 'content-type': PROBLEM_CONTENT_TYPE, [REQUEST_ID]: c.requestId, ...options.headers };
+  return new HeldAnswer(body.status, own, null, Buffer.from(JSON.stringify(body)));
 }
 
 /** A service's problem answer, passed on: its code and detail kept on the context for the activity log. */
@@ -200,7 +207,7 @@ export function countUpstreamError(p: SurfaceProfile, err: unknown, count?: Upst
  * own body (an AppError: over the limit, or 499 `client_closed_request` when the client left
  * mid-upload, which is no upstream error), a timeout, or the service away.
  */
-export function upstreamFailure(p: SurfaceProfile, c: Ctx, err: unknown, count?: UpstreamErrorCount): Response {
+export function upstreamFailure(p: SurfaceProfile, c: Ctx, err: unknown, count?: UpstreamErrorCount): HeldAnswer {
   if (err instanceof AppError) return refuse(p, c, err.code, err.options);
   const kind = countUpstreamError(p, err, count);
   if (kind === 'timeout') {

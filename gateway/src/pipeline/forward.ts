@@ -1,6 +1,6 @@
 import { MAX_BODY_BYTES, tooLarge } from '@studio/shared/body';
 import { traceparentOf } from '@studio/shared/trace';
-import type { Answer } from '../edge/answer';
+import type { Answer, HeldAnswer } from '../edge/answer';
 import { type Call, forward } from '../forward/proxy';
 import {
   answered,
@@ -14,7 +14,7 @@ import {
 import type { SurfaceProfile } from './profile';
 
 /** A declared body over the limit is refused before anything is read or sent upstream. */
-export function bodyTooLarge(p: SurfaceProfile, c: Ctx): Response | null {
+export function bodyTooLarge(p: SurfaceProfile, c: Ctx): HeldAnswer | null {
   const length = Number(c.req.headers.get('content-length') ?? 0);
   return length > MAX_BODY_BYTES ? refuse(p, c, 'payload_too_large', tooLarge().options) : null;
 }

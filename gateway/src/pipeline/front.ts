@@ -1,5 +1,6 @@
 import { MALFORMED_DETAIL } from '@studio/shared/target';
 import type { DocsHandler } from '../docs';
+import type { Answer } from '../edge/answer';
 import { type Ctx, refuse } from './context';
 import type { SurfaceProfile } from './profile';
 
@@ -22,7 +23,7 @@ const isDocsPath = (path: string) =>
  * Answers come back undecorated; the pipeline adds the surface's headers.
  */
 export function frontDoor(p: SurfaceProfile, docs: DocsHandler) {
-  return function front(c: Ctx): Response | Promise<Response> | null {
+  return function front(c: Ctx): Answer | Promise<Answer> | null {
     const { path, method } = c;
     if (c.malformed) return refuse(p, c, 'malformed_request', { detail: MALFORMED_DETAIL });
     // a person (or a curl -L) at the surface's root is led to its reference

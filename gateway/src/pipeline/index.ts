@@ -2,7 +2,7 @@ import { type Config, log } from '@studio/shared';
 import type { SpanExporter } from '@studio/shared/io/otlp';
 import type { ActivityWriter } from '../activity/writer';
 import type { DocsHandler } from '../docs';
-import type { Answer } from '../edge/answer';
+import type { Answer, HeldAnswer } from '../edge/answer';
 import type { Incoming } from '../edge/request';
 import type { KeyResolver } from '../keys/resolver';
 import type { RateLimiter } from '../limits/rate-limiter';
@@ -79,7 +79,7 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   }
 
   /** The key store could not be asked (Postgres down): nothing is known of the caller, so nothing is recorded. */
-  function lookupFailed(c: Ctx, err: unknown): Response {
+  function lookupFailed(c: Ctx, err: unknown): HeldAnswer {
     log('error', 'key lookup failed', { requestId: c.requestId, error: String(err) });
     return record(c, refuse(p, c, 'service_unavailable', LOOKUP_DOWN));
   }

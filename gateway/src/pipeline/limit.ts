@@ -1,3 +1,4 @@
+import type { HeldAnswer } from '../edge/answer';
 import type { KeyResolver } from '../keys/resolver';
 import type { LimitResult, RateLimiter } from '../limits/rate-limiter';
 import { type Ctx, clientAddressOf, keyDetail, refuse } from './context';
@@ -19,7 +20,7 @@ export function limitStep(
   trusted: ReadonlySet<string>,
   count: LimitDecisionCount = () => {},
 ) {
-  function decide(c: Ctx, l: LimitResult | null): Response | null {
+  function decide(c: Ctx, l: LimitResult | null): HeldAnswer | null {
     if (!l) {
       count({ decision: 'fail_open' });
       return null;
@@ -44,7 +45,7 @@ export function limitStep(
    * kind, revoked or expired; 403; 404; 405) spends a token too, and over the limit is a 429
    * (one activity entry per key, address and second) instead of its own refusal.
    */
-  function limit(c: Ctx): Response | null | Promise<Response | null> {
+  function limit(c: Ctx): HeldAnswer | null | Promise<HeldAnswer | null> {
     const k = c.key!;
     const group = limiter.groupFor(k.id, k.kind, k.kind === 'publishable' ? clientAddressOf(c, trusted) : '');
     const known = limiter.peek(group, c.hash!, k.revoked);
@@ -53,7 +54,7 @@ export function limitStep(
   }
 
   /** The caller's address is over its limit of unknown keys (`keyStep`): 429, nothing looked up. */
-  function unknownKeys(c: Ctx, l: LimitResult): Response {
+  function unknownKeys(c: Ctx, l: LimitResult): HeldAnswer {
     count({ decision: 'limited' });
     c.limitHeaders = l.headers;
     return refuse(p, c, 'rate_limited', {

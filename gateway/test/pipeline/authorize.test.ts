@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { asResponse } from '../../src/edge/answer';
 import { authorizeStep, judgeKey } from '../../src/pipeline/authorize';
 import { routeStep } from '../../src/pipeline/route';
 import { ctxOf, problemOf, profiles, record } from './helpers';
@@ -30,7 +31,7 @@ describe('authorize step', () => {
 
     const put = routed('/v1/classes', 'PUT');
     const res = authorize(put, { problem: 'api_key_missing' })!;
-    expect(res.headers.get('allow')).toBe('GET, POST');
+    expect(asResponse(res).headers.get('allow')).toBe('GET, POST');
     expect((await problemOf(res)).code).toBe('method_not_allowed');
 
     const missing = routed('/v1/classes');

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test';
 import { randomBase62 } from '@studio/shared/base62';
 import { createSql, type Sql } from '@studio/shared/io/db';
 import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/io/redis';
+import { asResponse } from '../../src/edge/answer';
 import { redisNames } from '../../src/keys/redis-names';
 import { KeyResolver } from '../../src/keys/resolver';
 import type { BucketStore } from '../../src/limits/buckets';
@@ -59,7 +60,7 @@ for (const [storeName, store] of STORES)
         const refused = await limit(c);
         outcomes.push(refused ? (await problemOf(refused)).code : null);
         if (!refused) expect(c.limitHeaders?.['ratelimit-policy']).toBe('"key";q=1;w=1');
-        else expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        else expect(Number(asResponse(refused).headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       }
       expect(outcomes).toEqual([null, null, null, 'rate_limited', 'rate_limited']);
     });
