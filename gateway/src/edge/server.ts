@@ -1,9 +1,9 @@
 /**
- * The edge: the Storefront port's HTTP/1.1 server, on `Bun.listen` with llhttp, the parser Bun builds in (Node's
+ * The edge: the API ports' HTTP/1.1 server, on `Bun.listen` with llhttp, the parser Bun builds in (Node's
  * `HTTPParser`), reading the requests (docs/design/edge.md). It does what Bun.serve does for a port (framing, the
- * header limit, keep-alive and pipelining with answers in order, HEAD, the idle and header timeouts, a graceful
- * stop) without making a Request and a Response for every call: a cached read's answer is written from the bytes
- * the cache holds.
+ * header limit, request bodies on the Management port, keep-alive and pipelining with answers in order, HEAD, the
+ * idle and header timeouts, a graceful stop) without making a Request and a Response for every call: a cached
+ * read's answer is written from the bytes the cache holds, a forwarded one from the bytes the hop read.
  */
 import { STATUS_CODES } from 'node:http';
 import { AppError, log } from '@studio/shared';
