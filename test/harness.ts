@@ -98,18 +98,20 @@ const bearer = (key: string | null, init: RequestInit = {}): RequestInit => {
   return { ...init, headers };
 };
 
-export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const baseUrl = process.env.TEST_DATABASE_URL!;
+/** A database of its own for one stack, made from the migrated template (fast: a file copy). */
+async function freshDatabase(baseUrl: string): Promise<{ databaseName: string; dbUrl: URL }> {
   const databaseName = `studio_t_${randomBase62(10).toLowerCase()}`;
   const admin = postgres(baseUrl, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${databaseName} template ${process.env.TEST_TEMPLATE_DB}`);
   await admin.end();
   const dbUrl = new URL(baseUrl);
   dbUrl.pathname = `/${databaseName}`;
+  return { databaseName, dbUrl };
+}
 
-  const prefix = `t_${randomBase62(8)}:`;
-  const single = options.redis === 'none';
-  const env: Record<string, string> = {
+/** A stack's environment: its database, Redis (or none) under its own prefix, fresh secrets, generous limits. */
+function stackEnv(dbUrl: URL, prefix: string, single: boolean, env: Record<string, string> = {}) {
+  return {
     DATABASE_URL: dbUrl.href,
     REDIS_URL: single ? 'none' : process.env.TEST_REDIS_URL!,
     // set by test/preload.ts when the suite runs on a Redis Cluster (`bun run test:cluster`)
@@ -124,14 +126,50 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // every test calls from 127.0.0.1, and several walk unknown keys across the whole table
     RATE_LIMIT_UNKNOWN_KEY: '1000:2000',
     UPSTREAM_TIMEOUT_MS: '10000',
-    ...options.env,
+    ...env,
   };
-  let config = loadConfig(env);
-  const sql = createSql(config.DATABASE_URL, { max: 10 });
-  const redis = single ? NO_REDIS : createRedis(config.REDIS_URL, 'test redis', config.REDIS_CLUSTER_NODES);
-  if (!single) await connectRedis(redis);
-  const appRedis = single ? null : redis;
+}
 
+/** The gateway's Redis (the stack's, unless `gatewayRedisUrl` names another) and its subscriber, connected. */
+async function gatewayRedisOf(options: StackOptions, config: Config, redis: Redis, single: boolean) {
+  if (single) return { gwRedis: null, subscriber: null };
+  const url = options.gatewayRedisUrl ?? config.REDIS_URL;
+  const gwRedis = url === config.REDIS_URL ? redis : createRedis(url, 'test gateway redis');
+  const subscriber = gwRedis.duplicate();
+  subscriber.on('error', () => {});
+  await Promise.all([gwRedis === redis ? null : connectRedis(gwRedis), connectRedis(subscriber)]);
+  return { gwRedis, subscriber };
+}
+
+/**
+ * The gateway's four ports on free ports, as main.ts serves them (the API's on the edge), answering through the
+ * gateway `holder` holds once it is made: the gateway needs its own public addresses, known only after listening.
+ */
+function gatewayPorts(holder: { gw?: Gateway }) {
+  const listen = (pick: (g: Gateway) => (req: Request, server: Bun.Server<unknown>) => Response | Promise<Response>) =>
+    Bun.serve({
+      ...SERVE_DEFAULTS,
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: (req, server) => pick(holder.gw!)(req, server),
+    });
+  const servers: { port?: number; stop(force?: boolean): unknown }[] = [
+    serveSurface((req, peer) => holder.gw!.storefront(req, peer)),
+    serveSurface((req, peer) => holder.gw!.management(req, peer), true),
+    listen((g) => g.dashboard),
+    listen((g) => g.ops),
+  ];
+  const [sfUrl, mgUrl, dbUrlPublic, opsUrl] = servers.map((s) => `http://127.0.0.1:${s.port}`) as [
+    string,
+    string,
+    string,
+    string,
+  ];
+  return { servers, sfUrl, mgUrl, dbUrlPublic, opsUrl };
+}
+
+/** The services, each on a free port, as their own processes serve them. */
+function startServices(config: Config, sql: Sql, appRedis: Redis | null) {
   const metrics = { storefront: createMetrics(), management: createMetrics() };
   const serve = (app: ServedApp, surface: 'storefront' | 'management') =>
     serveService(app, {
@@ -147,44 +185,54 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     createManagementService({ config, sql, redis: appRedis, metrics: metrics.management }),
     'management',
   );
+  return { metrics, storefrontApp, managementApp };
+}
+
+/** What a test asks of a stack: studios and keys made and ended as the product makes them, and calls to its ports. */
+function stackCalls(
+  sql: Sql,
+  bus: Broadcasts,
+  sfUrl: string,
+  mgUrl: string,
+): Pick<Stack, 'studio' | 'key' | 'revoke' | 'deleteStudio' | 'sf' | 'mg'> {
+  return {
+    async studio(input = {}) {
+      const r = await createStudio(sql, { name: 'Test Studio', ...input });
+      return { id: r.studio.id as string, adminId: r.admin.id as string };
+    },
+    async key(studioId, kind, scopes = [], name = 'test') {
+      const r = await createApiKey(sql, { studioId, kind, name, scopes: [...scopes] });
+      return { key: r.key, id: r.record.id };
+    },
+    async revoke(keyId) {
+      await revokeApiKey(sql, bus, keyId);
+    },
+    async deleteStudio(studioId) {
+      await deleteStudio(sql, bus, studioId);
+    },
+    sf: (path, key, init) => fetch(sfUrl + path, bearer(key, init)),
+    mg: (path, key, init) => fetch(mgUrl + path, bearer(key, init)),
+  };
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const baseUrl = process.env.TEST_DATABASE_URL!;
+  const { databaseName, dbUrl } = await freshDatabase(baseUrl);
+  const prefix = `t_${randomBase62(8)}:`;
+  const single = options.redis === 'none';
+  const env = stackEnv(dbUrl, prefix, single, options.env);
+  let config = loadConfig(env);
+  const sql = createSql(config.DATABASE_URL, { max: 10 });
+  const redis = single ? NO_REDIS : createRedis(config.REDIS_URL, 'test redis', config.REDIS_CLUSTER_NODES);
+  if (!single) await connectRedis(redis);
+  const appRedis = single ? null : redis;
+  const { metrics, storefrontApp, managementApp } = startServices(config, sql, appRedis);
   const storefrontServiceUrl = storefrontApp.url;
   const managementServiceUrl = managementApp.url;
 
-  // The gateway needs the services' addresses and its own public ones, known only after listening.
-  const gwRedisUrl = options.gatewayRedisUrl ?? config.REDIS_URL;
-  const gwRedis = single
-    ? null
-    : gwRedisUrl === config.REDIS_URL
-      ? redis
-      : createRedis(gwRedisUrl, 'test gateway redis');
-  const subscriber = gwRedis?.duplicate() ?? null;
-  subscriber?.on('error', () => {});
-  await Promise.all([
-    !gwRedis || gwRedis === redis ? Promise.resolve() : connectRedis(gwRedis),
-    subscriber ? connectRedis(subscriber) : null,
-  ]);
-  const servers: { port?: number; stop(force?: boolean): unknown }[] = [];
+  const { gwRedis, subscriber } = await gatewayRedisOf(options, config, redis, single);
   const holder: { gw?: Gateway } = {};
-  const listen = (pick: (g: Gateway) => (req: Request, server: Bun.Server<unknown>) => Response | Promise<Response>) =>
-    Bun.serve({
-      ...SERVE_DEFAULTS,
-      hostname: '127.0.0.1',
-      port: 0,
-      fetch: (req, server) => pick(holder.gw!)(req, server),
-    });
-  servers.push(
-    // the API's ports on the edge, as main.ts serves them
-    serveSurface((req, peer) => holder.gw!.storefront(req, peer)),
-    serveSurface((req, peer) => holder.gw!.management(req, peer), true),
-    listen((g) => g.dashboard),
-    listen((g) => g.ops),
-  );
-  const [sfUrl, mgUrl, dbUrlPublic, opsUrl] = servers.map((s) => `http://127.0.0.1:${s.port}`) as [
-    string,
-    string,
-    string,
-    string,
-  ];
+  const { servers, sfUrl, mgUrl, dbUrlPublic, opsUrl } = gatewayPorts(holder);
   checkedSurfaces.set(sfUrl, 'storefront');
   checkedSurfaces.set(mgUrl, 'management');
   config = loadConfig({
@@ -216,22 +264,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     opsUrl,
     storefrontServiceUrl,
     managementServiceUrl,
-    async studio(input = {}) {
-      const r = await createStudio(sql, { name: 'Test Studio', ...input });
-      return { id: r.studio.id as string, adminId: r.admin.id as string };
-    },
-    async key(studioId, kind, scopes = [], name = 'test') {
-      const r = await createApiKey(sql, { studioId, kind, name, scopes: [...scopes] });
-      return { key: r.key, id: r.record.id };
-    },
-    async revoke(keyId) {
-      await revokeApiKey(sql, bus, keyId);
-    },
-    async deleteStudio(studioId) {
-      await deleteStudio(sql, bus, studioId);
-    },
-    sf: (path, key, init) => fetch(sfUrl + path, bearer(key, init)),
-    mg: (path, key, init) => fetch(mgUrl + path, bearer(key, init)),
+    ...stackCalls(sql, bus, sfUrl, mgUrl),
     async close() {
       // a later stack may get these ports for another surface (all test files share one process)
       checkedSurfaces.delete(sfUrl);
