@@ -164,6 +164,16 @@ describe('the edge', () => {
     expect(a[2]).toContain('{"path":"/b"}');
   });
 
+  test('held answers that come later, in any order, are each written whole and their own: the one whose turn it is at once, the ones behind it kept', async () => {
+    const slow = (ms: number) => `GET /slow/${ms} HTTP/1.1\r\nHost: h\r\n\r\n`;
+    const { text } = await raw(edge.port, [slow(120) + slow(10) + slow(60) + slow(30) + slow(150)], 600);
+    const a = answers(text);
+    expect(a.map(statusOf)).toEqual([200, 200, 200, 200, 200]);
+    expect(a.map((x) => x.split('\r\n\r\n')[1])).toEqual(
+      [120, 10, 60, 30, 150].map((ms) => JSON.stringify({ slow: `/slow/${ms}` })),
+    );
+  });
+
   test('HEAD: the headers and the length of the body, no body; a 304 has neither', async () => {
     const { text } = await raw(edge.port, [
       'HEAD /abc HTTP/1.1\r\nHost: h\r\n\r\nGET /not-modified HTTP/1.1\r\nHost: h\r\n\r\nGET /z HTTP/1.1\r\nHost: h\r\n\r\n',

@@ -172,6 +172,24 @@ describe('service hop (HTTP/1.1 keep-alive pool)', () => {
     pool.close();
   });
 
+  test('a GET sent again is the request it was, though others went out in between', async () => {
+    const perConnection = new Map<unknown, number>();
+    const raw = rawServer((s, request) => {
+      const n = (perConnection.get(s) ?? 0) + 1;
+      perConnection.set(s, n);
+      if (n === 2) return void s.end(); // the second request on any connection is dropped unanswered
+      const target = request.split(' ')[1]!;
+      s.write(`HTTP/1.1 200 OK\r\ncontent-length: ${target.length}\r\n\r\n${target}`);
+    });
+    const pool = new Pool(raw.origin);
+    const get = (target: string) => pool.request('GET', target, '', null, 1000).then((a) => text(a.body));
+    expect(await Promise.all([get('/warm-1'), get('/warm-2')])).toEqual(['/warm-1', '/warm-2']);
+    // both go out on the kept connections, both are dropped, each is sent again on a new one
+    expect(await Promise.all([get('/a'), get('/bb')])).toEqual(['/a', '/bb']);
+    raw.stop();
+    pool.close();
+  });
+
   test('a kept connection the service closed while idle is forgotten, not used', async () => {
     const raw = rawServer((s) => {
       s.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');

@@ -279,7 +279,10 @@ class Connection {
       const last = close || !!(body && !body.done);
       if (x instanceof HeldAnswer) {
         slot.last = last;
-        return void this.fill(slot, Buffer.from(heldBytes(x, headOnly, last)));
+        const bytes = heldBytes(x, headOnly, last);
+        // its turn already (the usual forwarded call): written from OUT now (`write` copies what the socket leaves),
+        // else copied out of it to wait for its turn
+        return void this.fill(slot, this.slots[0] === slot && !this.unsent ? bytes : Buffer.from(bytes));
       }
       slot.last = last || closes(x);
       return responseBytes(x, headOnly, slot.last).then((b) => this.fill(slot, b));

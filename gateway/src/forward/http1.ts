@@ -30,6 +30,8 @@ export class UpstreamError extends Error {
 }
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
+/** Where a request that fits is written before it is sent: the socket takes it at once, or `send` copies the rest. */
+const REQUEST = Buffer.allocUnsafeSlow(64 * 1024);
 /** No bytes yet: shared, never written to (`data` concatenates into a new buffer). */
 const NO_BYTES = Buffer.alloc(0);
 /** An answer larger than this is refused (the services' largest page is far below). */
@@ -59,9 +61,14 @@ class Conn {
 
   constructor(readonly pool: Pool) {}
 
+  /** `bytes`, or what the socket does not take of them (copied when they lie in the shared REQUEST buffer). */
   send(bytes: Uint8Array) {
     const n = this.socket!.write(bytes);
-    this.unsent = n < bytes.byteLength ? bytes.subarray(Math.max(0, n)) : null;
+    if (n >= bytes.byteLength) this.unsent = null;
+    else {
+      const rest = bytes.subarray(Math.max(0, n));
+      this.unsent = rest.buffer === REQUEST.buffer ? Buffer.from(rest) : rest;
+    }
   }
 
   drain() {
@@ -191,7 +198,8 @@ export class Pool {
     ok: (a: Answer) => T | PromiseLike<T>,
     failed: (err: unknown) => T | PromiseLike<T>,
   ): Promise<T> {
-    const bytes = this.serialize(method, target, head, body);
+    // the request line and headers: written out at each send (a retry sends them again), not kept as bytes
+    const lines = this.requestLines(method, target, head, body);
     const isHead = method === 'HEAD';
     const deadline = Date.now() + timeoutMs;
     return new Promise<T>((resolve, reject) => {
@@ -199,7 +207,7 @@ export class Pool {
       const fail = deliver(failed, resolve, reject);
       const start = (conn: Conn, ms: number, onFail: (e: UpstreamError) => void) => {
         try {
-          this.exchange(conn, bytes, isHead, ms, settle, onFail);
+          this.exchange(conn, lines, body, isHead, ms, settle, onFail);
         } catch (err) {
           fail(err);
         }
@@ -223,16 +231,15 @@ export class Pool {
     });
   }
 
-  private serialize(method: string, target: string, head: string, body: Uint8Array | null): Uint8Array {
+  private requestLines(method: string, target: string, head: string, body: Uint8Array | null): string {
     const length = body ? body.byteLength : 0;
-    const start = `${method} ${target} HTTP/1.1\r\nhost: ${this.hostHeader}\r\n${head}${length || method !== 'GET' ? `content-length: ${length}\r\n` : ''}\r\n`;
-    if (!length) return Buffer.from(start, 'latin1');
-    return Buffer.concat([Buffer.from(start, 'latin1'), body!]);
+    return `${method} ${target} HTTP/1.1\r\nhost: ${this.hostHeader}\r\n${head}${length || method !== 'GET' ? `content-length: ${length}\r\n` : ''}\r\n`;
   }
 
   private exchange(
     conn: Conn,
-    bytes: Uint8Array,
+    lines: string,
+    body: Uint8Array | null,
     head: boolean,
     timeoutMs: number,
     resolve: (a: Answer) => void,
@@ -241,7 +248,7 @@ export class Pool {
     conn.pending = { resolve, reject, deadline: Date.now() + timeoutMs, head };
     conn.buf = NO_BYTES;
     this.watch(conn, timeoutMs);
-    conn.send(bytes);
+    conn.send(requestBytes(lines, body));
   }
 
   /**
@@ -333,6 +340,15 @@ const HANDLERS = {
   error: (s: Socket<Conn>) => s.data.close(),
   end: (s: Socket<Conn>) => s.data.close(),
 };
+
+/** A request's bytes (latin1: a byte a character), in REQUEST when they fit: no buffer made per call. */
+function requestBytes(lines: string, body: Uint8Array | null): Uint8Array {
+  const size = lines.length + (body?.byteLength ?? 0);
+  const out = size <= REQUEST.length ? REQUEST : Buffer.allocUnsafe(size);
+  const n = out.write(lines, 0, 'latin1');
+  if (body) out.set(body, n);
+  return out.subarray(0, size);
+}
 
 /**
  * A complete answer at the start of `buf`, or null while more bytes are due.
