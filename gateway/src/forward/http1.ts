@@ -1,6 +1,6 @@
 /**
  * The gateway's hop to its own services: HTTP/1.1 over a pool of kept-alive TCP
- * connections (Bun.connect), requests written as one buffer, answers parsed in place.
+ * connections (Bun.connect), requests written into one shared buffer and sent in one write, answers parsed in place.
  *
  * Why not fetch: on the uncached Management read, fetch was most of the gateway's CPU
  * (a separate HTTP thread, a Response and Headers object per call, a timer signal),
