@@ -99,11 +99,15 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 export function problemResponse(code: ProblemCode, requestId: string | undefined, o: ProblemOptions = {}): Response {
   const id = requestId || newRequestId();
   const body = problemBody(code, id, o);
-  return new Response(JSON.stringify(body), {
-    status: body.status,
-    headers: { 'content-type': PROBLEM_CONTENT_TYPE, 'x-request-id': id, ...o.headers },
-  });
+  return new Response(JSON.stringify(body), { status: body.status, headers: problemHeaders(id, o) });
 }
+
+/** A problem answer's headers: its media type and request id, then the problem's own (`Retry-After`, `Allow`…). */
+export const problemHeaders = (requestId: string, o: ProblemOptions = {}): Record<string, string> => ({
+  'content-type': PROBLEM_CONTENT_TYPE,
+  'x-request-id': requestId,
+  ...o.headers,
+});
 
 /** Named factories of the problems services throw, so each answer is worded in one place. */
 export const problems = {

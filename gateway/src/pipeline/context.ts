@@ -4,11 +4,10 @@ import {
   log,
   newRequestId,
   type Operation,
-  PROBLEM_CONTENT_TYPE,
   type ProblemCode,
   type ProblemOptions,
   problemBody,
-  REQUEST_ID,
+  problemHeaders,
 } from '@studio/shared';
 import { requestTarget } from '@studio/shared/target';
 import { startTrace, TRACEPARENT, type Trace } from '@studio/shared/trace';
@@ -151,8 +150,7 @@ export function refuse(p: SurfaceProfile, c: Ctx, code: ProblemCode, options: Pr
   c.problem = code;
   if (options.detail) c.problemDetail = options.detail;
   const body = problemBody(code, c.requestId, { typeBase: p.typeBase, ...options });
-  const own = { 'content-type': PROBLEM_CONTENT_TYPE, [REQUEST_ID]: c.requestId, ...options.headers };
-  return new HeldAnswer(body.status, own, null, Buffer.from(JSON.stringify(body)));
+  return new HeldAnswer(body.status, problemHeaders(c.requestId, options), null, Buffer.from(JSON.stringify(body)));
 }
 
 /** A service's problem answer, passed on: its code and detail kept on the context for the activity log. */
