@@ -12,7 +12,7 @@ import { rollApiKey } from '../src/keys/store';
 
 let s: Stack;
 let replica: Gateway;
-let servers: { port?: number; stop(force?: boolean): unknown }[] = [];
+let servers: ReturnType<typeof serveSurface>[] = [];
 const duplicate = () => s.redis.duplicate();
 let sub: ReturnType<typeof duplicate>;
 beforeAll(async () => {

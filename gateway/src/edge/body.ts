@@ -71,14 +71,7 @@ export class EdgeBody {
 
   private bytes(): Uint8Array {
     if (this.whole) return this.whole;
-    if (this.parts.length === 1) return this.parts[0]!;
-    const body = new Uint8Array(this.size);
-    let at = 0;
-    for (const part of this.parts) {
-      body.set(part, at);
-      at += part.byteLength;
-    }
-    return body;
+    return this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.size);
   }
 
   private wake() {
