@@ -373,6 +373,42 @@ describe('a client that trickles its body (REQUEST_BODY_TIMEOUT_MS)', () => {
     expect(a.status, a.body).toBe(201);
   });
 
+  test('a client still sending after its answer reads the answer whole: the connection lingers, then closes with it', async () => {
+    // the client keeps sending after the answer and the FIN have come: closed outright, the gateway would answer those
+    // bytes with a reset, and a reset can discard an answer the client has not read yet
+    const sent = {
+      management: head(`Content-Length: 100000\r\n`),
+      storefront: `POST /v1/instructors HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n`,
+    };
+    for (const [surface, request] of Object.entries(sent)) {
+      const base = surface === 'management' ? t.managementUrl : t.storefrontUrl;
+      const { port, hostname } = new URL(base);
+      const outcome = await new Promise<{ text: string; error?: string }>((resolve) => {
+        let text = '';
+        let after = 0;
+        const socket = net.connect({ port: Number(port), host: hostname, allowHalfOpen: true }, () => {
+          socket.write(request);
+          const sending = setInterval(() => {
+            if (after > 0 && ++after > 6) {
+              clearInterval(sending);
+              socket.end();
+            } else socket.write('x');
+          }, 50);
+          socket.on('end', () => (after = 1)); // the answer and the FIN have come: six more bytes, then our FIN
+          socket.on('close', () => {
+            clearInterval(sending);
+            resolve({ text });
+          });
+        });
+        socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+        socket.on('error', (err: NodeJS.ErrnoException) => resolve({ text, error: err.code }));
+      });
+      expect(outcome.error, `${surface}: ${outcome.text}`).toBeUndefined();
+      expect(outcome.text, surface).toMatch(surface === 'management' ? /^HTTP\/1\.1 408 / : /^HTTP\/1\.1 4\d\d /);
+      expect(outcome.text.toLowerCase(), surface).toContain('connection: close');
+    }
+  });
+
   test('a dashboard form trickled past the timeout: 408, the connection closed', async () => {
     const origin = new URL(t.dashboardUrl).origin;
     const form = 'token=abcdefghijklmnop';

@@ -10,7 +10,7 @@ import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { HEAD_ROOM, HeldAnswer, withHeadRoom } from '../src/edge/answer';
 import { BodyAbandoned } from '../src/edge/body';
 import type { EdgeRequest } from '../src/edge/request';
-import { EdgeParser, HEAD_MAX, HEADERS_TIMEOUT_MS, serveEdge } from '../src/edge/server';
+import { EdgeParser, HEAD_MAX, HEADERS_TIMEOUT_MS, LINGER_SECONDS, serveEdge } from '../src/edge/server';
 
 const seen: { method: string; url: string; headers: Record<string, string>; peer: string | undefined }[] = [];
 const held = (body: string) =>
@@ -323,6 +323,34 @@ describe('the edge', () => {
     expect(read).toBeGreaterThan(0);
     expect(read).toBeLessThan(total / 4);
   });
+
+  test(`a connection that sent its FIN reads what its client still sends (a reset would lose the answer), ${LINGER_SECONDS} s at most`, async () => {
+    // a client that never closes and never stops sending a body the port does not read
+    const started = Date.now();
+    let text = '';
+    let error: string | undefined;
+    let finAt = 0;
+    const closedAt = await new Promise<number>((resolve) => {
+      const client = connect({ port: edge.port, host: '127.0.0.1', allowHalfOpen: true }, () => {
+        client.write('POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 1000000\r\n\r\n');
+        const sending = setInterval(() => client.writable && client.write('x'.repeat(100)), 100);
+        client.on('close', () => {
+          clearInterval(sending);
+          resolve(Date.now());
+        });
+      });
+      client.on('data', (d: Buffer) => (text += d.toString('latin1')));
+      client.on('end', () => (finAt = Date.now()));
+      client.on('error', (err: NodeJS.ErrnoException) => (error ??= err.code));
+    });
+    expect(answers(text).map(statusOf)).toEqual([200]);
+    expect(text).toContain('connection: close');
+    expect(finAt - started).toBeLessThan(1_000); // the FIN right after the answer
+    // still read after it: the reset, if any, only once the lingering is over
+    expect(closedAt - finAt).toBeGreaterThanOrEqual(LINGER_SECONDS * 1000 - 100);
+    expect(closedAt - finAt).toBeLessThan(LINGER_SECONDS * 1000 + 5_000);
+    expect([undefined, 'ECONNRESET', 'EPIPE']).toContain(error);
+  }, 15_000);
 
   test('stop: no new connection; an idle one closes at once, a busy one after its answer', async () => {
     const other = serveEdge({ hostname: '127.0.0.1', port: 0, idleTimeout: 30, fetch: handler });

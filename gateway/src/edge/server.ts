@@ -42,6 +42,8 @@ export { HTTPParser as EdgeParser };
 export const HEAD_MAX = 16 * 1024;
 /** A request's line and headers must arrive whole within this of its first byte (Bun.serve's 10 s). */
 export const HEADERS_TIMEOUT_MS = 10_000;
+/** How long a connection that sent its FIN reads what the client still sends before closing (nginx: 5 s). */
+export const LINGER_SECONDS = 5;
 /** Answers waiting on one connection before it is read no further until they are written (a pipelined flood). */
 const WAITING_MAX = 64;
 /** What Bun.serve answers to what its parser refuses: no body, the connection closed. */
@@ -159,6 +161,8 @@ class Connection {
   closing = false;
   /** The socket closed: what is still owed is dropped. */
   gone = false;
+  /** Its FIN is sent: the connection lingers until the client closes (`end`). */
+  shut = false;
   paused = false;
   /** Headers and target llhttp handed over before the headers were whole (a long head, or one in pieces). */
   partial: string[] = [];
@@ -354,9 +358,18 @@ class Connection {
     if (!this.unsent) this.flush();
   }
 
+  /**
+   * Ends the connection once what it owes is out, as nginx's lingering close does: a FIN, then what the client still
+   * sends is read and dropped (see `data`) until it closes too, LINGER_SECONDS at most. Closing outright while a client
+   * is still sending (a body the answer refused or timed out) answers its next bytes with a reset, and a reset can
+   * discard the answer before the client has read it.
+   */
   end() {
     this.closing = true;
-    if (!this.unsent && !this.slots.length) this.socket.end();
+    if (this.unsent || this.slots.length || this.shut || this.gone) return;
+    this.shut = true;
+    this.socket.shutdown();
+    this.socket.timeout(LINGER_SECONDS);
   }
 
   data(chunk: Uint8Array) {
