@@ -42,7 +42,10 @@ export { HTTPParser as EdgeParser };
 export const HEAD_MAX = 16 * 1024;
 /** A request's line and headers must arrive whole within this of its first byte (Bun.serve's 10 s). */
 export const HEADERS_TIMEOUT_MS = 10_000;
-/** How long a connection that sent its FIN reads what the client still sends before closing (nginx: 5 s). */
+/**
+ * How long a connection that sent its FIN reads what the client still sends before closing (nginx: 5 s). Bun's socket
+ * timer ticks every 4 s, so this is 4 to 8 s.
+ */
 export const LINGER_SECONDS = 5;
 /** Answers waiting on one connection before it is read no further until they are written (a pipelined flood). */
 const WAITING_MAX = 64;
@@ -103,31 +106,89 @@ const OUT = Buffer.allocUnsafe(64 * 1024);
 
 const noBody = (status: number) => status < 200 || status === 204 || status === 304;
 
+/** `HTTP/1.1 <status> <reason>\r\n`, made once a status. */
+const statusLines: string[] = [];
+const statusLine = (status: number): string =>
+  (statusLines[status] ??= `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n`);
+
 /** The status line and headers of an answer, with the edge's framing: Date, Content-Length, Connection. */
 function head(status: number, lines: string, length: number, close: boolean): string {
-  let h = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${lines}date: ${dateNow()}\r\n`;
+  let h = `${statusLine(status)}${lines}date: ${dateNow()}\r\n`;
   if (!noBody(status)) h += `content-length: ${length}\r\n`;
   return close ? `${h}connection: close\r\n\r\n` : `${h}\r\n`;
 }
 
+/** `s` into `b` at `p`, a byte a character as Buffer's `latin1` writes it; returns where it ended. */
+function put(b: Uint8Array, p: number, s: string): number {
+  const n = s.length;
+  for (let i = 0; i < n; i++) b[p + i] = s.charCodeAt(i);
+  return p + n;
+}
+
+/** `name: value\r\n` into `b` at `p`. */
+function putLine(b: Uint8Array, p: number, name: string, value: string): number {
+  p = put(b, p, name);
+  b[p] = 58; // ':'
+  b[p + 1] = 32;
+  p = put(b, p + 2, value);
+  b[p] = 13;
+  b[p + 1] = 10;
+  return p + 2;
+}
+
+/**
+ * A held answer's head into OUT, byte by byte: a few hundred characters, cheaper so than joined into one string and
+ * that string flattened and copied (what a head built by `+=` costs when written; docs/benchmarks.md). Returns its
+ * length, or -1 when it is longer than OUT.
+ */
+function heldHead(a: HeldAnswer, length: number, close: boolean): number {
+  const { own, extra } = a;
+  const b = OUT;
+  let p = put(b, 0, statusLine(a.status));
+  for (const k in own) if (!(extra && k in extra) && !FRAMING.has(k)) p = putLine(b, p, k, own[k]!);
+  if (extra) for (const k in extra) if (!FRAMING.has(k)) p = putLine(b, p, k, extra[k]!);
+  p = putLine(b, p, 'date', dateNow());
+  if (!noBody(a.status)) p = putLine(b, p, 'content-length', String(length));
+  if (close) p = putLine(b, p, 'connection', 'close');
+  b[p] = 13;
+  b[p + 1] = 10;
+  p += 2;
+  return p <= b.length ? p : -1; // past its end, a typed array drops what is written
+}
+
 /** The bytes of a held answer: its headers and body as they are, nothing copied but into OUT (or one buffer). */
 function heldBytes(a: HeldAnswer, headOnly: boolean, close: boolean): Uint8Array {
-  const { own, extra } = a;
+  const body = noBody(a.status) ? null : a.body;
+  const n = heldHead(a, body?.byteLength ?? 0, close);
+  if (n < 0) return framed(head(a.status, heldLines(a), body?.byteLength ?? 0, close), headOnly ? null : body);
+  if (!body || headOnly) return OUT.subarray(0, n);
+  // a kept body with room before it: the head copied there, and the body sent where it lies, not copied (the socket
+  // takes the bytes at once, or they are copied: nothing else writes the room in between)
+  if (n <= HEAD_ROOM && hasHeadRoom(body)) {
+    const out = Buffer.from(body.buffer, body.byteOffset - n, n + body.byteLength);
+    OUT.copy(out, 0, 0, n);
+    return out;
+  }
+  const size = n + body.byteLength;
+  if (size <= OUT.length) {
+    OUT.set(body, n);
+    return OUT.subarray(0, size);
+  }
+  const out = Buffer.allocUnsafe(size);
+  OUT.copy(out, 0, 0, n);
+  out.set(body, n);
+  return out;
+}
+
+/** A held answer's header lines as one string: for a head longer than OUT. */
+function heldLines({ own, extra }: HeldAnswer): string {
   let lines = '';
   for (const k in own) if (!(extra && k in extra) && !FRAMING.has(k)) lines += `${k}: ${own[k]}\r\n`;
   if (extra) for (const k in extra) if (!FRAMING.has(k)) lines += `${k}: ${extra[k]}\r\n`;
-  const body = noBody(a.status) ? null : a.body;
-  return framed(head(a.status, lines, body?.byteLength ?? 0, close), headOnly ? null : body);
+  return lines;
 }
 
 function framed(h: string, body: Uint8Array | null): Uint8Array {
-  // a kept body with room before it: the head written there, and the body sent where it lies, not copied (the
-  // socket takes the bytes at once, or they are copied: nothing else writes the room in between)
-  if (body && h.length <= HEAD_ROOM && hasHeadRoom(body)) {
-    const out = Buffer.from(body.buffer, body.byteOffset - h.length, h.length + body.byteLength);
-    out.write(h, 0, 'latin1');
-    return out;
-  }
   const size = h.length + (body?.byteLength ?? 0); // latin1: a byte a character
   const out = size <= OUT.length ? OUT : Buffer.allocUnsafe(size);
   const n = out.write(h, 0, 'latin1');
@@ -360,9 +421,9 @@ class Connection {
 
   /**
    * Ends the connection once what it owes is out, as nginx's lingering close does: a FIN, then what the client still
-   * sends is read and dropped (see `data`) until it closes too, LINGER_SECONDS at most. Closing outright while a client
-   * is still sending (a body the answer refused or timed out) answers its next bytes with a reset, and a reset can
-   * discard the answer before the client has read it.
+   * sends is read and dropped (see `data`) until it closes too, LINGER_SECONDS or so at most. Closing outright while
+   * a client is still sending (a body the answer refused or timed out) answers its next bytes with a reset, and a
+   * reset can discard the answer before the client has read it.
    */
   end() {
     this.closing = true;
