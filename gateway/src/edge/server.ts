@@ -137,13 +137,13 @@ function putLine(b: Uint8Array, p: number, name: string, value: string): number 
 }
 
 /**
- * A held answer's head into OUT, byte by byte: a few hundred characters, cheaper so than joined into one string and
+ * A held answer's head into `b`, byte by byte: a few hundred characters, cheaper so than joined into one string and
  * that string flattened and copied (what a head built by `+=` costs when written; docs/benchmarks.md). Returns its
- * length, or -1 when it is longer than OUT.
+ * length, also when that is past the end of `b` (a typed array drops what is written there): then nothing of it is
+ * to be sent, and a buffer of that length takes it whole.
  */
-function heldHead(a: HeldAnswer, length: number, close: boolean): number {
+function heldHead(a: HeldAnswer, length: number, close: boolean, b: Uint8Array): number {
   const { own, extra } = a;
-  const b = OUT;
   let p = put(b, 0, statusLine(a.status));
   for (const k in own) if (!(extra && k in extra) && !FRAMING.has(k)) p = putLine(b, p, k, own[k]!);
   if (extra) for (const k in extra) if (!FRAMING.has(k)) p = putLine(b, p, k, extra[k]!);
@@ -152,40 +152,33 @@ function heldHead(a: HeldAnswer, length: number, close: boolean): number {
   if (close) p = putLine(b, p, 'connection', 'close');
   b[p] = 13;
   b[p + 1] = 10;
-  p += 2;
-  return p <= b.length ? p : -1; // past its end, a typed array drops what is written
+  return p + 2;
 }
 
 /** The bytes of a held answer: its headers and body as they are, nothing copied but into OUT (or one buffer). */
 function heldBytes(a: HeldAnswer, headOnly: boolean, close: boolean): Uint8Array {
-  const body = noBody(a.status) ? null : a.body;
-  const n = heldHead(a, body?.byteLength ?? 0, close);
-  if (n < 0) return framed(head(a.status, heldLines(a), body?.byteLength ?? 0, close), headOnly ? null : body);
-  if (!body || headOnly) return OUT.subarray(0, n);
+  const kept = noBody(a.status) ? null : a.body;
+  const length = kept?.byteLength ?? 0;
+  const body = headOnly ? null : kept;
+  const n = heldHead(a, length, close, OUT);
+  const size = n + (body?.byteLength ?? 0);
   // a kept body with room before it: the head copied there, and the body sent where it lies, not copied (the socket
   // takes the bytes at once, or they are copied: nothing else writes the room in between)
-  if (n <= HEAD_ROOM && hasHeadRoom(body)) {
-    const out = Buffer.from(body.buffer, body.byteOffset - n, n + body.byteLength);
+  if (body && n <= HEAD_ROOM && hasHeadRoom(body)) {
+    const out = Buffer.from(body.buffer, body.byteOffset - n, size);
     OUT.copy(out, 0, 0, n);
     return out;
   }
-  const size = n + body.byteLength;
-  if (size <= OUT.length) {
-    OUT.set(body, n);
-    return OUT.subarray(0, size);
+  if (size > OUT.length) {
+    // longer than OUT, by its head or its body: a buffer of its own (the head written again when OUT could not hold it)
+    const out = Buffer.allocUnsafe(size);
+    if (n > OUT.length) heldHead(a, length, close, out);
+    else OUT.copy(out, 0, 0, n);
+    if (body) out.set(body, n);
+    return out;
   }
-  const out = Buffer.allocUnsafe(size);
-  OUT.copy(out, 0, 0, n);
-  out.set(body, n);
-  return out;
-}
-
-/** A held answer's header lines as one string: for a head longer than OUT. */
-function heldLines({ own, extra }: HeldAnswer): string {
-  let lines = '';
-  for (const k in own) if (!(extra && k in extra) && !FRAMING.has(k)) lines += `${k}: ${own[k]}\r\n`;
-  if (extra) for (const k in extra) if (!FRAMING.has(k)) lines += `${k}: ${extra[k]}\r\n`;
-  return lines;
+  if (body) OUT.set(body, n);
+  return OUT.subarray(0, size);
 }
 
 function framed(h: string, body: Uint8Array | null): Uint8Array {
