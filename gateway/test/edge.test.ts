@@ -117,6 +117,10 @@ describe('the edge', () => {
     p[EdgeParser.kOnHeadersComplete] = (...a: unknown[]) => void got.push(a.slice(0, 5), a[7], a[8]);
     expect(p.execute(Buffer.from('GET /a?b HTTP/1.1\r\nHost: x\r\n\r\n'))).toBe(30);
     expect(got).toEqual([[1, 1, ['Host', 'x'], 1, '/a?b'], false, true]);
+    // the head's writer: Buffer's latin1Write, Node's and Bun's own, undocumented
+    const b = Buffer.alloc(6) as Buffer & { latin1Write(s: string, offset: number): number };
+    expect(b.latin1Write('ab\u00e9', 2)).toBe(3);
+    expect([...b]).toEqual([0, 0, 97, 98, 0xe9, 0]);
   });
 
   test("a held answer is written with its headers, the gateway's over the representation's, Date and Content-Length", async () => {
