@@ -9,7 +9,7 @@ import { STATUS_CODES } from 'node:http';
 import { AppError, log } from '@studio/shared';
 import { MAX_BODY_BYTES } from '@studio/shared/body';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
-import { type Answer, HEAD_ROOM, HeldAnswer, hasHeadRoom } from './answer';
+import { type Answer, HEAD_ROOM, HeldAnswer, hasHeadRoom, headAndBody } from './answer';
 import { BodyAbandoned, EdgeBody } from './body';
 import { EdgeHeaders, EdgeRequest, headerMap, type PeerOf, urlOf } from './request';
 
@@ -191,14 +191,6 @@ function heldBytes(a: HeldAnswer, headOnly: boolean, close: boolean): Uint8Array
   return OUT.subarray(0, size);
 }
 
-function framed(h: string, body: Uint8Array | null): Uint8Array {
-  const size = h.length + (body?.byteLength ?? 0); // latin1: a byte a character
-  const out = size <= OUT.length ? OUT : Buffer.allocUnsafe(size);
-  const n = out.write(h, 0, 'latin1');
-  if (body) out.set(body, n);
-  return out.subarray(0, size);
-}
-
 /** A Response's bytes: its body read whole first (the docs, a problem), so the answer is written in one go. */
 async function responseBytes(res: Response, headOnly: boolean, close: boolean): Promise<Uint8Array> {
   const body = res.body && !noBody(res.status) ? new Uint8Array(await res.arrayBuffer()) : null;
@@ -207,8 +199,8 @@ async function responseBytes(res: Response, headOnly: boolean, close: boolean): 
     if (!FRAMING.has(k) && k !== 'set-cookie') lines += `${k}: ${v}\r\n`;
   });
   for (const cookie of res.headers.getSetCookie()) lines += `set-cookie: ${cookie}\r\n`;
-  // copied out of OUT: other answers may be written through it before this one's turn comes
-  return Buffer.from(framed(head(res.status, lines, body?.byteLength ?? 0, close), headOnly ? null : body));
+  // a buffer of its own, not OUT: other answers may be written through OUT before this one's turn comes
+  return headAndBody(head(res.status, lines, body?.byteLength ?? 0, close), headOnly ? null : body);
 }
 
 /** Whether a Response asks for its connection to close (a 408 over a body that never ended). */

@@ -11,6 +11,7 @@
 
 import { withDeadline } from '@studio/shared/time';
 import type { Socket } from 'bun';
+import { headAndBody } from '../edge/answer';
 
 export interface Answer {
   status: number;
@@ -248,7 +249,8 @@ export class Pool {
     conn.pending = { resolve, reject, deadline: Date.now() + timeoutMs, head };
     conn.buf = NO_BYTES;
     this.watch(conn, timeoutMs);
-    conn.send(requestBytes(lines, body));
+    // in REQUEST when it fits: no buffer made per call
+    conn.send(headAndBody(lines, body, REQUEST));
   }
 
   /**
@@ -340,15 +342,6 @@ const HANDLERS = {
   error: (s: Socket<Conn>) => s.data.close(),
   end: (s: Socket<Conn>) => s.data.close(),
 };
-
-/** A request's bytes (latin1: a byte a character), in REQUEST when they fit: no buffer made per call. */
-function requestBytes(lines: string, body: Uint8Array | null): Uint8Array {
-  const size = lines.length + (body?.byteLength ?? 0);
-  const out = size <= REQUEST.length ? REQUEST : Buffer.allocUnsafe(size);
-  const n = out.write(lines, 0, 'latin1');
-  if (body) out.set(body, n);
-  return out.subarray(0, size);
-}
 
 /**
  * A complete answer at the start of `buf`, or null while more bytes are due.
