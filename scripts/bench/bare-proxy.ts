@@ -25,7 +25,7 @@ Bun.serve({
     const answer = await pool.request(req.method, requestTarget(req.url).pathAndQuery, head, null, 10_000);
     return new Response(answer.body.byteLength ? (answer.body as Uint8Array<ArrayBuffer>) : null, {
       status: answer.status,
-      headers: answer.headers.filter(([k]) => k !== 'content-length' && k !== 'date'),
+      headers: answer.headers,
     });
   },
 });

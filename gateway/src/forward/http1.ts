@@ -15,8 +15,11 @@ import { headAndBody } from '../edge/answer';
 
 export interface Answer {
   status: number;
-  /** Header names lower-case, in the order received. */
-  headers: [string, string][];
+  /**
+   * The answer's own headers by lower-case name, a name sent twice as its values joined by `, ` (as Headers reads
+   * it; the services set no cookies). Not the framing ones, which are the hop's (HOP_HEADERS).
+   */
+  headers: Record<string, string>;
   body: Uint8Array;
 }
 
@@ -379,8 +382,30 @@ const isDigit = (v: number) => v >= 0 && v <= 9;
 const isBlank = (c: number) => c === 32 || c === 9;
 
 /**
+ * Headers that frame the hop's own exchange or name its server: read here (the length, chunks, keep-alive) and not
+ * passed on, the gateway frames its answer itself.
+ */
+const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'server']);
+
+/**
+ * Header names as the services send them (Bun writes the ones it knows capitalized: `Content-Type`) to their lower
+ * case, remembered: a name lowered per header was a third of the parse. Bounded, so a service sending ever new names
+ * costs a `toLowerCase` each, not memory.
+ */
+const LOWER = new Map<string, string>();
+const LOWER_MAX = 256;
+function lower(name: string): string {
+  let l = LOWER.get(name);
+  if (l === undefined) {
+    l = name.toLowerCase();
+    if (LOWER.size < LOWER_MAX) LOWER.set(name, l);
+  }
+  return l;
+}
+
+/**
  * The status line and header lines (without the blank line that ends them), read in place:
- * two strings a header (its name and value) and nothing else, on every answer of the hop.
+ * two strings a header (its name and value) and one object, on every answer of the hop.
  */
 function parseHead(text: string) {
   const h = text.charCodeAt(9) - 48;
@@ -389,7 +414,7 @@ function parseHead(text: string) {
   const status = h * 100 + t * 10 + u;
   if (!text.startsWith('HTTP/1.') || !isDigit(h) || !isDigit(t) || !isDigit(u) || status < 100 || status >= 600)
     throw new UpstreamError('unavailable', 'not an HTTP/1.1 answer');
-  const headers: [string, string][] = [];
+  const headers: Record<string, string> = {};
   let length = -1;
   let chunked = false;
   let keepAlive = text.startsWith('HTTP/1.1');
@@ -406,12 +431,12 @@ function parseHead(text: string) {
     let valueTo = to;
     while (valueFrom < valueTo && isBlank(text.charCodeAt(valueFrom))) valueFrom++;
     while (valueTo > valueFrom && isBlank(text.charCodeAt(valueTo - 1))) valueTo--;
-    const name = text.slice(from, nameEnd).toLowerCase();
+    const name = lower(text.slice(from, nameEnd));
     const value = text.slice(valueFrom, valueTo);
-    if (name === 'content-length') length = Number(value);
+    if (!HOP_HEADERS.has(name)) headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+    else if (name === 'content-length') length = Number(value);
     else if (name === 'transfer-encoding') chunked = value.toLowerCase().includes('chunked');
     else if (name === 'connection') keepAlive = !value.toLowerCase().includes('close');
-    headers.push([name, value]);
   }
   return { status, headers, length, chunked, keepAlive };
 }

@@ -19,7 +19,6 @@ const FORWARD_REQUEST = new Set(['accept', 'content-type', 'if-none-match', IDEM
  */
 export const FORWARDED_HEAD_MAX = 16 * 1024 - 512;
 const NO_BODY = new Uint8Array(0);
-const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'server']);
 
 export { UpstreamError };
 
@@ -159,14 +158,27 @@ function send<T>(
 }
 
 /**
- * The service's answer as the caller's, held (the edge writes it as it is, no Response made): hop-by-hop and internal
- * headers dropped, the gateway's own (`answerHeaders`) in place of the service's where both name one. A name the
- * service sends twice is kept as its values joined by `, `, as Headers reads it (the services set no cookies).
+ * The service's answer as the caller's, held (the edge writes it as it is, no Response made): the hop's framing
+ * already left out by the parser, internal headers dropped, the gateway's own (`answerHeaders`) in place of the
+ * service's where both name one.
  */
 function answerOf(answer: Answer, call: Call): HeldAnswer {
   if (call.wantProblem && answer.status >= 400) call.problem = problemOf(answer.body) ?? undefined;
-  const own: Record<string, string> = {};
-  for (const [k, v] of answer.headers)
-    if (!DROP_RESPONSE.has(k) && !k.startsWith('x-gw-')) own[k] = k in own ? `${own[k]}, ${v}` : v;
-  return new HeldAnswer(answer.status, own, call.answerHeaders ?? null, answer.body.byteLength ? answer.body : null);
+  return new HeldAnswer(
+    answer.status,
+    withoutInternal(answer.headers),
+    call.answerHeaders ?? null,
+    answer.body.byteLength ? answer.body : null,
+  );
+}
+
+/** `headers` without the gateway's own `x-gw-*` (a service never sends one back; copied only if it does). */
+function withoutInternal(headers: Record<string, string>): Record<string, string> {
+  for (const k in headers) {
+    if (!k.startsWith('x-gw-')) continue;
+    const kept: Record<string, string> = {};
+    for (const n in headers) if (!n.startsWith('x-gw-')) kept[n] = headers[n]!;
+    return kept;
+  }
+  return headers;
 }
