@@ -9,7 +9,7 @@ import { MAX_BODY_BYTES } from '@studio/shared/body';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { HEAD_ROOM, HeldAnswer, withHeadRoom } from '../src/edge/answer';
 import { BodyAbandoned } from '../src/edge/body';
-import type { EdgeRequest } from '../src/edge/request';
+import { type EdgeRequest, lowerCaser } from '../src/edge/request';
 import { EdgeParser, HEAD_MAX, HEADERS_TIMEOUT_MS, LINGER_SECONDS, serveEdge } from '../src/edge/server';
 
 const seen: { method: string; url: string; headers: Record<string, string>; peer: string | undefined }[] = [];
@@ -295,6 +295,20 @@ describe('the edge', () => {
     expect(got.headers.accept).toBe('a, b');
     expect(got.headers['x-h39']).toBe('v39');
     expect(Object.keys(got.headers)).toHaveLength(42);
+  });
+
+  test('a name is lower-cased the same whether it is one of the names remembered or past them', () => {
+    const lower = lowerCaser(2);
+    const names = [
+      'Host',
+      'X-Echo',
+      'Accept-Encoding',
+      'Host',
+      'x-echo',
+      'ÄBC',
+      ...Array.from({ length: 300 }, (_, i) => `X-N${i}`),
+    ];
+    expect(names.map(lower)).toEqual(names.map((n) => n.toLowerCase()));
   });
 
   test(`a head that has not arrived whole within ${HEADERS_TIMEOUT_MS / 1000} s ends its connection, however its bytes trickle in; a body is not held to it`, async () => {

@@ -42,11 +42,30 @@ export class EdgeRequest implements Incoming {
   ) {}
 }
 
+/**
+ * A header name's lower case, the names seen first remembered as they came (up to `max`): clients and Bun write most
+ * names capitalized (`Host`, `Content-Type`), and a `toLowerCase` makes a new string of each on every message. A
+ * sender of ever new names costs a lookup more than the `toLowerCase` each, and no memory past `max`.
+ */
+export function lowerCaser(max = 256): (name: string) => string {
+  const known = new Map<string, string>();
+  return (name) => {
+    let lower = known.get(name);
+    if (lower === undefined) {
+      lower = name.toLowerCase();
+      if (known.size < max) known.set(name, lower);
+    }
+    return lower;
+  };
+}
+
+const lowerName = lowerCaser();
+
 /** The headers llhttp hands over (name, value, name, value…) as a map of lower-cased names. */
 export function headerMap(raw: string[]): Map<string, string> {
   const map = new Map<string, string>();
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!.toLowerCase();
+    const name = lowerName(raw[i]!);
     const value = raw[i + 1]!;
     const had = map.get(name);
     map.set(name, had === undefined ? value : `${had}, ${value}`);

@@ -12,6 +12,7 @@
 import { withDeadline } from '@studio/shared/time';
 import type { Socket } from 'bun';
 import { headAndBody } from '../edge/answer';
+import { lowerCaser } from '../edge/request';
 
 export interface Answer {
   status: number;
@@ -387,21 +388,8 @@ const isBlank = (c: number) => c === 32 || c === 9;
  */
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'server']);
 
-/**
- * Header names as the services send them (Bun writes the ones it knows capitalized: `Content-Type`) to their lower
- * case, remembered: a name lowered per header was a third of the parse. Bounded, so a service sending ever new names
- * costs a `toLowerCase` each, not memory.
- */
-const LOWER = new Map<string, string>();
-const LOWER_MAX = 256;
-function lower(name: string): string {
-  let l = LOWER.get(name);
-  if (l === undefined) {
-    l = name.toLowerCase();
-    if (LOWER.size < LOWER_MAX) LOWER.set(name, l);
-  }
-  return l;
-}
+/** Header names as the services send them (Bun writes the ones it knows capitalized: `Content-Type`), lowered. */
+const lower = lowerCaser();
 
 /**
  * The status line and header lines (without the blank line that ends them), read in place:
