@@ -103,7 +103,7 @@ test('access lines come out whole and in order past a full queue and several wri
 });
 
 test("lines that change method and key id from one to the next keep each its own; a process's own ids are written as made", async () => {
-  // the method and key id of the line before are kept as written (a batch mostly repeats them): a change must show
+  // a batch's lines mostly repeat their method and key id: a change from one line to the next must show
   const script = `
     import { flushLogs, logRequest, newRequestId, setLogLevel } from '@studio/shared';
     import { startTrace } from '@studio/shared/trace';
@@ -126,4 +126,24 @@ test("lines that change method and key id from one to the next keep each its own
     expect(l.requestId).toMatch(/^req_[0-9A-Za-z]+$/);
     expect(l.traceId).toMatch(/^[0-9a-f]{32}$/);
   }
+});
+
+test('a duration is written as JSON writes the number; a line longer than the 64 KB buffer comes out whole, in order', async () => {
+  const durations = [0, 0.07, 0.5, 1.1, 3, 12.5, 99.99, 100.25, 1234567.01, 0.1 + 0.2, 1e21, 5e-324];
+  // a service logs the request id the gateway sent it: one over 64 KB (a caller's own, unsigned) takes a buffer of its own
+  const script = `
+    import { flushLogs, logRequest, setLogLevel } from '@studio/shared';
+    setLogLevel('info');
+    const durations = JSON.parse(process.argv[1]);
+    durations.forEach((durationMs, i) =>
+      logRequest({ requestId: i === 3 ? 'r'.repeat(70000) : 'r' + i, traceId: null, surface: 'management',
+        operation: 'x', method: 'GET', path: '/v1/x', status: 200 + i, durationMs, keyId: null }));
+    flushLogs();`;
+  const child = Bun.spawn(['bun', '-e', script, JSON.stringify(durations)], { cwd: import.meta.dir, stdout: 'pipe' });
+  const text = (await new Response(child.stdout).text()).trim().split('\n');
+  expect(await child.exited).toBe(0);
+  expect(text.map((l) => /"durationMs":([^,]+),/.exec(l)?.[1])).toEqual(durations.map((d) => JSON.stringify(d)));
+  const lines = text.map((l) => JSON.parse(l));
+  expect(lines.map((l) => l.status)).toEqual(durations.map((_, i) => 200 + i));
+  expect(lines[3].requestId).toBe('r'.repeat(70000));
 });
