@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { AppError } from '@studio/shared';
 import { MAX_BODY_BYTES } from '@studio/shared/body';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
+import type { TextBuffer } from '@studio/shared/text-buffer';
 import { HEAD_ROOM, HeldAnswer, withHeadRoom } from '../src/edge/answer';
 import { BodyAbandoned } from '../src/edge/body';
 import { type EdgeRequest, lowerCaser } from '../src/edge/request';
@@ -117,10 +118,12 @@ describe('the edge', () => {
     p[EdgeParser.kOnHeadersComplete] = (...a: unknown[]) => void got.push(a.slice(0, 5), a[7], a[8]);
     expect(p.execute(Buffer.from('GET /a?b HTTP/1.1\r\nHost: x\r\n\r\n'))).toBe(30);
     expect(got).toEqual([[1, 1, ['Host', 'x'], 1, '/a?b'], false, true]);
-    // the head's writer: Buffer's latin1Write, Node's and Bun's own, undocumented
-    const b = Buffer.alloc(6) as Buffer & { latin1Write(s: string, offset: number): number };
+    // the head's writer and the access lines': Buffer's latin1Write and utf8Write, Node's and Bun's own, undocumented
+    const b = Buffer.alloc(6) as TextBuffer;
     expect(b.latin1Write('ab\u00e9', 2)).toBe(3);
     expect([...b]).toEqual([0, 0, 97, 98, 0xe9, 0]);
+    expect(b.utf8Write('a\u00e9', 1)).toBe(3);
+    expect([...b]).toEqual([0, 97, 0xc3, 0xa9, 0xe9, 0]);
   });
 
   test("a held answer is written with its headers, the gateway's over the representation's, Date and Content-Length", async () => {

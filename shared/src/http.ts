@@ -1,5 +1,6 @@
 /** Small HTTP helpers shared by the gateway and the services. */
 import { randomBase62 } from './base62';
+import type { TextBuffer } from './text-buffer';
 
 /** The one spelling of the JSON media type on every answer we build (RFC 8259 defines no charset parameter). */
 export const JSON_TYPE = 'application/json';
@@ -183,11 +184,6 @@ export function logRequest(f: AccessLine) {
   }
 }
 
-/** A Buffer as Node and Bun make it: what `write(s, p, encoding)` calls, without its arguments read. */
-interface TextBuffer extends Buffer {
-  latin1Write(s: string, offset: number): number;
-  utf8Write(s: string, offset: number): number;
-}
 /** Bytes of lines handed to the writer at a time (it copies them: the buffer is reused). */
 const LINES_MAX = 64 * 1024;
 const LINES = Buffer.allocUnsafeSlow(LINES_MAX) as TextBuffer;

@@ -9,6 +9,7 @@ import { STATUS_CODES } from 'node:http';
 import { AppError, log } from '@studio/shared';
 import { MAX_BODY_BYTES } from '@studio/shared/body';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
+import type { TextBuffer } from '@studio/shared/text-buffer';
 import { type Answer, HEAD_ROOM, HeldAnswer, hasHeadRoom, headAndBody } from './answer';
 import { BodyAbandoned, EdgeBody } from './body';
 import { EdgeHeaders, EdgeRequest, headerMap, type PeerOf, urlOf } from './request';
@@ -118,11 +119,6 @@ function head(status: number, lines: string, length: number, close: boolean): st
   return close ? `${h}connection: close\r\n\r\n` : `${h}\r\n`;
 }
 
-/** A Buffer as Node and Bun make it: `latin1Write` is what `write(s, p, 'latin1')` calls, without its arguments read. */
-interface LatinBuffer extends Buffer {
-  latin1Write(s: string, offset: number): number;
-}
-
 /**
  * `s` into `b` at `p`, a byte a character (`latin1`); returns where it ended, also past the end of `b`, where nothing
  * is written. One native copy a value: about 12 ns whatever its length, where a loop over its characters took 1 ns a
@@ -131,7 +127,7 @@ interface LatinBuffer extends Buffer {
  */
 function put(b: Buffer, p: number, s: string): number {
   const n = s.length;
-  if (p + n <= b.length) (b as LatinBuffer).latin1Write(s, p);
+  if (p + n <= b.length) (b as TextBuffer).latin1Write(s, p);
   return p + n;
 }
 
