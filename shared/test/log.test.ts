@@ -130,7 +130,8 @@ test("lines that change method and key id from one to the next keep each its own
 
 test('a duration is written as JSON writes the number; a line longer than the 64 KB buffer comes out whole, in order', async () => {
   const durations = [0, 0.07, 0.5, 1.1, 3, 12.5, 99.99, 100.25, 1234567.01, 0.1 + 0.2, 1e21, 5e-324];
-  // a service logs the request id the gateway sent it: one over 64 KB (a caller's own, unsigned) takes a buffer of its own
+  // a line whose bytes may pass the 64 KB buffer (a caller's 16 KiB header of control characters is 96 KB as JSON)
+  // takes a buffer of its own: here a request id of 70,000 characters
   const script = `
     import { flushLogs, logRequest, setLogLevel } from '@studio/shared';
     setLogLevel('info');
