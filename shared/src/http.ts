@@ -1,6 +1,6 @@
 /** Small HTTP helpers shared by the gateway and the services. */
 import { randomBase62 } from './base62';
-import type { TextBuffer } from './text-buffer';
+import { putLatin1 as put, type TextBuffer } from './text-buffer';
 
 /** The one spelling of the JSON media type on every answer we build (RFC 8259 defines no charset parameter). */
 export const JSON_TYPE = 'application/json';
@@ -224,12 +224,6 @@ const lineBytesMost = (q: (string | number | null)[], i: number) =>
   (q[i + 4] as string).length +
   lengthOf(q[i + 10]) +
   6 * (lengthOf(q[i + 1]) + lengthOf(q[i + 2]) + lengthOf(q[i + 5]) + lengthOf(q[i + 6]) + lengthOf(q[i + 9]));
-
-/** `s` as it is (ASCII: the line's own text, closed sets, ids made here) into `b` at `p`; returns where it ended. */
-function put(b: TextBuffer, p: number, s: string): number {
-  b.latin1Write(s, p);
-  return p + s.length;
-}
 
 /** A JSON string (or null) a caller can shape (path, method, headers read by a service), or one made here (`own`). */
 function putText(b: TextBuffer, p: number, v: string | null, own = false): number {

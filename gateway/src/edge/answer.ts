@@ -50,15 +50,3 @@ export const hasHeadRoom = (body: Uint8Array): boolean => roomy.has(body);
 
 /** An answer as a Response: what a port served by Bun.serve needs. */
 export const asResponse = (a: Answer): Response => (a instanceof HeldAnswer ? a.toResponse() : a);
-
-/**
- * A head (latin1: a byte a character) and a body as one run of bytes: in `shared` when they fit (a buffer the caller
- * hands to a socket at once, which takes the bytes or copies them), else in a buffer of their own.
- */
-export function headAndBody(head: string, body: Uint8Array | null, shared?: Buffer): Uint8Array {
-  const size = head.length + (body?.byteLength ?? 0);
-  const out = shared && size <= shared.length ? shared : Buffer.allocUnsafe(size);
-  const n = out.write(head, 0, 'latin1');
-  if (body) out.set(body, n);
-  return out.subarray(0, size);
-}

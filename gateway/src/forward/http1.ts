@@ -9,9 +9,9 @@
  * send: a status line, headers, and a body by Content-Length, chunked, or until close.
  */
 
+import { putLatin1 } from '@studio/shared/text-buffer';
 import { withDeadline } from '@studio/shared/time';
 import type { Socket } from 'bun';
-import { headAndBody } from '../edge/answer';
 import { lowerCaser } from '../edge/request';
 
 export interface Answer {
@@ -253,8 +253,7 @@ export class Pool {
     conn.pending = { resolve, reject, deadline: Date.now() + timeoutMs, head };
     conn.buf = NO_BYTES;
     this.watch(conn, timeoutMs);
-    // in REQUEST when it fits: no buffer made per call
-    conn.send(headAndBody(lines, body, REQUEST));
+    conn.send(requestBytes(lines, body));
   }
 
   /**
@@ -337,6 +336,18 @@ export class Pool {
     this.sweeper = null;
     for (const conn of this.idle.splice(0)) conn.destroy();
   }
+}
+
+/**
+ * A request's head (latin1: a byte a character) and body as one run of bytes: in REQUEST when they fit (no buffer
+ * made per call; `send` copies what the socket does not take), else in a buffer of their own.
+ */
+function requestBytes(head: string, body: Uint8Array | null): Uint8Array {
+  const size = head.length + (body?.byteLength ?? 0);
+  const out = size <= REQUEST.length ? REQUEST : Buffer.allocUnsafe(size);
+  const n = putLatin1(out, 0, head);
+  if (body) out.set(body, n);
+  return out.subarray(0, size);
 }
 
 const HANDLERS = {
