@@ -8,7 +8,7 @@ import { AppError } from '@studio/shared';
 import { MAX_BODY_BYTES } from '@studio/shared/body';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import type { TextBuffer } from '@studio/shared/text-buffer';
-import { HEAD_ROOM, HeldAnswer, withHeadRoom } from '../src/edge/answer';
+import { HEAD_ROOM, HeldAnswer, keptHeaders, withHeadRoom } from '../src/edge/answer';
 import { BodyAbandoned } from '../src/edge/body';
 import { type EdgeRequest, lowerCaser } from '../src/edge/request';
 import { EdgeParser, HEAD_MAX, HEADERS_TIMEOUT_MS, LINGER_SECONDS, serveEdge } from '../src/edge/server';
@@ -24,6 +24,14 @@ const held = (body: string) =>
 
 /** A kept body with room before it, as the Storefront cache keeps one: every answer's head is written there. */
 const ROOMY_BODY = withHeadRoom(Buffer.from('kept body '.repeat(100)));
+
+/** A representation's own headers, as the Storefront cache keeps them (a framing header among them, to be left out). */
+const KEPT_OWN = keptHeaders({
+  'content-type': 'application/json',
+  etag: 'W/"k"',
+  vary: 'Authorization, Accept-Encoding',
+  'content-length': '999',
+});
 
 /** A body longer than the edge's 64 KiB buffer. */
 const BIG_BODY = Buffer.from('0123456789'.repeat(10_000));
@@ -46,6 +54,11 @@ function handler(req: EdgeRequest, server: { requestIP(r: unknown): { address: s
   if (path === '/big-body') return new HeldAnswer(200, { 'content-type': 'text/plain' }, null, BIG_BODY);
   if (path === '/roomy')
     return new HeldAnswer(200, { 'content-type': 'text/plain' }, { 'x-echo': headers['x-echo'] ?? '' }, ROOMY_BODY);
+  if (path === '/kept') {
+    const extra: Record<string, string> = { 'x-request-id': 'r' };
+    if (headers['x-vary']) extra.vary = headers['x-vary'];
+    return new HeldAnswer(200, KEPT_OWN, extra, ROOMY_BODY);
+  }
   return held(JSON.stringify({ path }));
 }
 
@@ -164,6 +177,22 @@ describe('the edge', () => {
       expect(a[i]).toContain(`\r\nx-echo: ${echo}\r\n`);
       expect(a[i]!.split('\r\n\r\n')[1]).toBe('kept body '.repeat(100));
     }
+  });
+
+  test("a representation's kept headers are written as on its first answer on every one, unless the gateway's replace one of them", async () => {
+    const kept = 'GET /kept HTTP/1.1\r\nHost: h\r\n\r\n';
+    const { text } = await raw(edge.port, [
+      kept + kept + 'GET /kept HTTP/1.1\r\nHost: h\r\nX-Vary: Origin\r\n\r\n' + kept,
+    ]);
+    const heads = answers(text).map((a) => a.split('\r\n\r\n')[0]!.replace(/\r\ndate: [^\r]*/, ''));
+    const own = 'content-type: application/json\r\netag: W/"k"\r\n';
+    const plain = `HTTP/1.1 200 OK\r\n${own}vary: Authorization, Accept-Encoding\r\nx-request-id: r\r\ncontent-length: 1000`;
+    expect(heads).toEqual([
+      plain,
+      plain,
+      `HTTP/1.1 200 OK\r\n${own}x-request-id: r\r\nvary: Origin\r\ncontent-length: 1000`,
+      plain,
+    ]);
   });
 
   test("an answer longer than the edge's 64 KiB buffer, by its head or by its body, is written whole", async () => {

@@ -1,13 +1,13 @@
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { etagMatches, REQUEST_ID } from '@studio/shared';
-import { HEAD_ROOM, HeldAnswer, withHeadRoom } from '../edge/answer';
+import { HEAD_ROOM, HeldAnswer, keptHeaders, withHeadRoom } from '../edge/answer';
 import { type AnsweredProblem, problemOf } from '../forward/proxy';
 import { TieredCache } from './tiered';
 
 /** One representation of an answer: its bytes and headers, which every answer made from it shares (no copy per hit). */
 interface Rep {
   body: Uint8Array;
-  headers: Record<string, string>;
+  headers: Readonly<Record<string, string>>;
 }
 
 /** An upstream answer as kept (or, for a non-cacheable one, as shared between the waiters of one fill). */
@@ -108,13 +108,17 @@ function variants(bytes: Uint8Array, headers: Record<string, string>): Pick<Snap
   const vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
   // a copy (the answer's bytes are a view of what the socket read, which holds more than the body), with room
   // before it for the edge to write each answer's head into, so the body is sent where it lies
-  const plain: Rep = { body: withHeadRoom(bytes), headers: { ...headers, vary } };
+  const plain: Rep = { body: withHeadRoom(bytes), headers: keptHeaders({ ...headers, vary }) };
   if (bytes.byteLength < COMPRESS_MIN_BYTES) return { plain, gzip: null, br: null };
   // a different representation needs a different strong validator; a weak one still matches If-None-Match,
   // and the compressed forms are semantically equivalent, so they share it
   const encoded = (coding: string, body: Uint8Array): Rep => ({
     body: withHeadRoom(body),
-    headers: { ...plain.headers, 'content-encoding': coding, ...(headers.etag ? { etag: `W/${headers.etag}` } : {}) },
+    headers: keptHeaders({
+      ...plain.headers,
+      'content-encoding': coding,
+      ...(headers.etag ? { etag: `W/${headers.etag}` } : {}),
+    }),
   });
   return {
     plain,

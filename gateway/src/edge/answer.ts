@@ -48,5 +48,19 @@ export function withHeadRoom(bytes: Uint8Array): Uint8Array {
 /** Whether `body` was made by `withHeadRoom`: the HEAD_ROOM bytes before it are free to write an answer's head in. */
 export const hasHeadRoom = (body: Uint8Array): boolean => roomy.has(body);
 
+const kept = new WeakSet<object>();
+
+/**
+ * `headers`, marked as a representation's own, kept and shared by every answer made from it (the Storefront cache's):
+ * the edge writes their lines as bytes once and copies them into each answer's head. Never to be changed after.
+ */
+export function keptHeaders<H extends Record<string, string>>(headers: H): Readonly<H> {
+  kept.add(headers);
+  return headers;
+}
+
+/** Whether `headers` were marked by `keptHeaders`. */
+export const isKeptHeaders = (headers: object): boolean => kept.has(headers);
+
 /** An answer as a Response: what a port served by Bun.serve needs. */
 export const asResponse = (a: Answer): Response => (a instanceof HeldAnswer ? a.toResponse() : a);

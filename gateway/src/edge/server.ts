@@ -10,7 +10,7 @@ import { AppError, log } from '@studio/shared';
 import { MAX_BODY_BYTES } from '@studio/shared/body';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { putLatin1 as put } from '@studio/shared/text-buffer';
-import { type Answer, HEAD_ROOM, HeldAnswer, hasHeadRoom } from './answer';
+import { type Answer, HEAD_ROOM, HeldAnswer, hasHeadRoom, isKeptHeaders } from './answer';
 import { BodyAbandoned, EdgeBody } from './body';
 import { EdgeHeaders, EdgeRequest, headerMap, type PeerOf, urlOf } from './request';
 
@@ -123,16 +123,40 @@ function putLine(b: Buffer, p: number, name: string, value: string): number {
   return p + 2;
 }
 
+/** The lines of a representation's own headers (`keptHeaders`), written once as bytes. */
+const keptLines = new WeakMap<object, Buffer>();
+
+/** `own`'s lines as bytes when it is a representation's kept headers, made on its first answer; else undefined. */
+function linesOf(own: Readonly<Record<string, string>>): Buffer | undefined {
+  let lines = keptLines.get(own);
+  if (lines || !isKeptHeaders(own)) return lines;
+  let text = '';
+  for (const k in own) if (!FRAMING.has(k)) text += `${k}: ${own[k]}\r\n`;
+  keptLines.set(own, (lines = Buffer.from(text, 'latin1')));
+  return lines;
+}
+
+/** Whether `extra` names a header `own` has too (its value then replaces own's). */
+function overrides(own: Readonly<Record<string, string>>, extra: Readonly<Record<string, string>>): boolean {
+  for (const k in extra) if (k in own) return true;
+  return false;
+}
+
 /**
  * A held answer's head into `b`, a name or value at a time: a few hundred characters, cheaper so than joined into one
  * string and that string flattened and copied (what a head built by `+=` costs when written; docs/benchmarks.md).
- * Returns its length, also when that is past the end of `b` (`put` writes nothing there): then nothing of it is to be
- * sent, and a buffer of that length takes it whole.
+ * A representation's own headers, the same on every answer made from it, are copied in as the bytes written once
+ * (`linesOf`), unless the gateway's replace one of them. Returns its length, also when that is past the end of `b`
+ * (`put` writes nothing there): then nothing of it is to be sent, and a buffer of that length takes it whole.
  */
 function heldHead(a: HeldAnswer, length: number, close: boolean, b: Buffer): number {
   const { own, extra } = a;
   let p = put(b, 0, statusLine(a.status));
-  for (const k in own) if (!(extra && k in extra) && !FRAMING.has(k)) p = putLine(b, p, k, own[k]!);
+  const lines = linesOf(own);
+  if (lines && !(extra && overrides(own, extra))) {
+    if (p + lines.length <= b.length) lines.copy(b, p);
+    p += lines.length;
+  } else for (const k in own) if (!(extra && k in extra) && !FRAMING.has(k)) p = putLine(b, p, k, own[k]!);
   if (extra) for (const k in extra) if (!FRAMING.has(k)) p = putLine(b, p, k, extra[k]!);
   return putFraming(b, p, a.status, length, close);
 }
