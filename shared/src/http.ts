@@ -274,6 +274,24 @@ function startOf(ms: number, level: 'info' | 'error'): string {
   return s.text;
 }
 
+/** `,"surface":"…","operation":"…","method":`, made once a surface and operation (closed sets: `AccessLine`). */
+const middles = new Map<string, Map<string, string>>();
+function middleOf(surface: string, operation: string): string {
+  let bySurface = middles.get(surface);
+  if (!bySurface) middles.set(surface, (bySurface = new Map()));
+  let text = bySurface.get(operation);
+  if (text === undefined)
+    bySurface.set(operation, (text = `,"surface":"${surface}","operation":"${operation}","method":`));
+  return text;
+}
+
+/** `,"status":…,"durationMs":`, made once a status (any other number each time). */
+const statusParts: string[] = [];
+const statusPart = (status: number): string =>
+  Number.isInteger(status) && status >= 100 && status < 1000
+    ? (statusParts[status] ??= `,"status":${status},"durationMs":`)
+    : `,"status":${status},"durationMs":`;
+
 /** The queued line at `i` into `b` at `p`, with its newline; returns where it ended. */
 function writeLine(b: TextBuffer, p: number, q: (string | number | null)[], i: number): number {
   const status = q[i + 7] as number;
@@ -282,17 +300,11 @@ function writeLine(b: TextBuffer, p: number, q: (string | number | null)[], i: n
   p = putText(b, p, q[i + 1] as string | null, own);
   p = put(b, p, ',"traceId":');
   p = putText(b, p, q[i + 2] as string | null, own);
-  p = put(b, p, ',"surface":"');
-  p = put(b, p, q[i + 3] as string);
-  p = put(b, p, '","operation":"');
-  p = put(b, p, q[i + 4] as string);
-  p = put(b, p, '","method":');
+  p = put(b, p, middleOf(q[i + 3] as string, q[i + 4] as string));
   p = putText(b, p, q[i + 5] as string);
   p = put(b, p, ',"path":');
   p = putText(b, p, q[i + 6] as string);
-  p = put(b, p, ',"status":');
-  p = putInt(b, p, status);
-  p = put(b, p, ',"durationMs":');
+  p = put(b, p, statusPart(status));
   p = putDuration(b, p, q[i + 8] as number);
   p = put(b, p, ',"keyId":');
   p = putText(b, p, q[i + 9] as string | null);
