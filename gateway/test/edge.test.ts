@@ -329,6 +329,19 @@ describe('the edge', () => {
     expect(Object.keys(got.headers)).toHaveLength(42);
   });
 
+  test('headers: a repeated name among a few is given once, in the order first sent, with its values joined', async () => {
+    const request = 'GET /few HTTP/1.1\r\nAccept: a\r\nHost: h\r\nX-One: 1\r\naccept: b\r\nACCEPT: c\r\n\r\n';
+    const { text } = await raw(edge.port, [request]);
+    expect(statusOf(text)).toBe(200);
+    const got = seen.at(-1)!;
+    expect(got.url).toBe('http://h/few');
+    expect(Object.entries(got.headers)).toEqual([
+      ['accept', 'a, b, c'],
+      ['host', 'h'],
+      ['x-one', '1'],
+    ]);
+  });
+
   test('a name is lower-cased the same whether it is one of the names remembered or past them', () => {
     const lower = lowerCaser(2);
     const names = [

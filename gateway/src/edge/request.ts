@@ -16,20 +16,48 @@ export interface PeerOf {
   requestIP(req: Incoming): { address: string } | null;
 }
 
+/** Pairs past this many are given to `forEach` through a map (a scan for names seen would grow with their square). */
+const SCANNED_PAIRS = 32;
+
 /**
- * A request's headers, names lower-cased; a name sent twice is read as its values joined by `, `, as Headers does.
- * Asked by lower-case name, as the pipeline asks.
+ * A request's headers as llhttp hands them over (name, value, name, value…), names lower-cased (`lowerNames`); a name
+ * sent twice is read as its values joined by `, `, as Headers does. Asked by lower-case name, as the pipeline asks. No
+ * map is made for them: a request has a handful, and a scan of them costs less than a map built for each request.
  */
 export class EdgeHeaders {
-  constructor(private readonly map: Map<string, string>) {}
+  constructor(private readonly pairs: readonly string[]) {}
 
   get(name: string): string | null {
-    return this.map.get(name) ?? null;
+    const pairs = this.pairs;
+    let value: string | null = null;
+    for (let i = 0; i < pairs.length; i += 2)
+      if (pairs[i] === name) value = value === null ? pairs[i + 1]! : `${value}, ${pairs[i + 1]}`;
+    return value;
   }
 
+  /** Each name once, in the order first sent, with its values joined. */
   forEach(fn: (value: string, name: string) => void): void {
-    this.map.forEach(fn);
+    const pairs = this.pairs;
+    if (pairs.length > 2 * SCANNED_PAIRS) {
+      joined(pairs).forEach(fn);
+      return;
+    }
+    next: for (let i = 0; i < pairs.length; i += 2) {
+      const name = pairs[i]!;
+      for (let j = 0; j < i; j += 2) if (pairs[j] === name) continue next;
+      fn(this.get(name)!, name);
+    }
   }
+}
+
+/** The pairs as a map of each name to its values joined by `, `. */
+function joined(pairs: readonly string[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (let i = 0; i < pairs.length; i += 2) {
+    const had = map.get(pairs[i]!);
+    map.set(pairs[i]!, had === undefined ? pairs[i + 1]! : `${had}, ${pairs[i + 1]}`);
+  }
+  return map;
 }
 
 export class EdgeRequest implements Incoming {
@@ -61,16 +89,10 @@ export function lowerCaser(max = 256): (name: string) => string {
 
 const lowerName = lowerCaser();
 
-/** The headers llhttp hands over (name, value, name, value…) as a map of lower-cased names. */
-export function headerMap(raw: string[]): Map<string, string> {
-  const map = new Map<string, string>();
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = lowerName(raw[i]!);
-    const value = raw[i + 1]!;
-    const had = map.get(name);
-    map.set(name, had === undefined ? value : `${had}, ${value}`);
-  }
-  return map;
+/** The headers llhttp hands over (name, value, name, value…), their names lower-cased in place. */
+export function lowerNames(raw: string[]): string[] {
+  for (let i = 0; i < raw.length; i += 2) raw[i] = lowerName(raw[i]!);
+  return raw;
 }
 
 /** The Host asked about last, and its origin: a server's requests nearly all name one Host. */

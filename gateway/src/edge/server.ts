@@ -12,7 +12,7 @@ import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { putLatin1 as put } from '@studio/shared/text-buffer';
 import { type Answer, HEAD_ROOM, HeldAnswer, hasHeadRoom, isKeptHeaders } from './answer';
 import { BodyAbandoned, EdgeBody } from './body';
-import { EdgeHeaders, EdgeRequest, headerMap, type PeerOf, urlOf } from './request';
+import { EdgeHeaders, EdgeRequest, lowerNames, type PeerOf, urlOf } from './request';
 
 /** Node's `HTTPParser` binding, as much of it as the edge uses. */
 interface Parser {
@@ -297,9 +297,9 @@ class Connection {
     }
     this.inHead = false;
     if (this.closing) return 0;
-    const headers = headerMap(raw);
+    const headers = new EdgeHeaders(lowerNames(raw));
     const host = headers.get('host');
-    const url = host === undefined && major === 1 && minor >= 1 ? null : urlOf(host, target);
+    const url = host === null && major === 1 && minor >= 1 ? null : urlOf(host ?? undefined, target);
     if (url === null) {
       this.refuse(BARE_400);
       return 0;
@@ -307,16 +307,16 @@ class Connection {
     // keep-alive as llhttp reads it (the version, Connection), unless a body follows that nothing will read
     if (!keepAlive || upgrade) this.closing = true;
     const body = this.bodyOf(headers);
-    const req = new EdgeRequest(METHODS[method]!, url, new EdgeHeaders(headers), body);
+    const req = new EdgeRequest(METHODS[method]!, url, headers, body);
     this.answer(req, method === HEAD_METHOD, this.closing);
     return 0;
   };
 
   /** The request's body, when one follows its head and the edge reads bodies; otherwise the connection closes. */
-  bodyOf(headers: Map<string, string>): EdgeBody | null {
+  bodyOf(headers: EdgeHeaders): EdgeBody | null {
     const length = headers.get('content-length');
-    const chunked = headers.has('transfer-encoding'); // llhttp takes none but chunked (last) on a request
-    if (!chunked && (length === undefined || length === '0')) return null;
+    const chunked = headers.get('transfer-encoding') !== null; // llhttp takes none but chunked (last) on a request
+    if (!chunked && (length === null || length === '0')) return null;
     if (!this.edge.bodies) {
       this.closing = true;
       return null;

@@ -16,7 +16,7 @@ import {
 import type { SurfaceProfile } from './profile';
 
 /** What a fill asks the service with: JSON (and, to revalidate an entry, its ETag). */
-const ASK = new Map([['accept', JSON_TYPE]]);
+const ASK = ['accept', JSON_TYPE];
 
 /**
  * Step 6a: a Storefront read answered from the gateway's cache: at once when fresh
@@ -46,7 +46,7 @@ export function cacheStep(p: SurfaceProfile, cache: StorefrontCache, count?: Ups
     // one upstream call serves every waiter of a fill: it is counted once, here, failed or not waited on (a refresh)
     const load = (etag: string | null) =>
       forward(
-        new EdgeRequest('GET', c.req.url, new EdgeHeaders(etag ? new Map([...ASK, ['if-none-match', etag]]) : ASK)),
+        new EdgeRequest('GET', c.req.url, new EdgeHeaders(etag ? [...ASK, 'if-none-match', etag] : ASK)),
         { pathAndQuery: c.pathAndQuery, caller, traceparent: traceparentOf(c.trace) },
         p.forward,
       ).catch((err) => {
