@@ -96,11 +96,11 @@ export function lowerNames(raw: string[]): string[] {
 }
 
 /** The Host asked about last, and its origin: a server's requests nearly all name one Host. */
-let lastHost: string | undefined = '';
+let lastHost: string | null = '';
 let lastOrigin = '';
 
 /** `http://` and the Host; empty when it is empty or no host name at all (`a/b`, `a b`), as Bun writes the URL then. */
-function originOf(host: string | undefined): string {
+function originOf(host: string | null): string {
   lastHost = host;
   return (lastOrigin = host && !/[\s/?#@\\]/.test(host) ? `http://${host}` : '');
 }
@@ -117,7 +117,7 @@ const NORMAL = /^\/[A-Za-z0-9\-_~!$&'()*+,;=:@/]*(?:\?[A-Za-z0-9\-._~!$&()*+,;=:
  * encoded), after `http://` and the Host; the target as it came when the Host is empty or no host name at all. null:
  * a target that is no path (`*`, a space in it), which Bun answers with a bare 400.
  */
-export function urlOf(host: string | undefined, target: string): string | null {
+export function urlOf(host: string | null, target: string): string | null {
   const origin = host === lastHost ? lastOrigin : originOf(host);
   if (NORMAL.test(target)) return origin + target;
   if (/\s/.test(target)) return null;

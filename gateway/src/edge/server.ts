@@ -299,7 +299,7 @@ class Connection {
     if (this.closing) return 0;
     const headers = new EdgeHeaders(lowerNames(raw));
     const host = headers.get('host');
-    const url = host === null && major === 1 && minor >= 1 ? null : urlOf(host ?? undefined, target);
+    const url = host === null && major === 1 && minor >= 1 ? null : urlOf(host, target);
     if (url === null) {
       this.refuse(BARE_400);
       return 0;
