@@ -97,6 +97,7 @@ export async function pgOutage(o: {
     await pg.stop();
     log(`postgres stopped at ${((down - t0) / 1000).toFixed(1)} s`);
     await Bun.sleep(o.outageS * 1000);
+    const restarting = performance.now();
     await pg.start();
     const back = performance.now();
     log(`postgres back at ${((back - t0) / 1000).toFixed(1)} s`);
@@ -107,8 +108,20 @@ export async function pgOutage(o: {
     const slowest = Math.max(...samples.map((x) => x.ended - x.started));
     const late = samples.filter((x) => x.started >= back + 5_000);
     const lateFailures = late.filter((x) => x.status !== 200 && x.status !== 201);
-    const duringOutage = samples.filter((x) => x.started >= down + 1_000 && x.ended <= back);
-    const slowDuringOutage = duringOutage.filter((x) => x.ended - x.started > 1_000).length;
+    // while Postgres is stopped, it refuses: 503 within a second. While it starts again (pg_ctl start until it
+    // accepts queries), a connection waits for it as for any slow database, bounded by connect_timeout (2 s)
+    const duringOutage = samples.filter((x) => x.started >= down + 1_000 && x.ended <= restarting);
+    const slowestRestarting = Math.max(
+      0,
+      ...samples.filter((x) => x.ended > restarting && x.started < back).map((x) => x.ended - x.started),
+    );
+    const slowOnes = duringOutage.filter((x) => x.ended - x.started > 1_000);
+    const slowDetail = slowOnes
+      .slice(0, 5)
+      .map(
+        (x) =>
+          `${x.kind} ${x.status} from +${((x.started - down) / 1000).toFixed(2)} s for ${Math.round(x.ended - x.started)} ms: ${x.detail}`,
+      );
     const created = samples.filter((x) => x.id).map((x) => x.id!);
     const check = postgres(stack.config.DATABASE_URL, { max: 1, onnotice: () => {} });
     const rows = await check<
@@ -127,7 +140,10 @@ export async function pgOutage(o: {
       lateFailures: lateFailures.length,
       lateDetail,
       duringOutage: duringOutage.length,
-      slowDuringOutage,
+      slowDuringOutage: slowOnes.length,
+      slowDetail,
+      restartS: (back - restarting) / 1000,
+      slowestRestarting,
       created: created.length,
       exactlyOnce,
       alive,
@@ -142,7 +158,10 @@ if (import.meta.main) {
   const r = await pgOutage({ outageS: OUTAGE_S, beforeS: BEFORE_S, afterS: AFTER_S, clients: CLIENTS });
   console.log(`answers by status: ${JSON.stringify(r.byStatus)}`);
   console.log(`slowest answer: ${(r.slowest / 1000).toFixed(2)} s`);
-  console.log(`during the outage: ${r.duringOutage} requests, ${r.slowDuringOutage} took over 1 s`);
+  console.log(`while stopped: ${r.duringOutage} requests, ${r.slowDuringOutage} took over 1 s`);
+  console.log(
+    `restart: ${r.restartS.toFixed(2)} s; slowest answer to a request in flight meanwhile: ${(r.slowestRestarting / 1000).toFixed(2)} s`,
+  );
   console.log(
     `started 5 s after Postgres returned: ${r.late}, failed: ${r.lateFailures}${r.lateDetail.length ? ` (${r.lateDetail.join('; ')})` : ''}`,
   );
