@@ -500,6 +500,27 @@ test('entries a failed flush could not write are kept and written by the next on
   expect(await written()).toEqual(['req_kept']);
 });
 
+test('a backlog of flushes that failed is written as one COPY of their chunks, each entry once; then a lone chunk again', async () => {
+  const st = await s.studio();
+  const writer = new ActivityWriter(s.sql, 600_000);
+  const ids = (wave: number) => Array.from({ length: 3 }, (_, i) => `req_backlog_${wave}_${i}`);
+  await s.sql`alter table activity rename to activity_away`;
+  try {
+    // each failed flush leaves its rows as a chunk of their own, so the next flush sends three
+    for (let wave = 0; wave < 3; wave++) {
+      for (const id of ids(wave)) writer.record(entryOf(st.id, id));
+      await writer.flush();
+    }
+  } finally {
+    await s.sql`alter table activity_away rename to activity`;
+  }
+  await writer.flush();
+  for (const id of ids(3)) writer.record(entryOf(st.id, id));
+  await writer.flush();
+  const rows = await s.sql<{ requestId: string }[]>`select request_id from activity where studio_id = ${st.id}`;
+  expect(rows.map((r) => r.requestId).sort()).toEqual([0, 1, 2, 3].flatMap(ids).sort());
+});
+
 /** A writer of its own on a connection of its own, as the gateway's, with a deadline short enough for a test. */
 function ownWriter(deadlineMs: number, url = s.config.DATABASE_URL) {
   const sql = createSql(url, { max: 1 });

@@ -3,7 +3,10 @@
  * no timestamps or numbers to parse on the server's (about a third less work per row
  * for both than the text format).
  *
- * Rows go into fixed-size chunks as they are recorded; a chunk is sent as it is.
+ * Rows go into a buffer as they are recorded; each flush takes the rows since the last as a chunk, and the next rows
+ * follow in the same buffer, a new one made only when it is full (a buffer per flush was most of what the activity
+ * log allocated: flushes come every 500 rows). Free bytes around each chunk take the COPY's framing, so a chunk is
+ * sent where it lies, not copied (`copyMessages`).
  * https://www.postgresql.org/docs/current/sql-copy.html#id-1.9.3.55.9.4
  */
 import type { ActivityEntry } from './entry';
@@ -24,16 +27,58 @@ const CHUNK_BYTES = 256 * 1024;
 /** Texts up to this length are tried as ASCII in JavaScript before `Buffer.write`. */
 const ASCII_BY_HAND = 64;
 
+/** Free bytes before a chunk's first row: CopyData's type and length, then the binary format's header. */
+const FRAME_BEFORE = 5 + COPY_HEADER.length;
+/** Free bytes after its last row: the format's trailer, then CopyDone. */
+const FRAME_AFTER = COPY_TRAILER.length + 5;
+
 export interface Chunk {
+  /** The rows, in a buffer with FRAME_BEFORE free bytes before them and FRAME_AFTER after. */
   bytes: Buffer;
   rows: number;
+}
+
+/**
+ * A COPY's messages, whole (https://www.postgresql.org/docs/current/protocol-message-formats.html): one CopyData
+ * holding the binary format's header, the rows and its trailer, then CopyDone. postgres.js sends them in one write
+ * when Postgres asks for the data (our patch, `copyIn`): a stream per COPY cost the gateway about twice the CPU a
+ * statement (docs/benchmarks.md). A lone chunk (the usual flush) is framed in the free bytes around it and sent where
+ * it lies; several (a backlog after an outage) are copied into one.
+ */
+export function copyMessages(batch: Chunk[]): Buffer {
+  if (batch.length === 1) {
+    const rows = batch[0]!.bytes;
+    const out = Buffer.from(rows.buffer, rows.byteOffset - FRAME_BEFORE, FRAME_BEFORE + rows.length + FRAME_AFTER);
+    frame(out, rows.length);
+    return out;
+  }
+  let data = 0;
+  for (const c of batch) data += c.bytes.length;
+  const out = Buffer.allocUnsafe(FRAME_BEFORE + data + FRAME_AFTER);
+  let p = FRAME_BEFORE;
+  for (const c of batch) p += c.bytes.copy(out, p);
+  frame(out, data);
+  return out;
+}
+
+/** The framing around `rows` bytes of rows that lie at FRAME_BEFORE in `out`. */
+function frame(out: Buffer, rows: number) {
+  out[0] = 0x64; // 'd', CopyData: its length counts itself and the data
+  out.writeInt32BE(4 + COPY_HEADER.length + rows + COPY_TRAILER.length, 1);
+  COPY_HEADER.copy(out, 5);
+  let p = FRAME_BEFORE + rows;
+  p += COPY_TRAILER.copy(out, p);
+  out[p] = 0x63; // 'c', CopyDone
+  out.writeInt32BE(4, p + 1);
 }
 
 export class BinaryRows {
   /** Full chunks, oldest first, then the one being filled. */
   readonly done: Chunk[] = [];
   private buf = Buffer.allocUnsafe(CHUNK_BYTES);
-  private pos = 0;
+  /** Where the rows not yet taken begin, and where the next one goes. */
+  private start = FRAME_BEFORE;
+  private pos = FRAME_BEFORE;
   private rows = 0;
   /** Rows held, sent or not yet. */
   count = 0;
@@ -55,7 +100,7 @@ export class BinaryRows {
       (e.clientAddress?.length ?? 0) +
       (e.userAgent?.length ?? 0);
     const need = 2 + FIELDS * 4 + 2 + 4 + 8 + 4 + texts * 3;
-    if (this.pos + need > this.buf.length) this.seal(need);
+    if (this.pos + need + FRAME_AFTER > this.buf.length) this.seal(need);
     const b = this.buf;
     let p = this.pos;
     b.writeInt16BE(FIELDS, p);
@@ -139,10 +184,17 @@ export class BinaryRows {
     return p + 4 + bytes;
   }
 
+  /** Takes the rows since the last chunk as one; the next begin after its framing, in a new buffer if need be. */
   private seal(need: number) {
-    if (this.rows) this.done.push({ bytes: this.buf.subarray(0, this.pos), rows: this.rows });
-    this.buf = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, need));
-    this.pos = 0;
+    if (this.rows) {
+      this.done.push({ bytes: this.buf.subarray(this.start, this.pos), rows: this.rows });
+      this.start = this.pos + FRAME_AFTER + FRAME_BEFORE;
+    }
+    if (this.start + need + FRAME_AFTER > this.buf.length) {
+      this.buf = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, FRAME_BEFORE + need + FRAME_AFTER));
+      this.start = FRAME_BEFORE;
+    }
+    this.pos = this.start;
     this.rows = 0;
   }
 }

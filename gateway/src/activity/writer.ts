@@ -1,7 +1,7 @@
 import { iso, log, withDeadline } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 import { clientBlock } from '../limits/rate-limiter';
-import { BinaryRows, type Chunk, COPY_COLUMNS, COPY_HEADER, COPY_TRAILER } from './copy-binary';
+import { BinaryRows, type Chunk, COPY_COLUMNS, copyMessages } from './copy-binary';
 import type { ActivityEntry } from './entry';
 
 interface Hourly {
@@ -29,32 +29,12 @@ async function writeStamps(sql: Sql, used: Map<string, number>, hourly: Hourly[]
       set calls = activity_hourly.calls + excluded.calls, errors = activity_hourly.errors + excluded.errors`;
 }
 
-/**
- * A COPY's messages, whole (https://www.postgresql.org/docs/current/protocol-message-formats.html): one CopyData
- * holding the binary format's header, the rows and its trailer, then CopyDone. postgres.js sends them in one write
- * when Postgres asks for the data (our patch, `copyIn`): a stream per COPY cost the gateway about twice the CPU a
- * statement (docs/benchmarks.md).
- */
-function copyMessages(batch: Chunk[]): Buffer {
-  let data = COPY_HEADER.length + COPY_TRAILER.length;
-  for (const c of batch) data += c.bytes.length;
-  const out = Buffer.allocUnsafe(5 + data + 5);
-  out[0] = 0x64; // 'd', CopyData: its length counts itself and the data
-  out.writeInt32BE(4 + data, 1);
-  let p = 5 + COPY_HEADER.copy(out, 5);
-  for (const c of batch) p += c.bytes.copy(out, p);
-  p += COPY_TRAILER.copy(out, p);
-  out[p] = 0x63; // 'c', CopyDone
-  out.writeInt32BE(4, p + 1);
-  return out;
-}
-
 export const outcomeOf = (status: number): ActivityEntry['outcome'] =>
   status >= 500 ? 'server_error' : status >= 400 ? 'client_error' : 'success';
 
 /** Rows held while Postgres is away (about 170 bytes each: 34 MB, a few seconds at full load), then the oldest go. */
 const MAX_BUFFER = 200_000;
-/** Chunks (of 256 KiB, about 1,500 rows) per COPY. */
+/** Chunks per COPY (a chunk: the rows of one flush, or of one 256 KiB buffer, about 1,500 rows, when it filled first). */
 const BATCH_CHUNKS = 8;
 /**
  * A flush starts as soon as this many entries wait, not only on the interval: under load
