@@ -7,7 +7,7 @@
  * the same keys, and as many unknown keys (well-formed, valid checksum, in no database, new each
  * cycle). Each key leaves a record in the key cache, a rate-limit group, a "last used" stamp and an
  * activity entry; every one of those is capped, so the figure must level off, not grow with keys.
- * That is checked, not assumed: after BENCH_CYCLES (4) cycles, the last must have raised the high-water
+ * That is checked, not assumed: after BENCH_CYCLES (6) cycles, the last must have raised the high-water
  * RSS by at most LEVEL_GROWTH over the cycle before, or the run fails.
  */
 import { generateKey, hashKey, keyHint, newId } from '@studio/shared';
@@ -18,7 +18,7 @@ import { createBenchStack } from './stack';
 const KEYS = Number(process.env.BENCH_KEYS ?? 100_000);
 const CONCURRENCY = 64;
 const IDLE_TARGET_MB = 100;
-const CYCLES = Math.max(2, Number(process.env.BENCH_CYCLES ?? 4));
+const CYCLES = Math.max(2, Number(process.env.BENCH_CYCLES ?? 6));
 /** A cycle that raises the high-water RSS by this share or less of the one before: the memory has levelled off. */
 const LEVEL_GROWTH = 0.05;
 
