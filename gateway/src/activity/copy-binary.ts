@@ -3,11 +3,10 @@
  * no timestamps or numbers to parse on the server's (about a third less work per row
  * for both than the text format).
  *
- * Rows go into a buffer as they are recorded, already framed as the COPY's CopyData messages of about 16 KB each;
- * each flush takes the messages since the last as a chunk, and the next rows follow in the same buffer, a new one made
- * only when it is full (a buffer per flush was most of what the activity log allocated: flushes come every 500 rows).
- * Free bytes around each chunk take the rest of the COPY's framing, so a chunk is sent where it lies, not copied
- * (`copyMessages`).
+ * Rows go into a buffer as they are recorded; each flush takes the rows since the last as a chunk, and the next rows
+ * follow in the same buffer, a new one made only when it is full (a buffer per flush was most of what the activity
+ * log allocated: flushes come every 500 rows). Free bytes around each chunk take the COPY's framing, so a chunk is
+ * sent where it lies, not copied (`copyMessages`).
  * https://www.postgresql.org/docs/current/sql-copy.html#id-1.9.3.55.9.4
  */
 import type { ActivityEntry } from './entry';
@@ -28,38 +27,29 @@ const CHUNK_BYTES = 256 * 1024;
 /** Texts up to this length are tried as ASCII in JavaScript before `Buffer.write`. */
 const ASCII_BY_HAND = 64;
 
-/**
- * Rows go to Postgres in CopyData messages of about this many bytes. Postgres reads each message whole into a buffer:
- * one message for a whole flush (85 KB) had it allocate and fault in fresh memory on every COPY, and messages of
- * 4-32 KB took 7-13 % less of its CPU an entry (docs/benchmarks.md).
- */
-const MESSAGE_BYTES = 16 * 1024;
-/** A CopyData message's type and length. */
-const MESSAGE_HEAD = 5;
-/** Free bytes before a chunk's first message: a CopyData message holding the binary format's header. */
-const FRAME_BEFORE = MESSAGE_HEAD + COPY_HEADER.length;
-/** Free bytes after its last: a CopyData message holding the format's trailer, then CopyDone. */
-const FRAME_AFTER = MESSAGE_HEAD + COPY_TRAILER.length + 5;
+/** Free bytes before a chunk's first row: CopyData's type and length, then the binary format's header. */
+const FRAME_BEFORE = 5 + COPY_HEADER.length;
+/** Free bytes after its last row: the format's trailer, then CopyDone. */
+const FRAME_AFTER = COPY_TRAILER.length + 5;
 
 export interface Chunk {
-  /** CopyData messages holding the rows, in a buffer with FRAME_BEFORE free bytes before them and FRAME_AFTER after. */
+  /** The rows, in a buffer with FRAME_BEFORE free bytes before them and FRAME_AFTER after. */
   bytes: Buffer;
   rows: number;
 }
 
 /**
- * A COPY's messages, whole (https://www.postgresql.org/docs/current/protocol-message-formats.html): a CopyData
- * holding the binary format's header, those holding the rows, one holding its trailer, then CopyDone. postgres.js sends them in one write
+ * A COPY's messages, whole (https://www.postgresql.org/docs/current/protocol-message-formats.html): one CopyData
+ * holding the binary format's header, the rows and its trailer, then CopyDone. postgres.js sends them in one write
  * when Postgres asks for the data (our patch, `copyIn`): a stream per COPY cost the gateway about twice the CPU a
  * statement (docs/benchmarks.md). A lone chunk (the usual flush) is framed in the free bytes around it and sent where
  * it lies; several (a backlog after an outage) are copied into one.
  */
 export function copyMessages(batch: Chunk[]): Buffer {
   if (batch.length === 1) {
-    const messages = batch[0]!.bytes;
-    const length = messages.length;
-    const out = Buffer.from(messages.buffer, messages.byteOffset - FRAME_BEFORE, FRAME_BEFORE + length + FRAME_AFTER);
-    frame(out, length);
+    const rows = batch[0]!.bytes;
+    const out = Buffer.from(rows.buffer, rows.byteOffset - FRAME_BEFORE, FRAME_BEFORE + rows.length + FRAME_AFTER);
+    frame(out, rows.length);
     return out;
   }
   let data = 0;
@@ -71,32 +61,24 @@ export function copyMessages(batch: Chunk[]): Buffer {
   return out;
 }
 
-/** The framing around `length` bytes of the rows' messages that lie at FRAME_BEFORE in `out`. */
-function frame(out: Buffer, length: number) {
-  copyData(out, 0, COPY_HEADER.length);
-  COPY_HEADER.copy(out, MESSAGE_HEAD);
-  const p = FRAME_BEFORE + length;
-  copyData(out, p, COPY_TRAILER.length);
-  COPY_TRAILER.copy(out, p + MESSAGE_HEAD);
-  const done = p + MESSAGE_HEAD + COPY_TRAILER.length;
-  out[done] = 0x63; // 'c', CopyDone
-  out.writeInt32BE(4, done + 1);
-}
-
-/** A CopyData message's head at `p`, for `length` bytes of data after it. */
-function copyData(b: Buffer, p: number, length: number) {
-  b[p] = 0x64; // 'd': its length counts itself and the data
-  b.writeInt32BE(4 + length, p + 1);
+/** The framing around `rows` bytes of rows that lie at FRAME_BEFORE in `out`. */
+function frame(out: Buffer, rows: number) {
+  out[0] = 0x64; // 'd', CopyData: its length counts itself and the data
+  out.writeInt32BE(4 + COPY_HEADER.length + rows + COPY_TRAILER.length, 1);
+  COPY_HEADER.copy(out, 5);
+  let p = FRAME_BEFORE + rows;
+  p += COPY_TRAILER.copy(out, p);
+  out[p] = 0x63; // 'c', CopyDone
+  out.writeInt32BE(4, p + 1);
 }
 
 export class BinaryRows {
   /** Full chunks, oldest first, then the one being filled. */
   readonly done: Chunk[] = [];
   private buf = Buffer.allocUnsafe(CHUNK_BYTES);
-  /** Where the messages not yet taken begin, where the open one's head lies, and where the next row goes. */
+  /** Where the rows not yet taken begin, and where the next one goes. */
   private start = FRAME_BEFORE;
-  private message = FRAME_BEFORE;
-  private pos = FRAME_BEFORE + MESSAGE_HEAD;
+  private pos = FRAME_BEFORE;
   private rows = 0;
   /** Rows held, sent or not yet. */
   count = 0;
@@ -117,9 +99,8 @@ export class BinaryRows {
       (e.problemDetail?.length ?? 0) +
       (e.clientAddress?.length ?? 0) +
       (e.userAgent?.length ?? 0);
-    const need = MESSAGE_HEAD + 2 + FIELDS * 4 + 2 + 4 + 8 + 4 + texts * 3;
+    const need = 2 + FIELDS * 4 + 2 + 4 + 8 + 4 + texts * 3;
     if (this.pos + need + FRAME_AFTER > this.buf.length) this.seal(need);
-    else if (this.pos - this.message >= MESSAGE_BYTES) this.nextMessage();
     const b = this.buf;
     let p = this.pos;
     b.writeInt16BE(FIELDS, p);
@@ -203,22 +184,9 @@ export class BinaryRows {
     return p + 4 + bytes;
   }
 
-  /** The open message's head, for the rows written since it opened. */
-  private closeMessage() {
-    copyData(this.buf, this.message, this.pos - this.message - MESSAGE_HEAD);
-  }
-
-  /** Closes the open message and opens the next after it. */
-  private nextMessage() {
-    this.closeMessage();
-    this.message = this.pos;
-    this.pos += MESSAGE_HEAD;
-  }
-
-  /** Takes the messages since the last chunk as one; the next begin after its framing, in a new buffer if need be. */
+  /** Takes the rows since the last chunk as one; the next begin after its framing, in a new buffer if need be. */
   private seal(need: number) {
     if (this.rows) {
-      this.closeMessage();
       this.done.push({ bytes: this.buf.subarray(this.start, this.pos), rows: this.rows });
       this.start = this.pos + FRAME_AFTER + FRAME_BEFORE;
     }
@@ -226,8 +194,7 @@ export class BinaryRows {
       this.buf = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, FRAME_BEFORE + need + FRAME_AFTER));
       this.start = FRAME_BEFORE;
     }
-    this.message = this.start;
-    this.pos = this.start + MESSAGE_HEAD;
+    this.pos = this.start;
     this.rows = 0;
   }
 }
