@@ -23,6 +23,7 @@ const LANDED: Record<string, string> = {
   '00013_events.sql': '638c29afd6cf0a6e81eb096b36d34b8162c6af5e4651aeef72021cdcce46e83c',
   '00014_webhooks.sql': '7732cc6cd50d65b5cdc6c702c907105afea9d491ceaf0bda8e9f0d9ea1a91ec7',
   '00015_webhook_enabled_snapshot.sql': '311ada10e3d1deb2f485afb26a53c7d378f4ef9ec09db817d08ef294eb6e268e',
+  '00016_activity_id_cache.sql': '18138910dc913102f8b2ce6012b1b3b5fca68b0e3072a92e086a44c66205f811',
 };
 
 const sha256 = async (file: string) =>

@@ -479,6 +479,12 @@ test('an activity entry costs Postgres one B-tree: the log is keyed (studio_id, 
   ]);
 });
 
+test("an entry's id comes from its connection's cache of 100, not from the sequence one by one", async () => {
+  const [seq] = await s.sql<{ cache: number }[]>`
+    select seqcache::int as cache from pg_sequence where seqrelid = pg_get_serial_sequence('activity', 'id')::regclass`;
+  expect(seq?.cache).toBe(100);
+});
+
 test('entries a failed flush could not write are kept and written by the next one, once', async () => {
   const st = await s.studio();
   // a writer of its own, with no interval running: the gateway's own flushes would race the first check
