@@ -5,7 +5,8 @@
  * too, for scale), same machine, same run. Beside them, as a diagnosis: the floor of a
  * cached read (`bench/cached-floor.ts`: Bun.serve sending the gateway's own answer from
  * memory), a second gateway with `LOG_LEVEL=warn` (what the access lines cost: issue 22
- * allows 5 %), and the CPU per request of the three. Starts its
+ * allows 5 %), and the CPU per request of each row's own processes and of Postgres (the
+ * gateway's activity entries are written there, on the same two cores). Starts its
  * own gateways and storefront-service against a fresh database and Redis namespace,
  * seeds a studio (200 instructors, 2,000 classes, 20,000 occurrences), drives wrk at
  * 50 connections, prints a table and the median ratio, and cleans up.
@@ -19,7 +20,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSql } from '@studio/shared/io/db';
-import { type CpuPerRequest, cpuMeter, formatCpu, totalCpu } from './bench/cpu';
+import { type CpuPerRequest, cpuMeter, formatCpu, namedCpuMeter, totalCpu, withChildren } from './bench/cpu';
 import { nginxPath, startNginx } from './bench/nginx';
 import { seedStorefrontRead } from './bench/seed';
 import { createBenchStack, waitFor } from './bench/stack';
@@ -137,35 +138,44 @@ try {
   await waitFor(floorUrl);
   const quietUrl = `${quiet.storefrontUrl}${PATH}`;
 
-  /** One measured run after a second of warm-up; with `pid`, that process's CPU per request too. */
-  const measure = async (target: string, h?: Record<string, string>, pid?: number) => {
+  /**
+   * One measured run after a second of warm-up, with the CPU per request of `pids` (the row's own processes) and of
+   * every Postgres process (the gateway's activity entries; near nothing for the other rows).
+   */
+  const measure = async (target: string, h?: Record<string, string>, pids?: number[]) => {
     await runWrk(target, { connections: CONNECTIONS, seconds: 1, cpu: LOAD_CPU, headers: h }); // warm-up
-    const meter = pid ? cpuMeter([pid]) : null;
+    const meter = pids ? cpuMeter(pids) : null;
+    const postgres = namedCpuMeter('postgres');
     const r = await runWrk(target, { connections: CONNECTIONS, seconds: SECONDS, cpu: LOAD_CPU, headers: h });
-    return Object.assign(r, { cpu: meter?.perRequest(r.requests) ?? null });
+    return Object.assign(r, { cpu: meter?.perRequest(r.requests) ?? null, postgres: postgres.perRequest(r.requests) });
   };
   const anchorUrl = `${nginx.url}/`;
-  type Measured = WrkResult & { cpu: CpuPerRequest | null };
+  type Measured = WrkResult & { cpu: CpuPerRequest | null; postgres: CpuPerRequest };
+  // the anchor's processes: nginx's master and worker, and Elysia behind it
+  const anchorPids = [...withChildren(nginx.pid), stack.pidOf('elysia')];
   type Round = { gateway: Measured; anchor: Measured; hello: Measured; floor: Measured; quiet: Measured };
   const rounds: Round[] = [];
   for (const u of [url, quietUrl]) await warmGateway(u, { connections: CONNECTIONS, cpu: LOAD_CPU, headers });
   const runs: Record<keyof Round, () => Promise<Measured>> = {
-    hello: () => measure(helloUrl),
-    anchor: () => measure(anchorUrl),
-    gateway: () => measure(url, headers, stack.pidOf('gateway')),
-    quiet: () => measure(quietUrl, headers, quiet.child.pid),
-    floor: () => measure(floorUrl, headers, floor.pid),
+    hello: () => measure(helloUrl, undefined, [stack.pidOf('hello')]),
+    anchor: () => measure(anchorUrl, undefined, anchorPids),
+    gateway: () => measure(url, headers, [stack.pidOf('gateway')]),
+    quiet: () => measure(quietUrl, headers, [quiet.child.pid]),
+    floor: () => measure(floorUrl, headers, [floor.pid]),
   };
   for (let i = 0; i < ROUNDS; i++) rounds.push(await inTurn(runs, i));
   const plainResult = await measure(url, plainHeaders);
 
-  const row = (name: string, r: WrkResult & { cpu?: CpuPerRequest | null }) =>
-    `| ${name.padEnd(NAME_WIDTH)} | ${r.rps.toFixed(0).padStart(9)} | ${r.p50.toFixed(2).padStart(8)} | ${r.p99.toFixed(2).padStart(8)} | ${String(r.non2xx).padStart(7)} | ${formatCpu(r.cpu ?? null).padStart(11)} |`;
+  const row = (name: string, r: Measured) =>
+    `| ${name.padEnd(NAME_WIDTH)} | ${r.rps.toFixed(0).padStart(9)} | ${r.p50.toFixed(2).padStart(8)} | ${r.p99.toFixed(2).padStart(8)} | ${String(r.non2xx).padStart(7)} | ${formatCpu(r.cpu).padStart(11)} | ${formatCpu(r.postgres).padStart(11)} |`;
   console.log(
-    `\n| ${'target'.padEnd(NAME_WIDTH)} | ${'req/s'.padStart(9)} | ${'p50 ms'.padStart(8)} | ${'p99 ms'.padStart(8)} | ${'non-2xx'.padStart(7)} | ${'CPU µs'.padStart(11)} |`,
+    "\nCPU columns: µs of CPU a request, user+system, of the row's own processes (the anchor: nginx and Elysia) and of all of Postgres",
   );
   console.log(
-    `|${'-'.repeat(NAME_WIDTH + 2)}|${'-'.repeat(11)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(9)}|${'-'.repeat(13)}|`,
+    `| ${'target'.padEnd(NAME_WIDTH)} | ${'req/s'.padStart(9)} | ${'p50 ms'.padStart(8)} | ${'p99 ms'.padStart(8)} | ${'non-2xx'.padStart(7)} | ${'CPU µs'.padStart(11)} | ${'Postgres µs'.padStart(11)} |`,
+  );
+  console.log(
+    `|${'-'.repeat(NAME_WIDTH + 2)}|${'-'.repeat(11)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(9)}|${'-'.repeat(13)}|${'-'.repeat(13)}|`,
   );
   rounds.forEach((r, i) => {
     console.log(row(`round ${i + 1}: Bun.serve hello-world`, r.hello));
@@ -193,6 +203,9 @@ try {
   const floorCpu = median(rounds.map((r) => totalCpu(r.floor.cpu)));
   console.log(
     `diagnosis: the Bun floor of this read (c)/(b) ${median(rounds.map((r) => r.floor.rps / r.anchor.rps)).toFixed(2)}× at p99 ${median(rounds.map((r) => r.floor.p99)).toFixed(2)} ms (what the runtime alone allows); CPU a request: gateway ${gatewayCpu.toFixed(1)} µs, floor ${floorCpu.toFixed(1)} µs (${(gatewayCpu / floorCpu).toFixed(2)}×)`,
+  );
+  console.log(
+    `diagnosis: the servers' CPU a request (medians, µs): the anchor's nginx and Elysia ${median(rounds.map((r) => totalCpu(r.anchor.cpu))).toFixed(1)}; the gateway ${gatewayCpu.toFixed(1)} and Postgres ${median(rounds.map((r) => totalCpu(r.gateway.postgres))).toFixed(1)} (the activity entry of each call)`,
   );
   const quietRatio = median(rounds.map((r) => r.quiet.rps / r.gateway.rps));
   const quietCpu = median(rounds.map((r) => totalCpu(r.quiet.cpu) / totalCpu(r.gateway.cpu)));

@@ -32,7 +32,7 @@ function ticksOf(pid: number): [number, number] {
 }
 
 /** Processes whose command name is `name` (e.g. every Postgres backend). */
-export const pidsNamed = (name: string): number[] =>
+const pidsNamed = (name: string): number[] =>
   processes().filter((pid) => procFile(pid, 'comm')?.trim() === name);
 
 /** A process and its children (nginx's master and its worker). */
@@ -54,6 +54,28 @@ export function cpuMeter(pids: number[]) {
     perRequest(requests: number): CpuPerRequest {
       const end = sum();
       return { user: ((end[0] - start[0]) * TICK_US) / requests, system: ((end[1] - start[1]) * TICK_US) / requests };
+    },
+  };
+}
+
+/**
+ * `cpuMeter` over every process named `name` (Postgres: its backends come and go as the pools open and close
+ * connections). One started meanwhile counts from its start; one gone by the end is left out, as what it spent
+ * since the start went with it (counting its start alone would make the figure negative).
+ */
+export function namedCpuMeter(name: string) {
+  const ticks = () => new Map(pidsNamed(name).map((pid) => [pid, ticksOf(pid)] as const));
+  const start = ticks();
+  return {
+    perRequest(requests: number): CpuPerRequest {
+      let user = 0;
+      let system = 0;
+      for (const [pid, [u, s]] of ticks()) {
+        const [u0, s0] = start.get(pid) ?? [0, 0];
+        user += u - u0;
+        system += s - s0;
+      }
+      return { user: (user * TICK_US) / requests, system: (system * TICK_US) / requests };
     },
   };
 }

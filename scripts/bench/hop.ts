@@ -22,7 +22,7 @@ import { join } from 'node:path';
  */
 import { type Caller, hashKey, SCOPES, signedHeaders } from '@studio/shared';
 import { freePorts } from '../lib/ports';
-import { type CpuPerRequest, cpuMeter, formatCpu, pidsNamed, totalCpu, withChildren } from './cpu';
+import { type CpuPerRequest, cpuMeter, formatCpu, namedCpuMeter, totalCpu, withChildren } from './cpu';
 import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
 import { kongLikeAvailable, startKongLike } from './kong-like';
 import { nginxPath, startNginx } from './nginx';
@@ -59,7 +59,7 @@ try {
   /** One run, with the CPU per request of the proxy in front (none: direct), the service and Postgres. */
   const measure = async (url: string, headers: Record<string, string>, proxy: number[] = []): Promise<Run> => {
     await runWrk(url, { connections: CONNECTIONS, seconds: 1, cpu: LOAD_CPU, headers }); // warm-up
-    const meters = { proxy: cpuMeter(proxy), service: cpuMeter([service]), postgres: cpuMeter(pidsNamed('postgres')) };
+    const meters = { proxy: cpuMeter(proxy), service: cpuMeter([service]), postgres: namedCpuMeter('postgres') };
     const r = await runWrk(url, { connections: CONNECTIONS, seconds: SECONDS, cpu: LOAD_CPU, headers });
     return {
       ...r,
