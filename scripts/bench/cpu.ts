@@ -32,8 +32,7 @@ function ticksOf(pid: number): [number, number] {
 }
 
 /** Processes whose command name is `name` (e.g. every Postgres backend). */
-const pidsNamed = (name: string): number[] =>
-  processes().filter((pid) => procFile(pid, 'comm')?.trim() === name);
+const pidsNamed = (name: string): number[] => processes().filter((pid) => procFile(pid, 'comm')?.trim() === name);
 
 /** A process and its children (nginx's master and its worker). */
 export const withChildren = (pid: number): number[] => [
