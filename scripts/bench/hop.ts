@@ -190,6 +190,7 @@ try {
           p99: median(rs.map((r) => r.p99)),
           proxy: median(rs.map((r) => totalCpu(r.proxy))),
           service: median(rs.map((r) => totalCpu(r.service))),
+          postgres: median(rs.map((r) => totalCpu(r.postgres))),
         }
       : null;
   };
@@ -209,7 +210,8 @@ try {
   );
   console.log(
     `CPU per request (medians, µs): proxy ${nginx ? `nginx ${nginx.proxy.toFixed(0)}, ` : ''}bun floor ${floor!.proxy.toFixed(0)}, gateway ${gateway!.proxy.toFixed(0)}; ` +
-      `service direct ${direct!.service.toFixed(0)}${nginx ? `, behind nginx ${nginx.service.toFixed(0)}` : ''}, behind the gateway ${gateway!.service.toFixed(0)}`,
+      `service direct ${direct!.service.toFixed(0)}${nginx ? `, behind nginx ${nginx.service.toFixed(0)}` : ''}, behind the gateway ${gateway!.service.toFixed(0)}; ` +
+      `Postgres direct ${direct!.postgres.toFixed(0)}${peer ? `, behind the kong-like ${peer.postgres.toFixed(0)}` : ''}, behind the gateway ${gateway!.postgres.toFixed(0)} (its activity entries too)`,
   );
   if (nginx)
     console.log(
