@@ -25,10 +25,10 @@ function procFile(pid: number, name: 'stat' | 'comm'): string | null {
 /** The fields of /proc/<pid>/stat after the command name (which may itself hold spaces or parentheses): [0] state, [1] ppid, [11] utime, [12] stime. */
 const statFields = (pid: number) => procFile(pid, 'stat')?.split(') ').at(-1)?.split(' ') ?? null;
 
-/** utime and stime of one process (all its threads), or zeros once it is gone. */
-function ticksOf(pid: number): [number, number] {
+/** utime and stime of one process (all its threads), or null once it is gone. */
+function ticksOf(pid: number): [number, number] | null {
   const f = statFields(pid);
-  return f ? [Number(f[11]), Number(f[12])] : [0, 0];
+  return f ? [Number(f[11]), Number(f[12])] : null;
 }
 
 /** Processes whose command name is `name` (e.g. every Postgres backend). */
@@ -45,25 +45,22 @@ export interface CpuPerRequest {
   system: number;
 }
 
-/** Starts counting the CPU of these processes; `perRequest(n)` gives µs of user and system time per request. */
-export function cpuMeter(pids: number[]) {
-  const sum = () => pids.map(ticksOf).reduce((a, b) => [a[0] + b[0], a[1] + b[1]], [0, 0]);
-  const start = sum();
-  return {
-    perRequest(requests: number): CpuPerRequest {
-      const end = sum();
-      return { user: ((end[0] - start[0]) * TICK_US) / requests, system: ((end[1] - start[1]) * TICK_US) / requests };
-    },
-  };
-}
-
 /**
- * `cpuMeter` over every process named `name` (Postgres: its backends come and go as the pools open and close
- * connections). One started meanwhile counts from its start; one gone by the end is left out, as what it spent
- * since the start went with it (counting its start alone would make the figure negative).
+ * Starts counting the CPU of these processes; `perRequest(n)` gives µs of user and system time per request. `pids`
+ * may be a function, asked at the start and at the end, for processes that come and go (Postgres's backends, as the
+ * pools open and close connections): one started meanwhile counts from its start, and one gone by the end is left
+ * out, as what it spent since the start went with it (counting its start alone would make the figure negative).
  */
-export function namedCpuMeter(name: string) {
-  const ticks = () => new Map(pidsNamed(name).map((pid) => [pid, ticksOf(pid)] as const));
+export function cpuMeter(pids: number[] | (() => number[])) {
+  const list = typeof pids === 'function' ? pids : () => pids;
+  const ticks = () => {
+    const m = new Map<number, [number, number]>();
+    for (const pid of list()) {
+      const t = ticksOf(pid);
+      if (t) m.set(pid, t);
+    }
+    return m;
+  };
   const start = ticks();
   return {
     perRequest(requests: number): CpuPerRequest {
@@ -78,6 +75,9 @@ export function namedCpuMeter(name: string) {
     },
   };
 }
+
+/** `cpuMeter` over every process named `name`, as they come and go (e.g. every Postgres backend). */
+export const namedCpuMeter = (name: string) => cpuMeter(() => pidsNamed(name));
 
 /** User and system time together, µs (0 for no process). */
 export const totalCpu = (c: CpuPerRequest | null) => (c ? c.user + c.system : 0);
