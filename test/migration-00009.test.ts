@@ -24,13 +24,21 @@ const newDb = () => {
   return db;
 };
 
+/** The migrations up to 00009 (later ones, 00017's batches, change the log again). */
+let upTo00009: string;
+/** `migrate` up to 00009. */
+const migrateTo00009 = (url: string) => migrate(url, upTo00009);
+
 /** A database at 00008 with a log: 300 entries of three keys (ids of the old format), and one row without a key. */
 const at00008 = newDb();
 beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), 'migrations-'));
+  upTo00009 = await mkdtemp(join(tmpdir(), 'migrations-'));
   try {
     for (const f of (await readdir(MIGRATIONS_DIR)).filter((f) => f < FILE))
       await cp(join(MIGRATIONS_DIR, f), join(dir, f));
+    for (const f of (await readdir(MIGRATIONS_DIR)).filter((f) => f <= FILE))
+      await cp(join(MIGRATIONS_DIR, f), join(upTo00009, f));
     await migrate(urlOf(at00008), dir);
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -45,6 +53,7 @@ beforeAll(async () => {
   await sql.end();
 });
 afterAll(async () => {
+  await rm(upTo00009, { recursive: true, force: true });
   for (const db of made) await admin.unsafe(`drop database if exists ${db} with (force)`);
   await admin.end();
 });
@@ -107,7 +116,7 @@ test('00009 lets the gateways write while it runs, keeps every entry on the new 
     await readEnds;
   });
   await readerStarted;
-  const migrating = migrate(urlOf(db));
+  const migrating = migrateTo00009(urlOf(db));
   try {
     let waiting = false;
     for (const deadline = Date.now() + 10_000; !waiting && Date.now() < deadline; await Bun.sleep(20)) {
@@ -157,7 +166,7 @@ test('a run of 00009 cut off after any of its statements is finished by the next
     } finally {
       await sql.end();
     }
-    expect({ done, applied: (await migrate(urlOf(db)))[0] }).toEqual({ done, applied: FILE });
+    expect({ done, applied: (await migrateTo00009(urlOf(db)))[0] }).toEqual({ done, applied: FILE });
     expect({ done, ...(await stateOf(db)) }).toEqual({ done, entries: 300, ...DONE });
     await admin.unsafe(`drop database ${db} with (force)`);
   }
@@ -181,7 +190,7 @@ test('an index a failed concurrent build of 00009 left behind, invalid, is built
     expect(await indexOf()).toMatchObject({ valid: false, unique: true });
 
     // `if not exists` alone would skip the statement and keep the invalid index for good
-    expect((await migrate(urlOf(db)))[0]).toBe(FILE);
+    expect((await migrateTo00009(urlOf(db)))[0]).toBe(FILE);
     expect(await indexOf()).toEqual({
       valid: true,
       unique: false,

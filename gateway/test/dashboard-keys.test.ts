@@ -251,11 +251,16 @@ describe('activity', () => {
     const { id: keyId } = await s.key(st.id, 'secret', ['instructors:read'], 'busy');
     const { cookie } = await signIn(s, st.id);
     // 200,000 successful calls in the last day: a search for server errors reads every one of them
+    // as the gateway writes them: a batch a minute (150 calls each)
     await s.sql`
-      insert into activity (studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at)
-      select ${st.id}, ${keyId}, 'managementListInstructors', 'GET', '/v1/instructors', 200, 'success', 1,
-             'req_busy' || g, now() - g * interval '400 milliseconds'
-      from generate_series(1, 200000) g`;
+      insert into activity_batches (studio_id, key_id, first_at, last_at, at, operation_id, method, path, status,
+        duration_ms, request_id, problem_code, trace_id, query, problem_detail, client_address, user_agent, refused_count)
+      select ${st.id}, ${keyId}, min(at), max(at), array_agg(at), array_agg('managementListInstructors'::text), array_agg('GET'::text),
+             array_agg('/v1/instructors'::text), array_agg(200::smallint), array_agg(1::real), array_agg('req_busy' || g),
+             array_agg(null::text), array_agg(null::text), array_agg(null::text), array_agg(null::text),
+             array_agg(null::text), array_agg(null::text), array_agg(null::int)
+      from (select g, now() - g * interval '400 milliseconds' as at from generate_series(1, 200000) g) c
+      group by date_trunc('minute', at, 'UTC')`;
     activitySearch.timeoutMs = 20;
     try {
       const slow = await get(s, '/activity?outcome=server_error', cookie);

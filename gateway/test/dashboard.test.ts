@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createSql } from '@studio/shared/io/db';
 import { readinessCheck } from '@studio/shared/io/readiness';
 import { type Stack, startStack } from '../../test/harness';
+import { ActivityWriter, outcomeOf } from '../src/activity/writer';
 import { createDashboard } from '../src/dashboard';
 import { csrfOf, get, keyCount, loginLink, postForm, signIn, useLink } from './dashboard-helpers';
 
@@ -453,6 +454,54 @@ describe('activity', () => {
     const both2 = await (await get(s, `/activity?${bothNext}`, cookie)).text();
     expect(ids(both2).every((i) => i % 3 !== 0 && i % 10 !== 0)).toBe(true);
     expect(ids(both).length + ids(both2).length).toBe(120 - 40 - 12 + 4);
+  });
+
+  test('batches whose times overlap are merged: every page, filtered or not, is the log in (time, id) order', async () => {
+    const studio = await s.studio();
+    const [a, b] = [await s.key(studio.id, 'secret', [], 'a'), await s.key(studio.id, 'secret', [], 'b')];
+    // 700 calls over three minutes, recorded in a shuffled order and flushed in seven parts: each flush writes a batch
+    // a key and minute, and the batches of one key overlap in time (as late 429 folds and failed flushes make them)
+    const writer = new ActivityWriter(s.sql, 600_000);
+    const t0 = Date.parse('2026-11-20T10:00:30.000Z');
+    const calls = Array.from({ length: 700 }, (_, i) => i).sort(() => Math.random() - 0.5);
+    for (const [n, i] of calls.entries()) {
+      const status = i % 9 === 0 ? 500 : 200;
+      writer.record({
+        studioId: studio.id,
+        keyId: i % 3 ? a.id : b.id,
+        operationId: 'managementListInstructors',
+        method: 'GET',
+        path: '/v1/instructors',
+        status,
+        outcome: outcomeOf(status),
+        durationMs: 1,
+        requestId: `req_merge_${i}`,
+        at: t0 + Math.floor(i / 2) * 500, // two calls share each millisecond: ids break the tie
+      });
+      if (n % 100 === 99) await writer.flush();
+    }
+    await writer.close();
+    expect((await s.sql`select 1 from activity_batches where studio_id = ${studio.id}`).length).toBeGreaterThan(14);
+    const { cookie } = await signIn(s, studio.id);
+    const ids = (page: string) => [...page.matchAll(/data-request-id="(req_merge_\d+)"/g)].map((m) => m[1]!);
+    const next = (page: string) =>
+      /href="\/activity\?([^"]*)"[^>]*rel="next"/.exec(page)?.[1]?.replaceAll('&amp;', '&');
+    for (const [query, where] of [
+      ['', s.sql``],
+      [`key=${b.id}`, s.sql`and key_id = ${b.id}`],
+      ['outcome=server_error', s.sql`and status >= 500`],
+      [`key=${a.id}&from=2026-11-20&to=2026-11-20`, s.sql`and key_id = ${a.id}`],
+    ] as const) {
+      const shown: string[] = [];
+      for (let q: string | undefined = query; q !== undefined; ) {
+        const page = await (await get(s, `/activity?${q}`, cookie)).text();
+        shown.push(...ids(page));
+        q = next(page);
+      }
+      const log = await s.sql<{ requestId: string }[]>`
+        select request_id from activity where studio_id = ${studio.id} ${where} order by at desc, id desc`;
+      expect([query, shown]).toEqual([query, log.map((r) => r.requestId)]);
+    }
   });
 
   test('pages follow (time, id) to the microsecond: entries sharing a time are each shown once', async () => {

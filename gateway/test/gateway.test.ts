@@ -469,20 +469,42 @@ test('a flush asked for while one is running still writes what was recorded afte
   ]);
 });
 
-test('an activity entry costs Postgres one B-tree: the log is keyed (studio_id, key_id, at, id); the request-id index is only for ids older than their time stamp', async () => {
+test('the log keeps a batch a key, minute and flush: two B-trees, by key and by studio, each on the newest entry of a batch', async () => {
   const rows = await s.sql<
     { indexdef: string }[]
-  >`select indexdef from pg_indexes where tablename = 'activity' order by indexname`;
+  >`select indexdef from pg_indexes where tablename = 'activity_batches' order by indexname`;
   expect(rows.map((r) => r.indexdef.replace(/^.* USING /, ''))).toEqual([
-    'btree (studio_id, key_id, at, id)',
-    'btree (studio_id, request_id) WHERE (length(request_id) < 26)',
+    'btree (studio_id, key_id, last_at, id)',
+    'btree (studio_id, last_at, id)',
   ]);
 });
 
-test("an entry's id comes from its connection's cache of 100, not from the sequence one by one", async () => {
-  const [seq] = await s.sql<{ cache: number }[]>`
-    select seqcache::int as cache from pg_sequence where seqrelid = pg_get_serial_sequence('activity', 'id')::regclass`;
-  expect(seq?.cache).toBe(100);
+test('a flush writes one row per studio, key and UTC minute (at most 10,000 entries each), whatever its entries number', async () => {
+  const [a, b] = [await s.studio(), await s.studio()];
+  const writer = new ActivityWriter(s.sql, 600_000);
+  const minute = Date.parse('2026-11-22T10:11:00.000Z');
+  const at = (i: number) => minute + 59_000 + i; // the first thousand in one minute, the rest in the next
+  for (let i = 0; i < 12_500; i++) writer.record({ ...entryOf(a.id, `req_many_${i}`), at: at(i) });
+  writer.record({ ...entryOf(a.id, 'req_other_key'), keyId: 'key_other', at: at(0) });
+  writer.record({ ...entryOf(b.id, 'req_other_studio'), at: at(0) });
+  await writer.flush();
+  const batches = await s.sql<{ studioId: string; keyId: string; n: number; firstAt: Date; lastAt: Date }[]>`
+    select studio_id, key_id, cardinality(at) as n, first_at, last_at from activity_batches
+    where studio_id in (${a.id}, ${b.id}) order by studio_id = ${a.id} desc, key_id, first_at, n desc`;
+  expect(batches.map((r) => [r.studioId === a.id ? 'a' : 'b', r.keyId, r.n])).toEqual([
+    // the 500th entry started a flush of its own (FLUSH_ROWS); the explicit one took the rest
+    ['a', 'key_entry', 500],
+    ['a', 'key_entry', 500],
+    ['a', 'key_entry', 10_000],
+    ['a', 'key_entry', 1_500],
+    ['a', 'key_other', 1],
+    ['b', 'key_entry', 1],
+  ]);
+  // read through the view, one row an entry, in the order they were recorded
+  const ids = await s.sql<{ requestId: string }[]>`
+    select request_id from activity where studio_id = ${a.id} and key_id <> 'key_other' order by at, id`;
+  expect(ids.map((r) => r.requestId)).toEqual(Array.from({ length: 12_500 }, (_, i) => `req_many_${i}`));
+  await writer.close();
 });
 
 test('entries a failed flush could not write are kept and written by the next one, once', async () => {
@@ -490,11 +512,11 @@ test('entries a failed flush could not write are kept and written by the next on
   // a writer of its own, with no interval running: the gateway's own flushes would race the first check
   const writer = new ActivityWriter(s.sql, 600_000);
   writer.record(entryOf(st.id, 'req_kept'));
-  await s.sql`alter table activity rename to activity_away`;
+  await s.sql`alter table activity_batches rename to activity_away`;
   try {
     await writer.flush(); // fails: no such table
   } finally {
-    await s.sql`alter table activity_away rename to activity`;
+    await s.sql`alter table activity_away rename to activity_batches`;
   }
   const written = async () =>
     (await s.sql<{ requestId: string }[]>`select request_id from activity where studio_id = ${st.id}`).map(
@@ -510,7 +532,7 @@ test('a backlog of flushes that failed is written as one COPY of their chunks, e
   const st = await s.studio();
   const writer = new ActivityWriter(s.sql, 600_000);
   const ids = (wave: number) => Array.from({ length: 3 }, (_, i) => `req_backlog_${wave}_${i}`);
-  await s.sql`alter table activity rename to activity_away`;
+  await s.sql`alter table activity_batches rename to activity_away`;
   try {
     // each failed flush leaves its rows as a chunk of their own, so the next flush sends three
     for (let wave = 0; wave < 3; wave++) {
@@ -518,7 +540,7 @@ test('a backlog of flushes that failed is written as one COPY of their chunks, e
       await writer.flush();
     }
   } finally {
-    await s.sql`alter table activity_away rename to activity`;
+    await s.sql`alter table activity_away rename to activity_batches`;
   }
   await writer.flush();
   for (const id of ids(3)) writer.record(entryOf(st.id, id));
@@ -538,11 +560,11 @@ async function whileCopiesStall(seconds: number, body: () => Promise<void>) {
   await s.sql.unsafe(
     `create function activity_stalled() returns trigger language plpgsql as $$ begin perform pg_sleep(${Number(seconds)}); return null; end $$`,
   );
-  await s.sql`create trigger activity_stalled after insert on activity for each statement execute function activity_stalled()`;
+  await s.sql`create trigger activity_stalled after insert on activity_batches for each statement execute function activity_stalled()`;
   try {
     await body();
   } finally {
-    await s.sql`drop trigger activity_stalled on activity`;
+    await s.sql`drop trigger activity_stalled on activity_batches`;
     await s.sql`drop function activity_stalled`;
   }
 }

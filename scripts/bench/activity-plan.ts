@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-import { entryQuery, pageQuery } from '@studio/gateway/dashboard/activity';
+import { entryQuery, pageRoundQuery } from '@studio/gateway/dashboard/activity';
 import { chartQuery } from '@studio/gateway/dashboard/chart';
 import { loadConfig, newRequestId } from '@studio/shared';
 import { randomBase62 } from '@studio/shared/base62';
@@ -8,11 +8,13 @@ import type { PendingQuery, Row } from 'postgres';
 /**
  * `bun run bench:activity-plan`: the dashboard's activity queries on a busy studio. A scratch
  * database gets 1,000,000 entries for one studio spread over the last 30 days, made with four
- * busy keys and one rare one (a call in a thousand), and 200,000 for another studio; then
- * prints EXPLAIN (ANALYZE, BUFFERS) of the dashboard's queries as it sends them: the list
- * (all keys merged, and one rare key), a deep page, the chart, and the request-id search (an
- * id carrying its time, and one made before ids did). Each must read indexes only (the log's
- * key `(studio_id, key_id, at, id)`): the script exits 1 if a plan reads activity sequentially.
+ * busy keys and one rare one (a call in a thousand), and 200,000 for another studio, in batches of a key and
+ * minute as the gateway writes them (migration 00017); then prints EXPLAIN (ANALYZE, BUFFERS) of the dashboard's
+ * queries as it sends them: a page's first round of batches (all keys, and one rare key), a deep page's, the chart,
+ * and the request-id search (an id carrying its time, and one made before ids did). Each but the last must read
+ * the batches' indexes only (`(studio_id, last_at, id)`, and the key `(studio_id, key_id, last_at, id)`): the script
+ * exits 1 if one reads activity_batches sequentially. An id made before ids carried their time is looked for in every
+ * batch of its studio, within the page's read budget.
  */
 import postgres from 'postgres';
 import { migrate } from '../lib/migrate';
@@ -32,11 +34,17 @@ try {
     ['std_other', Math.round(ROWS / 5)],
   ] as const) {
     await sql`
-      insert into activity (studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at, trace_id)
-      select ${studio}, case when g % 1000 = 0 then 'key_rare' else 'key_busy' || (g % 4) end, 'managementListClasses', 'GET', '/v1/classes', case when g % 20 = 0 then 422 else 200 end,
-             case when g % 20 = 0 then 'client_error' else 'success' end, 1.5, 'req_' || ${studio} || g,
-             now() - make_interval(secs => (g::float8 / ${n}) * 30 * 86400), md5(g::text)
-      from generate_series(1, ${n}) g`;
+      insert into activity_batches (studio_id, key_id, first_at, last_at, at, operation_id, method, path, status,
+        duration_ms, request_id, problem_code, trace_id, query, problem_detail, client_address, user_agent, refused_count)
+      select ${studio}, key_id, min(at), max(at), array_agg(at order by at), array_agg('managementListClasses'::text),
+             array_agg('GET'::text), array_agg('/v1/classes'::text), array_agg(status order by at), array_agg(1.5::real),
+             array_agg(request_id order by at), array_agg(null::text), array_agg(trace_id order by at), array_agg(null::text),
+             array_agg(null::text), array_agg(null::text), array_agg(null::text), array_agg(null::int)
+      from (select case when g % 1000 = 0 then 'key_rare' else 'key_busy' || (g % 4) end as key_id,
+                   (case when g % 20 = 0 then 422 else 200 end)::smallint as status, 'req_' || ${studio} || g as request_id,
+                   now() - make_interval(secs => (g::float8 / ${n}) * 30 * 86400) as at, md5(g::text) as trace_id
+            from generate_series(1, ${n}) g) c
+      group by key_id, date_trunc('minute', at, 'UTC')`;
   }
   // what the gateway's writer keeps as it records (activity_hourly), built here in one go
   await sql`insert into activity_hourly (studio_id, hour, calls, errors)
@@ -50,18 +58,18 @@ try {
   const timedId = newRequestId(recent);
   await sql`insert into activity (studio_id, key_id, method, path, status, outcome, duration_ms, request_id, at)
     values ('std_busy', 'key_busy1', 'GET', '/v1/classes', 200, 'success', 1.5, ${timedId}, ${new Date(recent)})`;
-  await sql`analyze activity`;
+  await sql`analyze activity_batches`;
   await sql`analyze activity_hourly`;
   console.log(
     `${ROWS.toLocaleString()} entries for std_busy (+${Math.round(ROWS / 5).toLocaleString()} for another studio) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
   const from = new Date(Date.now() - 30 * 86_400_000);
-  const explain = async <T extends readonly object[]>(title: string, query: PendingQuery<T>) => {
+  const explain = async <T extends readonly object[]>(title: string, query: PendingQuery<T>, scans = false) => {
     const plan = (await sql<Row[]>`explain (analyze, buffers) ${query}`).map(
       (r) => (r['QUERY PLAN'] ?? r.queryPlan) as string,
     );
     console.log(`\n${title}\n${plan.map((l) => `  ${l}`).join('\n')}`);
-    if (plan.some((l) => /Seq Scan on activity/.test(l))) failed = true; // on activity or activity_hourly
+    if (!scans && plan.some((l) => /Seq Scan on activity/.test(l))) failed = true; // on activity_batches or activity_hourly
   };
   // the dashboard's own queries (gateway/src/dashboard/activity.ts), with the filters its pages send
   const filters = {
@@ -73,12 +81,12 @@ try {
     after: '',
   };
   await explain(
-    "List, a month range, first page, all keys merged (the dashboard's query):",
-    pageQuery(sql, 'std_busy', filters),
+    "List, a month range, first page's first round of 4 batches, all keys (the dashboard's query):",
+    pageRoundQuery(sql, 'std_busy', filters, null, 4),
   );
   await explain(
-    'List, one key that made one call in a thousand:',
-    pageQuery(sql, 'std_busy', { ...filters, key: 'key_rare' }),
+    'List, one key that made one call in a thousand, a round of 64 batches:',
+    pageRoundQuery(sql, 'std_busy', { ...filters, key: 'key_rare' }, null, 64),
   );
   await explain(
     "Chart, 30 days per day (the dashboard's query, on activity_hourly):",
@@ -87,16 +95,17 @@ try {
   const [deep] = await sql<{ id: string; atUs: string }[]>`
     select id::text, (extract(epoch from at) * 1000000)::bigint::text as at_us from activity where studio_id = 'std_busy' order by at desc, id desc offset ${Math.floor(ROWS / 2)} limit 1`;
   await explain(
-    `List, page ${(Math.floor(ROWS / 100) + 1).toLocaleString()} (keyset after (at, id), as the "Older entries" link sends it):`,
-    pageQuery(sql, 'std_busy', { ...filters, from: '', to: '', after: `${deep!.atUs}.${deep!.id}` }),
+    `List, page ${(Math.floor(ROWS / 100) + 1).toLocaleString()} (after (at, id), as the "Older entries" link sends it), a round of 16 batches:`,
+    pageRoundQuery(sql, 'std_busy', { ...filters, from: '', to: '', after: `${deep!.atUs}.${deep!.id}` }, null, 16),
   );
   await explain(
-    "Request id search, an id carrying its time (every key's entries at that millisecond):",
+    'Request id search, an id carrying its time (the batches ending within the minute after it):',
     entryQuery(sql, 'std_busy', timedId),
   );
   await explain(
-    'Request id search, an id made before ids carried their time (the partial index of migration 00009):',
+    'Request id search, an id made before ids carried their time (every batch of the studio, within the read budget):',
     entryQuery(sql, 'std_busy', `req_std_busy${Math.floor(ROWS / 2)}`),
+    true,
   );
   console.log(failed ? '\nRESULT: a sequential scan of activity' : '\nRESULT: index scans only');
 } finally {

@@ -1,7 +1,7 @@
 import { iso, log, withDeadline } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 import { clientBlock } from '../limits/rate-limiter';
-import { BinaryRows, type Chunk, COPY_COLUMNS, copyMessages } from './copy-binary';
+import { BatchRows, type Chunk, COPY_COLUMNS, copyMessages } from './copy-binary';
 import type { ActivityEntry } from './entry';
 
 interface Hourly {
@@ -32,9 +32,9 @@ async function writeStamps(sql: Sql, used: Map<string, number>, hourly: Hourly[]
 export const outcomeOf = (status: number): ActivityEntry['outcome'] =>
   status >= 500 ? 'server_error' : status >= 400 ? 'client_error' : 'success';
 
-/** Rows held while Postgres is away (about 170 bytes each: 34 MB, a few seconds at full load), then the oldest go. */
+/** Entries held while Postgres is away (encoded, about 150 bytes each: 30 MB, a few seconds at full load), then the oldest go. */
 const MAX_BUFFER = 200_000;
-/** Chunks per COPY (a chunk: the rows of one flush, or of one 256 KiB buffer, about 1,500 rows, when it filled first). */
+/** Chunks per COPY (a chunk: the batches of one flush). */
 const BATCH_CHUNKS = 8;
 /**
  * A flush starts as soon as this many entries wait, not only on the interval: under load
@@ -66,13 +66,13 @@ const PRUNE_EVERY_MS = 3_600_000;
 const COPY_DEADLINE_MS = 30_000;
 
 /**
- * Activity rows and last-used stamps, written in batches off the request path.
- * Each entry is encoded at once into binary COPY chunks, so the buffer holds a few
- * byte arrays rather than thousands of live objects or strings. A failed flush keeps
- * the rows for the next one (bounded: the oldest go first); `close` flushes all.
+ * Activity entries and last-used stamps, written in batches off the request path. A flush writes the entries
+ * recorded since the last as one row of `activity_batches` per studio, key and minute (`BatchRows`), encoded in
+ * binary, so what a failed flush keeps for the next is a few byte arrays rather than thousands of live objects
+ * (bounded: the oldest go first); `close` flushes all.
  */
 export class ActivityWriter {
-  private rows = new BinaryRows();
+  private rows = new BatchRows();
   /** Newest use per key since the last flush, in ms. */
   private lastUsed = new Map<string, number>();
   /** Calls and errors per studio and hour since the last flush (the dashboard's chart). */
@@ -106,12 +106,12 @@ export class ActivityWriter {
     this.pruner ??= setInterval(() => void this.prune(), PRUNE_EVERY_MS);
   }
 
-  /** Retention: entries older than 90 days go, a bounded batch at a time. */
+  /** Retention: batches whose newest entry is older than 90 days go, a bounded number at a time (the count returned). */
   async prune(): Promise<number> {
     try {
       const rows = await this.sql`
-        delete from activity where ctid = any(array(
-          select ctid from activity where at < now() - make_interval(days => ${RETENTION_DAYS}) limit 10000))`;
+        delete from activity_batches where ctid = any(array(
+          select ctid from activity_batches where last_at < now() - make_interval(days => ${RETENTION_DAYS}) limit 1000))`;
       await this.sql`delete from activity_hourly where hour < now() - make_interval(days => ${RETENTION_DAYS})`;
       return rows.count;
     } catch (err) {
@@ -229,9 +229,9 @@ export class ActivityWriter {
 
   /** One COPY: Postgres's cheapest way in, and its binary form needs no parsing. Failed past COPY_DEADLINE_MS. */
   private async copy(batch: Chunk[]) {
-    const query = this.sql.unsafe(`copy activity (${COPY_COLUMNS}) from stdin with (format binary)`) as ReturnType<
-      Sql['unsafe']
-    > & { copyIn?: Buffer };
+    const query = this.sql.unsafe(
+      `copy activity_batches (${COPY_COLUMNS}) from stdin with (format binary)`,
+    ) as ReturnType<Sql['unsafe']> & { copyIn?: Buffer };
     query.copyIn = copyMessages(batch);
     const ms = this.copyDeadlineMs;
     try {

@@ -96,50 +96,77 @@ function readFilters(url: URL, keyIds: Set<string>): Filters {
   };
 }
 
-/** The page's columns of an entry `a` and its key `k` (KEY_JOIN). */
-const COLUMNS = (sql: Db) => sql`
-  a.id::text as id, a.at, (extract(epoch from a.at) * 1000000)::bigint::text as at_us, a.operation_id, a.method, a.path, a.query, a.status, a.outcome, a.duration_ms, a.request_id,
-  a.problem_code, a.problem_detail, a.trace_id, a.client_address, a.user_agent, a.refused_count, k.name as key_name, k.hint as key_hint, k.kind as key_kind`;
-const KEY_JOIN = (sql: Db) => sql`left join api_keys k on k.id = a.key_id and k.studio_id = a.studio_id`;
+/** An entry's outcome, from its status (as the gateway sets it; the log keeps the status only). */
+const OUTCOME_OF = (sql: Db) =>
+  sql`case when e.status >= 500 then 'server_error' when e.status >= 400 then 'client_error' else 'success' end`;
+const OUTCOME_IS: Record<string, (sql: Db) => ReturnType<Db>> = {
+  success: (sql) => sql`e.status < 400`,
+  client_error: (sql) => sql`e.status >= 400 and e.status < 500`,
+  server_error: (sql) => sql`e.status >= 500`,
+};
 
 /**
- * `keys(key_id)`: every key id in the studio's log, each found by one probe of the log's
- * key `(studio_id, key_id, at, id)` (a loose index scan: a studio has a handful of keys,
- * and a deleted key's entries are still found), or just `only`.
+ * The entries of a batch `b` of `activity_batches` (migration 00017), one row `e` each; `e.n` is its place in the
+ * batch, from 1. An entry's id is its batch's id times 100,000 plus its place from 0, as in the `activity` view.
  */
-const keysOf = (sql: Db, studioId: string, only?: string) => sql`
-  with recursive keys(key_id) as (${
-    only
-      ? sql`select ${only}::text`
-      : sql`
-    (select key_id from activity where studio_id = ${studioId} order by key_id limit 1)
-    union all
-    select (select a.key_id from activity a where a.studio_id = ${studioId} and a.key_id > keys.key_id order by a.key_id limit 1)
-    from keys where keys.key_id is not null`
-  })`;
+const ENTRIES = (sql: Db) => sql`unnest(b.at, b.operation_id, b.method, b.path, b.status, b.duration_ms, b.request_id,
+    b.problem_code, b.trace_id, b.query, b.problem_detail, b.client_address, b.user_agent, b.refused_count)
+  with ordinality as e(at, operation_id, method, path, status, duration_ms, request_id, problem_code, trace_id, query,
+    problem_detail, client_address, user_agent, refused_count, n)`;
 
-/**
- * A page of entries, newest first: the log's key read backwards for each key (`keysOf`), the
- * pages merged. The query itself, so `bun run bench:activity-plan` explains what the page sends.
- */
-export function pageQuery(sql: Db, studioId: string, f: Filters) {
-  const [afterUs, afterId] = f.after.split('.');
-  return sql<ActivityRow[]>`${keysOf(sql, studioId, f.key || undefined)}
-    select ${COLUMNS(sql)} from keys cross join lateral (
-      select * from activity a
-      where a.studio_id = ${studioId} and a.key_id = keys.key_id
-        ${f.operation === UNKNOWN_OP ? sql`and a.operation_id is null` : f.operation ? sql`and a.operation_id = ${f.operation}` : sql``}
-        ${f.outcome ? sql`and a.outcome = ${f.outcome}` : sql``}
-        ${f.from ? sql`and a.at >= ${new Date(`${f.from}T00:00:00Z`)}` : sql``}
-        ${f.to ? sql`and a.at < ${endOfDay(f.to)}` : sql``}
-        ${f.after ? sql`and (a.at, a.id) < (timestamptz 'epoch' + ${afterUs!}::bigint * interval '1 microsecond', ${afterId!}::bigint)` : sql``}
-      order by a.at desc, a.id desc
-      limit ${PAGE_SIZE + 1}) a
-    ${KEY_JOIN(sql)}
-    order by a.at desc, a.id desc
-    limit ${PAGE_SIZE + 1}`;
+/** The page's columns of an entry `e` of a batch `b`. */
+const ENTRY_COLUMNS = (sql: Db) => sql`
+  (b.id * 100000 + e.n - 1)::text as id, e.at, (extract(epoch from e.at) * 1000000)::bigint::text as at_us, e.operation_id, e.method, e.path, e.query, e.status, ${OUTCOME_OF(sql)} as outcome, e.duration_ms, e.request_id,
+  e.problem_code, e.problem_detail, e.trace_id, e.client_address, e.user_agent, e.refused_count`;
+/** Its key's (KEY_JOIN). */
+const KEY_COLUMNS = (sql: Db) => sql`k.name as key_name, k.hint as key_hint, k.kind as key_kind`;
+const KEY_JOIN = (sql: Db) => sql`left join api_keys k on k.id = b.key_id and k.studio_id = b.studio_id`;
+/** `{µs since the epoch}` as a timestamptz, to the microsecond (a Date holds milliseconds). */
+const instantOf = (sql: Db, us: string) => sql`(timestamptz 'epoch' + ${us}::bigint * interval '1 microsecond')`;
+
+/** The last batch a page has read, newest first: the next round reads the batches after it. */
+export interface Frontier {
+  /** Its `last_at` in µs since the epoch. */
+  lastUs: string;
+  id: string;
 }
+type RoundRow = Partial<ActivityRow> & { batchId: string; batchLastUs: string };
 
+/**
+ * One round of a page: the next `batches` batches of the studio (or of its key) newest `last_at` first, after
+ * `frontier`, each with its entries that pass the filters (a batch with none gives one row without an entry, so the
+ * round still says how far it read). A batch that cannot hold an entry of the page is not read: one whose newest entry
+ * is before `from`, whose oldest is past `to` or after the cursor (said of its newest too, a minute later, so that the
+ * index finds where to start). The query itself, so `bun run bench:activity-plan`
+ * explains what the page sends.
+ */
+export function pageRoundQuery(sql: Db, studioId: string, f: Filters, frontier: Frontier | null, batches: number) {
+  const [afterUs, afterId] = f.after.split('.');
+  const from = f.from && new Date(`${f.from}T00:00:00Z`);
+  return sql<RoundRow[]>`
+    select b.id::text as batch_id, (extract(epoch from b.last_at) * 1000000)::bigint::text as batch_last_us, e.*,
+           ${KEY_COLUMNS(sql)}
+    from (select * from activity_batches b
+          where b.studio_id = ${studioId}
+            ${f.key ? sql`and b.key_id = ${f.key}` : sql``}
+            ${from ? sql`and b.last_at >= ${from}` : sql``}
+            ${f.to ? sql`and b.first_at < ${endOfDay(f.to)} and b.last_at < ${endOfDay(f.to)}::timestamptz + interval '1 minute'` : sql``}
+            ${f.after ? sql`and b.first_at <= ${instantOf(sql, afterUs!)} and b.last_at < ${instantOf(sql, afterUs!)} + interval '1 minute'` : sql``}
+            ${frontier ? sql`and (b.last_at, b.id) < (${instantOf(sql, frontier.lastUs)}, ${frontier.id}::bigint)` : sql``}
+          order by b.last_at desc, b.id desc
+          limit ${batches}) b
+    left join lateral (
+      select ${ENTRY_COLUMNS(sql)} from ${ENTRIES(sql)}
+      where true
+        ${f.operation === UNKNOWN_OP ? sql`and e.operation_id is null` : f.operation ? sql`and e.operation_id = ${f.operation}` : sql``}
+        ${f.outcome ? sql`and ${OUTCOME_IS[f.outcome]!(sql)}` : sql``}
+        ${from ? sql`and e.at >= ${from}` : sql``}
+        ${f.to ? sql`and e.at < ${endOfDay(f.to)}` : sql``}
+        ${f.after ? sql`and (e.at, b.id * 100000 + e.n - 1) < (${instantOf(sql, afterUs!)}, ${afterId!}::bigint)` : sql``}
+    ) e on true
+    ${KEY_JOIN(sql)}
+    order by b.last_at desc, b.id desc`;
+}
 const option = (value: string, label: string, selected: string) =>
   html`<option value="${value}" ${value === selected ? html`selected` : ''}>${label}</option>`;
 
@@ -231,17 +258,56 @@ export function searchedRequestId(text: string): string {
  */
 export const activitySearch = { timeoutMs: 2_000 };
 
-/** A page of entries, or null when finding them took longer than `activitySearch.timeoutMs`. */
-async function searchPage(sql: Sql, studioId: string, f: Filters): Promise<ActivityRow[] | null> {
+/**
+ * `read` within `activitySearch.timeoutMs`, in one transaction: `budget()` sets the time left as the next statement's
+ * timeout. Null when the time ran out.
+ */
+async function withinBudget<T>(sql: Sql, read: (tx: Db, budget: () => Promise<void>) => Promise<T>): Promise<T | null> {
+  const deadline = performance.now() + activitySearch.timeoutMs;
+  const timedOut = new Error('the page used its read budget');
   try {
-    return await sql.begin(async (tx) => {
-      await tx.unsafe(`set local statement_timeout = ${Math.max(1, Math.round(activitySearch.timeoutMs))}`);
-      return pageQuery(tx, studioId, f);
-    });
+    return (await sql.begin(async (tx) => {
+      const budget = async () => {
+        const left = Math.round(deadline - performance.now());
+        if (left < 1) throw timedOut;
+        await tx.unsafe(`set local statement_timeout = ${left}`);
+      };
+      return read(tx, budget);
+    })) as T;
   } catch (err) {
-    if ((err as { code?: string }).code === '57014') return null; // query_canceled: the time was up
+    // query_canceled: the time was up during a statement
+    if (err === timedOut || (err as { code?: string }).code === '57014') return null;
     throw err;
   }
+}
+
+/** Compares entries newest first: by time, then id (both integers as text, compared as integers). */
+const newestFirst = (a: ActivityRow, b: ActivityRow) =>
+  a.atUs === b.atUs ? Number(BigInt(b.id) - BigInt(a.id)) : Number(BigInt(b.atUs) - BigInt(a.atUs));
+
+/**
+ * A page of entries (PAGE_SIZE and one more, to know whether older ones follow), or null when finding them took
+ * longer than `activitySearch.timeoutMs`. Batches are read newest `last_at` first, in rounds of 4, 16, 64... An entry
+ * found is placed for good once it is later than the last batch read's `last_at`: no batch not yet read holds a
+ * later entry (each holds entries at or before its own `last_at`, and comes after in that order).
+ */
+async function searchPage(sql: Sql, studioId: string, f: Filters): Promise<ActivityRow[] | null> {
+  return withinBudget(sql, async (tx, budget) => {
+    let found: ActivityRow[] = [];
+    let frontier: Frontier | null = null;
+    for (let batches = 4; ; batches = Math.min(batches * 4, 1024)) {
+      await budget();
+      const rows = await pageRoundQuery(tx, studioId, f, frontier, batches);
+      const read = new Set(rows.map((r) => r.batchId)).size;
+      for (const r of rows) if (r.id != null) found.push(r as ActivityRow);
+      const end = rows.at(-1);
+      if (!end || read < batches) return found.sort(newestFirst).slice(0, PAGE_SIZE + 1);
+      frontier = { lastUs: end.batchLastUs, id: end.batchId };
+      found = found.sort(newestFirst).slice(0, PAGE_SIZE + 1);
+      const last = found[PAGE_SIZE];
+      if (last && BigInt(last.atUs) > BigInt(frontier.lastUs)) return found;
+    }
+  });
 }
 
 export async function activityPage(deps: DashboardDeps, s: Session, url: URL): Promise<Response> {
@@ -283,41 +349,55 @@ export async function activityPage(deps: DashboardDeps, s: Session, url: URL): P
 }
 
 /**
- * The entry of a request id: at the millisecond its id names, for each key of the
- * studio; an id made before ids carried the time, by the partial index kept for them
- * (migration 00009). The query itself, as `pageQuery`.
+ * The entry of a request id: at the millisecond its id names, in the studio's batches whose newest entry is within the
+ * minute after it (a batch spans less than a minute: migration 00017). An id made before ids carried the time is
+ * looked for in every batch of the studio, within the page's read budget. The query itself, as `pageRoundQuery`.
  */
-export function entryQuery(sql: Sql, studioId: string, requestId: string) {
+export function entryQuery(sql: Db, studioId: string, requestId: string) {
   const at = requestTimeOf(requestId);
-  return at === null
-    ? sql<ActivityRow[]>`select ${COLUMNS(sql)} from activity a ${KEY_JOIN(sql)}
-        where a.studio_id = ${studioId} and a.request_id = ${requestId} and length(a.request_id) < 26 order by a.at desc limit 1`
-    : sql<ActivityRow[]>`${keysOf(sql, studioId)}
-        select ${COLUMNS(sql)} from keys cross join lateral (
-          select * from activity a
-          where a.studio_id = ${studioId} and a.key_id = keys.key_id and a.at >= ${new Date(at)} and a.at < ${new Date(at + 1)} and a.request_id = ${requestId}
-          limit 1) a
-        ${KEY_JOIN(sql)}
-        limit 1`;
+  const when =
+    at === null
+      ? sql``
+      : sql`and b.last_at >= ${new Date(at)} and b.last_at < ${new Date(at)}::timestamptz + interval '1 minute' and b.first_at < ${new Date(at + 1)}
+            and e.at >= ${new Date(at)} and e.at < ${new Date(at + 1)}`;
+  return sql<ActivityRow[]>`select ${ENTRY_COLUMNS(sql)}, ${KEY_COLUMNS(sql)}
+    from activity_batches b cross join lateral ${ENTRIES(sql)} ${KEY_JOIN(sql)}
+    where b.studio_id = ${studioId} ${when} and e.request_id = ${requestId}
+    limit 1`;
 }
 
-const entryOf = async (sql: Sql, studioId: string, requestId: string): Promise<ActivityRow | undefined> =>
-  (await entryQuery(sql, studioId, requestId))[0];
+const TOO_LONG =
+  'Finding this request id read too much of the log at once: it was made before request ids carried their time, so it is looked for in every entry. Try again, or find its call by its key and date in the list.';
+
+/** The entry of a request id; undefined when there is none, null when looking took longer than the read budget. */
+const entryOf = (sql: Sql, studioId: string, requestId: string): Promise<ActivityRow | undefined | null> =>
+  withinBudget(sql, async (tx, budget) => {
+    await budget();
+    return (await entryQuery(tx, studioId, requestId))[0];
+  });
 
 /** A request id searched for (`typed`: as sent): its entry, or a page that says none of this studio's calls has it. */
 async function findEntry(deps: DashboardDeps, s: Session, requestId: string, typed: string): Promise<Response> {
-  if (/^[0-9A-Za-z_-]{1,100}$/.test(requestId) && (await entryOf(deps.sql, s.studioId, requestId)))
-    return redirect(`/activity/${requestId}`);
+  const found = /^[0-9A-Za-z_-]{1,100}$/.test(requestId) ? await entryOf(deps.sql, s.studioId, requestId) : undefined;
+  if (found) return redirect(`/activity/${requestId}`);
   const body = html`<h1>Activity</h1>${searchForm(typed)}
-    <p class="empty card" role="status">No entry of this studio has the request id <code>${requestId}</code>. Entries appear a second or two after the call and are kept 90 days. Calls refused with 429 are kept as one entry per key, address and second, under the first one's request id: a later one of that second has no entry of its own (its entry says how many were refused).</p>
+    ${
+      found === null
+        ? html`<p class="empty card notice" role="status">${TOO_LONG}</p>`
+        : html`<p class="empty card" role="status">No entry of this studio has the request id <code>${requestId}</code>. Entries appear a second or two after the call and are kept 90 days. Calls refused with 429 are kept as one entry per key, address and second, under the first one's request id: a later one of that second has no entry of its own (its entry says how many were refused).</p>`
+    }
     <p><a href="/activity">All activity</a></p>`;
-  return page(layout({ title: 'Activity', studio: chromeOf(deps.config, s, 'activity') }, body), 404);
+  return page(
+    layout({ title: 'Activity', studio: chromeOf(deps.config, s, 'activity') }, body),
+    found === null ? 503 : 404,
+  );
 }
 
 /** `/activity/{requestId}`: everything the log knows of one call. */
 export async function activityEntryPage(deps: DashboardDeps, s: Session, requestId: string): Promise<Response> {
   const r = await entryOf(deps.sql, s.studioId, requestId);
   const chrome = chromeOf(deps.config, s, 'activity');
+  if (r === null) return messagePage(503, 'Try again', TOO_LONG, chrome);
   if (!r) return messagePage(404, 'No such entry', 'This studio has no activity entry with that request id.', chrome);
   const surface =
     r.operationId?.startsWith('storefront') || (!r.operationId && r.keyKind === 'publishable')
