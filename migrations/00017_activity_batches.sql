@@ -16,8 +16,8 @@
 --     status, as the gateway always set it. Rows inserted into the view (by hand, or by a gateway still running the
 --     code before this migration, whose COPY the trigger takes) become batches of one entry.
 --
--- The entries already written move into batches here, grouped by key and minute. The old table is locked while
--- they move: a gateway's COPY waits, and past its deadline (30 s) keeps its rows for the next flush.
+-- The entries already written move into batches here, grouped by key and minute, while the gateways keep writing:
+-- the table is locked only to move what they wrote meanwhile, then dropped.
 set local lock_timeout = '10s';
 
 create table activity_batches (
@@ -62,22 +62,31 @@ exception when feature_not_supported then
   null;
 end $$;
 
+-- Moves the entries of `activity` into batches: one per key and minute, split past 10,000.
+create function pg_temp.activity_move() returns void language sql as $$
+  with moved as (delete from activity returning *)
+  insert into activity_batches (studio_id, key_id, first_at, last_at, at, operation_id, method, path, status,
+                                duration_ms, request_id, problem_code, trace_id, query, problem_detail, client_address,
+                                user_agent, refused_count)
+  select studio_id, key_id, min(at), max(at), array_agg(at order by at, id), array_agg(operation_id order by at, id),
+         array_agg(method order by at, id), array_agg(path order by at, id), array_agg(status order by at, id),
+         array_agg(duration_ms order by at, id), array_agg(request_id order by at, id),
+         array_agg(problem_code order by at, id), array_agg(trace_id order by at, id), array_agg(query order by at, id),
+         array_agg(problem_detail order by at, id), array_agg(client_address order by at, id),
+         array_agg(user_agent order by at, id), array_agg(refused_count order by at, id)
+  from (select *, (row_number() over (partition by studio_id, key_id, date_trunc('minute', at, 'UTC') order by at, id)
+                   - 1) / 10000 as part
+        from moved) a
+  group by studio_id, key_id, date_trunc('minute', at, 'UTC'), part
+  order by min(at);
+$$;
+-- The log as it is, while the gateways keep writing: this takes no lock that stops their COPYs.
+select pg_temp.activity_move();
+-- Then, the table locked, what they wrote meanwhile (a moment's worth), and the table goes.
 lock table activity in access exclusive mode;
-insert into activity_batches (studio_id, key_id, first_at, last_at, at, operation_id, method, path, status, duration_ms,
-                              request_id, problem_code, trace_id, query, problem_detail, client_address, user_agent,
-                              refused_count)
-select studio_id, key_id, min(at), max(at), array_agg(at order by at, id), array_agg(operation_id order by at, id),
-       array_agg(method order by at, id), array_agg(path order by at, id), array_agg(status order by at, id),
-       array_agg(duration_ms order by at, id), array_agg(request_id order by at, id),
-       array_agg(problem_code order by at, id), array_agg(trace_id order by at, id), array_agg(query order by at, id),
-       array_agg(problem_detail order by at, id), array_agg(client_address order by at, id),
-       array_agg(user_agent order by at, id), array_agg(refused_count order by at, id)
-from (select *, (row_number() over (partition by studio_id, key_id, date_trunc('minute', at, 'UTC') order by at, id) - 1)
-                / 10000 as part
-      from activity) a
-group by studio_id, key_id, date_trunc('minute', at, 'UTC'), part
-order by min(at);
+select pg_temp.activity_move();
 drop table activity;
+drop function pg_temp.activity_move();
 
 create view activity as
 select b.id * 100000 + e.n - 1 as id, b.studio_id, b.key_id, e.operation_id, e.method, e.path, e.status,

@@ -15,29 +15,47 @@ import { MIGRATIONS_DIR, migrate } from '../scripts/lib/migrate';
 const FILE = '00017_activity_batches.sql';
 const base = process.env.TEST_DATABASE_URL!;
 const admin = postgres(base, { max: 1, onnotice: () => {} });
-const db = `studio_m_${randomBase62(10).toLowerCase()}`;
-const url = Object.assign(new URL(base), { pathname: `/${db}` }).href;
-const sql = postgres(url, { max: 1, onnotice: () => {} });
+const urlOf = (db: string) => Object.assign(new URL(base), { pathname: `/${db}` }).href;
+const made: string[] = [];
+/** A new database, a copy of `template` when given. */
+async function newDb(template?: string): Promise<string> {
+  const db = `studio_m_${randomBase62(10).toLowerCase()}`;
+  made.push(db);
+  if (template) await admin.unsafe(`create database ${db} template ${template}`);
+  return db;
+}
 const COLUMNS = `studio_id, key_id, operation_id, method, path, status, outcome, duration_ms, request_id, at,
   problem_code, trace_id, query, problem_detail, client_address, user_agent, refused_count`;
 
+/** A database at 00016, its log empty. */
+let at00016: string;
 beforeAll(async () => {
+  at00016 = await newDb();
   const dir = await mkdtemp(join(tmpdir(), 'migrations-'));
   try {
     for (const f of (await readdir(MIGRATIONS_DIR)).filter((f) => f < FILE))
       await cp(join(MIGRATIONS_DIR, f), join(dir, f));
-    await migrate(url, dir);
+    await migrate(urlOf(at00016), dir);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 });
 afterAll(async () => {
-  await sql.end();
-  await admin.unsafe(`drop database if exists ${db} with (force)`);
+  for (const db of made) await admin.unsafe(`drop database if exists ${db} with (force)`);
   await admin.end();
 });
 
 test('00017 moves every entry into batches of a key and minute and reads them back as they were; old writers still write', async () => {
+  const url = urlOf(await newDb(at00016));
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await movesAndReadsBack(sql, url);
+  } finally {
+    await sql.end();
+  }
+});
+
+async function movesAndReadsBack(sql: postgres.Sql, url: string) {
   // 12,000 entries: 10,500 of one key in one minute (two batches), the rest over three keys and an hour, with every
   // column set on some and null on others, and request ids of both formats
   await sql.unsafe(`
@@ -83,4 +101,43 @@ test('00017 moves every entry into batches of a key and minute and reads them ba
   // and the table it wrote to is gone: the view is the log
   const [kind] = await sql<{ relkind: string }[]>`select relkind from pg_class where relname = 'activity'`;
   expect(kind!.relkind).toBe('v');
-});
+}
+
+test('the gateways keep writing while 00017 moves the log: only the last moment waits for the lock', async () => {
+  const db = await newDb(at00016);
+  const sql = postgres(urlOf(db), { max: 1, onnotice: () => {} });
+  const writer = postgres(urlOf(db), { max: 1, onnotice: () => {} });
+  const insert = (requestId: string) =>
+    writer.begin(async (tx) => {
+      await tx`set local lock_timeout = '2s'`;
+      await tx.unsafe(`insert into activity (${COLUMNS}) values ('std_a', 'key_0', null, 'GET', '/v1/x', 200, 'success',
+      1, '${requestId}', now(), null, null, null, null, null, null, null)`);
+    });
+  try {
+    // enough entries that moving them takes a while
+    await sql.unsafe(`insert into activity (${COLUMNS})
+      select 'std_a', 'key_' || (g % 5), 'managementListClasses', 'GET', '/v1/classes', 200, 'success', 1,
+             'req_' || g, now() - g * interval '10 milliseconds', null, md5(g::text), null, null, '10.0.0.1', null, null
+      from generate_series(1, 300000) g`);
+    const migrating = migrate(urlOf(db));
+    let moving = false;
+    for (const deadline = Date.now() + 20_000; !moving && Date.now() < deadline; await Bun.sleep(10)) {
+      // the migration's first move has begun: its delete holds the table's row-exclusive lock
+      const [row] = await sql<{ n: number }[]>`
+        select count(*)::int as n from pg_locks
+        where relation = 'activity'::regclass and mode = 'RowExclusiveLock' and granted and pid <> pg_backend_pid()`;
+      moving = row!.n > 0;
+    }
+    expect(moving).toBe(true);
+    // a gateway from before the migration writes while the log moves, without waiting for it
+    const started = Date.now();
+    await insert('req_while_moving');
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect((await migrating)[0]).toBe(FILE);
+    const [counted] = await sql<{ n: number; during: number }[]>`
+      select count(*)::int as n, count(*) filter (where request_id = 'req_while_moving')::int as during from activity`;
+    expect(counted).toEqual({ n: 300_001, during: 1 });
+  } finally {
+    await Promise.all([sql.end(), writer.end()]);
+  }
+}, 60_000);
