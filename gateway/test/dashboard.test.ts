@@ -5,6 +5,7 @@ import { readinessCheck } from '@studio/shared/io/readiness';
 import { type Stack, startStack } from '../../test/harness';
 import { ActivityWriter, outcomeOf } from '../src/activity/writer';
 import { createDashboard } from '../src/dashboard';
+import { PAGE_SIZE, pageRoundQuery } from '../src/dashboard/activity';
 import { csrfOf, get, keyCount, loginLink, postForm, signIn, useLink } from './dashboard-helpers';
 
 let s: Stack;
@@ -502,6 +503,13 @@ describe('activity', () => {
         select request_id from activity where studio_id = ${studio.id} ${where} order by at desc, id desc`;
       expect([query, shown]).toEqual([query, log.map((r) => r.requestId)]);
     }
+    // a round hands the gateway a page's worth of entries, however many its batches hold
+    const none = { key: '', operation: '', outcome: '', from: '', to: '', after: '' };
+    const round = await pageRoundQuery(s.sql, studio.id, none, null, 1024);
+    const [batches] = await s.sql<
+      { n: number }[]
+    >`select count(*)::int as n from activity_batches where studio_id = ${studio.id}`;
+    expect([round.length, round[0]!.read]).toEqual([PAGE_SIZE + 1, batches!.n]);
   });
 
   test('pages follow (time, id) to the microsecond: entries sharing a time are each shown once', async () => {

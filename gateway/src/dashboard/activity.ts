@@ -130,42 +130,48 @@ export interface Frontier {
   lastUs: string;
   id: string;
 }
-type RoundRow = Partial<ActivityRow> & { batchId: string; batchLastUs: string };
+/** A round's row: the round's batches (how many, the last), and one of its entries, unless none passed the filters. */
+type RoundRow = Partial<ActivityRow> & { read: number; lastId: string | null; lastUs: string | null };
 
 /**
  * One round of a page: the next `batches` batches of the studio (or of its key) newest `last_at` first, after
- * `frontier`, each with its entries that pass the filters (a batch with none gives one row without an entry, so the
- * round still says how far it read). A batch that cannot hold an entry of the page is not read: one whose newest entry
- * is before `from`, whose oldest is past `to` or after the cursor (said of its newest too, a minute later, so that the
- * index finds where to start). The query itself, so `bun run bench:activity-plan`
- * explains what the page sends.
+ * `frontier`; of their entries that pass the filters, the newest PAGE_SIZE + 1. Every row says how many batches the
+ * round read and which was last (one row without an entry when none passed). A batch that cannot hold an entry of the
+ * page is not read: one whose newest entry is before `from`, whose oldest is past `to` or after the cursor (said of
+ * its newest too, a minute later, so that the index finds where to start). The query itself, so
+ * `bun run bench:activity-plan` explains what the page sends.
  */
 export function pageRoundQuery(sql: Db, studioId: string, f: Filters, frontier: Frontier | null, batches: number) {
   const [afterUs, afterId] = f.after.split('.');
   const from = f.from && new Date(`${f.from}T00:00:00Z`);
   return sql<RoundRow[]>`
-    select b.id::text as batch_id, (extract(epoch from b.last_at) * 1000000)::bigint::text as batch_last_us, e.*,
-           ${KEY_COLUMNS(sql)}
-    from (select * from activity_batches b
-          where b.studio_id = ${studioId}
-            ${f.key ? sql`and b.key_id = ${f.key}` : sql``}
-            ${from ? sql`and b.last_at >= ${from}` : sql``}
-            ${f.to ? sql`and b.first_at < ${endOfDay(f.to)} and b.last_at < ${endOfDay(f.to)}::timestamptz + interval '1 minute'` : sql``}
-            ${f.after ? sql`and b.first_at <= ${instantOf(sql, afterUs!)} and b.last_at < ${instantOf(sql, afterUs!)} + interval '1 minute'` : sql``}
-            ${frontier ? sql`and (b.last_at, b.id) < (${instantOf(sql, frontier.lastUs)}, ${frontier.id}::bigint)` : sql``}
-          order by b.last_at desc, b.id desc
-          limit ${batches}) b
+    with b as materialized (
+      select * from activity_batches b
+      where b.studio_id = ${studioId}
+        ${f.key ? sql`and b.key_id = ${f.key}` : sql``}
+        ${from ? sql`and b.last_at >= ${from}` : sql``}
+        ${f.to ? sql`and b.first_at < ${endOfDay(f.to)} and b.last_at < ${endOfDay(f.to)}::timestamptz + interval '1 minute'` : sql``}
+        ${f.after ? sql`and b.first_at <= ${instantOf(sql, afterUs!)} and b.last_at < ${instantOf(sql, afterUs!)} + interval '1 minute'` : sql``}
+        ${frontier ? sql`and (b.last_at, b.id) < (${instantOf(sql, frontier.lastUs)}, ${frontier.id}::bigint)` : sql``}
+      order by b.last_at desc, b.id desc
+      limit ${batches})
+    select r.read, r.last_id, r.last_us, e.*, ${KEY_COLUMNS(sql)}
+    from (select count(*)::int as read, (array_agg(b.id::text order by b.last_at, b.id))[1] as last_id,
+                 (array_agg((extract(epoch from b.last_at) * 1000000)::bigint::text order by b.last_at, b.id))[1] as last_us
+          from b) r
     left join lateral (
-      select ${ENTRY_COLUMNS(sql)} from ${ENTRIES(sql)}
+      select b.studio_id as batch_studio_id, b.key_id as batch_key_id, ${ENTRY_COLUMNS(sql)}
+      from b cross join lateral ${ENTRIES(sql)}
       where true
         ${f.operation === UNKNOWN_OP ? sql`and e.operation_id is null` : f.operation ? sql`and e.operation_id = ${f.operation}` : sql``}
         ${f.outcome ? sql`and ${OUTCOME_IS[f.outcome]!(sql)}` : sql``}
         ${from ? sql`and e.at >= ${from}` : sql``}
         ${f.to ? sql`and e.at < ${endOfDay(f.to)}` : sql``}
         ${f.after ? sql`and (e.at, b.id * 100000 + e.n - 1) < (${instantOf(sql, afterUs!)}, ${afterId!}::bigint)` : sql``}
+      order by e.at desc, b.id * 100000 + e.n - 1 desc
+      limit ${PAGE_SIZE + 1}
     ) e on true
-    ${KEY_JOIN(sql)}
-    order by b.last_at desc, b.id desc`;
+    left join api_keys k on k.id = e.batch_key_id and k.studio_id = e.batch_studio_id`;
 }
 const option = (value: string, label: string, selected: string) =>
   html`<option value="${value}" ${value === selected ? html`selected` : ''}>${label}</option>`;
@@ -298,14 +304,13 @@ async function searchPage(sql: Sql, studioId: string, f: Filters): Promise<Activ
     for (let batches = 4; ; batches = Math.min(batches * 4, 1024)) {
       await budget();
       const rows = await pageRoundQuery(tx, studioId, f, frontier, batches);
-      const read = new Set(rows.map((r) => r.batchId)).size;
+      const { read, lastId, lastUs } = rows[0]!;
       for (const r of rows) if (r.id != null) found.push(r as ActivityRow);
-      const end = rows.at(-1);
-      if (!end || read < batches) return found.sort(newestFirst).slice(0, PAGE_SIZE + 1);
-      frontier = { lastUs: end.batchLastUs, id: end.batchId };
       found = found.sort(newestFirst).slice(0, PAGE_SIZE + 1);
+      if (read < batches || lastId === null || lastUs === null) return found;
+      frontier = { lastUs, id: lastId };
       const last = found[PAGE_SIZE];
-      if (last && BigInt(last.atUs) > BigInt(frontier.lastUs)) return found;
+      if (last && BigInt(last.atUs) > BigInt(lastUs)) return found;
     }
   });
 }
