@@ -6,7 +6,7 @@
 --
 --   * A batch holds the entries of one studio's key written by one flush in one UTC minute (a check says so), so a
 --     batch spans less than a minute: the entry of a request id, whose id carries its time, lies in a batch whose
---     `last_at` is within the minute after it.
+--     `last_at` is within the minute after it. An id from before ids carried their time has an index of its own.
 --   * The dashboard reads batches newest `last_at` first, by studio (`activity_batches_studio`) or by key (the key),
 --     and places an entry once no unread batch can hold a later one: every entry of a batch is at or before its
 --     `last_at` (gateway/src/dashboard/activity.ts).
@@ -46,6 +46,11 @@ create table activity_batches (
   constraint activity_batches_size check (cardinality(at) between 1 and 10000)
 );
 create index activity_batches_studio on activity_batches (studio_id, last_at, id);
+-- Request ids made before they carried their time (shorter than 26 characters: migration 00009) are found by this
+-- index, which only batches that begin with one enter: the gateway has not made such an id since, so its batches
+-- cost the index one test of their first id.
+create index activity_batches_untimed_request on activity_batches using gin (request_id)
+  where length(request_id[1]) < 26;
 
 -- lz4 compresses a batch's arrays at a fraction of pglz's CPU; a Postgres built without it keeps pglz
 do $$
@@ -62,22 +67,22 @@ exception when feature_not_supported then
   null;
 end $$;
 
--- Moves the entries of `activity` into batches: one per key and minute, split past 10,000.
+-- Moves the entries of `activity` into batches: one per key and minute, split past 10,000. Request ids from before
+-- they carried their time come first in their batch, so that each batch holding one enters the index above.
 create function pg_temp.activity_move() returns void language sql as $$
   with moved as (delete from activity returning *)
   insert into activity_batches (studio_id, key_id, first_at, last_at, at, operation_id, method, path, status,
                                 duration_ms, request_id, problem_code, trace_id, query, problem_detail, client_address,
                                 user_agent, refused_count)
-  select studio_id, key_id, min(at), max(at), array_agg(at order by at, id), array_agg(operation_id order by at, id),
-         array_agg(method order by at, id), array_agg(path order by at, id), array_agg(status order by at, id),
-         array_agg(duration_ms order by at, id), array_agg(request_id order by at, id),
-         array_agg(problem_code order by at, id), array_agg(trace_id order by at, id), array_agg(query order by at, id),
-         array_agg(problem_detail order by at, id), array_agg(client_address order by at, id),
-         array_agg(user_agent order by at, id), array_agg(refused_count order by at, id)
-  from (select *, (row_number() over (partition by studio_id, key_id, date_trunc('minute', at, 'UTC') order by at, id)
-                   - 1) / 10000 as part
+  select studio_id, key_id, min(at), max(at), array_agg(at order by rn), array_agg(operation_id order by rn),
+         array_agg(method order by rn), array_agg(path order by rn), array_agg(status order by rn),
+         array_agg(duration_ms order by rn), array_agg(request_id order by rn), array_agg(problem_code order by rn),
+         array_agg(trace_id order by rn), array_agg(query order by rn), array_agg(problem_detail order by rn),
+         array_agg(client_address order by rn), array_agg(user_agent order by rn), array_agg(refused_count order by rn)
+  from (select *, row_number() over (partition by studio_id, key_id, date_trunc('minute', at, 'UTC')
+                                     order by length(request_id) >= 26, at, id) as rn
         from moved) a
-  group by studio_id, key_id, date_trunc('minute', at, 'UTC'), part
+  group by studio_id, key_id, date_trunc('minute', at, 'UTC'), (rn - 1) / 10000
   order by min(at);
 $$;
 -- The log as it is, while the gateways keep writing: this takes no lock that stops their COPYs.

@@ -83,6 +83,14 @@ async function movesAndReadsBack(sql: postgres.Sql, url: string) {
   expect(batches!.most).toBe(10_000);
   expect(batches!.keys).toBe(4);
   expect(batches!.n).toBeLessThan(40);
+  // every batch that holds a request id from before ids carried their time begins with one, so the index of such
+  // batches (the dashboard's search for those ids) holds them all
+  const [untimed] = await sql<{ holding: number; beginning: number }[]>`
+    select count(*) filter (where exists (select 1 from unnest(request_id) r where length(r) < 26))::int as holding,
+           count(*) filter (where length(request_id[1]) < 26)::int as beginning
+    from activity_batches`;
+  expect(untimed!.holding).toBeGreaterThan(0);
+  expect(untimed!.beginning).toBe(untimed!.holding);
   const [ids] = await sql<{ n: number }[]>`select count(distinct id)::int as n from activity`;
   expect(ids!.n).toBe(12_000);
 

@@ -24,7 +24,7 @@ const LANDED: Record<string, string> = {
   '00014_webhooks.sql': '7732cc6cd50d65b5cdc6c702c907105afea9d491ceaf0bda8e9f0d9ea1a91ec7',
   '00015_webhook_enabled_snapshot.sql': '311ada10e3d1deb2f485afb26a53c7d378f4ef9ec09db817d08ef294eb6e268e',
   '00016_activity_id_cache.sql': '18138910dc913102f8b2ce6012b1b3b5fca68b0e3072a92e086a44c66205f811',
-  '00017_activity_batches.sql': '11d7ed17a454518009744bed5b8b3669b7fc9af42fb0be9a99280bc0da35eebe',
+  '00017_activity_batches.sql': '717b3f11725c577cfab9d9f146f5fc1ebd36ec3e7dd1b79078ae1d296def7e03',
 };
 
 const sha256 = async (file: string) =>

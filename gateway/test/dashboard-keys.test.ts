@@ -233,7 +233,7 @@ describe('activity', () => {
     const day = await page('/activity?from=2026-01-10&to=2026-01-10');
     expect(day).toContain('req_old_day');
     expect(day).not.toContain('req_next_day');
-    // an id made before ids carried the time is still found (migration 00009 keeps an index for them)
+    // an id made before ids carried the time is still found (migration 00017 keeps an index of the batches holding one)
     const old = await get(s, '/activity?requestId=req_old_day', session.cookie);
     expect(old.headers.get('location')).toBe('/activity/req_old_day');
     expect(await page('/activity/req_old_day')).toContain('2026-01-10 12:00:00 UTC');

@@ -4,7 +4,7 @@ import type { ActivityEntry } from '@studio/gateway/activity/entry';
 import { ActivityWriter, FLUSH_ROWS } from '@studio/gateway/activity/writer';
 import { redisNames } from '@studio/gateway/keys/redis-names';
 import { revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/gateway/keys/store';
-import { GW, signedHeaders } from '@studio/shared';
+import { GW, newRequestId, signedHeaders } from '@studio/shared';
 import { createSql } from '@studio/shared/io/db';
 import { quitRedis } from '@studio/shared/io/redis';
 import { freePort } from '../../scripts/lib/ports';
@@ -469,14 +469,17 @@ test('a flush asked for while one is running still writes what was recorded afte
   ]);
 });
 
-test('the log keeps a batch a key, minute and flush: two B-trees, by key and by studio, each on the newest entry of a batch', async () => {
+test("the log keeps a batch a key, minute and flush: two B-trees, by key and by studio, each on the newest entry of a batch; the gateway's batches enter no other index", async () => {
   const rows = await s.sql<
     { indexdef: string }[]
   >`select indexdef from pg_indexes where tablename = 'activity_batches' order by indexname`;
   expect(rows.map((r) => r.indexdef.replace(/^.* USING /, ''))).toEqual([
     'btree (studio_id, key_id, last_at, id)',
     'btree (studio_id, last_at, id)',
+    // request ids from before they carried their time: a batch the gateway writes begins with one of its own ids
+    'gin (request_id) WHERE (length(request_id[1]) < 26)',
   ]);
+  expect(newRequestId().length).toBeGreaterThanOrEqual(26);
 });
 
 test('a flush writes one row per studio, key and UTC minute (at most 10,000 entries each), whatever its entries number', async () => {

@@ -355,14 +355,15 @@ export async function activityPage(deps: DashboardDeps, s: Session, url: URL): P
 
 /**
  * The entry of a request id: at the millisecond its id names, in the studio's batches whose newest entry is within the
- * minute after it (a batch spans less than a minute: migration 00017). An id made before ids carried the time is
- * looked for in every batch of the studio, within the page's read budget. The query itself, as `pageRoundQuery`.
+ * minute after it (a batch spans less than a minute: migration 00017). An id made before ids carried the time, in the
+ * batches that begin with such an id, through their own index (`activity_batches_untimed_request`). The query
+ * itself, as `pageRoundQuery`.
  */
 export function entryQuery(sql: Db, studioId: string, requestId: string) {
   const at = requestTimeOf(requestId);
   const when =
     at === null
-      ? sql``
+      ? sql`and length(b.request_id[1]) < 26 and b.request_id @> array[${requestId}::text]`
       : sql`and b.last_at >= ${new Date(at)} and b.last_at < ${new Date(at)}::timestamptz + interval '1 minute' and b.first_at < ${new Date(at + 1)}
             and e.at >= ${new Date(at)} and e.at < ${new Date(at + 1)}`;
   return sql<ActivityRow[]>`select ${ENTRY_COLUMNS(sql)}, ${KEY_COLUMNS(sql)}
@@ -372,7 +373,7 @@ export function entryQuery(sql: Db, studioId: string, requestId: string) {
 }
 
 const TOO_LONG =
-  'Finding this request id read too much of the log at once: it was made before request ids carried their time, so it is looked for in every entry. Try again, or find its call by its key and date in the list.';
+  'Finding this request id took longer than a search of the log may take. Try again, or find its call by its key and date in the list.';
 
 /** The entry of a request id; undefined when there is none, null when looking took longer than the read budget. */
 const entryOf = (sql: Sql, studioId: string, requestId: string): Promise<ActivityRow | undefined | null> =>
