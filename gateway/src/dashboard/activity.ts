@@ -120,7 +120,9 @@ const ENTRY_COLUMNS = (sql: Db) => sql`
   e.problem_code, e.problem_detail, e.trace_id, e.client_address, e.user_agent, e.refused_count`;
 /** Its key's (KEY_JOIN). */
 const KEY_COLUMNS = (sql: Db) => sql`k.name as key_name, k.hint as key_hint, k.kind as key_kind`;
-const KEY_JOIN = (sql: Db) => sql`left join api_keys k on k.id = b.key_id and k.studio_id = b.studio_id`;
+/** The key `k` of the rows `of` (a batch, or a round's entries), which carry its `studio_id` and `key_id`. */
+const KEY_JOIN = (sql: Db, of: 'b' | 'e') =>
+  sql`left join api_keys k on k.id = ${sql(of)}.key_id and k.studio_id = ${sql(of)}.studio_id`;
 /** `{µs since the epoch}` as a timestamptz, to the microsecond (a Date holds milliseconds). */
 const instantOf = (sql: Db, us: string) => sql`(timestamptz 'epoch' + ${us}::bigint * interval '1 microsecond')`;
 
@@ -160,7 +162,7 @@ export function pageRoundQuery(sql: Db, studioId: string, f: Filters, frontier: 
                  (array_agg((extract(epoch from b.last_at) * 1000000)::bigint::text order by b.last_at, b.id))[1] as last_us
           from b) r
     left join lateral (
-      select b.studio_id as batch_studio_id, b.key_id as batch_key_id, ${ENTRY_COLUMNS(sql)}
+      select b.studio_id, b.key_id, ${ENTRY_COLUMNS(sql)}
       from b cross join lateral ${ENTRIES(sql)}
       where true
         ${f.operation === UNKNOWN_OP ? sql`and e.operation_id is null` : f.operation ? sql`and e.operation_id = ${f.operation}` : sql``}
@@ -171,7 +173,7 @@ export function pageRoundQuery(sql: Db, studioId: string, f: Filters, frontier: 
       order by e.at desc, b.id * 100000 + e.n - 1 desc
       limit ${PAGE_SIZE + 1}
     ) e on true
-    left join api_keys k on k.id = e.batch_key_id and k.studio_id = e.batch_studio_id`;
+    ${KEY_JOIN(sql, 'e')}`;
 }
 const option = (value: string, label: string, selected: string) =>
   html`<option value="${value}" ${value === selected ? html`selected` : ''}>${label}</option>`;
@@ -367,43 +369,28 @@ export function entryQuery(sql: Db, studioId: string, requestId: string) {
       : sql`and b.last_at >= ${new Date(at)} and b.last_at < ${new Date(at)}::timestamptz + interval '1 minute' and b.first_at < ${new Date(at + 1)}
             and e.at >= ${new Date(at)} and e.at < ${new Date(at + 1)}`;
   return sql<ActivityRow[]>`select ${ENTRY_COLUMNS(sql)}, ${KEY_COLUMNS(sql)}
-    from activity_batches b cross join lateral ${ENTRIES(sql)} ${KEY_JOIN(sql)}
+    from activity_batches b cross join lateral ${ENTRIES(sql)} ${KEY_JOIN(sql, 'b')}
     where b.studio_id = ${studioId} ${when} and e.request_id = ${requestId}
     limit 1`;
 }
 
-const TOO_LONG =
-  'Finding this request id took longer than a search of the log may take. Try again, or find its call by its key and date in the list.';
-
-/** The entry of a request id; undefined when there is none, null when looking took longer than the read budget. */
-const entryOf = (sql: Sql, studioId: string, requestId: string): Promise<ActivityRow | undefined | null> =>
-  withinBudget(sql, async (tx, budget) => {
-    await budget();
-    return (await entryQuery(tx, studioId, requestId))[0];
-  });
+const entryOf = async (sql: Sql, studioId: string, requestId: string): Promise<ActivityRow | undefined> =>
+  (await entryQuery(sql, studioId, requestId))[0];
 
 /** A request id searched for (`typed`: as sent): its entry, or a page that says none of this studio's calls has it. */
 async function findEntry(deps: DashboardDeps, s: Session, requestId: string, typed: string): Promise<Response> {
-  const found = /^[0-9A-Za-z_-]{1,100}$/.test(requestId) ? await entryOf(deps.sql, s.studioId, requestId) : undefined;
-  if (found) return redirect(`/activity/${requestId}`);
+  if (/^[0-9A-Za-z_-]{1,100}$/.test(requestId) && (await entryOf(deps.sql, s.studioId, requestId)))
+    return redirect(`/activity/${requestId}`);
   const body = html`<h1>Activity</h1>${searchForm(typed)}
-    ${
-      found === null
-        ? html`<p class="empty card notice" role="status">${TOO_LONG}</p>`
-        : html`<p class="empty card" role="status">No entry of this studio has the request id <code>${requestId}</code>. Entries appear a second or two after the call and are kept 90 days. Calls refused with 429 are kept as one entry per key, address and second, under the first one's request id: a later one of that second has no entry of its own (its entry says how many were refused).</p>`
-    }
+    <p class="empty card" role="status">No entry of this studio has the request id <code>${requestId}</code>. Entries appear a second or two after the call and are kept 90 days. Calls refused with 429 are kept as one entry per key, address and second, under the first one's request id: a later one of that second has no entry of its own (its entry says how many were refused).</p>
     <p><a href="/activity">All activity</a></p>`;
-  return page(
-    layout({ title: 'Activity', studio: chromeOf(deps.config, s, 'activity') }, body),
-    found === null ? 503 : 404,
-  );
+  return page(layout({ title: 'Activity', studio: chromeOf(deps.config, s, 'activity') }, body), 404);
 }
 
 /** `/activity/{requestId}`: everything the log knows of one call. */
 export async function activityEntryPage(deps: DashboardDeps, s: Session, requestId: string): Promise<Response> {
   const r = await entryOf(deps.sql, s.studioId, requestId);
   const chrome = chromeOf(deps.config, s, 'activity');
-  if (r === null) return messagePage(503, 'Try again', TOO_LONG, chrome);
   if (!r) return messagePage(404, 'No such entry', 'This studio has no activity entry with that request id.', chrome);
   const surface =
     r.operationId?.startsWith('storefront') || (!r.operationId && r.keyKind === 'publishable')
