@@ -12,4 +12,5 @@ RUN bun install --frozen-lockfile --production
 COPY . .
 # the runtime's own settings (shared/src/runtime.ts says why; test/runtime-env.test.ts holds the two to the same values)
 ENV MIMALLOC_PURGE_DELAY=-1
+ENV MIMALLOC_PURGE_HOLES=0
 USER bun
