@@ -10,8 +10,8 @@
  * the others do not. Bun's binary has no symbols; the addresses named in KNOWN were identified by hand for the Bun
  * version they name (docs/benchmarks.md, "The cached read's long turns").
  *
- * Needs `perf` (linux-perf) and root. A wrk request takes 1-3 ms in a turn at this load, so a turn of 5 ms puts
- * every read in it near the p99 target.
+ * Needs `perf` (linux-perf) and root. At this load a turn serves about 35 reads, each of which waits for the whole
+ * turn, so a turn of 5 ms puts every read in it near the p99 target.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -68,7 +68,7 @@ function turnsOf(script: string, tid: number): Turn[] {
     if (event === 'cpu-clock' && turn && !waiting) turn.samples.push(rest.trim());
     const nr = /^NR (\d+)/.exec(rest);
     if (!nr || !EPOLL.has(Number(nr[1]))) continue;
-    if (event === 'raw_syscalls:sys_enter' && turn) {
+    if (event === 'raw_syscalls:sys_enter' && turn && !waiting) {
       turn.ms = (at - start) * 1000;
       turns.push(turn);
       waiting = true;
@@ -85,7 +85,8 @@ function turnsOf(script: string, tid: number): Turn[] {
 function placeOf(sample: string): string {
   if (sample.includes('kernel.kallsyms')) return 'kernel';
   if (sample.includes('/bun')) return 'Bun native';
-  if (sample.includes('perf-')) return 'JIT-compiled JavaScript';
+  // JIT-compiled code: named by the runtime's perf map when it writes one, else an anonymous mapping
+  if (sample.includes('perf-') || /^7f[0-9a-f]{10} \(\[unknown\]\)/.test(sample)) return 'JIT-compiled JavaScript';
   if (sample.includes('libc')) return 'libc';
   return 'other';
 }
