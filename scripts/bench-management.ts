@@ -10,6 +10,7 @@ import { signCursor } from '@studio/management-service/kit/pagination';
 import { type Caller, loadConfig, newId, SCOPES, signedHeaders } from '@studio/shared';
 import { createSql } from '@studio/shared/io/db';
 import postgres from 'postgres';
+import { median as p50 } from './bench/stats';
 import { migrate } from './lib/migrate';
 import { createStudio } from './lib/studios';
 
@@ -24,8 +25,6 @@ const config = loadConfig({ ...process.env, DATABASE_URL: url.href });
 await migrate(url.href);
 const sql = createSql(url.href, { max: 10 });
 const app = createManagementService({ config, sql, redis: null });
-
-const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function call(caller: Caller, method: string, path: string, body?: unknown) {
   const text = body === undefined ? undefined : JSON.stringify(body);

@@ -24,6 +24,7 @@ import { type CpuPerRequest, cpuMeter, formatCpu, namedCpuMeter, totalCpu, withC
 import { nginxPath, startNginx } from './bench/nginx';
 import { seedStorefrontRead } from './bench/seed';
 import { createBenchStack, waitFor } from './bench/stack';
+import { median } from './bench/stats';
 import { inTurn, requireTools, runWrk, type WrkResult, warmGateway, wrkOptions } from './bench/wrk';
 import { freePorts } from './lib/ports';
 
@@ -185,7 +186,6 @@ try {
     console.log(row(`round ${i + 1}: (c) Bun floor: the answer from memory`, r.floor));
   });
   console.log(row(`(a') gateway, Accept-Encoding: identity`, plainResult));
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const ratios = rounds.map((r) => r.gateway.rps / r.anchor.rps);
   const ratio = median(ratios);
   const p99 = median(rounds.map((r) => r.gateway.p99));

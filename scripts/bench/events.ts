@@ -25,6 +25,7 @@ import { createSql, type Sql } from '@studio/shared/io/db';
 import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/shared/io/webhooks/endpoints';
 import { createStudio } from '../lib/studios';
 import { createBenchStack } from './stack';
+import { quantile } from './stats';
 
 const QUICK = process.argv.includes('--quick');
 const env = (name: string, normal: number, quick: number) => Number(process.env[name] ?? (QUICK ? quick : normal));
@@ -48,10 +49,6 @@ if (!Bun.which('taskset')) {
 // the load and the receivers on the other core than the servers
 Bun.spawnSync(['taskset', '-p', '-c', LOAD_CPU, String(process.pid)], { stdout: 'ignore' });
 
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-};
 const ms = (x: number) => `${x.toFixed(2)} ms`;
 
 /** Four receivers answering 200 at once; every arrival is counted, with its time, by webhook-id. */

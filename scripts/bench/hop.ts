@@ -27,6 +27,7 @@ import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
 import { kongLikeAvailable, startKongLike } from './kong-like';
 import { nginxPath, startNginx } from './nginx';
 import { createBenchStack, profiled, waitFor } from './stack';
+import { median } from './stats';
 import { cpuLoadedAtOnce, inTurn, requireTools, runWrk, type WrkResult, warmGateway, wrkOptions } from './wrk';
 
 /** A wrk run and the CPU per request behind it (`proxy` null when there is none). */
@@ -181,7 +182,6 @@ try {
     console.log(row(`round ${i + 1}: bun floor`, r.floor));
     console.log(row(`round ${i + 1}: gateway`, r.gateway));
   });
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const med = (pick: (r: Round) => Run | null) => {
     const rs = rounds.map(pick).filter((r): r is Run => r !== null);
     return rs.length

@@ -21,6 +21,7 @@ import { createSql } from '@studio/shared/io/db';
 import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
 import { seedStorefrontRead } from './seed';
 import { createBenchStack } from './stack';
+import { median } from './stats';
 import { cpuLoadedAtOnce, warmGateway, wrkOptions } from './wrk';
 
 const { SECONDS, ROUNDS, CONNECTIONS, SERVER_CPU, LOAD_CPU } = wrkOptions({ seconds: 4, rounds: 6, connections: 25 });
@@ -110,9 +111,8 @@ try {
       `round ${i + 1}: A ${a!.toFixed(1)} µs, B ${bCpu!.toFixed(1)} µs of CPU a request; B/A ${(bCpu! / a!).toFixed(3)}`,
     );
   }
-  const sorted = [...ratios].sort((x, y) => x - y);
   console.log(
-    `B/A median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(3)} (min ${sorted[0]!.toFixed(3)}, max ${sorted.at(-1)!.toFixed(3)}): above 1, A spends less`,
+    `B/A median ${median(ratios).toFixed(3)} (min ${Math.min(...ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)}): above 1, A spends less`,
   );
 } finally {
   await stack.stop();

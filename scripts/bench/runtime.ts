@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { freePorts } from '../lib/ports';
 import { CALL_NAMES, CALLS, type RuntimeCall } from './runtime-calls';
 import { waitFor } from './stack';
+import { median } from './stats';
 import { cpuLoadedAtOnce, requireTools, wrkOptions } from './wrk';
 
 const { SECONDS, ROUNDS, CONNECTIONS, SERVER_CPU, LOAD_CPU } = wrkOptions({ seconds: 4, rounds: 5, connections: 25 });
@@ -45,8 +46,6 @@ async function withServer<T>(call: RuntimeCall, use: (s: Server) => Promise<T>):
     await child.exited;
   }
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** ROUNDS rounds of A (no call) and B (`call`) loaded at once: B/A of the CPU per request, and B - A in µs. */
 async function rounds(a: Server, b: Server) {

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { createSql } from '@studio/shared/io/db';
 import { seedStorefrontRead } from './seed';
 import { createBenchStack } from './stack';
+import { quantile } from './stats';
 import { requireTools, runWrk, warmGateway, wrkOptions } from './wrk';
 
 const { SECONDS, CONNECTIONS, SERVER_CPU, LOAD_CPU } = wrkOptions({ seconds: 4, rounds: 1, connections: 50 });
@@ -92,7 +93,6 @@ function placeOf(sample: string): string {
 }
 
 const pct = (n: number, of: number) => `${((100 * n) / Math.max(of, 1)).toFixed(1)} %`;
-const quantile = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? 0;
 
 function count<T>(items: T[], key: (t: T) => string): Map<string, number> {
   const m = new Map<string, number>();
@@ -102,11 +102,11 @@ function count<T>(items: T[], key: (t: T) => string): Map<string, number> {
 
 /** The report: the turns' lengths, then the long ones taken apart against the others. */
 function report(turns: Turn[], seconds: number, bunVersion: string) {
-  const ms = turns.map((t) => t.ms).sort((a, b) => a - b);
+  const ms = turns.map((t) => t.ms);
   const long = turns.filter((t) => t.ms > LONG_MS);
   const rest = turns.filter((t) => t.ms <= LONG_MS);
   console.log(
-    `turns: ${turns.length} in ${seconds} s; ms p50 ${quantile(ms, 0.5).toFixed(2)}, p90 ${quantile(ms, 0.9).toFixed(2)}, p99 ${quantile(ms, 0.99).toFixed(2)}, max ${ms.at(-1)?.toFixed(2)}`,
+    `turns: ${turns.length} in ${seconds} s; ms p50 ${quantile(ms, 0.5).toFixed(2)}, p90 ${quantile(ms, 0.9).toFixed(2)}, p99 ${quantile(ms, 0.99).toFixed(2)}, max ${quantile(ms, 1).toFixed(2)}`,
   );
   const longMs = long.reduce((s, t) => s + t.ms, 0);
   console.log(
