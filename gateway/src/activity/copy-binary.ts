@@ -29,6 +29,12 @@ const PG_EPOCH_MS = 946_684_800_000;
 const MINUTE_MS = 60_000;
 /** Element types' OIDs, which an array's binary form names (`pg_type`). */
 const OID = { int2: 21, int4: 23, text: 25, float4: 700, timestamptz: 1184 } as const;
+/** The text arrays before `status` and `duration_ms`, in COPY_COLUMNS's order. */
+const LEADING_TEXT_COLUMNS = [
+  (e: ActivityEntry) => e.operationId,
+  (e: ActivityEntry) => e.method,
+  (e: ActivityEntry) => e.path,
+];
 /** The text arrays, in COPY_COLUMNS's order after `duration_ms`'s. */
 const TEXT_COLUMNS = [
   (e: ActivityEntry) => e.requestId,
@@ -131,9 +137,8 @@ function groupsOf(entries: ActivityEntry[]): Group[] {
 function sizeOf(g: Group): number {
   let texts = g.studioId.length + g.keyId.length;
   for (const e of g.entries) {
-    texts += (e.operationId?.length ?? 0) + e.method.length + e.path.length + e.requestId.length;
-    texts += (e.problemCode?.length ?? 0) + (e.traceId?.length ?? 0) + (e.query?.length ?? 0);
-    texts += (e.problemDetail?.length ?? 0) + (e.clientAddress?.length ?? 0) + (e.userAgent?.length ?? 0);
+    for (const column of LEADING_TEXT_COLUMNS) texts += column(e)?.length ?? 0;
+    for (const column of TEXT_COLUMNS) texts += column(e)?.length ?? 0;
   }
   // the row's field count and lengths, two timestamps, fourteen arrays' headers, then per entry its elements'
   // lengths (14) and fixed-size values (timestamp 8, status 2, duration 4, refused count 4)
@@ -203,9 +208,7 @@ export class BatchRows {
     this.timestamp(g.first);
     this.timestamp(g.last);
     this.array(OID.timestamptz, es, (e) => this.timestamp(e.at));
-    this.textArray(es, (e) => e.operationId);
-    this.textArray(es, (e) => e.method);
-    this.textArray(es, (e) => e.path);
+    for (const column of LEADING_TEXT_COLUMNS) this.textArray(es, column);
     this.array(OID.int2, es, (e) => {
       this.pos = b.writeInt32BE(2, this.pos);
       this.pos = b.writeInt16BE(e.status, this.pos);
