@@ -6,7 +6,6 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createGateway, type Gateway } from '@studio/gateway';
-import { asResponse } from '@studio/gateway/edge/answer';
 import { revokeApiKey } from '@studio/gateway/keys/store';
 import { publishStorefrontChange } from '@studio/shared/io/invalidation';
 import { connectRedis, createRedis, quitRedis, type Redis } from '@studio/shared/io/redis';
@@ -33,8 +32,8 @@ describe.skipIf(nodes.length < 2)('broadcasts on a Redis Cluster', () => {
           port: 0,
           fetch: (req, srv) =>
             new URL(req.url).pathname.startsWith('/v1/instructors') && req.headers.get('x-surface') === 'sf'
-              ? Promise.resolve(gateway.storefront(req, srv)).then(asResponse)
-              : Promise.resolve(gateway.management(req, srv)).then(asResponse),
+              ? gateway.storefront(req, srv)
+              : gateway.management(req, srv),
         }),
       });
     }
@@ -84,7 +83,7 @@ describe.skipIf(nodes.length < 2)('a gateway subscribed through the cluster clie
     await connectRedis(subscriber);
     gateway = createGateway({ config: s.config, sql: s.sql, redis: s.redis, subscriber });
     await gateway.start();
-    server = serveSurface(gateway.management, true);
+    server = serveSurface(gateway.management);
   });
   afterAll(async () => {
     server.stop(true);

@@ -6,7 +6,6 @@
 
 import { createGateway, type Gateway } from '@studio/gateway';
 import { type Broadcasts, broadcastsFor } from '@studio/gateway/broadcasts/bus';
-import { type EdgeHandler, serveEdge } from '@studio/gateway/edge/server';
 import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
 import { createManagementService } from '@studio/management-service';
 import { type Config, type KeyKind, loadConfig, type Scope } from '@studio/shared';
@@ -31,9 +30,11 @@ export type Mode = 'redis' | 'single-node';
 export const inMode = (mode: Mode, options: StackOptions = {}): StackOptions =>
   mode === 'single-node' ? { ...options, redis: 'none' } : options;
 
-/** A gateway surface on the edge on a free port, as main.ts serves it (`bodies`: the Management port). */
-export const serveSurface = (fetch: EdgeHandler, bodies = false) =>
-  serveEdge({ hostname: '127.0.0.1', port: 0, idleTimeout: 30, bodies, fetch });
+type Fetch = (req: Request, server: Bun.Server<undefined>) => Response | Promise<Response>;
+
+/** A gateway port on a free port, as main.ts serves each. */
+export const serveSurface = (fetch: Fetch) =>
+  Bun.serve({ ...SERVE_DEFAULTS, hostname: '127.0.0.1', port: 0, idleTimeout: 30, fetch });
 
 /** What a single-node stack has instead of Redis: any use fails the test and says why. */
 const NO_REDIS = new Proxy(
@@ -142,20 +143,14 @@ async function gatewayRedisOf(options: StackOptions, config: Config, redis: Redi
 }
 
 /**
- * The gateway's four ports on free ports, as main.ts serves them (the API's on the edge), answering through the
+ * The gateway's four ports on free ports, as main.ts serves them, answering through the
  * gateway `holder` holds once it is made: the gateway needs its own public addresses, known only after listening.
  */
 function gatewayPorts(holder: { gw?: Gateway }) {
-  const listen = (pick: (g: Gateway) => (req: Request, server: Bun.Server<unknown>) => Response | Promise<Response>) =>
-    Bun.serve({
-      ...SERVE_DEFAULTS,
-      hostname: '127.0.0.1',
-      port: 0,
-      fetch: (req, server) => pick(holder.gw!)(req, server),
-    });
-  const servers: { port?: number; stop(force?: boolean): unknown }[] = [
-    serveSurface((req, peer) => holder.gw!.storefront(req, peer)),
-    serveSurface((req, peer) => holder.gw!.management(req, peer), true),
+  const listen = (pick: (g: Gateway) => Fetch) => serveSurface((req, server) => pick(holder.gw!)(req, server));
+  const servers = [
+    listen((g) => g.storefront),
+    listen((g) => g.management),
     listen((g) => g.dashboard),
     listen((g) => g.ops),
   ];

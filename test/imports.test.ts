@@ -258,3 +258,36 @@ describe('the checks themselves', () => {
     }
   });
 });
+
+/**
+ * Nothing reaches into the runtime's internals (docs/design/serving.md): `process.binding`, Node's `internalBinding`
+ * and `_linkedBinding` are no API Bun promises to keep, and the one server built on them owned its smuggling bugs.
+ */
+const INTERNALS = /(?:\.\s*|\[\s*['"`])(?:binding|_linkedBinding)['"`]?\s*\]?\s*\(\s*['"`]|\binternalBinding\s*\(/;
+
+describe("the runtime's internals", () => {
+  const tracked = Bun.spawnSync(['git', 'ls-files', '*.ts', '*.tsx', '*.js', '*.mjs'], { cwd: ROOT })
+    .stdout.toString()
+    .split('\n')
+    .filter(Boolean);
+
+  test('no source file, test, script or bench calls process.binding or internalBinding', () => {
+    expect(tracked.length).toBeGreaterThan(100);
+    // this file names them in its pattern, not in a call
+    const using = tracked.filter(
+      (f) => f !== 'test/imports.test.ts' && INTERNALS.test(readFileSync(join(ROOT, f), 'utf8')),
+    );
+    expect(using).toEqual([]);
+  });
+
+  test('the pattern finds each way of reaching them', () => {
+    for (const call of [
+      "process.binding('http_parser')",
+      'process["binding"]("x")',
+      'process._linkedBinding("x")',
+      "internalBinding('fs')",
+    ])
+      expect(INTERNALS.test(call)).toBe(true);
+    expect(INTERNALS.test('server.requestIP(req)')).toBe(false);
+  });
+});

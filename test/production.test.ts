@@ -74,6 +74,13 @@ function raw(
   });
 }
 
+/** `text` holds a whole answer: its head and as many body bytes as its Content-Length says. */
+function wholeAnswer(text: string): boolean {
+  const end = text.indexOf('\r\n\r\n');
+  const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end));
+  return end >= 0 && length !== null && text.length >= end + 4 + Number(length[1]);
+}
+
 const get = (target: string, host: string, extra = '') =>
   `GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`;
 
@@ -225,7 +232,7 @@ describe('the hop signature covers the body and the Idempotency-Key', () => {
       subscriber,
     });
     await replica.start();
-    const front = serveSurface(replica.management, true);
+    const front = serveSurface(replica.management);
     try {
       const body = JSON.stringify({ name: 'Original' });
       const sent = await fetch(`http://127.0.0.1:${front.port}/v1/instructors`, {
@@ -373,9 +380,9 @@ describe('a client that trickles its body (REQUEST_BODY_TIMEOUT_MS)', () => {
     expect(a.status, a.body).toBe(201);
   });
 
-  test('a client still sending after its answer reads the answer whole: the connection lingers, then closes with it', async () => {
-    // the client keeps sending after the answer and the FIN have come: closed outright, the gateway would answer those
-    // bytes with a reset, and a reset can discard an answer the client has not read yet
+  test('a client still sending when its answer comes reads the answer whole before the connection ends', async () => {
+    // Bun.serve closes outright after an answer that ends the connection, with no lingering close (a known limit,
+    // docs/design/serving.md): what holds is that the whole answer reaches the client before anything else does
     const sent = {
       management: head(`Content-Length: 100000\r\n`),
       storefront: `POST /v1/instructors HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n`,
@@ -385,27 +392,28 @@ describe('a client that trickles its body (REQUEST_BODY_TIMEOUT_MS)', () => {
       const { port, hostname } = new URL(base);
       const outcome = await new Promise<{ text: string; error?: string }>((resolve) => {
         let text = '';
-        let after = 0;
-        const socket = net.connect({ port: Number(port), host: hostname, allowHalfOpen: true }, () => {
+        let sending: ReturnType<typeof setInterval> | undefined;
+        const done = (error?: string) => {
+          clearInterval(sending);
+          socket.destroy();
+          resolve({ text, error });
+        };
+        const socket = net.connect({ port: Number(port), host: hostname }, () => {
           socket.write(request);
-          const sending = setInterval(() => {
-            if (after > 0 && ++after > 6) {
-              clearInterval(sending);
-              socket.end();
-            } else socket.write('x');
-          }, 50);
-          socket.on('end', () => (after = 1)); // the answer and the FIN have come: six more bytes, then our FIN
-          socket.on('close', () => {
-            clearInterval(sending);
-            resolve({ text });
-          });
+          sending = setInterval(() => socket.writable && socket.write('x'), 50);
         });
-        socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
-        socket.on('error', (err: NodeJS.ErrnoException) => resolve({ text, error: err.code }));
+        socket.on('data', (d: Buffer) => {
+          text += d.toString('latin1');
+          if (wholeAnswer(text)) done();
+        });
+        socket.on('close', () => done());
+        socket.on('error', (err: NodeJS.ErrnoException) => done(err.code));
       });
-      expect(outcome.error, `${surface}: ${outcome.text}`).toBeUndefined();
+      expect(wholeAnswer(outcome.text), `${surface}: ${outcome.error} ${outcome.text}`).toBe(true);
       expect(outcome.text, surface).toMatch(surface === 'management' ? /^HTTP\/1\.1 408 / : /^HTTP\/1\.1 4\d\d /);
-      expect(outcome.text.toLowerCase(), surface).toContain('connection: close');
+      const body = outcome.text.slice(outcome.text.indexOf('\r\n\r\n') + 4);
+      expect(JSON.parse(body).code, surface).toBe(surface === 'management' ? 'request_timeout' : 'method_not_allowed');
+      if (surface === 'management') expect(outcome.text.toLowerCase()).toContain('connection: close');
     }
   });
 

@@ -44,9 +44,8 @@ export interface GatewayDeps {
  * Builds the gateway's handlers (three public surfaces and the operations port); never listens
  * (main.ts and the tests do). Each Redis role has its single-node equivalent (docs/design/single-node.md):
  * buckets in memory, the key cache memory -> Postgres, broadcasts over LISTEN/NOTIFY on the
- * gateway lock's session; `start` takes that lock (exclusive in single-node mode, shared with Redis). The Storefront's
- * handler is for the edge (edge/server.ts: its cached reads are held answers, not Responses); the others answer
- * Responses, for Bun.serve.
+ * gateway lock's session; `start` takes that lock (exclusive in single-node mode, shared with Redis). Every handler
+ * is a Bun.serve `fetch` (docs/design/serving.md).
  */
 export function createGateway(deps: GatewayDeps) {
   const { config, sql, subscriber } = deps;

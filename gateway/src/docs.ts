@@ -15,9 +15,8 @@ import type { ReadinessCheck } from '@studio/shared/io/readiness';
 import { openApiDocument } from '@studio/shared/openapi';
 import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
 import { escapeHtml } from './dashboard/html';
-import type { Incoming } from './edge/request';
 
-export type DocsHandler = (surface: Surface, path: string, requestId: string, req: Incoming) => Promise<Response>;
+export type DocsHandler = (surface: Surface, path: string, requestId: string, req: Request) => Promise<Response>;
 
 /** `/docs/problems`: every problem code, what causes it and how to fix it (the target of each problem's `type` URI). */
 export function problemsPage(): string {
@@ -62,7 +61,7 @@ async function loadAsset(path: string, type: string): Promise<Asset> {
   };
 }
 
-function serveAsset(asset: Asset, req: Incoming): Response {
+function serveAsset(asset: Asset, req: Request): Response {
   const headers: Record<string, string> = {
     'content-type': asset.type,
     etag: asset.etag,

@@ -3,7 +3,6 @@ import { createSql } from '@studio/shared/io/db';
 import { connectConfiguredRedis, connectRedis, quitRedis } from '@studio/shared/io/redis';
 import { listenOrExit, SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { createGateway } from './app';
-import { type EdgeHandler, serveEdge } from './edge/server';
 import { GatewayLockRefused } from './lock';
 
 setLogProcess('gateway'); // before anything logs: every line names its process
@@ -29,17 +28,12 @@ try {
 // production mode on every port (no development error pages), a problem+json 500 as the last resort
 const common = { ...SERVE_DEFAULTS, hostname: config.HOST, idleTimeout: 30 };
 type Fetch = (req: Request, server: Bun.Server<undefined>) => Response | Promise<Response>;
-const listen = (variable: 'DASHBOARD_PORT' | 'OPS_PORT', fetch: Fetch) =>
+type Port = 'STOREFRONT_PORT' | 'MANAGEMENT_PORT' | 'DASHBOARD_PORT' | 'OPS_PORT';
+const listen = (variable: Port, fetch: Fetch) =>
   listenOrExit(variable, config[variable], () => Bun.serve({ ...common, port: config[variable], fetch }));
-/** The API's ports on the edge (docs/design/edge.md): no Request or Response made for a call. */
-const edge = (variable: 'STOREFRONT_PORT' | 'MANAGEMENT_PORT', fetch: EdgeHandler, bodies: boolean) =>
-  listenOrExit(variable, config[variable], () =>
-    serveEdge({ hostname: config.HOST, port: config[variable], idleTimeout: 30, bodies, fetch }),
-  );
 const servers = [
-  // the Storefront's cached reads written from the bytes the cache holds; the read-only Storefront reads no body
-  edge('STOREFRONT_PORT', gateway.storefront, false),
-  edge('MANAGEMENT_PORT', gateway.management, true),
+  listen('STOREFRONT_PORT', gateway.storefront),
+  listen('MANAGEMENT_PORT', gateway.management),
   listen('DASHBOARD_PORT', gateway.dashboard),
 ];
 const ops = listen('OPS_PORT', gateway.ops);

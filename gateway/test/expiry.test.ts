@@ -21,7 +21,7 @@ beforeAll(async () => {
   await sub.connect();
   replica = createGateway({ config: s.config, sql: s.sql, redis: s.redis, subscriber: sub });
   await replica.start();
-  servers = [serveSurface(replica.storefront), serveSurface(replica.management, true)];
+  servers = [serveSurface(replica.storefront), serveSurface(replica.management)];
 });
 afterAll(async () => {
   for (const server of servers) server.stop(true);

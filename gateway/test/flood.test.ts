@@ -8,9 +8,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { generateKey, hashKey } from '@studio/shared';
 import { quitRedis } from '@studio/shared/io/redis';
-import { expectProblem, type Stack, startStack } from '../../test/harness';
+import { expectProblem, type Stack, serveSurface, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
-import { type EdgeServer, serveEdge } from '../src/edge/server';
 import { createApiKey } from '../src/keys/store';
 import { clientBlock } from '../src/limits/rate-limiter';
 import { get, signIn } from './dashboard-helpers';
@@ -262,7 +261,7 @@ describe('unknown keys', () => {
 
 describe('the key cache under a flood of random keys', () => {
   let replica: Gateway;
-  let server: EdgeServer;
+  let server: ReturnType<typeof serveSurface>;
   const subscriber = () => s.redis.duplicate();
   let sub: ReturnType<typeof subscriber>;
   beforeAll(async () => {
@@ -279,7 +278,7 @@ describe('the key cache under a flood of random keys', () => {
       keyCache: { maxEntries: 1_000, maxNegative: 1_000 },
     });
     await replica.start();
-    server = serveEdge({ hostname: '127.0.0.1', port: 0, idleTimeout: 30, fetch: replica.storefront });
+    server = serveSurface(replica.storefront);
   });
   afterAll(async () => {
     server?.stop(true);

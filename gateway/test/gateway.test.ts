@@ -64,7 +64,7 @@ for (const mode of MODES)
       });
       const replica = createGateway({ config: r.config, sql: r.sql, redis: r.redis, subscriber: late });
       await replica.start();
-      const server = serveSurface(replica.management, true);
+      const server = serveSurface(replica.management);
       const viaReplica = (key: string) =>
         fetch(`http://127.0.0.1:${server.port}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } });
       try {

@@ -26,7 +26,7 @@ for (const mode of MODES)
       await sub.connect();
       replica = createGateway({ config: s.config, sql: s.sql, redis: s.redis, subscriber: sub });
       await replica.start();
-      server = serveSurface(replica.management, true);
+      server = serveSurface(replica.management);
     });
     afterAll(async () => {
       server?.stop(true);

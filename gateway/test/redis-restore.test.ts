@@ -49,7 +49,7 @@ beforeAll(async () => {
   await Promise.all([connectRedis(replicaRedis), connectRedis(replicaSub)]);
   replica = createGateway({ config: s.config, sql: s.sql, redis: replicaRedis, subscriber: replicaSub });
   await replica.start();
-  replicaServer = serveSurface(replica.management, true);
+  replicaServer = serveSurface(replica.management);
 });
 afterAll(async () => {
   replicaServer?.stop(true);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
+import { HeldAnswer } from '@studio/gateway/answer';
 import { createGateway } from '@studio/gateway/app';
-import { HeldAnswer } from '@studio/gateway/edge/answer';
 import { createApiKey } from '@studio/gateway/keys/store';
 /**
  * `bun run bench:pipeline`: the gateway's own work on a cached Storefront read, without sockets.

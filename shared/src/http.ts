@@ -1,6 +1,6 @@
 /** Small HTTP helpers shared by the gateway and the services. */
 import { randomBase62 } from './base62';
-import { putLatin1 as put, type TextBuffer } from './text-buffer';
+import { putLatin1 as put } from './text-buffer';
 
 /** The one spelling of the JSON media type on every answer we build (RFC 8259 defines no charset parameter). */
 export const JSON_TYPE = 'application/json';
@@ -186,7 +186,7 @@ export function logRequest(f: AccessLine) {
 
 /** Bytes of lines handed to the writer at a time (it copies them: the buffer is reused). */
 const LINES_MAX = 64 * 1024;
-const LINES = Buffer.allocUnsafeSlow(LINES_MAX) as TextBuffer;
+const LINES = Buffer.allocUnsafeSlow(LINES_MAX);
 
 /**
  * The queued lines, each written a field at a time into LINES by native copies and handed to the writer 64 KB at a
@@ -206,7 +206,7 @@ function writeQueued() {
     if (most <= LINES.length) p = writeLine(LINES, p, q, i);
     else {
       // a line longer than the buffer (a service's caller-sent request id of 16 KB): a buffer of its own
-      const own = Buffer.allocUnsafe(most) as TextBuffer;
+      const own = Buffer.allocUnsafe(most);
       accessOut.write(own.subarray(0, writeLine(own, 0, q, i)));
     }
   }
@@ -226,9 +226,9 @@ const lineBytesMost = (q: (string | number | null)[], i: number) =>
   6 * (lengthOf(q[i + 1]) + lengthOf(q[i + 2]) + lengthOf(q[i + 5]) + lengthOf(q[i + 6]) + lengthOf(q[i + 9]));
 
 /** A JSON string (or null) a caller can shape (path, method, headers read by a service), or one made here (`own`). */
-function putText(b: TextBuffer, p: number, v: string | null, own = false): number {
+function putText(b: Buffer, p: number, v: string | null, own = false): number {
   if (v === null) return put(b, p, 'null');
-  if (!own && !JSON_SAFE.test(v)) return p + b.utf8Write(JSON.stringify(v), p);
+  if (!own && !JSON_SAFE.test(v)) return p + b.write(JSON.stringify(v), p, 'utf8');
   b[p] = 34; // '"'
   p = put(b, p + 1, v);
   b[p] = 34;
@@ -236,7 +236,7 @@ function putText(b: TextBuffer, p: number, v: string | null, own = false): numbe
 }
 
 /** An integer's decimal digits (written by hand when it is not negative). */
-function putInt(b: TextBuffer, p: number, n: number): number {
+function putInt(b: Buffer, p: number, n: number): number {
   if (!(n >= 0 && Number.isSafeInteger(n))) return put(b, p, String(n));
   let digits = 1;
   for (let t = n; t >= 10; t = Math.floor(t / 10)) digits++;
@@ -249,7 +249,7 @@ function putInt(b: TextBuffer, p: number, n: number): number {
 }
 
 /** A duration as JSON writes it (`0.21`, `3`, `12.5`): by hand when it has two decimals at most (as recorded). */
-function putDuration(b: TextBuffer, p: number, ms: number): number {
+function putDuration(b: Buffer, p: number, ms: number): number {
   const hundredths = Math.round(ms * 100);
   if (!(ms >= 0 && hundredths / 100 === ms && hundredths < 2 ** 52)) return put(b, p, String(ms));
   const whole = Math.floor(hundredths / 100);
@@ -293,7 +293,7 @@ const statusPart = (status: number): string =>
     : `,"status":${status},"durationMs":`;
 
 /** The queued line at `i` into `b` at `p`, with its newline; returns where it ended. */
-function writeLine(b: TextBuffer, p: number, q: (string | number | null)[], i: number): number {
+function writeLine(b: Buffer, p: number, q: (string | number | null)[], i: number): number {
   const status = q[i + 7] as number;
   const own = q[i + 11] === 1;
   p = put(b, p, startOf(q[i] as number, status >= 500 ? 'error' : 'info'));

@@ -1,7 +1,7 @@
 /** The gateway's Storefront cache on its own: keys, 304s, and no stale fill after a change. */
 import { describe, expect, test } from 'bun:test';
+import { HeldAnswer } from '@studio/gateway/answer';
 import { StorefrontCache } from '@studio/gateway/cache/storefront';
-import { HeldAnswer } from '@studio/gateway/edge/answer';
 
 const answer = (body: string, etag = '"v1"') =>
   new Response(body, {
@@ -19,8 +19,8 @@ async function held(res: Response): Promise<HeldAnswer> {
 type ResponseLoader = (etag: string | null) => Promise<Response>;
 
 /**
- * The cache with its answers read as Responses: the edge writes a held answer from its bytes and headers, and a
- * test reads them back as a client would. The service's answers are written as Responses too, and handed over held.
+ * The cache with its answers read as Responses: the gateway makes a Response of a held answer's bytes and headers,
+ * and a test reads them back as a client would. The service's answers are written as Responses too, and handed over held.
  */
 class Readable {
   readonly c: StorefrontCache;

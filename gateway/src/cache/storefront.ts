@@ -1,6 +1,6 @@
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { etagMatches, REQUEST_ID } from '@studio/shared';
-import { HEAD_ROOM, HeldAnswer, keptHeaders, withHeadRoom } from '../edge/answer';
+import { HeldAnswer } from '../answer';
 import { type AnsweredProblem, problemOf } from '../forward/proxy';
 import { TieredCache } from './tiered';
 
@@ -81,7 +81,7 @@ function pick(snap: Snapshot, acceptEncoding: string | null): Rep {
 }
 
 /**
- * One client's answer, held (the edge writes it from the representation's bytes and headers, no Response made):
+ * One client's answer, held (the representation's bytes and headers, shared, with this request's own beside them):
  * compressed when it accepts it and it pays, 304 on a matching validator.
  */
 function respondFrom(
@@ -106,19 +106,18 @@ const BROTLI = { params: { [zlib.BROTLI_PARAM_QUALITY]: 5, [zlib.BROTLI_PARAM_MO
 
 function variants(bytes: Uint8Array, headers: Record<string, string>): Pick<Snapshot, 'plain' | 'gzip' | 'br'> {
   const vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
-  // a copy (the answer's bytes are a view of what the socket read, which holds more than the body), with room
-  // before it for the edge to write each answer's head into, so the body is sent where it lies
-  const plain: Rep = { body: withHeadRoom(bytes), headers: keptHeaders({ ...headers, vary }) };
+  // a copy: the answer's bytes are a view of what the socket read, which holds more than the body
+  const plain: Rep = { body: new Uint8Array(bytes), headers: { ...headers, vary } };
   if (bytes.byteLength < COMPRESS_MIN_BYTES) return { plain, gzip: null, br: null };
   // a different representation needs a different strong validator; a weak one still matches If-None-Match,
   // and the compressed forms are semantically equivalent, so they share it
   const encoded = (coding: string, body: Uint8Array): Rep => ({
-    body: withHeadRoom(body),
-    headers: keptHeaders({
+    body,
+    headers: {
       ...plain.headers,
       'content-encoding': coding,
       ...(headers.etag ? { etag: `W/${headers.etag}` } : {}),
-    }),
+    },
   });
   return {
     plain,
@@ -131,8 +130,7 @@ const KEPT_HEADERS = ['content-type', 'etag', 'cache-control', 'vary'] as const;
 
 /** What an entry holds besides its bodies (key, headers, objects), counted against the byte bound: an estimate. */
 const ENTRY_OVERHEAD_BYTES = 2048;
-/** A kept body's bytes, with the room kept before it. */
-const repSize = (r: Rep | null) => (r ? r.body.byteLength + HEAD_ROOM : 0);
+const repSize = (r: Rep | null) => (r ? r.body.byteLength : 0);
 const sizeOf = (s: Snapshot) => repSize(s.plain) + repSize(s.gzip) + repSize(s.br) + ENTRY_OVERHEAD_BYTES;
 
 /** Asks upstream for the answer, conditionally when `etag` is given (a 304 then means the kept one still holds). */

@@ -12,7 +12,6 @@
 import { putLatin1 } from '@studio/shared/text-buffer';
 import { withDeadline } from '@studio/shared/time';
 import type { Socket } from 'bun';
-import { lowerCaser } from '../edge/request';
 
 export interface Answer {
   status: number;
@@ -399,8 +398,20 @@ const isBlank = (c: number) => c === 32 || c === 9;
  */
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'server']);
 
-/** Header names as the services send them (Bun writes the ones it knows capitalized: `Content-Type`), lowered. */
-const lower = lowerCaser();
+/**
+ * Header names as the services send them, lower-cased, the names seen first remembered as they came: Bun writes the
+ * ones it knows capitalized (`Content-Type`), and a `toLowerCase` makes a new string of each on every answer. Names
+ * past the first 256 are lower-cased each time, so a service of ever new names costs no memory.
+ */
+const lowered = new Map<string, string>();
+function lower(name: string): string {
+  let l = lowered.get(name);
+  if (l === undefined) {
+    l = name.toLowerCase();
+    if (lowered.size < 256) lowered.set(name, l);
+  }
+  return l;
+}
 
 /**
  * The status line and header lines (without the blank line that ends them), read in place:

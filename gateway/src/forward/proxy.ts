@@ -1,7 +1,6 @@
 import { AppError, type Caller, IDEMPOTENCY_KEY, signedHeaders } from '@studio/shared';
 import { MAX_BODY_BYTES, readBody } from '@studio/shared/body';
-import { HeldAnswer } from '../edge/answer';
-import { EdgeRequest, type Incoming } from '../edge/request';
+import { HeldAnswer } from '../answer';
 import { type Answer, type Pool, rethrow, UpstreamError } from './http1';
 
 /**
@@ -18,7 +17,6 @@ const FORWARD_REQUEST = new Set(['accept', 'content-type', 'if-none-match', IDEM
  * port) and the Content-Length stay within the margin.
  */
 export const FORWARDED_HEAD_MAX = 16 * 1024 - 512;
-const NO_BODY = new Uint8Array(0);
 
 export { UpstreamError };
 
@@ -32,7 +30,7 @@ export interface ForwardOptions {
 }
 
 /** The caller's headers the service is given (FORWARD_REQUEST), as header lines, then the signed ones and the trace. */
-function headerBlock(req: Incoming, signed: Record<string, string>, call: Call): string {
+function headerBlock(req: Request, signed: Record<string, string>, call: Call): string {
   let block = '';
   const { traceparent, traceRestarted } = call;
   req.headers.forEach((v, k) => {
@@ -102,7 +100,7 @@ function clientClosed(err: unknown): never {
  * function's frame: one promise reaction per call fewer.
  */
 export function forward<T = HeldAnswer>(
-  req: Incoming,
+  req: Request,
   call: Call,
   o: ForwardOptions,
   then: Then<T> = AS_IS as unknown as Then<T>,
@@ -111,12 +109,9 @@ export function forward<T = HeldAnswer>(
   // a HEAD is asked upstream as the GET it stands for, so its answer carries the GET's Content-Length; Bun sends the
   // caller the headers alone (RFC 9110, section 9.3.2)
   if (method === 'GET' || method === 'HEAD') return send(req, call, o, 'GET', null, then);
-  // on the edge, the body llhttp is reading (none: no bytes); in a Request, read here
-  const body =
-    req instanceof EdgeRequest
-      ? (req.body?.read(o.bodyTimeoutMs) ?? Promise.resolve(NO_BODY))
-      : readBody(req as Request, MAX_BODY_BYTES, o.bodyTimeoutMs);
-  return body.catch(clientClosed).then((body) => send(req, call, o, method, body, then), then.failed);
+  return readBody(req, MAX_BODY_BYTES, o.bodyTimeoutMs)
+    .catch(clientClosed)
+    .then((body) => send(req, call, o, method, body, then), then.failed);
 }
 
 /**
@@ -130,7 +125,7 @@ export interface Then<T> {
 const AS_IS: Then<HeldAnswer> = { ok: (res) => res, failed: rethrow };
 
 function send<T>(
-  req: Incoming,
+  req: Request,
   call: Call,
   o: ForwardOptions,
   method: string,
@@ -158,7 +153,7 @@ function send<T>(
 }
 
 /**
- * The service's answer as the caller's, held (the edge writes it as it is, no Response made): the hop's framing
+ * The service's answer as the caller's, held until the surface makes its Response: the hop's framing
  * already left out by the parser, internal headers dropped, the gateway's own (`answerHeaders`) in place of the
  * service's where both name one.
  */

@@ -1,6 +1,6 @@
 import { ANY_READ, problems, quote, scopeAllows } from '@studio/shared';
 import { originAllowed } from '@studio/shared/origins';
-import type { HeldAnswer } from '../edge/answer';
+import type { HeldAnswer } from '../answer';
 import type { KeyRecord } from '../keys/resolver';
 import { type Ctx, type KeyLookup, type KeyProblem, keyDetail, refuse } from './context';
 import type { SurfaceProfile } from './profile';

@@ -1,8 +1,7 @@
 import { JSON_TYPE, log, operationsOf } from '@studio/shared';
 import { traceparentOf } from '@studio/shared/trace';
+import type { Answer } from '../answer';
 import { StorefrontCache } from '../cache/storefront';
-import type { Answer } from '../edge/answer';
-import { EdgeHeaders, EdgeRequest } from '../edge/request';
 import { forward } from '../forward/proxy';
 import {
   answered,
@@ -16,7 +15,8 @@ import {
 import type { SurfaceProfile } from './profile';
 
 /** What a fill asks the service with: JSON (and, to revalidate an entry, its ETag). */
-const ASK = ['accept', JSON_TYPE];
+const askFor = (url: string, etag: string | null) =>
+  new Request(url, { headers: etag ? { accept: JSON_TYPE, 'if-none-match': etag } : { accept: JSON_TYPE } });
 
 /**
  * Step 6a: a Storefront read answered from the gateway's cache: at once when fresh
@@ -46,7 +46,7 @@ export function cacheStep(p: SurfaceProfile, cache: StorefrontCache, count?: Ups
     // one upstream call serves every waiter of a fill: it is counted once, here, failed or not waited on (a refresh)
     const load = (etag: string | null) =>
       forward(
-        new EdgeRequest('GET', c.req.url, new EdgeHeaders(etag ? [...ASK, 'if-none-match', etag] : ASK)),
+        askFor(c.req.url, etag),
         { pathAndQuery: c.pathAndQuery, caller, traceparent: traceparentOf(c.trace) },
         p.forward,
       ).catch((err) => {

@@ -11,8 +11,7 @@ import {
 } from '@studio/shared';
 import { requestTarget } from '@studio/shared/target';
 import { startTrace, TRACEPARENT, type Trace } from '@studio/shared/trace';
-import { type Answer, HeldAnswer } from '../edge/answer';
-import type { Incoming, PeerOf } from '../edge/request';
+import { type Answer, HeldAnswer } from '../answer';
 import { type AnsweredProblem, UpstreamError } from '../forward/proxy';
 import type { KeyRecord } from '../keys/resolver';
 import type { LimitResult } from '../limits/rate-limiter';
@@ -23,7 +22,10 @@ import type { SurfaceProfile } from './profile';
  * and the answers several of them give. No step imports another; they meet here.
  */
 
-export type Server = PeerOf;
+/** Where the pipeline finds the caller's address: Bun.serve's server (a test's stand-in has only this). */
+export interface Server {
+  requestIP(req: Request): { address: string } | null;
+}
 
 /** The route step's finding: an operation, the methods a known path allows, or no such path. */
 export type RouteMatch = { op: Operation } | { allow: string[] } | null;
@@ -41,7 +43,7 @@ export type KeyStepResult = KeyLookup | { limited: LimitResult };
 
 /** One request's facts, filled in by the steps as it goes through the pipeline. */
 export interface Ctx {
-  readonly req: Incoming;
+  readonly req: Request;
   readonly server: Server;
   readonly started: number;
   /** When the request arrived, ms since the epoch: its activity entry's `at`, also written into its request id. */
@@ -123,7 +125,7 @@ export function clientAddressOf(c: Ctx, trusted: ReadonlySet<string>): string {
   return (c.client = (header && forwardedClient(header, trusted)) || peer);
 }
 
-export function newCtx(req: Incoming, server: Server): Ctx {
+export function newCtx(req: Request, server: Server): Ctx {
   const { path, pathAndQuery, valid } = requestTarget(req.url);
   const at = Date.now();
   return {
@@ -143,8 +145,8 @@ export function newCtx(req: Incoming, server: Server): Ctx {
 }
 
 /**
- * A refusal: the problem answer of this surface, its code kept on the context for the activity log. Held: the edge
- * writes it as it is, with no Response made and read back (a flood of refusals is answered as cheaply as a hit).
+ * A refusal: the problem answer of this surface, its code kept on the context for the activity log, held until the
+ * surface makes its Response (the record step adds its headers to the held parts, not to a Response's Headers).
  */
 export function refuse(p: SurfaceProfile, c: Ctx, code: ProblemCode, options: ProblemOptions = {}): HeldAnswer {
   c.problem = code;

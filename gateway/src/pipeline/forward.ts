@@ -1,6 +1,6 @@
 import { MAX_BODY_BYTES, tooLarge } from '@studio/shared/body';
 import { traceparentOf } from '@studio/shared/trace';
-import type { Answer, HeldAnswer } from '../edge/answer';
+import type { Answer, HeldAnswer } from '../answer';
 import { type Call, forward } from '../forward/proxy';
 import {
   answered,

@@ -1,6 +1,6 @@
 import { MALFORMED_DETAIL } from '@studio/shared/target';
+import type { Answer } from '../answer';
 import type { DocsHandler } from '../docs';
-import type { Answer } from '../edge/answer';
 import { type Ctx, refuse } from './context';
 import type { SurfaceProfile } from './profile';
 

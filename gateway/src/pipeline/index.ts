@@ -1,9 +1,8 @@
 import { type Config, log } from '@studio/shared';
 import type { SpanExporter } from '@studio/shared/io/otlp';
 import type { ActivityWriter } from '../activity/writer';
+import { type Answer, asResponse, type HeldAnswer } from '../answer';
 import type { DocsHandler } from '../docs';
-import type { Answer, HeldAnswer } from '../edge/answer';
-import type { Incoming } from '../edge/request';
 import type { KeyResolver } from '../keys/resolver';
 import type { RateLimiter } from '../limits/rate-limiter';
 import type { GatewayMetrics } from '../metrics';
@@ -84,8 +83,7 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
     return record(c, refuse(p, c, 'service_unavailable', LOOKUP_DOWN));
   }
 
-  return function handle(req: Incoming, server: Server): Answer | Promise<Answer> {
-    const c = newCtx(req, server);
+  function answer(c: Ctx): Answer | Promise<Answer> {
     const early = front(c);
     if (early) return then(early, (r) => record(c, r));
     if (deps.state?.paused) return record(c, refuse(p, c, 'service_unavailable', { detail: PAUSED }));
@@ -98,6 +96,11 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
         (err) => lookupFailed(c, err),
       );
     return afterKey(c, found);
-  };
+  }
+
+  /** Bun.serve's `fetch`: the steps hold their answer's parts, and one Response is made of them here, at the end. */
+  return (req: Request, server: Server): Response | Promise<Response> => responseOf(answer(newCtx(req, server)));
 }
+
+const responseOf = (a: Answer | Promise<Answer>) => (a instanceof Promise ? a.then(asResponse) : asResponse(a));
 export type SurfaceHandler = ReturnType<typeof createSurface>;

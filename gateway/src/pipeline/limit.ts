@@ -1,4 +1,4 @@
-import type { HeldAnswer } from '../edge/answer';
+import type { HeldAnswer } from '../answer';
 import type { KeyResolver } from '../keys/resolver';
 import type { LimitResult, RateLimiter } from '../limits/rate-limiter';
 import { type Ctx, clientAddressOf, keyDetail, refuse } from './context';

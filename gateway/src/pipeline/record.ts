@@ -3,7 +3,7 @@ import type { Metrics } from '@studio/shared/io/metrics';
 import type { SpanExporter } from '@studio/shared/io/otlp';
 import { TRACERESPONSE, traceparentOf } from '@studio/shared/trace';
 import { type ActivityWriter, outcomeOf } from '../activity/writer';
-import type { Answer } from '../edge/answer';
+import type { Answer } from '../answer';
 import { type Ctx, clientAddressOf, setHeaders } from './context';
 import type { SurfaceProfile } from './profile';
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { asResponse } from '../../src/edge/answer';
+import { asResponse } from '../../src/answer';
 import { authorizeStep, judgeKey } from '../../src/pipeline/authorize';
 import { routeStep } from '../../src/pipeline/route';
 import { ctxOf, problemOf, profiles, record } from './helpers';

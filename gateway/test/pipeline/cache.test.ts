@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test';
+import { asResponse, HeldAnswer } from '../../src/answer';
 import { acceptedCodings } from '../../src/cache/storefront';
-import { asResponse, HeldAnswer } from '../../src/edge/answer';
 import { Pool } from '../../src/forward/http1';
 import { cacheStep } from '../../src/pipeline/cache';
 import { routeStep } from '../../src/pipeline/route';

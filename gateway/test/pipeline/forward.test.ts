@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { verifySignature } from '@studio/shared';
+import { asResponse } from '../../src/answer';
 import { StorefrontCache } from '../../src/cache/storefront';
-import { asResponse } from '../../src/edge/answer';
 import { problemOf as answeredProblem } from '../../src/forward/proxy';
 import type { Ctx } from '../../src/pipeline/context';
 import { bodyTooLarge, forwardStep } from '../../src/pipeline/forward';

@@ -1,7 +1,7 @@
 import { expect } from 'bun:test';
 import { type Config, loadConfig } from '@studio/shared';
+import { type Answer, asResponse } from '../../src/answer';
 import { StorefrontCache } from '../../src/cache/storefront';
-import { type Answer, asResponse } from '../../src/edge/answer';
 import type { KeyRecord } from '../../src/keys/resolver';
 import { type Ctx, newCtx } from '../../src/pipeline/context';
 import { surfaceProfiles } from '../../src/pipeline/profile';
@@ -34,7 +34,7 @@ export const record = (over: Partial<KeyRecord> = {}): KeyRecord => ({
   ...over,
 });
 
-/** A refusal's problem body, read as a client would (a held answer as the Response the edge writes of it). */
+/** A refusal's problem body, read as a client would (a held answer as the Response the surface makes of it). */
 export async function problemOf(answer: Answer) {
   const res = asResponse(answer);
   expect(res.headers.get('content-type')).toStartWith('application/problem+json');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test';
 import { randomBase62 } from '@studio/shared/base62';
 import { createSql, type Sql } from '@studio/shared/io/db';
 import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/io/redis';
-import { asResponse } from '../../src/edge/answer';
+import { asResponse } from '../../src/answer';
 import { redisNames } from '../../src/keys/redis-names';
 import { KeyResolver } from '../../src/keys/resolver';
 import type { BucketStore } from '../../src/limits/buckets';
