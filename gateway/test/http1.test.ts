@@ -204,6 +204,42 @@ describe('service hop (HTTP/1.1 keep-alive pool)', () => {
     pool.close();
   });
 
+  test('bytes after an answer in the same read: that call fails as upstream trouble, the next goes on a new connection', async () => {
+    const evil = 'HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nEVIL!';
+    let requests = 0;
+    const raw = rawServer((s) => {
+      requests++;
+      const ok = `HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nok-${requests}`;
+      s.write(requests === 1 ? ok + evil : ok);
+    });
+    const pool = new Pool(raw.origin);
+    const first = await pool.request('GET', '/', '', null, 1000).catch((e) => e);
+    expect(first).toBeInstanceOf(UpstreamError);
+    expect((first as UpstreamError).kind).toBe('unavailable');
+    const second = await pool.request('GET', '/', '', null, 1000);
+    expect(text(second.body)).toBe('ok-2');
+    expect([requests, raw.connections()]).toEqual([2, 2]); // the GET was not sent again; its connection was closed
+    raw.stop();
+    pool.close();
+  });
+
+  test('bytes arriving on an idle kept connection close it: it leaves the pool, the next call goes on a new one', async () => {
+    const evil = 'HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nEVIL!';
+    let requests = 0;
+    const raw = rawServer((s) => {
+      requests++;
+      s.write(`HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nok-${requests}`);
+      if (requests === 1) setTimeout(() => s.write(evil), 5);
+    });
+    const pool = new Pool(raw.origin);
+    expect(text((await pool.request('GET', '/', '', null, 1000)).body)).toBe('ok-1');
+    await Bun.sleep(50); // the surplus has come while the connection sat idle
+    expect(text((await pool.request('GET', '/', '', null, 1000)).body)).toBe('ok-2');
+    expect(raw.connections()).toBe(2);
+    raw.stop();
+    pool.close();
+  });
+
   test('framing: interim 100 answers skipped, split packets, read-until-close, connection: close honoured', async () => {
     const raw = rawServer((s, req) => {
       if (req.startsWith('GET /split')) {

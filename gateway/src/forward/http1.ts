@@ -80,6 +80,8 @@ class Conn {
   }
 
   data(chunk: Buffer) {
+    // bytes on an idle connection: it is closed and leaves the pool (`destroy`). Bytes that come only once the next
+    // request went out on it cannot be told from that request's answer (HTTP/1.1 has no request ids).
     if (!this.pending) return this.fail(new UpstreamError('unavailable', 'unexpected bytes from the service'));
     this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
     if (this.buf.length > MAX_ANSWER_BYTES) return this.fail(new UpstreamError('unavailable', 'answer too large'));
@@ -89,7 +91,10 @@ class Conn {
     } catch (err) {
       return this.fail(err as UpstreamError);
     }
-    if (answer) this.finish(answer.answer, answer.keepAlive);
+    if (!answer) return;
+    // bytes past the answer's end: its framing cannot be trusted, nor can they be the next call's answer
+    if (answer.end < this.buf.length) return this.fail(new UpstreamError('unavailable', 'bytes after the answer'));
+    this.finish(answer.answer, answer.keepAlive);
   }
 
   /** The server closed: an answer read until close is complete now; anything else pending failed. */
@@ -358,10 +363,14 @@ const HANDLERS = {
 };
 
 /**
- * A complete answer at the start of `buf`, or null while more bytes are due.
+ * A complete answer at the start of `buf` and where it ends, or null while more bytes are due.
  * `ended`: the server closed, so a body without a length is complete.
  */
-export function parseAnswer(buf: Buffer, head: boolean, ended: boolean): { answer: Answer; keepAlive: boolean } | null {
+export function parseAnswer(
+  buf: Buffer,
+  head: boolean,
+  ended: boolean,
+): { answer: Answer; keepAlive: boolean; end: number } | null {
   let start = 0;
   for (;;) {
     const end = buf.indexOf(CRLFCRLF, start);
@@ -374,17 +383,20 @@ export function parseAnswer(buf: Buffer, head: boolean, ended: boolean): { answe
       continue;
     }
     if (head || status === 204 || status === 304)
-      return { answer: { status, headers, body: new Uint8Array(0) }, keepAlive };
+      return { answer: { status, headers, body: new Uint8Array(0) }, keepAlive, end: bodyStart };
     if (chunked) {
-      const body = dechunk(buf, bodyStart);
-      return body ? { answer: { status, headers, body }, keepAlive } : null;
+      const chunks = dechunk(buf, bodyStart);
+      return chunks ? { answer: { status, headers, body: chunks.body }, keepAlive, end: chunks.end } : null;
     }
     if (length >= 0) {
-      if (buf.length < bodyStart + length) return null;
-      return { answer: { status, headers, body: buf.slice(bodyStart, bodyStart + length) }, keepAlive };
+      const end = bodyStart + length;
+      if (buf.length < end) return null;
+      return { answer: { status, headers, body: buf.slice(bodyStart, end) }, keepAlive, end };
     }
     // neither a length nor chunks: the body runs until the server closes
-    return ended ? { answer: { status, headers, body: buf.slice(bodyStart) }, keepAlive: false } : null;
+    return ended
+      ? { answer: { status, headers, body: buf.slice(bodyStart) }, keepAlive: false, end: buf.length }
+      : null;
   }
 }
 
@@ -451,8 +463,8 @@ function parseHead(text: string) {
   return { status, headers, length, chunked, keepAlive };
 }
 
-/** The whole chunked body from `at`, or null while chunks are still due. */
-function dechunk(buf: Buffer, at: number): Uint8Array | null {
+/** The whole chunked body from `at` and where it ends (past the trailers), or null while chunks are still due. */
+function dechunk(buf: Buffer, at: number): { body: Uint8Array; end: number } | null {
   const parts: Buffer[] = [];
   for (;;) {
     const eol = buf.indexOf('\r\n', at);
@@ -464,7 +476,7 @@ function dechunk(buf: Buffer, at: number): Uint8Array | null {
       const trailerEnd = buf.indexOf(CRLFCRLF, eol);
       const bare = buf.length >= eol + 4 && buf[eol + 2] === 13 && buf[eol + 3] === 10;
       if (!bare && trailerEnd < 0) return null;
-      return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+      return { body: parts.length === 1 ? parts[0]! : Buffer.concat(parts), end: bare ? eol + 4 : trailerEnd + 4 };
     }
     if (buf.length < eol + 2 + size + 2) return null;
     parts.push(buf.slice(eol + 2, eol + 2 + size));
