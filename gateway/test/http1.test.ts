@@ -31,6 +31,28 @@ function rawServer(reply: (socket: Bun.Socket<{ buf: string }>, request: string)
 }
 
 /**
+ * What the hop makes of each answer a service may send (whole, as bytes after the request): `status body` when it is
+ * taken, the UpstreamError's kind when it is refused. Each goes on a connection of its own, all at once.
+ */
+async function outcomes(answers: Record<string, string>): Promise<Record<string, string>> {
+  const names = Object.keys(answers);
+  const raw = rawServer((s, request) => s.write(answers[names[Number(request.split(' ')[1]!.slice(1))]!]!));
+  const pool = new Pool(raw.origin);
+  try {
+    const each = names.map((_, i) =>
+      pool.request('GET', `/${i}`, '', null, 500).then(
+        (a) => `${a.status} ${text(a.body)}`,
+        (err: UpstreamError) => err.kind,
+      ),
+    );
+    return Object.fromEntries((await Promise.all(each)).map((outcome, i) => [names[i]!, outcome]));
+  } finally {
+    raw.stop();
+    pool.close();
+  }
+}
+
+/**
  * A port whose connections are never taken, like a service whose packets are dropped: a listening socket (made with
  * libc, since Bun's listeners accept at once) with a backlog of one and no accept. Once that place is filled, a
  * connect waits on the kernel's SYN retries, about two minutes.
@@ -263,6 +285,36 @@ describe('service hop (HTTP/1.1 keep-alive pool)', () => {
     expect(text(chunked.body)).toBe('abcde');
     raw.stop();
     pool.close();
+  });
+
+  test('a status line other than HTTP/1.0 or 1.1, a space, three digits 100-599, then a space or its end: refused', async () => {
+    const answer = (statusLine: string) => `${statusLine}\r\ncontent-length: 2\r\n\r\nok`;
+    const seen = await outcomes({
+      '2000': answer('HTTP/1.1 2000 OK'),
+      '20': answer('HTTP/1.1 20 OK'),
+      '200OK': answer('HTTP/1.1 200OK'),
+      'HTTP/2.0': answer('HTTP/2.0 200 OK'),
+      'HTTP/1.2': answer('HTTP/1.2 200 OK'),
+      'HTTP/1.1x': answer('HTTP/1.11 200 OK'),
+      '600': answer('HTTP/1.1 600 OK'),
+      '099': answer('HTTP/1.1 099 OK'),
+      ICY: answer('ICY 200 OK'),
+      'no reason': answer('HTTP/1.1 200'),
+      'HTTP/1.0': answer('HTTP/1.0 503 Service Unavailable'),
+    });
+    expect(seen).toEqual({
+      '2000': 'unavailable',
+      '20': 'unavailable',
+      '200OK': 'unavailable',
+      'HTTP/2.0': 'unavailable',
+      'HTTP/1.2': 'unavailable',
+      'HTTP/1.1x': 'unavailable',
+      '600': 'unavailable',
+      '099': 'unavailable',
+      ICY: 'unavailable',
+      'no reason': '200 ok',
+      'HTTP/1.0': '503 ok',
+    });
   });
 
   test('parseAnswer: incomplete until the last byte; garbage is refused', () => {

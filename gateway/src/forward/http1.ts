@@ -400,8 +400,8 @@ export function parseAnswer(
   }
 }
 
-/** One decimal digit's value (a character code less 48). */
-const isDigit = (v: number) => v >= 0 && v <= 9;
+/** HTTP/1.0 or 1.1, a status of three digits 100-599, then the reason after a space or the line's end. */
+const STATUS_LINE = /^HTTP\/1\.[01] [1-5]\d\d(?: |\r\n|$)/;
 const isBlank = (c: number) => c === 32 || c === 9;
 
 /**
@@ -430,12 +430,8 @@ function lower(name: string): string {
  * two strings a header (its name and value) and one object, on every answer of the hop.
  */
 function parseHead(text: string) {
-  const h = text.charCodeAt(9) - 48;
-  const t = text.charCodeAt(10) - 48;
-  const u = text.charCodeAt(11) - 48;
-  const status = h * 100 + t * 10 + u;
-  if (!text.startsWith('HTTP/1.') || !isDigit(h) || !isDigit(t) || !isDigit(u) || status < 100 || status >= 600)
-    throw new UpstreamError('unavailable', 'not an HTTP/1.1 answer');
+  if (!STATUS_LINE.test(text)) throw new UpstreamError('unavailable', 'not an HTTP/1.1 answer');
+  const status = (text.charCodeAt(9) - 48) * 100 + (text.charCodeAt(10) - 48) * 10 + text.charCodeAt(11) - 48;
   const headers: Record<string, string> = {};
   let length = -1;
   let chunked = false;
