@@ -317,6 +317,41 @@ describe('service hop (HTTP/1.1 keep-alive pool)', () => {
     });
   });
 
+  test('a bare CR or LF, a line without a colon, a name not a token (space before the colon) or a folded line in the head: refused', async () => {
+    const answer = (lines: string, statusLine = 'HTTP/1.1 200 OK') =>
+      `${statusLine}\r\n${lines}content-length: 2\r\n\r\nok`;
+    const seen = await outcomes({
+      'CR in the status line': answer('', 'HTTP/1.1 200 O\rK'),
+      'LF in the status line': answer('x-a: 1\r\n', 'HTTP/1.1 200 OK\nx-b: 2'),
+      'CR in a value': answer('x-a: 1\rx-b: 2\r\n'),
+      'LF in a value': answer('x-a: 1\nx-b: 2\r\n'),
+      'NUL in a value': answer('x-a: 1\0\r\n'),
+      'no colon': answer('x-a 1\r\n'),
+      'space before the colon': answer('x-a : 1\r\n'),
+      'tab before the colon': answer('x-a\t: 1\r\n'),
+      'not a token': answer('x@a: 1\r\n'),
+      'no name': answer(': 1\r\n'),
+      'folded line': answer('x-a: 1\r\n 2\r\n'),
+      'folded with a tab': answer('x-a: 1\r\n\t2\r\n'),
+      'plain, with spaces and tabs about values': answer('x-a:  1 \r\nx-b:\t2\t\r\nx-c:\r\n'),
+    });
+    expect(seen).toEqual({
+      'CR in the status line': 'unavailable',
+      'LF in the status line': 'unavailable',
+      'CR in a value': 'unavailable',
+      'LF in a value': 'unavailable',
+      'NUL in a value': 'unavailable',
+      'no colon': 'unavailable',
+      'space before the colon': 'unavailable',
+      'tab before the colon': 'unavailable',
+      'not a token': 'unavailable',
+      'no name': 'unavailable',
+      'folded line': 'unavailable',
+      'folded with a tab': 'unavailable',
+      'plain, with spaces and tabs about values': '200 ok',
+    });
+  });
+
   test('parseAnswer: incomplete until the last byte; garbage is refused', () => {
     const full = Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nabc');
     for (let i = 0; i < full.length; i++) expect(parseAnswer(full.subarray(0, i), false, false)).toBeNull();

@@ -402,6 +402,13 @@ export function parseAnswer(
 
 /** HTTP/1.0 or 1.1, a status of three digits 100-599, then the reason after a space or the line's end. */
 const STATUS_LINE = /^HTTP\/1\.[01] [1-5]\d\d(?: |\r\n|$)/;
+/**
+ * A whole head as RFC 9112 has it: the status line, then lines of a token, a colon and a value, each after a CRLF. So
+ * no bare CR or LF, no space before a colon, no folded line, no control character but a tab in a reason or a value:
+ * one regex over the head rather than a check per header.
+ */
+const HEAD =
+  /^HTTP\/1\.[01] [1-5]\d\d(?: [\t\x20-\x7e\x80-\xff]*)?(?:\r\n[-!#$%&'*+.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*)*$/;
 const isBlank = (c: number) => c === 32 || c === 9;
 
 /**
@@ -430,7 +437,11 @@ function lower(name: string): string {
  * two strings a header (its name and value) and one object, on every answer of the hop.
  */
 function parseHead(text: string) {
-  if (!STATUS_LINE.test(text)) throw new UpstreamError('unavailable', 'not an HTTP/1.1 answer');
+  if (!HEAD.test(text))
+    throw new UpstreamError(
+      'unavailable',
+      STATUS_LINE.test(text) ? 'a malformed answer head' : 'not an HTTP/1.1 answer',
+    );
   const status = (text.charCodeAt(9) - 48) * 100 + (text.charCodeAt(10) - 48) * 10 + text.charCodeAt(11) - 48;
   const headers: Record<string, string> = {};
   let length = -1;
@@ -441,15 +452,13 @@ function parseHead(text: string) {
     const from = at + 2;
     at = text.indexOf('\r\n', from);
     const to = at < 0 ? text.length : at;
+    // each line is a name (HEAD: no blank before its colon), a colon and a value
     const colon = text.indexOf(':', from);
-    if (colon <= from || colon >= to) continue;
-    let nameEnd = colon;
-    while (nameEnd > from && isBlank(text.charCodeAt(nameEnd - 1))) nameEnd--;
     let valueFrom = colon + 1;
     let valueTo = to;
     while (valueFrom < valueTo && isBlank(text.charCodeAt(valueFrom))) valueFrom++;
     while (valueTo > valueFrom && isBlank(text.charCodeAt(valueTo - 1))) valueTo--;
-    const name = lower(text.slice(from, nameEnd));
+    const name = lower(text.slice(from, colon));
     const value = text.slice(valueFrom, valueTo);
     if (!HOP_HEADERS.has(name)) headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
     else if (name === 'content-length') length = Number(value);
