@@ -352,6 +352,45 @@ describe('service hop (HTTP/1.1 keep-alive pool)', () => {
     });
   });
 
+  test('a Content-Length not all digits, two of them, one with Transfer-Encoding, or a chunk size not all hex: refused', async () => {
+    const sized = (lines: string, body = 'ok') => `HTTP/1.1 200 OK\r\n${lines}\r\n${body}`;
+    const chunked = (chunks: string) => `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${chunks}`;
+    const seen = await outcomes({
+      'length 2x': sized('content-length: 2x\r\n'),
+      'length +2': sized('content-length: +2\r\n'),
+      'length 0x2': sized('content-length: 0x2\r\n'),
+      'length 2, 2': sized('content-length: 2, 2\r\n'),
+      'length empty': sized('content-length: \r\n', ''),
+      'lengths 2 and 3': sized('content-length: 2\r\ncontent-length: 3\r\n', 'ok!'),
+      'length and chunked': sized('content-length: 2\r\ntransfer-encoding: chunked\r\n', '2\r\nok\r\n0\r\n\r\n'),
+      'chunk 0x2': chunked('0x2\r\nok\r\n0\r\n\r\n'),
+      'chunk +2': chunked('+2\r\nok\r\n0\r\n\r\n'),
+      'chunk space 2': chunked(' 2\r\nok\r\n0\r\n\r\n'),
+      'chunk 2 space': chunked('2 \r\nok\r\n0\r\n\r\n'),
+      'chunk 2zz': chunked('2zz\r\nok\r\n0\r\n\r\n'),
+      'chunk longer than its size': chunked('2\r\nokXY0\r\n\r\n'),
+      'the same length twice': sized('content-length: 2\r\ncontent-length: 2\r\n'),
+      'chunks in upper-case hex, an extension, trailers': chunked('A;x=1\r\n0123456789\r\n0\r\nx-t: 1\r\n\r\n'),
+    });
+    expect(seen).toEqual({
+      'length 2x': 'unavailable',
+      'length +2': 'unavailable',
+      'length 0x2': 'unavailable',
+      'length 2, 2': 'unavailable',
+      'length empty': 'unavailable',
+      'lengths 2 and 3': 'unavailable',
+      'length and chunked': 'unavailable',
+      'chunk 0x2': 'unavailable',
+      'chunk +2': 'unavailable',
+      'chunk space 2': 'unavailable',
+      'chunk 2 space': 'unavailable',
+      'chunk 2zz': 'unavailable',
+      'chunk longer than its size': 'unavailable',
+      'the same length twice': '200 ok',
+      'chunks in upper-case hex, an extension, trailers': '200 0123456789',
+    });
+  });
+
   test('parseAnswer: incomplete until the last byte; garbage is refused', () => {
     const full = Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nabc');
     for (let i = 0; i < full.length; i++) expect(parseAnswer(full.subarray(0, i), false, false)).toBeNull();

@@ -446,6 +446,7 @@ function parseHead(text: string) {
   const headers: Record<string, string> = {};
   let length = -1;
   let chunked = false;
+  let coded = false;
   let keepAlive = text.startsWith('HTTP/1.1');
   let at = text.indexOf('\r\n');
   while (at >= 0) {
@@ -461,11 +462,45 @@ function parseHead(text: string) {
     const name = lower(text.slice(from, colon));
     const value = text.slice(valueFrom, valueTo);
     if (!HOP_HEADERS.has(name)) headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
-    else if (name === 'content-length') length = Number(value);
-    else if (name === 'transfer-encoding') chunked = value.toLowerCase().includes('chunked');
-    else if (name === 'connection') keepAlive = !value.toLowerCase().includes('close');
+    else if (name === 'content-length') length = contentLength(value, length);
+    else if (name === 'transfer-encoding') {
+      coded = true;
+      chunked = value.toLowerCase().includes('chunked');
+    } else if (name === 'connection') keepAlive = !value.toLowerCase().includes('close');
   }
+  // both framings at once: the classic of request smuggling (RFC 9112 6.3), whichever one this client would follow
+  if (coded && length >= 0) throw new UpstreamError('unavailable', 'Content-Length with Transfer-Encoding');
   return { status, headers, length, chunked, keepAlive };
+}
+
+/** A Content-Length's value: digits only (no sign, blank, hex or list), and the same as one before (`seen`, or -1). */
+function contentLength(value: string, seen: number): number {
+  let digits = value.length > 0;
+  for (let i = 0; i < value.length && digits; i++) digits = isDigit(value.charCodeAt(i));
+  const length = digits ? Number(value) : -1;
+  if (length < 0 || (seen >= 0 && length !== seen)) throw new UpstreamError('unavailable', 'a bad Content-Length');
+  return length;
+}
+
+const isDigit = (c: number) => c >= 48 && c <= 57;
+/** A hex digit's value, or -1. */
+const hexValue = (c: number) => (isDigit(c) ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1);
+
+/**
+ * The size on a chunk's line from `at` to `eol`: hex digits only (no `0x`, sign or blank), then the line's end or an
+ * extension after `;`. A size over MAX_ANSWER_BYTES is refused as it is read, before a long one loses precision.
+ */
+function chunkSize(buf: Buffer, at: number, eol: number): number {
+  let size = 0;
+  let i = at;
+  for (; i < eol; i++) {
+    const v = hexValue(buf[i]!);
+    if (v < 0) break;
+    size = size * 16 + v;
+    if (size > MAX_ANSWER_BYTES) throw new UpstreamError('unavailable', 'chunk too large');
+  }
+  if (i === at || (i < eol && buf[i] !== 59)) throw new UpstreamError('unavailable', 'bad chunk size');
+  return size;
 }
 
 /** The whole chunked body from `at` and where it ends (past the trailers), or null while chunks are still due. */
@@ -474,8 +509,7 @@ function dechunk(buf: Buffer, at: number): { body: Uint8Array; end: number } | n
   for (;;) {
     const eol = buf.indexOf('\r\n', at);
     if (eol < 0) return null;
-    const size = parseInt(buf.toString('latin1', at, eol).split(';')[0]!, 16);
-    if (!Number.isFinite(size) || size < 0) throw new UpstreamError('unavailable', 'bad chunk size');
+    const size = chunkSize(buf, at, eol);
     if (size === 0) {
       // trailers, if any, end with an empty line
       const trailerEnd = buf.indexOf(CRLFCRLF, eol);
@@ -483,8 +517,12 @@ function dechunk(buf: Buffer, at: number): { body: Uint8Array; end: number } | n
       if (!bare && trailerEnd < 0) return null;
       return { body: parts.length === 1 ? parts[0]! : Buffer.concat(parts), end: bare ? eol + 4 : trailerEnd + 4 };
     }
-    if (buf.length < eol + 2 + size + 2) return null;
-    parts.push(buf.slice(eol + 2, eol + 2 + size));
-    at = eol + 2 + size + 2;
+    const dataEnd = eol + 2 + size;
+    if (buf.length < dataEnd + 2) return null;
+    // the chunk's data ends where its size says, in a CRLF: not skipped unread
+    if (buf[dataEnd] !== 13 || buf[dataEnd + 1] !== 10)
+      throw new UpstreamError('unavailable', 'a chunk longer than its size');
+    parts.push(buf.slice(eol + 2, dataEnd));
+    at = dataEnd + 2;
   }
 }
