@@ -18,7 +18,12 @@ import postgres from 'postgres';
 
 /** Two int4 keys: a key space apart from the idempotency locks' single bigint keys. */
 const LOCK = '1398031684, 1';
-const RETRY_MAX_MS = 2_000;
+/**
+ * Retries after a drop wait 100, 200, then 250 ms each: one connection attempt every quarter second, which a stopped
+ * Postgres refuses at once and a starting one answers with an error, costs it nothing, and the lock (so serving, in
+ * single-node mode) is back within a quarter second of Postgres accepting connections.
+ */
+const RETRY_MAX_MS = 250;
 /**
  * How often the held session is asked `select 1`, and how long it may take: an idle session hears nothing of a
  * database host that rebooted or a network that went silent (TCP keepalive takes minutes), and meanwhile the
@@ -91,6 +96,9 @@ export class GatewayLock {
       idle_timeout: null,
       max_lifetime: null,
       connect_timeout: 2,
+      // the retry above paces the attempts: postgres.js's own backoff (3^n/100 s after n failed connects, up to 20 s,
+      // reset only by a connect that succeeds) held each attempt back seconds after Postgres was back
+      backoff: false,
       fetch_types: false,
       onnotice: () => {},
       onclose: () => this.dropped(),
