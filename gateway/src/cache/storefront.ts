@@ -1,13 +1,16 @@
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { etagMatches, REQUEST_ID } from '@studio/shared';
-import { HeldAnswer } from '../answer';
+import { HeldAnswer, KeptHeaders } from '../answer';
 import { type AnsweredProblem, problemOf } from '../forward/proxy';
 import { TieredCache } from './tiered';
 
-/** One representation of an answer: its bytes and headers, which every answer made from it shares (no copy per hit). */
+/**
+ * One representation of an answer: its body and headers, which every answer made from it shares. A kept one's body is
+ * a Blob: a Response made of a Blob shares its bytes, where one made of a Uint8Array copies them on every hit.
+ */
 interface Rep {
-  body: Uint8Array;
-  headers: Readonly<Record<string, string>>;
+  body: Blob | Uint8Array;
+  headers: KeptHeaders;
 }
 
 /** An upstream answer as kept (or, for a non-cacheable one, as shared between the waiters of one fill). */
@@ -92,7 +95,7 @@ function respondFrom(
 ): HeldAnswer {
   const rep = pick(snap, acceptEncoding);
   if (snap.etag && etagMatches(ifNoneMatch, snap.etag)) {
-    const { 'content-type': _, 'content-encoding': __, 'content-length': ___, ...rest } = rep.headers;
+    const { 'content-type': _, 'content-encoding': __, 'content-length': ___, ...rest } = rep.headers.values;
     return new HeldAnswer(304, rest, extra ?? null, null);
   }
   return new HeldAnswer(snap.status, rep.headers, extra ?? null, rep.body);
@@ -106,23 +109,26 @@ const BROTLI = { params: { [zlib.BROTLI_PARAM_QUALITY]: 5, [zlib.BROTLI_PARAM_MO
 
 function variants(bytes: Uint8Array, headers: Record<string, string>): Pick<Snapshot, 'plain' | 'gzip' | 'br'> {
   const vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
-  // a copy: the answer's bytes are a view of what the socket read, which holds more than the body
-  const plain: Rep = { body: new Uint8Array(bytes), headers: { ...headers, vary } };
+  // a copy (a Blob's): the answer's bytes are a view of what the socket read, which holds more than the body
+  const plain: Rep = {
+    body: new Blob([bytes as Uint8Array<ArrayBuffer>]),
+    headers: new KeptHeaders({ ...headers, vary }),
+  };
   if (bytes.byteLength < COMPRESS_MIN_BYTES) return { plain, gzip: null, br: null };
   // a different representation needs a different strong validator; a weak one still matches If-None-Match,
   // and the compressed forms are semantically equivalent, so they share it
-  const encoded = (coding: string, body: Uint8Array): Rep => ({
-    body,
-    headers: {
-      ...plain.headers,
+  const encoded = (coding: string, body: Uint8Array<ArrayBuffer>): Rep => ({
+    body: new Blob([body]),
+    headers: new KeptHeaders({
+      ...plain.headers.values,
       'content-encoding': coding,
       ...(headers.etag ? { etag: `W/${headers.etag}` } : {}),
-    },
+    }),
   });
   return {
     plain,
-    gzip: encoded('gzip', Bun.gzipSync(plain.body as Uint8Array<ArrayBuffer>)),
-    br: encoded('br', brotliCompressSync(plain.body, BROTLI)),
+    gzip: encoded('gzip', Bun.gzipSync(bytes as Uint8Array<ArrayBuffer>)),
+    br: encoded('br', brotliCompressSync(bytes, BROTLI) as Uint8Array<ArrayBuffer>),
   };
 }
 
@@ -130,7 +136,7 @@ const KEPT_HEADERS = ['content-type', 'etag', 'cache-control', 'vary'] as const;
 
 /** What an entry holds besides its bodies (key, headers, objects), counted against the byte bound: an estimate. */
 const ENTRY_OVERHEAD_BYTES = 2048;
-const repSize = (r: Rep | null) => (r ? r.body.byteLength : 0);
+const repSize = (r: Rep | null) => (r ? (r.body instanceof Blob ? r.body.size : r.body.byteLength) : 0);
 const sizeOf = (s: Snapshot) => repSize(s.plain) + repSize(s.gzip) + repSize(s.br) + ENTRY_OVERHEAD_BYTES;
 
 /** Asks upstream for the answer, conditionally when `etag` is given (a 304 then means the kept one still holds). */
@@ -275,15 +281,16 @@ export class StorefrontCache {
 
   /** An upstream answer as kept (a 200 with an ETag, within the size bound) or as passed on once. */
   private snapshot(res: HeldAnswer): Snapshot {
-    const bytes = res.body ?? NO_BYTES;
-    const all = res.own; // a load's answer has no headers of the gateway's (`extra`)
+    const bytes = (res.body as Uint8Array | null) ?? NO_BYTES; // a load's answer is the hop's: its bytes as read
+    // a load's answer is the hop's, with no headers of the gateway's (`extra`)
+    const all = res.own instanceof KeptHeaders ? res.own.values : res.own;
     const etag = all.etag ?? null;
     if (res.status !== 200 || !etag || bytes.byteLength > this.maxBody) {
       const problem = res.status >= 400 ? problemOf(bytes) : null;
       const problemText = problem ? new TextDecoder().decode(bytes) : undefined;
       return {
         status: res.status,
-        plain: { body: bytes, headers: all },
+        plain: { body: bytes, headers: new KeptHeaders(all) },
         gzip: null,
         br: null,
         // a 200 too large to keep still answers a matching If-None-Match with 304 (its ETag is the service's)
