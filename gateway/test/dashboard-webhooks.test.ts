@@ -89,6 +89,11 @@ describe('webhooks page', () => {
       ['https://127.0.0.1/hooks', '127.0.0.1 is not a public address'],
       ['https://10.1.2.3/hooks', '10.1.2.3 is not a public address'],
       ['https://[::1]/hooks', '::1 is not a public address'],
+      // 127.0.0.1 inside IPv6 translation and tunnel prefixes
+      ['https://[::ffff:0:127.0.0.1]/hooks', '::ffff:0:7f00:1 is not a public address'],
+      ['https://[2002:7f00:1::]/hooks', '2002:7f00:1:: is not a public address'],
+      ['https://[64:ff9b:1::7f00:1]/hooks', '64:ff9b:1::7f00:1 is not a public address'],
+      ['https://[2001::80ff:fffe]/hooks', '2001::80ff:fffe is not a public address'],
       ['not a url', 'Not a URL'],
       [`https://93.184.215.14/${'a'.repeat(2100)}`, 'at most 2048'],
     ] as const) {

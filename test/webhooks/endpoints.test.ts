@@ -116,6 +116,41 @@ describe('addresses', () => {
     expect(refusedAddress('::ffff:127.0.0.1')).toBe('IPv4-mapped 127.0.0.0/8 (loopback)');
     expect(refusedAddress('64:ff9b::a00:1')).toBe('NAT64 64:ff9b::/96 10.0.0.0/8 (private)');
   });
+
+  test('IPv4 inside translation and tunnel prefixes: decoded and held to the IPv4 rules, or the prefix refused whole', () => {
+    // [address, what refusedAddress says]: 127.0.0.1, 10.0.0.1 and 8.8.8.8 in each
+    const cases: [string, string | null][] = [
+      // IPv4-translated ::ffff:0:0/96 (RFC 2765), not the IPv4-mapped ::ffff:a.b.c.d
+      ['::ffff:0:127.0.0.1', 'IPv4-translated 127.0.0.0/8 (loopback)'],
+      ['::ffff:0:7f00:1', 'IPv4-translated 127.0.0.0/8 (loopback)'],
+      ['::ffff:0:10.0.0.1', 'IPv4-translated 10.0.0.0/8 (private)'],
+      ['::ffff:0:8.8.8.8', null],
+      // 6to4 2002::/16 (RFC 3056): the IPv4 address in bits 16-48, then any subnet and interface
+      ['2002:7f00:1::', '6to4 2002::/16 127.0.0.0/8 (loopback)'],
+      ['2002:7f00:1:1::1', '6to4 2002::/16 127.0.0.0/8 (loopback)'],
+      ['2002:a00:1::1', '6to4 2002::/16 10.0.0.0/8 (private)'],
+      ['2002:a9fe:a9fe::', '6to4 2002::/16 169.254.0.0/16 (link-local)'],
+      ['2002:808:808::1', null],
+      // local-use NAT64 64:ff9b:1::/48 (RFC 8215): refused whole, wherever in it the IPv4 address sits
+      ['64:ff9b:1::7f00:1', '64:ff9b:1::/48 (local-use NAT64)'],
+      ['64:ff9b:1::127.0.0.1', '64:ff9b:1::/48 (local-use NAT64)'],
+      ['64:ff9b:1:7f00:0:1::', '64:ff9b:1::/48 (local-use NAT64)'],
+      ['64:ff9b:1::a00:1', '64:ff9b:1::/48 (local-use NAT64)'],
+      ['64:ff9b:1::808:808', '64:ff9b:1::/48 (local-use NAT64)'],
+      // Teredo 2001::/32 (RFC 4380): refused whole (the client's IPv4 address is stored inverted in the last 32 bits)
+      ['2001:0:4136:e378:8000:63bf:80ff:fffe', '2001::/32 (Teredo)'],
+      ['2001::80ff:fffe', '2001::/32 (Teredo)'],
+      ['2001:0:4136:e378:8000:63bf:f5ff:fffe', '2001::/32 (Teredo)'],
+      ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', '2001::/32 (Teredo)'],
+      // their neighbours are ordinary public addresses
+      ['2001:4860:4860::8888', null],
+      ['2001:1::1', null],
+      ['2003::1', null],
+      ['64:ff9b:2::7f00:1', null],
+      ['::fffe:0:7f00:1', null],
+    ];
+    for (const [a, says] of cases) expect([a, refusedAddress(a)]).toEqual([a, says]);
+  });
 });
 
 describe('creating endpoints', () => {

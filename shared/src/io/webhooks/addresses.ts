@@ -1,8 +1,9 @@
 /**
  * Which addresses a webhook may not reach (docs/design/webhooks.md): loopback,
  * private, link-local, shared, benchmarking, multicast and reserved ranges, in IPv4 and IPv6,
- * and the IPv4 ones again inside IPv6 (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible
- * `::a.b.c.d` and NAT64 `64:ff9b::/96`), so no spelling of 127.0.0.1 gets through. Pure.
+ * and the IPv4 ones again inside IPv6 (IPv4-mapped `::ffff:a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d`,
+ * IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::/96` and 6to4 `2002:aabb:ccdd::/48`), so no spelling of 127.0.0.1
+ * gets through. Local-use NAT64 and Teredo are refused whole. Pure.
  */
 import { isIP } from 'node:net';
 
@@ -49,12 +50,22 @@ function v6Groups(ip: string): number[] {
 
 function refusedV6(g: number[]): string | null {
   const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
-  const embedded = () => refusedV4(((g[6]! << 16) >>> 0) + g[7]!);
+  /** The IPv4 address in groups `at` and `at + 1`, held to the IPv4 rules: `name` and the range, or null. */
+  const embedded = (name: string, at = 6) => {
+    const refused = refusedV4(((g[at]! << 16) >>> 0) + g[at + 1]!);
+    return refused && `${name} ${refused}`;
+  };
   if (zeros(0, 8)) return ':: (unspecified)';
   if (zeros(0, 7) && g[7] === 1) return '::1 (loopback)';
-  if (zeros(0, 5) && g[5] === 0xffff) return embedded() && `IPv4-mapped ${embedded()}`;
-  if (zeros(0, 6)) return embedded() && `IPv4-compatible ${embedded()}`;
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return embedded() && `NAT64 64:ff9b::/96 ${embedded()}`;
+  if (zeros(0, 5) && g[5] === 0xffff) return embedded('IPv4-mapped');
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return embedded('IPv4-translated');
+  if (zeros(0, 6)) return embedded('IPv4-compatible');
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return embedded('NAT64 64:ff9b::/96');
+  // where the IPv4 address sits in a local-use prefix is the network's choice (RFC 6052: /32 to /96), and none is public
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return '64:ff9b:1::/48 (local-use NAT64)';
+  if (g[0] === 0x2002) return embedded('6to4 2002::/16', 1);
+  // a tunnel through a NAT (its client's IPv4 address stored inverted): no webhook receiver needs one
+  if (g[0] === 0x2001 && g[1] === 0) return '2001::/32 (Teredo)';
   if ((g[0]! & 0xfe00) === 0xfc00) return 'fc00::/7 (unique local)';
   if ((g[0]! & 0xffc0) === 0xfe80) return 'fe80::/10 (link-local)';
   if ((g[0]! & 0xffc0) === 0xfec0) return 'fec0::/10 (site-local)';
