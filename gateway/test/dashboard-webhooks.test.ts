@@ -9,7 +9,7 @@ import { createDispatcher } from '@studio/management-service/webhooks/dispatcher
 import { sendTestEvent } from '@studio/shared/io/webhooks/deliveries';
 import { createEndpoint, type WebhookContext, webhookContext } from '@studio/shared/io/webhooks/endpoints';
 import { type Stack, startStack } from '../../test/harness';
-import { type Receiver, startReceiver, until } from '../../test/webhooks/helpers';
+import { type Receiver, recordEvent, startReceiver, until } from '../../test/webhooks/helpers';
 import { get, postForm, signIn } from './dashboard-helpers';
 
 let s: Stack;
@@ -50,6 +50,7 @@ const page = async (path: string) => (await get(s, path, session.cookie)).text()
 const endpointCount = async (studio = studioId) =>
   (await s.sql<{ n: number }[]>`select count(*)::int as n from webhook_endpoints where studio_id = ${studio}`)[0]!.n;
 const secretsIn = (html: string) => html.match(/whsec_[A-Za-z0-9+/=]+/g) ?? [];
+const alertOf = (html: string) => /role="alert"[^>]*>([\s\S]*?)<\//.exec(html)?.[1] ?? '';
 
 describe('webhooks page', () => {
   test('the nav links it; signed out it redirects to sign-in', async () => {
@@ -94,6 +95,11 @@ describe('webhooks page', () => {
       ['https://[2002:7f00:1::]/hooks', '2002:7f00:1:: is not a public address'],
       ['https://[64:ff9b:1::7f00:1]/hooks', '64:ff9b:1::7f00:1 is not a public address'],
       ['https://[2001::80ff:fffe]/hooks', '2001::80ff:fffe is not a public address'],
+      // a name: never what it resolves to (the log has it)
+      [
+        'https://localhost/hooks',
+        'The host localhost is not a public address: it resolves to a private or reserved one.',
+      ],
       ['not a url', 'Not a URL'],
       [`https://93.184.215.14/${'a'.repeat(2100)}`, 'at most 2048'],
     ] as const) {
@@ -102,6 +108,7 @@ describe('webhooks page', () => {
       expect(`${url.slice(0, 40)} ${res.status}`).toBe(`${url.slice(0, 40)} 422`);
       expect(html).toContain('role="alert"');
       expect(html).toContain(says);
+      if (url.includes('localhost')) expect(alertOf(html)).not.toMatch(/127\.0\.0\.1|::1/);
       expect(html).toMatch(/name="url"[^>]*autofocus/);
     }
     const none = await post('/webhooks', { url: PUBLIC_URL, which: 'chosen' });
@@ -317,5 +324,26 @@ describe('webhooks page', () => {
     }
     expect(text).not.toContain('ThisIsNotALabel');
     expect(text).not.toContain('NorThisOne');
+  });
+
+  test('an attempt refused because the name resolves to a private address: the delivery log never says which one', async () => {
+    // the dispatcher as production runs it (private addresses refused); last, so the local one is not needed again
+    await dispatcher.stop();
+    dispatcher = createDispatcher({ sql: s.sql, config: s.config, timeoutMs: 2_000, pollMs: 100, retryScheduleMs: [] });
+    dispatcher.start();
+    const other = (await s.studio({ name: 'Rebound Pilates' })).id;
+    const signedIn = await signIn(s, other);
+    const { endpoint } = await createEndpoint(local, { studioId: other, url: 'https://localhost/hooks' });
+    await recordEvent(s.sql, other);
+    await until(
+      async () => (await s.sql`select 1 from webhook_attempts where studio_id = ${other}`).length === 1,
+      10_000,
+      'the refused attempt',
+    );
+    const html = await (await get(s, `/webhooks/${endpoint.id}`, signedIn.cookie)).text();
+    const shown = /<p class="attempt-error small">([^<]*)<\/p>/.exec(html)?.[1];
+    expect(shown).toBe(
+      'not sent: the host localhost is not a public address: it resolves to a private or reserved one',
+    );
   });
 });

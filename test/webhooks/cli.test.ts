@@ -24,12 +24,17 @@ async function admin(args: string[], env: Record<string, string> = {}) {
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   return { out, err, code, json: () => JSON.parse(out) };
 }
+/** A failure: nothing on stdout, and on stderr the `error: …` line, after any log lines (JSON). */
 async function fails(args: string[], message: RegExp, env: Record<string, string> = {}) {
   const r = await admin(args, env);
   expect(r.code).not.toBe(0);
   expect(r.out).toBe('');
-  expect(r.err.trim().split('\n')[0]).toMatch(/^error: /);
-  expect(r.err).toMatch(message);
+  const lines = r.err.trim().split('\n');
+  const logged = lines.findIndex((l) => !l.startsWith('{'));
+  for (const l of lines.slice(0, logged)) expect(JSON.parse(l)).toHaveProperty('level');
+  expect(lines[logged]).toMatch(/^error: /);
+  expect(lines[logged]).toMatch(message);
+  return { error: lines[logged]!, logged: lines.slice(0, logged).map((l) => JSON.parse(l)) };
 }
 
 test('webhook:create prints the endpoint and its secret once; webhook:list never shows a secret', async () => {
@@ -78,11 +83,20 @@ test('the CLI honours WEBHOOK_ALLOW_PRIVATE_URLS: without it, only https to publ
     /IPv4-mapped 10\.0\.0\.0\/8/,
     strict,
   );
-  await fails(
+  // what localhost resolves to is logged for the operator, and said nowhere else
+  const local = await fails(
     ['webhook:create', '--studio', studioId, '--url', 'https://localhost/hooks'],
-    /localhost resolves to .*, which is not a public address/,
+    /^error: the host localhost is not a public address: it resolves to a private or reserved one$/,
     strict,
   );
+  expect(local.logged).toEqual([
+    expect.objectContaining({
+      level: 'warn',
+      host: 'localhost',
+      address: expect.stringMatching(/^(127\.0\.0\.1|::1)$/),
+      refused: expect.stringMatching(/loopback/),
+    }),
+  ]);
 });
 
 test('bad input: one clear line and a non-zero exit', async () => {

@@ -7,6 +7,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { log } from '../../http';
 import { MAX_URL_LENGTH } from '../../schemas/fields';
 import { refusedAddress } from './addresses';
 
@@ -69,8 +70,15 @@ export async function checkTarget(
   if (!allowPrivate) {
     for (const a of addresses) {
       const refused = refusedAddress(a);
-      if (refused)
-        return { error: `${host === a ? a : `${host} resolves to ${a}, which`} is not a public address: ${refused}` };
+      if (!refused) continue;
+      if (host === a) return { error: `${a} is not a public address: ${refused}` };
+      // what a name resolves to inside our network is no studio's to learn: the log keeps it, the answer does not
+      log('warn', 'webhook URL refused: its host resolves to an address that is not public', {
+        host,
+        address: a,
+        refused,
+      });
+      return { error: `the host ${host} is not a public address: it resolves to a private or reserved one` };
     }
   }
   return { url, address: addresses[0]! };
