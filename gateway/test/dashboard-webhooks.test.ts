@@ -95,6 +95,7 @@ describe('webhooks page', () => {
       ['https://[2002:7f00:1::]/hooks', '2002:7f00:1:: is not a public address'],
       ['https://[64:ff9b:1::7f00:1]/hooks', '64:ff9b:1::7f00:1 is not a public address'],
       ['https://[2001::80ff:fffe]/hooks', '2001::80ff:fffe is not a public address'],
+      ['https://93.184.215.14:22/hooks', 'The port must be 443 (the https default) or 8443.'],
       // a name: never what it resolves to (the log has it)
       [
         'https://localhost/hooks',
@@ -326,24 +327,29 @@ describe('webhooks page', () => {
     expect(text).not.toContain('NorThisOne');
   });
 
-  test('an attempt refused because the name resolves to a private address: the delivery log never says which one', async () => {
+  test('attempts refused at delivery: a name that resolves to a private address (never which one), a port other than 443 and 8443', async () => {
     // the dispatcher as production runs it (private addresses refused); last, so the local one is not needed again
     await dispatcher.stop();
     dispatcher = createDispatcher({ sql: s.sql, config: s.config, timeoutMs: 2_000, pollMs: 100, retryScheduleMs: [] });
     dispatcher.start();
     const other = (await s.studio({ name: 'Rebound Pilates' })).id;
     const signedIn = await signIn(s, other);
-    const { endpoint } = await createEndpoint(local, { studioId: other, url: 'https://localhost/hooks' });
+    // added where private URLs are allowed (the CLI on a developer's machine); loopback only, so nothing leaves it
+    const byName = await createEndpoint(local, { studioId: other, url: 'https://localhost/hooks' });
+    const byPort = await createEndpoint(local, { studioId: other, url: 'https://localhost:22/hooks' });
     await recordEvent(s.sql, other);
     await until(
-      async () => (await s.sql`select 1 from webhook_attempts where studio_id = ${other}`).length === 1,
+      async () => (await s.sql`select 1 from webhook_attempts where studio_id = ${other}`).length === 2,
       10_000,
-      'the refused attempt',
+      'the refused attempts',
     );
-    const html = await (await get(s, `/webhooks/${endpoint.id}`, signedIn.cookie)).text();
-    const shown = /<p class="attempt-error small">([^<]*)<\/p>/.exec(html)?.[1];
-    expect(shown).toBe(
+    const shown = async (endpointId: string) => {
+      const html = await (await get(s, `/webhooks/${endpointId}`, signedIn.cookie)).text();
+      return /<p class="attempt-error small">([^<]*)<\/p>/.exec(html)?.[1];
+    };
+    expect(await shown(byName.endpoint.id)).toBe(
       'not sent: the host localhost is not a public address: it resolves to a private or reserved one',
     );
+    expect(await shown(byPort.endpoint.id)).toBe('not sent: the port must be 443 (the https default) or 8443');
   });
 });

@@ -83,6 +83,11 @@ test('the CLI honours WEBHOOK_ALLOW_PRIVATE_URLS: without it, only https to publ
     /IPv4-mapped 10\.0\.0\.0\/8/,
     strict,
   );
+  await fails(
+    ['webhook:create', '--studio', studioId, '--url', 'https://8.8.8.8:22/hooks'],
+    /^error: the port must be 443 \(the https default\) or 8443$/,
+    strict,
+  );
   // what localhost resolves to is logged for the operator, and said nowhere else
   const local = await fails(
     ['webhook:create', '--studio', studioId, '--url', 'https://localhost/hooks'],

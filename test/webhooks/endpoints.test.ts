@@ -197,6 +197,19 @@ describe('creating endpoints', () => {
     expect((await createEndpoint(strict, { studioId, url: 'https://93.184.216.34:8443/x' })).endpoint.url).toBe(
       'https://93.184.216.34:8443/x',
     );
+    expect((await createEndpoint(strict, { studioId, url: 'https://93.184.216.34:443/y' })).endpoint.url).toBe(
+      'https://93.184.216.34/y',
+    );
+    // any other port of a public host (ssh, a database, an admin page) is no webhook receiver's
+    for (const url of ['https://8.8.8.8:22/', 'https://hooks.example.com:80/x', 'https://[2606:4700::1]:5432/x'])
+      expect([url, await create(url)]).toEqual([
+        url,
+        'validation_failed: the port must be 443 (the https default) or 8443',
+      ]);
+    for (const port of [1, 444, 8080, 8444, 65535])
+      expect(await create(`https://93.184.216.34:${port}/x`)).toBe(
+        'validation_failed: the port must be 443 (the https default) or 8443',
+      );
 
     const lax = webhookContext(db.sql, { ...db.config, WEBHOOK_ALLOW_PRIVATE_URLS: true }, dns);
     expect((await createEndpoint(lax, { studioId, url: 'http://127.0.0.1:9/x' })).endpoint.url).toBe(
@@ -205,6 +218,9 @@ describe('creating endpoints', () => {
     expect((await createEndpoint(lax, { studioId, url: 'https://internal.example.com/x' })).endpoint.url).toBe(
       'https://internal.example.com/x',
     );
+    expect((await createEndpoint(lax, { studioId, url: 'https://93.184.216.34:22/x' })).endpoint.url).toBe(
+      'https://93.184.216.34:22/x',
+    );
   });
 
   test('checked again at each delivery: a name that now resolves to a private address is not called; the address checked is the one connected to', async () => {
@@ -212,12 +228,10 @@ describe('creating endpoints', () => {
     const r = startReceiver();
     try {
       const dns = fakeDns({ 'rebind.example.test': ['93.184.216.34'] });
-      // created while the name pointed at a public address; then it points at the receiver (127.0.0.1)
+      // created while the name pointed at a public address; then it points at 127.0.0.1 (port 443: the receiver's
+      // own port is one private URLs alone may name)
       const strict = webhookContext(db.sql, { ...db.config, WEBHOOK_ALLOW_PRIVATE_URLS: false }, dns);
-      const { endpoint } = await createEndpoint(strict, {
-        studioId,
-        url: `https://rebind.example.test:${r.port}/hooks`,
-      });
+      const { endpoint } = await createEndpoint(strict, { studioId, url: 'https://rebind.example.test/hooks' });
       dns.names['rebind.example.test'] = ['127.0.0.1'];
       const d = createDispatcher({
         sql: db.sql,

@@ -175,7 +175,7 @@ function createForm(deps: DashboardDeps, s: Session, count: number, error?: Webh
       ${error ? html`<p class="error" role="alert" id="form-error" tabindex="-1">${error.message}</p>` : ''}
       ${hidden(s)}
       <input type="hidden" name="once" value="${onceField(deps.config.DASHBOARD_SECRET, s.id, 'webhookEndpoint')}">
-      <label class="field">Endpoint URL <span class="muted small">(https://, reachable from the internet)</span>
+      <label class="field">Endpoint URL <span class="muted small">(https://, reachable from the internet on port 443 or 8443)</span>
         <input name="url" type="url" required maxlength="${MAX_URL_LENGTH}" inputmode="url" spellcheck="false" placeholder="https://hooks.example.com/studio" value="${error?.form.url ?? ''}" ${error ? html`autofocus aria-describedby="form-error"` : ''}></label>
       ${eventPicker(error?.form)}
       <button type="submit" class="btn btn-primary">Add endpoint</button>

@@ -3,7 +3,8 @@
  * addresses, checked when the endpoint is created and again before every attempt (DNS can change),
  * and the attempt connects to the address that was checked, so a name that resolves to a public
  * address for the check and to 127.0.0.1 a moment later (DNS rebinding) gains nothing.
- * `WEBHOOK_ALLOW_PRIVATE_URLS=true` allows `http://` and private addresses (local development, tests).
+ * Port 443 or 8443 only. `WEBHOOK_ALLOW_PRIVATE_URLS=true` allows `http://`, any port and private addresses
+ * (local development, tests).
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
@@ -32,6 +33,9 @@ export function parseWebhookUrl(text: string, allowPrivate: boolean): { url: URL
         ? 'the URL must start with https:// (or http://, allowed here)'
         : 'the URL must start with https://',
     };
+  // another port of a public host is ssh, a database, an admin page: what a studio may not make us call
+  if (!allowPrivate && url.port !== '' && url.port !== '8443')
+    return { error: 'the port must be 443 (the https default) or 8443' };
   // the URL is shown in lists and logs; the signature, not a password in the URL, proves who sends
   if (url.username || url.password) return { error: 'the URL must not carry a user name or password' };
   if (url.hash) return { error: 'the URL must not have a #fragment' };
