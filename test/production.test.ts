@@ -97,7 +97,24 @@ function expectMalformed(a: RawAnswer, where: string) {
   expect(a.body, what).not.toMatch(/\.ts\b|node_modules|\/work\/|\n\s+at /);
 }
 
-const HOSTS = ['a/b', '[', 'a b', '', 'a:b:c', '%2f', '999.1.1.1', 'x@y'];
+const HOSTS = [
+  'a/b',
+  '[',
+  'a b',
+  '',
+  'a:b:c',
+  '%2f',
+  '999.1.1.1',
+  'x@y',
+  // what IDNA refuses (an empty or broken punycode label), an empty label, an unclosed IPv6 literal
+  'xn--',
+  'xn--a',
+  'XN--a:48004',
+  'a.xn--.example',
+  'a..b',
+  '.a',
+  '[::1',
+];
 
 describe('a malformed Host or target', () => {
   test('is 400 malformed_request with a problem body on all four gateway ports and both services, nothing served', async () => {
@@ -592,7 +609,7 @@ describe('processes as started', () => {
       }
       expect(ready).toBe(true);
       for (const base of bases)
-        for (const host of ['[', 'a b'])
+        for (const host of ['[', 'a b', 'xn--', 'a..b'])
           expectMalformed(await raw(base, get('/anything/v1/instructors', host)), `${base} ${host}`);
     } finally {
       proc.kill('SIGTERM');

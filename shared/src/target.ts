@@ -4,9 +4,10 @@
  *
  * Bun writes `req.url` as `http://<Host><target>` with the target already normalised,
  * or as the bare target when it judged the Host unusable (`a/b`, `a b`, empty). A Host
- * it lets through can still be one no URL parser accepts (`[`, `a:b:c`, `%2f`). Either
- * way the request is 400 `malformed_request`; the target is still found, whole, for the
- * log line (looking for `//` in a bare target is how its first segment used to be dropped).
+ * it lets through can still be one no URL parser accepts (`[`, `a:b:c`, `%2f`, `xn--`)
+ * or one that names no host (`a..b`). Either way the request is 400 `malformed_request`;
+ * the target is still found, whole, for the log line (looking for `//` in a bare target
+ * is how its first segment used to be dropped).
  */
 /** What a 400 `malformed_request` says, on every port. */
 export const MALFORMED_DETAIL =
@@ -70,10 +71,28 @@ function validAuthority(s: string, from: number, to: number): boolean {
   return port <= 65535;
 }
 
-/** URL parsers read a name whose last label is a number as an IPv4 address: then it must be a dotted quad. */
+/**
+ * A name with no empty label (`a..b` names no host). A `xn--` label is punycode, which URL parsers decode and may
+ * refuse (`xn--`, `xn--a`): such a name is left to the URL parser. And URL parsers read a name whose last label is a
+ * number as an IPv4 address: then it must be a dotted quad.
+ */
 function validName(s: string, from: number, to: number): boolean {
   const end = s.charCodeAt(to - 1) === 46 ? to - 1 : to; // a trailing dot ends a fully qualified name
   if (end <= from) return false;
+  let punycode = false;
+  for (let start = from; start <= end; ) {
+    const dot = s.indexOf('.', start);
+    const stop = dot < 0 || dot > end ? end : dot;
+    if (stop === start) return false;
+    punycode ||=
+      stop - start >= 4 &&
+      (s.charCodeAt(start) | 32) === 120 &&
+      (s.charCodeAt(start + 1) | 32) === 110 &&
+      s.charCodeAt(start + 2) === 45 &&
+      s.charCodeAt(start + 3) === 45;
+    start = stop + 1;
+  }
+  if (punycode && !URL.canParse(`http://${s.slice(from, to)}/`)) return false;
   const label = Math.max(s.lastIndexOf('.', end - 1) + 1, from);
   let numeric = s.charCodeAt(label) === 48 && (s.charCodeAt(label + 1) | 32) === 120; // 0x…
   if (!numeric) {

@@ -30,7 +30,31 @@ describe('requestTarget', () => {
     });
     expect(requestTarget('//v1/x?y')).toEqual({ path: '//v1/x', pathAndQuery: '//v1/x?y', valid: false });
     // Hosts Bun lets through that no URL parser accepts
-    for (const host of ['[', '[zz]', 'a:b:c', '%2f', 'a:65536', 'a:123456', '999.1.1.1', 'a.123', '1.2.3', 'x@y', '']) {
+    for (const host of [
+      '[',
+      '[zz]',
+      '[::1',
+      'a:b:c',
+      '%2f',
+      'a:65536',
+      'a:123456',
+      '999.1.1.1',
+      'a.123',
+      '1.2.3',
+      'x@y',
+      '',
+      // labels IDNA refuses: a Host the URL parser throws on
+      'xn--',
+      'xn--a',
+      'XN--a:8080',
+      'a.xn--.example',
+      'xn--a-',
+      // an empty label names no host
+      'a..b',
+      '.a',
+      'a.b..',
+      '.',
+    ]) {
       const t = requestTarget(`http://${host}/anything/v1/members`);
       expect(t.valid).toBe(false);
       expect(t.pathAndQuery).toBe('/anything/v1/members');
@@ -53,6 +77,11 @@ describe('requestTarget', () => {
     }
   });
 
+  test('a name with punycode labels IDNA accepts is well formed, and a fully qualified one', () => {
+    for (const host of ['xn--ls8h', 'xn--nxasmq6b.example', 'a.xn--ls8h.example:8443', 'a.b.', 'XN--LS8H'])
+      expect([host, requestTarget(`http://${host}/v1/x`).valid]).toEqual([host, true]);
+  });
+
   test('whatever it accepts, the URL parser accepts too, with the same path', () => {
     const alphabet = 'ab1.:[]-_~%@ 09xXfF!$&*+,;=';
     let accepted = 0;
@@ -65,6 +94,21 @@ describe('requestTarget', () => {
       if (!t.valid) continue;
       accepted++;
       expect(new URL(url).pathname).toBe(t.path);
+    }
+    expect(accepted).toBeGreaterThan(100);
+  });
+
+  test('whatever it accepts of names made of punycode-like labels, the URL parser accepts too', () => {
+    const alphabet = 'xXnN--a1.';
+    let accepted = 0;
+    for (let n = 0; n < 20_000; n++) {
+      let host = Math.random() < 0.5 ? 'xn--' : '';
+      for (let i = Math.floor(Math.random() * 8); i > 0; i--)
+        host += alphabet[Math.floor(Math.random() * alphabet.length)];
+      const url = `http://${host}/v1/x`;
+      if (!requestTarget(url).valid) continue;
+      accepted++;
+      expect([host, URL.canParse(url)]).toEqual([host, true]);
     }
     expect(accepted).toBeGreaterThan(100);
   });
