@@ -196,10 +196,12 @@ export async function recordAttempt(
       from webhook_endpoints e
       where d.studio_id = ${c.studioId} and d.id = ${c.id} and d.lease = ${lease} and e.studio_id = d.studio_id and e.id = d.endpoint_id
       returning d.status, d.next_attempt_at`;
+    // locked as the foreign key's check locks it: a delivery being deleted is waited for, then seen gone (no attempt to
+    // record), where a plain exists() saw it and the check then failed the whole recording
     await tx`
       insert into webhook_attempts (studio_id, delivery_id, status_code, duration_ms, response, error)
       select ${c.studioId}, ${c.id}, ${r.statusCode}, ${r.durationMs}, ${r.response}, ${r.error}
-      where exists (select 1 from webhook_deliveries where studio_id = ${c.studioId} and id = ${c.id})`;
+      where exists (select 1 from webhook_deliveries where studio_id = ${c.studioId} and id = ${c.id} for key share)`;
     return { status: after?.status ?? null, nextAttemptAt: after?.nextAttemptAt ?? null, disabled };
   });
 }
@@ -231,9 +233,12 @@ export async function recordSuccesses(
       from (select distinct studio_id, endpoint_id from succeeded) s
       where e.studio_id = s.studio_id and e.id = s.endpoint_id and e.failing_since is not null
     ), logged as (
+      -- the delivery another dispatcher leased meanwhile still gets its attempt; one being deleted is waited for and
+      -- then seen gone (locked as the foreign key's check locks it; a row this statement updated cannot be locked again)
       insert into webhook_attempts (studio_id, delivery_id, status_code, duration_ms, response)
       select r.studio_id, r.id, r.status_code, r.duration_ms, r.response from r
-      where exists (select 1 from webhook_deliveries x where x.studio_id = r.studio_id and x.id = r.id)
+      where (r.studio_id, r.id) in (select studio_id, id from succeeded)
+        or exists (select 1 from webhook_deliveries x where x.studio_id = r.studio_id and x.id = r.id for key share)
     )
     select id from succeeded`;
   return new Set(rows.map((row) => row.id));
