@@ -62,7 +62,7 @@ const USAGE = `usage: bun run admin <command> [options]
   webhook:list --studio <id>
   webhook:enable|webhook:disable|webhook:delete --endpoint <id>
   webhook:roll-secret --endpoint <id> [--expires-in 24h]   (a new secret; the old one also signs until then, 0 for not at all)
-  webhook:test --endpoint <id>   (sends it a webhook.test event)`;
+  webhook:test --endpoint <id>   (sends it a webhook.test event; with replays, 10 at once, then 1 a second)`;
 
 const [command, ...rest] = Bun.argv.slice(2);
 // asked for: the usage on stdout, exit 0 (no database is touched)

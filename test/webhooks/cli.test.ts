@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { sendTestEvent } from '@studio/shared/io/webhooks/deliveries';
 import { Webhook } from 'standardwebhooks';
 import { freshDatabase, startReceiver, type TestDatabase, until } from './helpers';
 
@@ -165,3 +166,21 @@ test('webhook:disable, :enable, :roll-secret, :test and :delete', async () => {
     r.stop();
   }
 }, 30_000);
+
+test("webhook:test counts with the dashboards' test events (10 at once, then 1 a second): past them, one error line saying when, exit 1, nothing sent", async () => {
+  const { endpoint } = (
+    await admin(['webhook:create', '--studio', studioId, '--url', 'http://127.0.0.1:9/limit'])
+  ).json();
+  for (let i = 0; i < 10; i++) await sendTestEvent(db.sql, endpoint.id, studioId); // as a dashboard sends them
+  await fails(
+    ['webhook:test', '--endpoint', endpoint.id],
+    new RegExp(
+      `^error: too many test events and replays to ${endpoint.id} \\(10 at once, then 1 a second\\): the next is allowed in (0\\.\\d|1) s\\n$`,
+    ),
+  );
+  const [{ n }] = (await db.sql`
+    select count(*)::int as n from webhook_deliveries where endpoint_id = ${endpoint.id}`) as unknown as [
+    { n: number },
+  ];
+  expect(n).toBe(10);
+});

@@ -321,6 +321,7 @@ async function endpointPage(
   endpointId: string,
   view: EndpointView = {},
   status = 200,
+  headers: Record<string, string> = {},
 ): Promise<Response> {
   const found = await attempt(async () => ({
     endpoint: endpointJson(await getEndpoint(deps.sql, endpointId, s.studioId)),
@@ -340,7 +341,7 @@ async function endpointPage(
     ${view.error ? html`<p class="error" role="alert" id="form-error" tabindex="-1">${view.error}</p>` : ''}
     ${endpointCard(e, s)}
     ${deliveryLog(log, e, s, view)}`;
-  return page(layout({ title: 'Webhook endpoint', studio: chrome(deps, s) }, body), status);
+  return page(layout({ title: 'Webhook endpoint', studio: chrome(deps, s) }, body), status, headers);
 }
 
 /** The endpoint's facts and its actions (test, enable or disable, roll, delete). */
@@ -413,10 +414,15 @@ export function endpointView(deps: DashboardDeps, s: Session, endpointId: string
   });
 }
 
-/** The endpoint's page again with the problem the module refused an action with (422), or 404 for another studio's. */
+/**
+ * The endpoint's page again with the problem the module refused an action with (422; 429 with Retry-After for a test
+ * event or replay past the endpoint's limit), or 404 for another studio's.
+ */
 function refused(deps: DashboardDeps, s: Session, endpointId: string, error: AppError): Promise<Response> | Response {
   if (error.code === 'not_found') return noSuchEndpoint(deps, s);
-  return endpointPage(deps, s, endpointId, { error: sentence(error.message) }, 422);
+  const limited = error.code === 'rate_limited';
+  const view = { error: sentence(error.message) };
+  return endpointPage(deps, s, endpointId, view, limited ? 429 : 422, limited ? error.options.headers : {});
 }
 
 /** `POST /webhooks/{endpointId}/{action}` (and `GET …/roll`, its confirmation); `form` is null on GET. */
