@@ -1,8 +1,7 @@
 /**
  * Deleting endpoints while dispatchers work through their backlog (issue 54): a delete and the dispatcher's writes
  * (a claim handed back, successes recorded together, a failure recorded) touch the same deliveries. A cycle of waits
- * between them is broken by Postgres failing one with 40P01 (deadlock detected): the one-statement cascading delete
- * met one in 20 of 20 runs of this test.
+ * between them is broken by Postgres failing one with 40P01 (deadlock detected), as a cascading delete did here.
  */
 import { afterAll, beforeAll, expect, spyOn, test } from 'bun:test';
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';

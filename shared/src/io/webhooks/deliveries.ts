@@ -64,7 +64,7 @@ const notifyDispatchers = (sql: Db) => sql`select pg_notify(${EVENTS_CHANNEL}, '
 
 /**
  * Test events and replays, sent by hand, to one endpoint: `burst` at once, then `perSecond`. Each makes our servers
- * POST to an address of the studio's choosing and keeps a row: unlimited, one dashboard session made 454 a second.
+ * POST to an address of the studio's choosing and keeps a row.
  */
 export const MANUAL_SENDS = { perSecond: 1, burst: 10 } as const;
 

@@ -218,11 +218,9 @@ async function deleteDeliveriesOf(sql: Sql, e: Pick<EndpointRow, 'studioId' | 'i
 }
 
 /**
- * Deletes the endpoint with its deliveries and their attempts; returns it as it was. Not one cascading delete: that
- * locked the deliveries in its own order while the dispatcher's writes (a claim handed back, successes recorded
- * together) locked some of them in another, and Postgres broke the cycle by failing one of the two (40P01, about 1
- * in 20 under load). So the endpoint is disabled first (nothing new is queued for it, the dispatcher drops what it
- * claims), its deliveries go in batches that never wait, and it goes once none is left.
+ * Deletes the endpoint with its deliveries and their attempts; returns it as it was. Not one cascading delete: it
+ * would lock the deliveries in another order than the dispatcher's writes, and one of the two fail (40P01). So the
+ * endpoint is disabled first (nothing new is queued for it), its deliveries go in batches that never wait, then it.
  */
 export async function deleteEndpoint(sql: Sql, endpointId: string, studioId?: string): Promise<EndpointJson> {
   const current = await getEndpoint(sql, endpointId, studioId);
