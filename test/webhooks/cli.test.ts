@@ -175,7 +175,7 @@ test("webhook:test counts with the dashboards' test events (10 at once, then 1 a
   await fails(
     ['webhook:test', '--endpoint', endpoint.id],
     new RegExp(
-      `^error: too many test events and replays to ${endpoint.id} \\(10 at once, then 1 a second\\): the next is allowed in (0\\.\\d|1) s\\n$`,
+      `^error: too many test events and replays to ${endpoint.id} \\(10 at once, then 1 a second\\): the next is allowed in (0\\.\\d|1) s$`,
     ),
   );
   const [{ n }] = (await db.sql`
