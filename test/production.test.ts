@@ -11,6 +11,7 @@ import { createGateway } from '@studio/gateway';
 import { type Caller, GW, signedHeaders } from '@studio/shared';
 import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
 import { requestTarget } from '@studio/shared/target';
+import { parseAnswers } from '../gateway/test/raw-http';
 import { freePorts } from '../scripts/lib/ports';
 import { expectProblem, type Stack, serveSurface, startStack } from './harness';
 
@@ -74,12 +75,8 @@ function raw(
   });
 }
 
-/** `text` holds a whole answer: its head and as many body bytes as its Content-Length says. */
-function wholeAnswer(text: string): boolean {
-  const end = text.indexOf('\r\n\r\n');
-  const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end));
-  return end >= 0 && length !== null && text.length >= end + 4 + Number(length[1]);
-}
+/** `text` holds a whole answer (`parseAnswers`, the raw-socket tests' reader). */
+const wholeAnswer = (text: string): boolean => parseAnswers(Buffer.from(text, 'latin1')).answers.length > 0;
 
 const get = (target: string, host: string, extra = '') =>
   `GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`;

@@ -5,7 +5,7 @@
  * under a caller while it is in use. Raw sockets, through the whole stack; no server of ours is assumed but the port.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { newId } from '@studio/shared';
+import { inHours, instructor, klass } from '../../storefront-service/test/fixtures';
 import { type Stack, startStack } from '../../test/harness';
 import { portOf, type RawAnswer, RawConnection, rawRequest } from './raw-http';
 
@@ -21,22 +21,9 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-/** A scheduled class (and its instructor) straight in SQL. */
-async function scheduledClass(): Promise<string> {
-  const instructorId = newId('instructor');
-  const classId = newId('class');
-  await s.sql`insert into instructors ${s.sql({ id: instructorId, studioId, name: 'Teacher' })}`;
-  await s.sql`insert into classes ${s.sql({
-    id: classId,
-    studioId,
-    title: 'Flow',
-    mode: 'broadcast',
-    instructorId,
-    startsAt: new Date(Date.now() + 86_400_000),
-    durationMinutes: 60,
-  })}`;
-  return classId;
-}
+/** A scheduled class (and its instructor) straight in SQL, tomorrow. */
+const scheduledClass = async (): Promise<string> =>
+  (await klass(s.sql, studioId, { instructorId: await instructor(s.sql, studioId), startsAt: inHours(24) })).id;
 
 const classStatus = async (classId: string) =>
   (await s.sql<{ status: string }[]>`select status from classes where id = ${classId}`)[0]?.status;
