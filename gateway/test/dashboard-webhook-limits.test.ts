@@ -1,5 +1,5 @@
 /**
- * Test events and replays from the dashboard are limited per endpoint, 10 at once then 1 a second (issue 54: one
+ * Test events and replays from the dashboard are limited per endpoint, 10 at once then 1 a second (unlimited, one
  * session made 2,000 in 4.4 s), counted in Postgres: two gateways' dashboards over one database share the count.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';

@@ -95,7 +95,7 @@ describe('webhooks page', () => {
       ['https://[2002:7f00:1::]/hooks', '2002:7f00:1:: is not a public address'],
       ['https://[64:ff9b:1::7f00:1]/hooks', '64:ff9b:1::7f00:1 is not a public address'],
       ['https://[2001::80ff:fffe]/hooks', '2001::80ff:fffe is not a public address'],
-      ['https://93.184.215.14:22/hooks', 'The port must be 443 (the https default) or 8443.'],
+      ['https://203.0.113.8:22/hooks', 'The port must be 443 (the https default) or 8443.'],
       // a name: never what it resolves to (the log has it)
       [
         'https://localhost/hooks',

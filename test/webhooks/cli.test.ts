@@ -85,7 +85,7 @@ test('the CLI honours WEBHOOK_ALLOW_PRIVATE_URLS: without it, only https to publ
     strict,
   );
   await fails(
-    ['webhook:create', '--studio', studioId, '--url', 'https://8.8.8.8:22/hooks'],
+    ['webhook:create', '--studio', studioId, '--url', 'https://203.0.113.8:22/hooks'],
     /^error: the port must be 443 \(the https default\) or 8443$/,
     strict,
   );

@@ -1,5 +1,5 @@
 /**
- * Deleting endpoints while dispatchers work through their backlog (issue 54): a delete and the dispatcher's writes
+ * Deleting endpoints while dispatchers work through their backlog: a delete and the dispatcher's writes
  * (a claim handed back, successes recorded together, a failure recorded) touch the same deliveries. A cycle of waits
  * between them is broken by Postgres failing one with 40P01 (deadlock detected), as a cascading delete did here.
  */

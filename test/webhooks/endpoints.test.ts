@@ -194,20 +194,20 @@ describe('creating endpoints', () => {
       enabled: true,
       disabledReason: null,
     });
-    expect((await createEndpoint(strict, { studioId, url: 'https://93.184.216.34:8443/x' })).endpoint.url).toBe(
-      'https://93.184.216.34:8443/x',
+    expect((await createEndpoint(strict, { studioId, url: 'https://203.0.113.7:8443/x' })).endpoint.url).toBe(
+      'https://203.0.113.7:8443/x',
     );
-    expect((await createEndpoint(strict, { studioId, url: 'https://93.184.216.34:443/y' })).endpoint.url).toBe(
-      'https://93.184.216.34/y',
+    expect((await createEndpoint(strict, { studioId, url: 'https://203.0.113.7:443/y' })).endpoint.url).toBe(
+      'https://203.0.113.7/y',
     );
     // any other port of a public host (ssh, a database, an admin page) is no webhook receiver's
-    for (const url of ['https://8.8.8.8:22/', 'https://hooks.example.com:80/x', 'https://[2606:4700::1]:5432/x'])
+    for (const url of ['https://203.0.113.8:22/', 'https://hooks.example.com:80/x', 'https://[2001:db8::1]:5432/x'])
       expect([url, await create(url)]).toEqual([
         url,
         'validation_failed: the port must be 443 (the https default) or 8443',
       ]);
     for (const port of [1, 444, 8080, 8444, 65535])
-      expect(await create(`https://93.184.216.34:${port}/x`)).toBe(
+      expect(await create(`https://203.0.113.7:${port}/x`)).toBe(
         'validation_failed: the port must be 443 (the https default) or 8443',
       );
 
@@ -218,8 +218,8 @@ describe('creating endpoints', () => {
     expect((await createEndpoint(lax, { studioId, url: 'https://internal.example.com/x' })).endpoint.url).toBe(
       'https://internal.example.com/x',
     );
-    expect((await createEndpoint(lax, { studioId, url: 'https://93.184.216.34:22/x' })).endpoint.url).toBe(
-      'https://93.184.216.34:22/x',
+    expect((await createEndpoint(lax, { studioId, url: 'https://203.0.113.7:22/x' })).endpoint.url).toBe(
+      'https://203.0.113.7:22/x',
     );
   });
 
