@@ -7,7 +7,12 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, spyOn, test } from 'bun:test';
 import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks/dispatcher';
-import { deleteExpired, FAN_OUT_BATCH, fanOutBatch } from '@studio/management-service/webhooks/queries';
+import {
+  deleteExpired,
+  FAN_OUT_BATCH,
+  FAN_OUT_DELIVERIES,
+  fanOutBatch,
+} from '@studio/management-service/webhooks/queries';
 import { newId, setLogLevel } from '@studio/shared';
 import { createSql, type Sql } from '@studio/shared/io/db';
 import { createMetrics } from '@studio/shared/io/metrics';
@@ -231,7 +236,7 @@ describe('delivery', () => {
     expect(r.received).toHaveLength(1);
   });
 
-  test('one batch of 1,000 events to 16 endpoints fans out (16,000 deliveries: more than one statement may carry)', async () => {
+  test('1,000 events to 16 endpoints fan out, in transactions of at most 2,000 deliveries (16,000: more than one statement may carry)', async () => {
     const { id: studioId } = await s.studio();
     const endpoints: string[] = [];
     for (let i = 0; i < 16; i++) endpoints.push((await endpoint(studioId, `http://127.0.0.1:9/hook${i}`)).endpoint.id);
@@ -243,10 +248,12 @@ describe('delivery', () => {
       data: s.sql.json({ object: { id: 'roo_test' } } as never),
     }));
     await s.sql`insert into events ${s.sql(events)}`; // one write's events, as a location delete with its rooms records them
-    while ((await fanOutBatch(s.sql)) > 0);
+    let batches = 0;
+    while ((await fanOutBatch(s.sql, 1_000_000)) > 0) batches++;
     const [{ n }] = (await s.sql`
       select count(*)::int as n from webhook_deliveries where studio_id = ${studioId}`) as unknown as [{ n: number }];
     expect(n).toBe(16 * FAN_OUT_BATCH);
+    expect(batches).toBe((16 * FAN_OUT_BATCH) / FAN_OUT_DELIVERIES);
   });
 
   test('a fan-out that keeps failing holds back only the new events: deliveries already made still go', async () => {
@@ -254,7 +261,7 @@ describe('delivery', () => {
     const r = receiver();
     await endpoint(studioId, r.url);
     const made = await recordEvent(s.sql, studioId);
-    while ((await fanOutBatch(s.sql)) > 0);
+    while ((await fanOutBatch(s.sql, s.config.WEBHOOK_PENDING_BUDGET)) > 0);
     // a statement Postgres refuses on every round, for this test's next event only
     await s.sql`create function refuse_poison_delivery() returns trigger language plpgsql as
       $$ begin raise exception 'refused for the test'; end $$`.simple();
@@ -499,6 +506,7 @@ describe('secrets, test events, the log, metrics', () => {
     const text = await (await metrics.response()).text();
     expect(text).toContain('studio_webhook_deliveries_total{outcome="retrying"} 1');
     expect(text).toMatch(/\nstudio_webhook_pending \d+\n/);
+    expect(text).toMatch(/\nstudio_webhook_deferred_studios 0\n/);
     expect(text).toMatch(/\nstudio_webhook_oldest_pending_seconds [\d.e+-]+\n/);
     // the exposition stays valid for Prometheus (as test/truthful.test.ts checks every process's)
     const promtool = Bun.which('promtool');

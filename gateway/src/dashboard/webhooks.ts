@@ -5,6 +5,7 @@ import {
   listDeliveries,
   replayDelivery,
   sendTestEvent,
+  studioBacklog,
 } from '@studio/shared/io/webhooks/deliveries';
 import {
   createEndpoint,
@@ -22,6 +23,7 @@ import {
   webhookContext,
 } from '@studio/shared/io/webhooks/endpoints';
 import { MAX_URL_LENGTH } from '@studio/shared/schemas/fields';
+import { iso } from '@studio/shared/time';
 import type { DashboardDeps } from './deps';
 import { chromeOf, type Html, html, layout, messagePage, page, redirect, timeTag } from './html';
 import { onceField, onceId } from './once';
@@ -183,13 +185,33 @@ function createForm(deps: DashboardDeps, s: Session, count: number, error?: Webh
   </section>`;
 }
 
+/**
+ * The studio's deliveries waiting to be sent, when there are any; past WEBHOOK_PENDING_BUDGET its new events wait too
+ * (docs/design/webhooks.md, "Fairness"), and the page says so, and since when.
+ */
+function backlogNote(backlog: Awaited<ReturnType<typeof studioBacklog>>, s: Session, budget: number): Html {
+  if (!backlog.pending && !backlog.deferredSince) return html``;
+  const count = backlog.atBudget
+    ? `${budget.toLocaleString('en-US')} or more`
+    : backlog.pending.toLocaleString('en-US');
+  const deliveries = backlog.pending === 1 ? 'delivery is' : 'deliveries are';
+  if (!backlog.deferredSince)
+    return html`<p class="muted small" data-backlog>${count} ${deliveries} waiting to be sent or retried.</p>`;
+  return html`<p class="warning" role="status" data-backlog><strong>New events are waiting</strong> (since ${dateIn(s)(iso(backlog.deferredSince))}): ${count} ${deliveries} waiting to be sent or retried, and past ${budget.toLocaleString('en-US')} a studio's new events wait for its backlog to drain.
+    They are sent in order as your endpoints work through it; none is dropped. An endpoint that answers slowly or fails holds it up: check each one's log.</p>`;
+}
+
 export async function webhooksPage(
   deps: DashboardDeps,
   s: Session,
   view: WebhooksView = {},
   status = 200,
 ): Promise<Response> {
-  const endpoints = await listEndpoints(deps.sql, s.studioId);
+  const budget = deps.config.WEBHOOK_PENDING_BUDGET;
+  const [endpoints, backlog] = await Promise.all([
+    listEndpoints(deps.sql, s.studioId),
+    studioBacklog(deps.sql, s.studioId, budget),
+  ]);
   const body = html`
     ${view.reveal ? revealPanel(view.reveal) : ''}
     ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
@@ -197,6 +219,7 @@ export async function webhooksPage(
       <h1 id="webhooks-title">Webhooks</h1>
       <p class="muted">Endpoints of your servers that hear about every change as it happens: a class cancelled, a member invited, a plan archived.
         Each delivery's log, with the answer your server gave, is one click away.</p>
+      ${backlogNote(backlog, s, budget)}
       ${
         endpoints.length
           ? html`<table class="list webhooks">

@@ -7,9 +7,10 @@
  *   → fan-out (events → deliveries, outside the writes' transactions)
  *   → claim due deliveries (SKIP LOCKED, leased) → attempt each → record it.
  *
- * Concurrency is bounded overall (`maxInFlight`) and per endpoint (WEBHOOK_ENDPOINT_CONCURRENCY):
- * an endpoint at its bound is left out of the next claim, so a slow receiver holds at most its own
- * share of the slots and never the others'. A Postgres outage only pauses it: the loop retries
+ * Claims take the studios with due deliveries in turns, and each studio's endpoints in turns (queries.ts).
+ * Concurrency is bounded overall (`maxInFlight`), per studio and per endpoint (WEBHOOK_ENDPOINT_CONCURRENCY):
+ * an endpoint or studio at its bound is left out of the next claim, so a slow receiver holds at most its own
+ * share of the slots and never the others' (`mayTake`). A Postgres outage only pauses it: the loop retries
  * every poll, an attempt's result is kept in memory and recorded once Postgres is back, and a
  * delivery whose recording was lost with the process is redone when its lease ends (at least once).
  */
@@ -24,9 +25,9 @@ import { createSecretBox, secretBytes } from '@studio/shared/io/webhooks/secrets
 import type { Resolver } from '@studio/shared/io/webhooks/target';
 import {
   type Claimed,
+  catchUpDeferred,
   claimDue,
   deleteExpired,
-  FAN_OUT_BATCH,
   failClaim,
   fanOutBatch,
   pendingStats,
@@ -78,13 +79,15 @@ export class Dispatcher {
   private readonly maxInFlight: number;
   private readonly perEndpointMax: number;
   private readonly perStudioMax: number;
+  private readonly perStudioShared: number;
+  private readonly pendingBudget: number;
   private readonly pollMs: number;
   private readonly schedule: number[];
   private readonly box: ReturnType<typeof createSecretBox>;
   private readonly sendOptions: Parameters<typeof sendWebhook>[1];
   private readonly counted: ((labels: { outcome: Outcome }) => void) | undefined;
   /** The last figures read (`measuredAt`: when, by this process's clock); the oldest's age grows from there. */
-  private readonly stats = { pending: 0, oldestSeconds: 0, measuredAt: 0 };
+  private readonly stats = { pending: 0, deferredStudios: 0, oldestSeconds: 0, measuredAt: 0 };
   private statsFailedLogged = 0;
 
   private stopping = false;
@@ -93,6 +96,8 @@ export class Dispatcher {
   private active = 0;
   private readonly perEndpoint = new Map<string, number>();
   private readonly perStudio = new Map<string, number>();
+  /** The studio of each endpoint with attempts in flight. */
+  private readonly studioOf = new Map<string, string>();
   private readonly tasks = new Set<Promise<void>>();
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
   private listener: { unlisten(): Promise<void> } | null = null;
@@ -135,8 +140,12 @@ export class Dispatcher {
     this.leaseMs = deps.leaseMs ?? this.timeoutMs + 20_000;
     this.maxInFlight = deps.maxInFlight ?? 64;
     this.perEndpointMax = config.WEBHOOK_ENDPOINT_CONCURRENCY;
-    // a studio's endpoints together hold at most three quarters of the slots: the other studios always have a quarter
+    // a studio's endpoints together hold at most three quarters of the slots: the other studios always have a quarter;
+    // past half, only an endpoint with nothing in flight takes one more (its first), so the endpoints that hang cannot
+    // hold all of their studio's slots and leave its healthy ones none
     this.perStudioMax = Math.max(1, this.maxInFlight - Math.max(1, Math.floor(this.maxInFlight / 4)));
+    this.perStudioShared = Math.max(1, Math.floor(this.maxInFlight / 2));
+    this.pendingBudget = config.WEBHOOK_PENDING_BUDGET;
     this.pollMs = deps.pollMs ?? 1_000;
     this.schedule = deps.retryScheduleMs ?? parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE);
     this.box = createSecretBox(config.WEBHOOK_SECRET_KEY);
@@ -156,6 +165,11 @@ export class Dispatcher {
       'studio_webhook_pending',
       'Webhook deliveries not yet delivered or given up (all studios).',
       () => this.stats.pending,
+    );
+    deps.metrics?.gauge(
+      'studio_webhook_deferred_studios',
+      'Studios past their pending-delivery budget (WEBHOOK_PENDING_BUDGET), whose new events wait for their backlog to drain.',
+      () => this.stats.deferredStudios,
     );
     deps.metrics?.gauge(
       'studio_webhook_oldest_pending_seconds',
@@ -373,6 +387,7 @@ export class Dispatcher {
     this.active++;
     tally(this.perEndpoint, c.endpointId, 1);
     tally(this.perStudio, c.studioId, 1);
+    this.studioOf.set(c.endpointId, c.studioId);
     const task = this.deliver(c, lease)
       .catch((err) =>
         log('error', 'webhook delivery failed unexpectedly', {
@@ -384,38 +399,57 @@ export class Dispatcher {
         this.active--;
         tally(this.perEndpoint, c.endpointId, -1);
         tally(this.perStudio, c.studioId, -1);
+        if (!this.perEndpoint.has(c.endpointId)) this.studioOf.delete(c.endpointId);
         this.tasks.delete(task);
         this.wake();
       });
     this.tasks.add(task);
   }
 
-  /** Claims what this process has room for; true when the claim was full (more may be due). */
+  /**
+   * Whether one more attempt to the endpoint may start: its own bound, its studio's (three quarters of the slots), and
+   * past half of the slots only the first of an endpoint.
+   */
+  private mayTake(endpointId: string, studioId: string): boolean {
+    const endpoint = this.perEndpoint.get(endpointId) ?? 0;
+    const studio = this.perStudio.get(studioId) ?? 0;
+    return (
+      endpoint < this.perEndpointMax && studio < this.perStudioMax && (endpoint === 0 || studio < this.perStudioShared)
+    );
+  }
+
+  /** Claims what this process has room for; true when it started any (more may be due: claims take turns). */
   private async claimAndStart(eager: boolean): Promise<boolean> {
     const free = this.maxInFlight - this.active;
     if (free <= 0 || (!eager && this.active > 0 && free < this.minClaim)) return false; // a finishing attempt wakes the loop
-    const busy = atBound(this.perEndpoint, this.perEndpointMax);
+    const busy = [...this.perEndpoint.keys()].filter((id) => !this.mayTake(id, this.studioOf.get(id)!));
     const busyStudios = atBound(this.perStudio, this.perStudioMax);
     const lease = crypto.randomUUID();
-    const claimed = await claimDue(this.sql, { limit: free, busy, busyStudios, lease, leaseMs: this.leaseMs });
+    const claimed = await claimDue(this.sql, {
+      limit: free,
+      perEndpoint: this.perEndpointMax,
+      busy,
+      busyStudios,
+      lease,
+      leaseMs: this.leaseMs,
+    });
     const excess: Claimed[] = [];
     for (const c of claimed) {
-      const full =
-        (this.perEndpoint.get(c.endpointId) ?? 0) >= this.perEndpointMax ||
-        (this.perStudio.get(c.studioId) ?? 0) >= this.perStudioMax;
-      if (full) excess.push(c);
-      else this.startAttempt(c, lease);
+      if (this.mayTake(c.endpointId, c.studioId)) this.startAttempt(c, lease);
+      else excess.push(c);
     }
     // more of one endpoint's (or studio's) deliveries than its bound allows: back in the queue, due at once
     if (excess.length) await releaseClaims(this.sql, excess, lease);
-    return claimed.length === free && excess.length < claimed.length;
+    return excess.length < claimed.length;
   }
 
   /** Expands the events past the cursor into deliveries, a batch at a time; the error when a batch failed. */
   private async fanOut(): Promise<unknown> {
     this.fanOutDue = false;
     try {
-      while (!this.stopping && (await fanOutBatch(this.sql)) >= FAN_OUT_BATCH);
+      while (!this.stopping && (await fanOutBatch(this.sql, this.pendingBudget)) > 0);
+      // the studios whose events waited for their backlog, once it drained below the budget
+      while (!this.stopping && (await catchUpDeferred(this.sql, this.pendingBudget)) > 0);
       return null;
     } catch (err) {
       return err;

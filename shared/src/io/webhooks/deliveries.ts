@@ -60,6 +60,19 @@ export const deliveryJson = (d: DeliveryRow, attempts: AttemptRow[] = []) => ({
 });
 export type DeliveryJson = ReturnType<typeof deliveryJson>;
 
+/**
+ * A studio's webhook backlog, as its dashboard shows it: pending deliveries (counted up to `budget`,
+ * WEBHOOK_PENDING_BUDGET: `atBudget` when it is reached) and, while its new events wait for the backlog to drain
+ * (the fan-out deferred them), since when.
+ */
+export async function studioBacklog(sql: Db, studioId: string, budget: number) {
+  const [row] = await sql<{ pending: number; deferredSince: Date | null }[]>`
+    select (select count(*) from (select 1 from webhook_deliveries
+        where studio_id = ${studioId} and status = 'pending' limit ${budget}) x)::int as pending,
+      (select deferred_at from webhook_fanout_deferred where studio_id = ${studioId}) as deferred_since`;
+  return { pending: row!.pending, atBudget: row!.pending >= budget, deferredSince: row!.deferredSince };
+}
+
 const notifyDispatchers = (sql: Db) => sql`select pg_notify(${EVENTS_CHANNEL}, '')`;
 
 /**
