@@ -7,8 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createManagementService } from '@studio/management-service';
 import { createMetrics } from '@studio/shared/io/metrics';
-import { createSpanExporter } from '@studio/shared/io/otlp';
-import { startTrace } from '@studio/shared/trace';
+import { createTracing } from '@studio/shared/io/tracing';
 import { type Stack, startStack } from './harness';
 
 /** An OTLP/HTTP (JSON) receiver: the spans it was sent. */
@@ -31,16 +30,34 @@ const collector = Bun.serve({
   },
 });
 
+/**
+ * The SDK reads its variables from the process environment itself (the stack is built in this process): set for
+ * this file only, and batches sent every 100 ms instead of every 5 s.
+ */
+function setOtelEnv(vars: Record<string, string>): () => void {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  return () => {
+    for (const [k, v] of Object.entries(before))
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+  };
+}
+
 let s: Stack;
 let key: string;
 let studioId: string;
+let restoreEnv = () => {};
 beforeAll(async () => {
-  s = await startStack({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}` } });
+  const endpoint = `http://127.0.0.1:${collector.port}`;
+  restoreEnv = setOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '100' });
+  s = await startStack({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } });
   studioId = (await s.studio()).id;
   key = (await s.key(studioId, 'secret', ['instructors:read', 'instructors:write'])).key;
 });
 afterAll(async () => {
   await s.close();
+  restoreEnv();
   collector.stop(true);
 });
 
@@ -288,35 +305,43 @@ test('an activity entry keeps the problem code and the query string of a refused
 });
 
 describe('span export at its limits', () => {
+  /** A tracing of its own, exporting to `url`, with one span of a request ended. */
+  function tracingWithSpan(url: string) {
+    const restore = setOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: url });
+    try {
+      const tracing = createTracing(url, 'test')!;
+      tracing.end(tracing.start(null), { method: 'GET', path: '/x', status: 200, operation: 'x' });
+      return tracing;
+    } finally {
+      restore();
+    }
+  }
+
   test('a collector that never answers holds a stopping process at most the flush deadline; what is left is dropped, and said', async () => {
     // accepts the connection and never answers
     const silent = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
-    const exporter = createSpanExporter(`http://127.0.0.1:${silent.port}`, 'test')!;
+    const tracing = tracingWithSpan(`http://127.0.0.1:${silent.port}`);
     const lines = captureLogs();
     try {
-      for (let i = 0; i < 3; i++) exporter.end(startTrace(null), { name: 'GET x', attributes: {}, status: 200 });
       const t = performance.now();
-      await exporter.flush(300);
+      await tracing.shutdown(300);
       expect(performance.now() - t).toBeLessThan(1_000);
       expect(lines().some((l) => l.includes('span export failed') && l.includes('not sent within 300 ms'))).toBe(true);
     } finally {
       lines.stop();
-      exporter.close();
       silent.stop(true);
     }
   });
 
-  test('a collector that refuses the batch (503) is a failed export, logged, not a silent success', async () => {
-    const refusing = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('busy', { status: 503 }) });
-    const exporter = createSpanExporter(`http://127.0.0.1:${refusing.port}`, 'test')!;
+  test('a collector that refuses the batch (404, a wrong path) is a failed export, logged, not a silent success', async () => {
+    const refusing = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('no', { status: 404 }) });
+    const tracing = tracingWithSpan(`http://127.0.0.1:${refusing.port}`);
     const lines = captureLogs();
     try {
-      exporter.end(startTrace(null), { name: 'GET x', attributes: {}, status: 200 });
-      await exporter.flush(2_000);
-      expect(lines().some((l) => l.includes('span export failed') && l.includes('answered 503'))).toBe(true);
+      await tracing.shutdown(2_000);
+      expect(lines().some((l) => l.includes('span export failed') && l.includes('answered 404'))).toBe(true);
     } finally {
       lines.stop();
-      exporter.close();
       refusing.stop(true);
     }
   });

@@ -2,9 +2,9 @@ import { type Config, type RedisMode, redisMode } from '@studio/shared';
 import { channels } from '@studio/shared/broadcasts';
 import { createSql, type Sql } from '@studio/shared/io/db';
 import { createMetrics } from '@studio/shared/io/metrics';
-import { createSpanExporter } from '@studio/shared/io/otlp';
 import { readinessCheck } from '@studio/shared/io/readiness';
 import type { Redis } from '@studio/shared/io/redis';
+import { createTracing } from '@studio/shared/io/tracing';
 import { ActivityWriter } from './activity/writer';
 import { type Broadcasts, broadcastsFor } from './broadcasts/bus';
 import { pgBroadcastHandlers } from './broadcasts/listen';
@@ -66,9 +66,9 @@ export function createGateway(deps: GatewayDeps) {
   const readiness = readinessCheck(sql, single ? 'none' : redis, state);
   const docs = createDocsHandler(config, readiness);
   const bus = broadcastsFor(config, sql, redis);
-  const spans = createSpanExporter(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'gateway');
+  const tracing = createTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'gateway');
   const storefrontCache = storefrontCacheOf(config, bus);
-  const pipelineDeps = { config, keys, limiter, activity, docs, metrics: observed, spans, state };
+  const pipelineDeps = { config, keys, limiter, activity, docs, metrics: observed, tracing, state };
   const lock = gatewayLock(deps, mode, { keys, storefrontCache, state });
   const profiles = surfaceProfiles(config, storefrontCache);
   let stopBroadcasts = () => {};
@@ -76,7 +76,7 @@ export function createGateway(deps: GatewayDeps) {
   return {
     storefront: createSurface(profiles.storefront, pipelineDeps),
     management: createSurface(profiles.management, pipelineDeps),
-    dashboard: createDashboard({ config, sql, readiness, bus, activity, metrics, spans }),
+    dashboard: createDashboard({ config, sql, readiness, bus, activity, metrics, tracing }),
     ops: createOpsHandler(metrics, readiness),
     mode,
     bus,
@@ -101,8 +101,7 @@ export function createGateway(deps: GatewayDeps) {
       for (const p of Object.values(profiles)) p.forward.pool.close();
       await activity.close();
       await activitySql.end({ timeout: 5 });
-      await spans?.flush();
-      spans?.close();
+      await tracing?.shutdown();
       await lock.stop();
     },
   };

@@ -7,6 +7,7 @@
  * (docs/benchmarks.md).
  */
 import { randomFillSync } from 'node:crypto';
+import type { Span } from '@opentelemetry/api';
 
 export interface Trace {
   traceId: string;
@@ -20,7 +21,12 @@ export interface Trace {
   start: number;
   /** `traceparentOf`, once built. */
   header?: string;
+  /** The SDK's span of this hop, when tracing exports (`shared/src/io/tracing.ts`); never made otherwise. */
+  span?: Span;
 }
+
+/** How a process starts a request's trace: `startTrace`, or the SDK's (`Tracing#start`) when spans are exported. */
+export type TraceStarter = (traceparent: string | null, start?: number) => Trace;
 
 const HEX = /^[0-9a-f]+$/;
 const ZERO_TRACE = '0'.repeat(32);
@@ -70,9 +76,6 @@ export function startTrace(traceparent: string | null, start = Date.now()): Trac
   }
   return { traceId: randomHex(16), spanId: randomHex(8), parentId: null, flags: '01', start };
 }
-
-/** Whether the trace is sampled: bit 0 of its flags byte (W3C; `03`, with the random bit, is sampled too). */
-export const isSampled = (t: Pick<Trace, 'flags'>): boolean => (Number.parseInt(t.flags, 16) & 1) === 1;
 
 /** `traceparent` for the next hop (this span as its parent), and `traceresponse` for the answer: the same shape (built once). */
 export const traceparentOf = (t: Trace): string => (t.header ??= `00-${t.traceId}-${t.spanId}-${t.flags}`);

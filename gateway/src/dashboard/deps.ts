@@ -1,8 +1,8 @@
 import type { Config } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 import type { Metrics } from '@studio/shared/io/metrics';
-import type { SpanExporter } from '@studio/shared/io/otlp';
 import type { ReadinessCheck } from '@studio/shared/io/readiness';
+import type { Tracing } from '@studio/shared/io/tracing';
 import type { ActivityWriter } from '../activity/writer';
 import type { Broadcasts } from '../broadcasts/bus';
 
@@ -17,6 +17,6 @@ export interface DashboardDeps {
   activity: ActivityWriter;
   /** The gateway's metrics: dashboard requests are counted with `surface="dashboard"` (docs/design/observability.md). */
   metrics?: Metrics;
-  /** The gateway's span exporter (null unless OTEL_EXPORTER_OTLP_ENDPOINT is set): a dashboard request is a span too. */
-  spans?: SpanExporter | null;
+  /** The gateway's tracing (null unless OTEL_EXPORTER_OTLP_ENDPOINT is set): a dashboard request is a span too. */
+  tracing?: Tracing | null;
 }

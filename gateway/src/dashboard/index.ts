@@ -220,12 +220,13 @@ export function createDashboard(deps: DashboardDeps) {
     return res;
   }
 
+  const begin = deps.tracing?.start ?? startTrace;
   return async (req: Request): Promise<Response> => {
     const started = performance.now();
     const at = Date.now();
     const requestId = newRequestId(at);
     // a trace as on the API surfaces: continued from the caller's traceparent, answered in traceresponse, logged
-    const trace = startTrace(req.headers.get(TRACEPARENT), at);
+    const trace = begin(req.headers.get(TRACEPARENT), at);
     const target = requestTarget(req.url);
     let res: Response;
     try {
@@ -247,7 +248,7 @@ export function createDashboard(deps: DashboardDeps) {
       requestId,
       traceId: trace.traceId,
     });
-    deps.spans?.request(trace, {
+    deps.tracing?.end(trace, {
       method: req.method,
       path: target.path,
       status: res.status,

@@ -10,7 +10,7 @@ import {
   problemHeaders,
 } from '@studio/shared';
 import { requestTarget } from '@studio/shared/target';
-import { startTrace, TRACEPARENT, type Trace } from '@studio/shared/trace';
+import { startTrace, TRACEPARENT, type Trace, type TraceStarter } from '@studio/shared/trace';
 import { type Answer, HeldAnswer } from '../answer';
 import { type AnsweredProblem, UpstreamError } from '../forward/proxy';
 import type { KeyRecord } from '../keys/resolver';
@@ -125,7 +125,7 @@ export function clientAddressOf(c: Ctx, trusted: ReadonlySet<string>): string {
   return (c.client = (header && forwardedClient(header, trusted)) || peer);
 }
 
-export function newCtx(req: Request, server: Server): Ctx {
+export function newCtx(req: Request, server: Server, begin: TraceStarter = startTrace): Ctx {
   const { path, pathAndQuery, valid } = requestTarget(req.url);
   const at = Date.now();
   return {
@@ -138,7 +138,7 @@ export function newCtx(req: Request, server: Server): Ctx {
     path,
     pathAndQuery,
     malformed: !valid,
-    trace: startTrace(req.headers.get(TRACEPARENT), at),
+    trace: begin(req.headers.get(TRACEPARENT), at),
     route: null,
     op: null,
   };

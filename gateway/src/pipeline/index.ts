@@ -1,5 +1,6 @@
 import { type Config, log } from '@studio/shared';
-import type { SpanExporter } from '@studio/shared/io/otlp';
+import type { Tracing } from '@studio/shared/io/tracing';
+import { startTrace } from '@studio/shared/trace';
 import type { ActivityWriter } from '../activity/writer';
 import { type Answer, asResponse, type HeldAnswer } from '../answer';
 import type { DocsHandler } from '../docs';
@@ -24,7 +25,8 @@ export interface PipelineDeps {
   activity: ActivityWriter;
   docs: DocsHandler;
   metrics?: GatewayMetrics;
-  spans?: SpanExporter | null;
+  /** Null unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  tracing?: Tracing | null;
   /** `paused`: a single-node gateway that lost its lock serves nothing until it holds it again (docs/design/single-node.md). */
   state?: { paused?: boolean };
 }
@@ -52,8 +54,9 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   const key = keyStep(deps.keys, deps.limiter, trusted);
   const limit = limitStep(p, deps.limiter, deps.keys, trusted, m?.limitDecisions);
   const cached = p.cache ? cacheStep(p, p.cache, m?.upstreamErrors) : null;
-  const { activity, spans } = deps;
-  const { record, answerHeaders } = recordStep(p, { activity, metrics: m?.requests, spans, trusted });
+  const { activity, tracing } = deps;
+  const { record, answerHeaders } = recordStep(p, { activity, metrics: m?.requests, tracing, trusted });
+  const begin = tracing?.start ?? startTrace; // chosen once: without tracing, plain ids and no span object
   const recorded = (c: Ctx, r: Answer) => record(c, r, true);
   const forwardCall = forwardStep(p, m?.upstreamErrors, recorded);
 
@@ -99,7 +102,7 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   }
 
   /** Bun.serve's `fetch`: the steps hold their answer's parts, and one Response is made of them here, at the end. */
-  return (req: Request, server: Server): Response | Promise<Response> => responseOf(answer(newCtx(req, server)));
+  return (req: Request, server: Server): Response | Promise<Response> => responseOf(answer(newCtx(req, server, begin)));
 }
 
 const responseOf = (a: Answer | Promise<Answer>) => (a instanceof Promise ? a.then(asResponse) : asResponse(a));

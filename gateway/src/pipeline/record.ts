@@ -1,6 +1,6 @@
 import { accessLogOn, logRequest, REQUEST_ID, redactKeys } from '@studio/shared';
 import type { Metrics } from '@studio/shared/io/metrics';
-import type { SpanExporter } from '@studio/shared/io/otlp';
+import type { Tracing } from '@studio/shared/io/tracing';
 import { TRACERESPONSE, traceparentOf } from '@studio/shared/trace';
 import { type ActivityWriter, outcomeOf } from '../activity/writer';
 import type { Answer } from '../answer';
@@ -18,7 +18,7 @@ export interface RecordDeps {
   activity: ActivityWriter;
   metrics?: Metrics;
   /** Null unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
-  spans?: SpanExporter | null;
+  tracing?: Tracing | null;
   /** TRUSTED_PROXIES (`trustedProxySet`): whose X-Forwarded-For names the caller's address. */
   trusted?: ReadonlySet<string>;
 }
@@ -33,7 +33,7 @@ export const ENTRY_TEXT_MAX = 512;
  * call whose key resolved to a studio leaves an activity entry, whatever its outcome,
  * encoded now and written in batches off the request path (ActivityWriter).
  */
-export function recordStep(p: SurfaceProfile, { activity, metrics, spans, trusted = new Set() }: RecordDeps) {
+export function recordStep(p: SurfaceProfile, { activity, metrics, tracing, trusted = new Set() }: RecordDeps) {
   /** The headers of this request's answer: the only place they are added, to forwarded and cached answers alike. */
   function answerHeaders(c: Ctx): Record<string, string> {
     // one object, assigned in place: this runs on every cached read
@@ -80,7 +80,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, spans, truste
         problem: c.problem,
         ownIds: true, // newCtx made both
       });
-    spans?.request(c.trace, {
+    tracing?.end(c.trace, {
       method: c.method,
       path: c.path,
       status,

@@ -15,8 +15,8 @@ import { problemResponse } from '../problem';
 import { MALFORMED_DETAIL, type RequestTarget, requestTarget } from '../target';
 import { startTrace, TRACEPARENT, TRACERESPONSE, traceparentOf } from '../trace';
 import type { Metrics } from './metrics';
-import { createSpanExporter } from './otlp';
 import { callerIfSigned } from './service-kit';
+import { createTracing } from './tracing';
 
 export interface ServeOptions {
   name: string;
@@ -107,7 +107,8 @@ async function drainingReadiness(app: ServedApp, req: Request): Promise<Response
 }
 
 export function serveService(app: ServedApp, o: ServeOptions) {
-  const spans = createSpanExporter(o.config.OTEL_EXPORTER_OTLP_ENDPOINT, o.name);
+  const tracing = createTracing(o.config.OTEL_EXPORTER_OTLP_ENDPOINT, o.name);
+  const begin = tracing?.start ?? startTrace;
   const typeBase = problemTypeBase(o.config, o.surface);
   let draining = false;
 
@@ -118,7 +119,7 @@ export function serveService(app: ServedApp, o: ServeOptions) {
     const req = target.valid ? routable(received, target) : received;
     if (target.valid && path === '/metrics') return withNosniff(await o.metrics.response());
     if (target.valid && draining && path === '/readyz') return drainingReadiness(app, req);
-    const trace = startTrace(req.headers.get(TRACEPARENT));
+    const trace = begin(req.headers.get(TRACEPARENT));
     const res = target.valid ? await app.handle(req) : malformedRequest(typeBase);
     res.headers.set(TRACERESPONSE, traceparentOf(trace));
     res.headers.set(NOSNIFF_HEADER, 'nosniff');
@@ -140,7 +141,7 @@ export function serveService(app: ServedApp, o: ServeOptions) {
         durationMs: Math.round(seconds * 100_000) / 100,
         keyId: caller?.keyId ?? null,
       });
-    spans?.request(trace, { method: req.method, path, status: res.status, operation });
+    tracing?.end(trace, { method: req.method, path, status: res.status, operation });
     return res;
   }
 
@@ -152,8 +153,7 @@ export function serveService(app: ServedApp, o: ServeOptions) {
     async drain(graceMs = 10_000) {
       draining = true;
       await Promise.race([server.stop(false), Bun.sleep(graceMs).then(() => server.stop(true))]);
-      await spans?.flush();
-      spans?.close();
+      await tracing?.shutdown();
     },
     stop: () => server.stop(true),
   };
