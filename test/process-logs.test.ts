@@ -4,56 +4,17 @@
  * service's line of one proxied request are told apart; a dashboard request is logged too.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { join } from 'node:path';
 import { SCOPES } from '@studio/shared';
-import { stackPorts } from '../scripts/lib/ports';
 import { type Stack, startStack } from './harness';
+import { type SpawnedStack, spawnStack } from './spawned-stack';
 
-const root = join(import.meta.dir, '..');
 type Line = Record<string, unknown>;
 
 let s: Stack;
-const procs: { name: string; proc: ReturnType<typeof Bun.spawn>; out: { text: string }; err: { text: string } }[] = [];
-let urls: { storefront: string; management: string; dashboard: string; ops: string };
-
-/** A stream's text, collected as it comes. */
-function collect(stream: ReadableStream<Uint8Array>) {
-  const into = { text: '' };
-  void (async () => {
-    const decoder = new TextDecoder();
-    const reader = stream.getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) into.text += decoder.decode(r.value);
-  })();
-  return into;
-}
-
-/** One process from its main.ts, its stdout and stderr collected. */
-function spawn(name: string, entry: string, env: Record<string, string>) {
-  const proc = Bun.spawn(['bun', join(root, entry)], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' });
-  procs.push({
-    name,
-    proc,
-    out: collect(proc.stdout as ReadableStream<Uint8Array>),
-    err: collect(proc.stderr as ReadableStream<Uint8Array>),
-  });
-}
-
-async function ready(url: string) {
-  for (let i = 0; i < 200; i++) {
-    if (
-      await fetch(`${url}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return;
-    await Bun.sleep(50);
-  }
-  throw new Error(`${url} never became ready`);
-}
+let stack: SpawnedStack;
 
 const linesOf = (name: string, stream: 'out' | 'err' = 'out'): Line[] =>
-  procs
+  stack.procs
     .find((p) => p.name === name)!
     [stream].text.split('\n')
     .filter(Boolean)
@@ -71,41 +32,18 @@ async function requestLines(name: string, match: (l: Line) => boolean): Promise<
 
 beforeAll(async () => {
   s = await startStack();
-  const { port, env: ports } = await stackPorts(true);
-  urls = {
-    storefront: ports.STOREFRONT_PUBLIC_URL!,
-    management: ports.MANAGEMENT_PUBLIC_URL!,
-    dashboard: ports.DASHBOARD_PUBLIC_URL!,
-    ops: `http://127.0.0.1:${port.ops}`,
-  };
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
-    DATABASE_URL: s.config.DATABASE_URL,
-    REDIS_URL: s.config.REDIS_URL,
-    REDIS_PREFIX: s.config.REDIS_PREFIX,
-    GATEWAY_SECRET: s.config.GATEWAY_SECRET,
-    DASHBOARD_SECRET: s.config.DASHBOARD_SECRET,
-    CURSOR_SECRET: s.config.CURSOR_SECRET,
-    ...ports,
-  };
-  spawn('storefront-service', 'storefront-service/src/main.ts', env);
-  spawn('management-service', 'management-service/src/main.ts', env);
-  spawn('gateway', 'gateway/src/main.ts', env);
-  await Promise.all([ready(ports.STOREFRONT_SERVICE_URL!), ready(ports.MANAGEMENT_SERVICE_URL!), ready(urls.ops)]);
+  stack = await spawnStack(s);
 }, 30_000);
 
 afterAll(async () => {
-  for (const p of procs) p.proc.kill('SIGTERM');
-  await Promise.all(procs.map((p) => p.proc.exited));
+  await stack?.stop();
   await s?.close();
 });
 
 test('a proxied request is logged once by the gateway and once by its service, each line naming its process', async () => {
   const studioId = (await s.studio()).id;
   const { key } = await s.key(studioId, 'secret', SCOPES);
-  const res = await fetch(`${urls.management}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } });
+  const res = await fetch(`${stack.urls.management}/v1/instructors`, { headers: { authorization: `Bearer ${key}` } });
   expect(res.status).toBe(200);
   const requestId = res.headers.get('x-request-id')!;
   const gwLines = await requestLines('gateway', (l) => l.requestId === requestId);
@@ -125,14 +63,16 @@ test('a proxied request is logged once by the gateway and once by its service, e
     status: 200,
   });
   expect(gw!.traceId).toBe(svc!.traceId);
-  const sfRes = await fetch(`${urls.storefront}/v1/classes`, { headers: { authorization: 'Bearer svc_pk_nope' } });
+  const sfRes = await fetch(`${stack.urls.storefront}/v1/classes`, {
+    headers: { authorization: 'Bearer svc_pk_nope' },
+  });
   expect(sfRes.status).toBe(401);
   expect((await requestLines('gateway', (l) => l.requestId === sfRes.headers.get('x-request-id')))[0]).toMatchObject({
     service: 'gateway',
     surface: 'storefront',
   });
   // every line of every process names it, access lines and the others ("listening") alike
-  for (const p of procs) {
+  for (const p of stack.procs) {
     const lines = linesOf(p.name);
     expect(lines.length).toBeGreaterThan(0);
     expect(`${p.name}: ${lines.filter((l) => l.service !== p.name).map((l) => JSON.stringify(l))}`).toBe(`${p.name}: `);
@@ -144,7 +84,7 @@ test("a service's error line names its process too (a stored record its answer c
   const { key } = await s.key(studioId, 'secret', SCOPES);
   await s.sql`insert into members (id, studio_id, email, role, status, invited_at)
     values ('mem_' || substr(md5(random()::text), 1, 22), ${studioId}, ${`${'a'.repeat(300)}@x.test`}, 'member', 'invited', now())`;
-  const res = await fetch(`${urls.management}/v1/members`, { headers: { authorization: `Bearer ${key}` } });
+  const res = await fetch(`${stack.urls.management}/v1/members`, { headers: { authorization: `Bearer ${key}` } });
   expect(res.status).toBe(500);
   const requestId = res.headers.get('x-request-id');
   let line: Line | undefined;
@@ -154,7 +94,7 @@ test("a service's error line names its process too (a stored record its answer c
 });
 
 test("a call that skips the gateway names nothing it sent in the service's line and metrics: no key text, id or operation of its own", async () => {
-  const svc = procs.find((p) => p.name === 'management-service')!;
+  const svc = stack.procs.find((p) => p.name === 'management-service')!;
   const serviceUrl = linesOf('management-service').find((l) => l.msg === 'management-service listening')!.url as string;
   const res = await fetch(`${serviceUrl}/v1/instructors`, {
     headers: {
@@ -172,7 +112,7 @@ test("a call that skips the gateway names nothing it sent in the service's line 
 });
 
 test('a dashboard request is logged (path without its query) and counted, labelled by route', async () => {
-  const res = await fetch(`${urls.dashboard}/login?token=secret-token-text`);
+  const res = await fetch(`${stack.urls.dashboard}/login?token=secret-token-text`);
   const requestId = res.headers.get('x-request-id')!;
   const [line] = await requestLines('gateway', (l) => l.requestId === requestId);
   expect(line).toMatchObject({
@@ -185,14 +125,14 @@ test('a dashboard request is logged (path without its query) and counted, labell
     keyId: null,
   });
   expect(typeof line!.durationMs).toBe('number');
-  expect(procs.find((p) => p.name === 'gateway')!.out.text).not.toContain('secret-token-text');
+  expect(stack.procs.find((p) => p.name === 'gateway')!.out.text).not.toContain('secret-token-text');
   // a key pasted into a dashboard path (a 404) is redacted from its line, as on the API ports
   const pasted = `svc_sk_${'Z'.repeat(32)}`;
-  const lost = await fetch(`${urls.dashboard}/keys/${pasted}/nowhere`);
+  const lost = await fetch(`${stack.urls.dashboard}/keys/${pasted}/nowhere`);
   const [lostLine] = await requestLines('gateway', (l) => l.requestId === lost.headers.get('x-request-id'));
   expect(lostLine!.path).toBe('/keys/svc_sk_[redacted]/nowhere');
-  expect(procs.find((p) => p.name === 'gateway')!.out.text).not.toContain(pasted);
-  const metrics = await (await fetch(`${urls.ops}/metrics`)).text();
+  expect(stack.procs.find((p) => p.name === 'gateway')!.out.text).not.toContain(pasted);
+  const metrics = await (await fetch(`${stack.urls.ops}/metrics`)).text();
   expect(metrics).toContain(
     `studio_http_requests_total{surface="dashboard",operation="/login",status="${res.status}"} 1`,
   );
