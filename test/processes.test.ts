@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { type Caller, signedHeaders } from '@studio/shared';
 import { freePort } from '../scripts/lib/ports';
 import { type Stack, startStack } from './harness';
+import { collect, ready } from './spawned-stack';
 
 const root = join(import.meta.dir, '..');
 let s: Stack;
@@ -36,28 +37,10 @@ async function spawnService(logLevel: string, port?: number) {
     stdout: 'pipe',
     stderr: 'pipe',
   });
-  const out = { text: '' };
-  const err = { text: '' };
-  for (const [stream, into] of [
-    [proc.stdout, out],
-    [proc.stderr, err],
-  ] as const)
-    void (async () => {
-      const decoder = new TextDecoder();
-      const reader = (stream as ReadableStream<Uint8Array>).getReader();
-      for (let r = await reader.read(); !r.done; r = await reader.read()) into.text += decoder.decode(r.value);
-    })();
+  const out = collect(proc.stdout as ReadableStream<Uint8Array>);
+  const err = collect(proc.stderr as ReadableStream<Uint8Array>);
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    if (
-      await fetch(`${url}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break;
-    await Bun.sleep(50);
-  }
+  await ready(url);
   const lines = () =>
     out.text
       .split('\n')

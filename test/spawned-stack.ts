@@ -17,7 +17,7 @@ export interface SpawnedProcess {
 }
 
 /** A stream's text, collected as it comes. */
-function collect(stream: ReadableStream<Uint8Array>) {
+export function collect(stream: ReadableStream<Uint8Array>) {
   const into = { text: '' };
   void (async () => {
     const decoder = new TextDecoder();
@@ -38,7 +38,8 @@ function spawn(name: string, entry: string, env: Record<string, string>): Spawne
   };
 }
 
-async function ready(url: string) {
+/** Waits for `url`'s `/readyz` to answer 200 (at most 10 s). */
+export async function ready(url: string) {
   for (let i = 0; i < 200; i++) {
     if (
       await fetch(`${url}/readyz`).then(
