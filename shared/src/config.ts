@@ -52,7 +52,11 @@ export const ConfigSchema = T.Object({
   PROBLEM_TYPE_BASE: T.String({ default: '' }),
   /** The gateway's operations port: /metrics, /healthz, /readyz (docs/design/processes.md). */
   OPS_PORT: Port,
-  /** OTLP/HTTP collector base URL (e.g. http://127.0.0.1:4318); empty: no spans are exported. */
+  /**
+   * OTLP/HTTP collector base URL (e.g. http://127.0.0.1:4318); empty: no spans are exported. Checked and read here
+   * only to turn tracing on: the OpenTelemetry SDK reads it, and its other OTEL_* variables, from the environment
+   * itself (docs/design/observability.md).
+   */
   OTEL_EXPORTER_OTLP_ENDPOINT: T.String({ default: '' }),
   LOG_LEVEL: T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error')], {
     default: 'info',
