@@ -26,6 +26,7 @@ const LANDED: Record<string, string> = {
   '00016_activity_id_cache.sql': '18138910dc913102f8b2ce6012b1b3b5fca68b0e3072a92e086a44c66205f811',
   '00017_activity_batches.sql': '717b3f11725c577cfab9d9f146f5fc1ebd36ec3e7dd1b79078ae1d296def7e03',
   '00018_webhook_manual_sends.sql': 'e1a7ebc8b204df3737e337f87b2a3407f4fffd5f88dc45be6d856fc18da4526e',
+  '00019_webhook_fairness.sql': '45892200672001284ca6518275f57422486a0329ce6df39b759d11ca83f05d26',
 };
 
 const sha256 = async (file: string) =>

@@ -89,6 +89,38 @@ async function insertDeliveries(tx: Db, rows: ExpandedRow[]) {
 }
 
 /**
+ * What one fan-out transaction does with `events`: the deliveries it makes (up to `FAN_OUT_DELIVERIES`, whole events),
+ * the studios it defers (at their budget: from that event on), and how many events it passes (expanded, deferred, or
+ * of a studio already deferred, or with no endpoint).
+ */
+function batchOf(
+  events: ReturnType<typeof byEvent>,
+  deferred: Set<string>,
+  pending: Map<string, number>,
+  budget: number,
+) {
+  const take: ExpandedRow[] = [];
+  const defer: { studioId: string; afterXid: string; afterSeq: string }[] = [];
+  let passed = 0;
+  for (const event of events) {
+    const n = event.deliveries.length;
+    if (n && take.length && take.length + n > FAN_OUT_DELIVERIES) break;
+    passed++;
+    if (!n || deferred.has(event.studioId)) continue;
+    const before = pending.get(event.studioId) ?? 0;
+    if (before >= budget) {
+      // from this event on, the studio's events wait for catchUpDeferred (just before it: seq is unique)
+      deferred.add(event.studioId);
+      defer.push({ studioId: event.studioId, afterXid: event.xid, afterSeq: String(BigInt(event.seq) - 1n) });
+      continue;
+    }
+    pending.set(event.studioId, before + n);
+    take.push(...event.deliveries);
+  }
+  return { take, defer, passed };
+}
+
+/**
  * Expands one batch of events past the cursor into deliveries. Returns how many events it moved the cursor over (0
  * when there is nothing to do, or when another dispatcher holds the cursor: that one sees the same events).
  *
@@ -132,24 +164,7 @@ export async function fanOutBatch(sql: Sql, budget: number): Promise<number> {
       studios.filter((s) => !deferred.has(s)),
       budget,
     );
-    const take: ExpandedRow[] = [];
-    const defer: { studioId: string; afterXid: string; afterSeq: string }[] = [];
-    let passed = 0;
-    for (const event of events) {
-      const n = event.deliveries.length;
-      if (n && take.length && take.length + n > FAN_OUT_DELIVERIES) break;
-      passed++;
-      if (!n || deferred.has(event.studioId)) continue;
-      const before = pending.get(event.studioId) ?? 0;
-      if (before >= budget) {
-        // from this event on, the studio's events wait for catchUpDeferred (just before it: seq is unique)
-        deferred.add(event.studioId);
-        defer.push({ studioId: event.studioId, afterXid: event.xid, afterSeq: String(BigInt(event.seq) - 1n) });
-        continue;
-      }
-      pending.set(event.studioId, before + n);
-      take.push(...event.deliveries);
-    }
+    const { take, defer, passed } = batchOf(events, deferred, pending, budget);
     await insertDeliveries(tx, take);
     if (defer.length)
       await tx`
