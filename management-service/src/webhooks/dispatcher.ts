@@ -418,7 +418,7 @@ export class Dispatcher {
     );
   }
 
-  /** Claims what this process has room for; true when it started any (more may be due: claims take turns). */
+  /** Claims what this process has room for; true when it started any and has room left (more may be due). */
   private async claimAndStart(eager: boolean): Promise<boolean> {
     const free = this.maxInFlight - this.active;
     if (free <= 0 || (!eager && this.active > 0 && free < this.minClaim)) return false; // a finishing attempt wakes the loop
@@ -440,7 +440,8 @@ export class Dispatcher {
     }
     // more of one endpoint's (or studio's) deliveries than its bound allows: back in the queue, due at once
     if (excess.length) await releaseClaims(this.sql, excess, lease);
-    return excess.length < claimed.length;
+    // a claim shares its slots among the pairs with due deliveries: while slots are free, the next one takes more
+    return excess.length < claimed.length && this.active < this.maxInFlight;
   }
 
   /** Expands the events past the cursor into deliveries, a batch at a time; the error when a batch failed. */
