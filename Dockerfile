@@ -3,7 +3,9 @@ FROM oven/bun:1.4.5-slim
 WORKDIR /app
 COPY package.json bun.lock bunfig.toml tsconfig.json ./
 COPY shared/package.json shared/
+COPY control/package.json control/
 COPY gateway/package.json gateway/
+COPY dashboard/package.json dashboard/
 COPY storefront-service/package.json storefront-service/
 COPY management-service/package.json management-service/
 # the lockfile's patched dependencies: bun install refuses to run without their patch files

@@ -1,10 +1,8 @@
 #!/usr/bin/env bun
 /** Operator command line (docs/design/cli.md): one JSON object on stdout; a one-line error and exit 1 on failure. */
 import { parseArgs } from 'node:util';
-import { type Broadcasts, postgresBroadcasts, redisBroadcasts } from '@studio/gateway/broadcasts/bus';
-import { createLoginLink } from '@studio/gateway/dashboard/links';
-import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/gateway/keys/store';
-import { runningGatewayMode } from '@studio/gateway/lock';
+import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/control/keys/service';
+import { createLoginLink } from '@studio/dashboard/signin/links';
 import {
   AppError,
   answers,
@@ -19,7 +17,9 @@ import {
   SCOPES,
   SINGLE_NODE,
 } from '@studio/shared';
+import { type Broadcasts, postgresBroadcasts, redisBroadcasts } from '@studio/shared/io/broadcasts/bus';
 import { createSql } from '@studio/shared/io/db';
+import { runningGatewayMode } from '@studio/shared/io/gateway-lock';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
 import { parseOriginList } from '@studio/shared/origins';
 import { migrate } from './lib/migrate';

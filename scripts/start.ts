@@ -56,6 +56,7 @@ const PORTS = [
   'MANAGEMENT_PORT',
   'DASHBOARD_PORT',
   'OPS_PORT',
+  'DASHBOARD_OPS_PORT',
   'STOREFRONT_SERVICE_PORT',
   'MANAGEMENT_SERVICE_PORT',
 ] as const;
@@ -125,6 +126,7 @@ const processes = [
     health: `http://${reach}:${config.MANAGEMENT_SERVICE_PORT}/readyz`,
   },
   { name: 'gateway', entry: 'gateway/src/main.ts', health: `http://${reach}:${config.STOREFRONT_PORT}/readyz` },
+  { name: 'dashboard', entry: 'dashboard/src/main.ts', health: `http://${reach}:${config.DASHBOARD_OPS_PORT}/readyz` },
 ];
 
 /**
@@ -173,13 +175,14 @@ function stopChildren(names: string[]): Promise<unknown> {
 }
 
 /**
- * Stops the stack in the order a deployment drains: the gateway first (it finishes its in-flight calls, which still
- * need the services, and flushes its activity), then the services, then the database their last writes need.
+ * Stops the stack in the order a deployment drains: the gateway and the dashboard first (the gateway finishes its
+ * in-flight calls, which still need the services, and flushes its activity; the dashboard its pages), then the
+ * services, then the database their last writes need.
  */
 function stopAll(code: number) {
   if (stopping) return;
   stopping = true;
-  stopChildren(['gateway'])
+  stopChildren(['gateway', 'dashboard'])
     .then(() => stopChildren(['storefront-service', 'management-service']))
     .then(() => embedded?.stop())
     .then(() => process.exit(code));
@@ -241,8 +244,8 @@ if (!ok.every(Boolean)) {
 Studio API is running (ready in ${((performance.now() - began) / 1000).toFixed(1)} s):
   Storefront  ${config.STOREFRONT_PUBLIC_URL}/v1   (publishable keys; docs at ${config.STOREFRONT_PUBLIC_URL}/docs)
   Management  ${config.MANAGEMENT_PUBLIC_URL}/v1   (secret keys; docs at ${config.MANAGEMENT_PUBLIC_URL}/docs)
-  Dashboard   ${config.DASHBOARD_PUBLIC_URL}      (sign in with: bun run admin login-link --studio <id>)
-  Operations  http://${reach}:${config.OPS_PORT}/metrics   (gateway metrics; each service's at its own port /metrics)
+  Dashboard   ${config.DASHBOARD_PUBLIC_URL}      (its own process; sign in with: bun run admin login-link --studio <id>)
+  Operations  http://${reach}:${config.OPS_PORT}/metrics   (gateway metrics; the dashboard's at http://${reach}:${config.DASHBOARD_OPS_PORT}/metrics, each service's at its own port /metrics)
   Database    ${db}
   Mode        ${
     redisMode(config) === 'single-node'

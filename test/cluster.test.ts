@@ -5,8 +5,8 @@
  * cluster client reach both, and the revoke counts both before it returns.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { revokeApiKey } from '@studio/control/keys/service';
 import { createGateway, type Gateway } from '@studio/gateway';
-import { revokeApiKey } from '@studio/gateway/keys/store';
 import { publishStorefrontChange } from '@studio/shared/io/invalidation';
 import { connectRedis, createRedis, quitRedis, type Redis } from '@studio/shared/io/redis';
 import { expectProblem, type Stack, serveSurface, startStack } from './harness';

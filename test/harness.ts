@@ -4,14 +4,17 @@
  * the gateway listening on free ports. Nothing is mocked.
  */
 
+import { createApiKey, revokeApiKey } from '@studio/control/keys/service';
+import { createDashboard } from '@studio/dashboard';
 import { createGateway, type Gateway } from '@studio/gateway';
-import { type Broadcasts, broadcastsFor } from '@studio/gateway/broadcasts/bus';
-import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
 import { createManagementService } from '@studio/management-service';
 import { type Config, type KeyKind, loadConfig, type Scope } from '@studio/shared';
 import { randomBase62 } from '@studio/shared/base62';
+import { type Broadcasts, broadcastsFor } from '@studio/shared/io/broadcasts/bus';
 import { createSql, type Sql } from '@studio/shared/io/db';
 import { createMetrics, type Metrics } from '@studio/shared/io/metrics';
+import { createOpsHandler } from '@studio/shared/io/ops';
+import { readinessCheck } from '@studio/shared/io/readiness';
 import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/io/redis';
 import { SERVE_DEFAULTS, type ServedApp, serveService } from '@studio/shared/io/serve';
 import { createStorefrontService } from '@studio/storefront-service';
@@ -69,15 +72,18 @@ export interface Stack {
   /** Gateway surfaces. */
   storefrontUrl: string;
   managementUrl: string;
+  /** The dashboard process's pages (its own app, as dashboard/src/main.ts serves it, beside the gateway). */
   dashboardUrl: string;
+  /** The dashboard's operations port: /metrics, /healthz, /readyz. */
+  dashboardOpsUrl: string;
   /** The gateway's operations port: /metrics, /healthz, /readyz. */
   opsUrl: string;
   /** Services' own ports (for the "skipping the gateway" tests). */
   storefrontServiceUrl: string;
   managementServiceUrl: string;
   databaseName: string;
-  /** The services' metrics (what their `/metrics` shows). */
-  metrics: { storefront: Metrics; management: Metrics };
+  /** The services' and the dashboard's metrics (what their `/metrics` shows). */
+  metrics: { storefront: Metrics; management: Metrics; dashboard: Metrics };
   studio(input?: Partial<StudioInput>): Promise<{ id: string; adminId: string }>;
   key(
     studioId: string,
@@ -143,24 +149,27 @@ async function gatewayRedisOf(options: StackOptions, config: Config, redis: Redi
 }
 
 /**
- * The gateway's four ports on free ports, as main.ts serves them, answering through the
+ * The gateway's three ports on free ports, as main.ts serves them, answering through the
  * gateway `holder` holds once it is made: the gateway needs its own public addresses, known only after listening.
+ * The dashboard's two (dashboard/src/main.ts) likewise: its pages need the gateway's addresses, and it its own.
  */
-function gatewayPorts(holder: { gw?: Gateway }) {
-  const listen = (pick: (g: Gateway) => Fetch) => serveSurface((req, server) => pick(holder.gw!)(req, server));
+function gatewayPorts(holder: { gw?: Gateway; dashboard?: Fetch; dashboardOps?: Fetch }) {
+  const listen = (pick: () => Fetch) => serveSurface((req, server) => pick()(req, server));
   const servers = [
-    listen((g) => g.storefront),
-    listen((g) => g.management),
-    listen((g) => g.dashboard),
-    listen((g) => g.ops),
+    listen(() => holder.gw!.storefront),
+    listen(() => holder.gw!.management),
+    listen(() => holder.dashboard!),
+    listen(() => holder.gw!.ops),
+    listen(() => holder.dashboardOps!),
   ];
-  const [sfUrl, mgUrl, dbUrlPublic, opsUrl] = servers.map((s) => `http://127.0.0.1:${s.port}`) as [
+  const [sfUrl, mgUrl, dbUrlPublic, opsUrl, dashboardOpsUrl] = servers.map((s) => `http://127.0.0.1:${s.port}`) as [
+    string,
     string,
     string,
     string,
     string,
   ];
-  return { servers, sfUrl, mgUrl, dbUrlPublic, opsUrl };
+  return { servers, sfUrl, mgUrl, dbUrlPublic, opsUrl, dashboardOpsUrl };
 }
 
 /** The services, each on a free port, as their own processes serve them. */
@@ -226,8 +235,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const managementServiceUrl = managementApp.url;
 
   const { gwRedis, subscriber } = await gatewayRedisOf(options, config, redis, single);
-  const holder: { gw?: Gateway } = {};
-  const { servers, sfUrl, mgUrl, dbUrlPublic, opsUrl } = gatewayPorts(holder);
+  const holder: Parameters<typeof gatewayPorts>[0] = {};
+  const { servers, sfUrl, mgUrl, dbUrlPublic, opsUrl, dashboardOpsUrl } = gatewayPorts(holder);
   checkedSurfaces.set(sfUrl, 'storefront');
   checkedSurfaces.set(mgUrl, 'management');
   config = loadConfig({
@@ -243,6 +252,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   holder.gw = gateway;
   await gateway.start();
   const bus = broadcastsFor(config, sql, appRedis);
+  // the dashboard process, as its main.ts builds it: its own readiness, metrics and broadcasts (Redis, or Postgres)
+  const dashboardMetrics = createMetrics();
+  const dashboardReadiness = readinessCheck(sql, single ? 'none' : redis);
+  holder.dashboard = createDashboard({ config, sql, readiness: dashboardReadiness, bus, metrics: dashboardMetrics });
+  holder.dashboardOps = createOpsHandler(dashboardMetrics, dashboardReadiness);
 
   return {
     mode: single ? 'single-node' : 'redis',
@@ -252,10 +266,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     bus,
     gateway,
     databaseName,
-    metrics,
+    metrics: { ...metrics, dashboard: dashboardMetrics },
     storefrontUrl: sfUrl,
     managementUrl: mgUrl,
     dashboardUrl: dbUrlPublic,
+    dashboardOpsUrl,
     opsUrl,
     storefrontServiceUrl,
     managementServiceUrl,

@@ -114,9 +114,9 @@ test("a call that skips the gateway names nothing it sent in the service's line 
 test('a dashboard request is logged (path without its query) and counted, labelled by route', async () => {
   const res = await fetch(`${stack.urls.dashboard}/login?token=secret-token-text`);
   const requestId = res.headers.get('x-request-id')!;
-  const [line] = await requestLines('gateway', (l) => l.requestId === requestId);
+  const [line] = await requestLines('dashboard', (l) => l.requestId === requestId);
   expect(line).toMatchObject({
-    service: 'gateway',
+    service: 'dashboard',
     surface: 'dashboard',
     operation: '/login',
     method: 'GET',
@@ -125,14 +125,14 @@ test('a dashboard request is logged (path without its query) and counted, labell
     keyId: null,
   });
   expect(typeof line!.durationMs).toBe('number');
-  expect(stack.procs.find((p) => p.name === 'gateway')!.out.text).not.toContain('secret-token-text');
+  expect(stack.procs.find((p) => p.name === 'dashboard')!.out.text).not.toContain('secret-token-text');
   // a key pasted into a dashboard path (a 404) is redacted from its line, as on the API ports
   const pasted = `svc_sk_${'Z'.repeat(32)}`;
   const lost = await fetch(`${stack.urls.dashboard}/keys/${pasted}/nowhere`);
-  const [lostLine] = await requestLines('gateway', (l) => l.requestId === lost.headers.get('x-request-id'));
+  const [lostLine] = await requestLines('dashboard', (l) => l.requestId === lost.headers.get('x-request-id'));
   expect(lostLine!.path).toBe('/keys/svc_sk_[redacted]/nowhere');
-  expect(stack.procs.find((p) => p.name === 'gateway')!.out.text).not.toContain(pasted);
-  const metrics = await (await fetch(`${stack.urls.ops}/metrics`)).text();
+  expect(stack.procs.find((p) => p.name === 'dashboard')!.out.text).not.toContain(pasted);
+  const metrics = await (await fetch(`${stack.urls.dashboardOps}/metrics`)).text();
   expect(metrics).toContain(
     `studio_http_requests_total{surface="dashboard",operation="/login",status="${res.status}"} 1`,
   );

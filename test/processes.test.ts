@@ -18,29 +18,40 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-/** management-service in its own process (on `port`, else a free one), its stdout and stderr collected. */
-async function spawnService(logLevel: string, port?: number) {
-  port ??= await freePort();
-  const env = {
-    ...(process.env as Record<string, string>),
-    DATABASE_URL: s.config.DATABASE_URL,
-    REDIS_URL: s.config.REDIS_URL,
-    REDIS_PREFIX: s.config.REDIS_PREFIX,
-    GATEWAY_SECRET: s.config.GATEWAY_SECRET,
-    CURSOR_SECRET: s.config.CURSOR_SECRET,
-    MANAGEMENT_SERVICE_PORT: String(port),
-    LOG_LEVEL: logLevel,
-  };
-  const proc = Bun.spawn(['bun', join(root, 'management-service/src/main.ts')], {
+/** A process from its main.ts over the stack's stores and secrets, its stdout and stderr collected, once `readyUrl` is ready. */
+async function spawnMain(entry: string, env: Record<string, string>, readyUrl: string) {
+  const proc = Bun.spawn(['bun', join(root, entry)], {
     cwd: root,
-    env,
+    env: {
+      ...(process.env as Record<string, string>),
+      DATABASE_URL: s.config.DATABASE_URL,
+      REDIS_URL: s.config.REDIS_URL,
+      REDIS_PREFIX: s.config.REDIS_PREFIX,
+      ...env,
+    },
     stdout: 'pipe',
     stderr: 'pipe',
   });
   const out = collect(proc.stdout as ReadableStream<Uint8Array>);
   const err = collect(proc.stderr as ReadableStream<Uint8Array>);
+  await ready(readyUrl);
+  return { proc, out, err };
+}
+
+/** management-service in its own process (on `port`, else a free one), its stdout and stderr collected. */
+async function spawnService(logLevel: string, port?: number) {
+  port ??= await freePort();
   const url = `http://127.0.0.1:${port}`;
-  await ready(url);
+  const { proc, out, err } = await spawnMain(
+    'management-service/src/main.ts',
+    {
+      GATEWAY_SECRET: s.config.GATEWAY_SECRET,
+      CURSOR_SECRET: s.config.CURSOR_SECRET,
+      MANAGEMENT_SERVICE_PORT: String(port),
+      LOG_LEVEL: logLevel,
+    },
+    url,
+  );
   const lines = () =>
     out.text
       .split('\n')
@@ -161,4 +172,43 @@ test('a port in use: a second process exits 1 with one line naming the port and 
     first.proc.kill('SIGTERM');
     await first.proc.exited;
   }
+});
+
+/** The dashboard in its own process (dashboard/src/main.ts), on free ports, its stdout and stderr collected. */
+async function spawnDashboard() {
+  const [port, opsPort] = [await freePort(), await freePort()];
+  const ops = `http://127.0.0.1:${opsPort}`;
+  const env = {
+    DASHBOARD_SECRET: s.config.DASHBOARD_SECRET,
+    DASHBOARD_PORT: String(port),
+    DASHBOARD_OPS_PORT: String(opsPort),
+    LOG_LEVEL: 'info',
+  };
+  const { proc, out } = await spawnMain('dashboard/src/main.ts', env, ops);
+  return { proc, url: `http://127.0.0.1:${port}`, ops, out };
+}
+
+test('the dashboard process: its pages on its port, /metrics and /readyz on its operations port only; SIGTERM drains, exit 0', async () => {
+  const d = await spawnDashboard();
+  try {
+    expect((await fetch(`${d.url}/sign-in`)).status).toBe(200);
+    expect((await fetch(`${d.url}/metrics`)).status).toBe(404); // never on the public port
+    expect(await (await fetch(`${d.ops}/readyz`)).json()).toEqual({
+      status: 'ready',
+      checks: { postgres: 'up', redis: 'up' },
+    });
+    const metrics = await (await fetch(`${d.ops}/metrics`)).text();
+    expect(metrics).toContain('studio_http_requests_total{surface="dashboard",operation="/sign-in",status="200"} 1');
+    expect(metrics).toContain('studio_http_requests_total{surface="dashboard",operation="unknown",status="404"} 1');
+    expect(d.out.text).toContain('"msg":"dashboard listening"');
+  } finally {
+    d.proc.kill('SIGTERM');
+  }
+  expect(await d.proc.exited).toBe(0);
+  expect(d.out.text).toContain('"msg":"dashboard draining","signal":"SIGTERM"');
+  const closed = await fetch(`${d.url}/sign-in`).then(
+    () => false,
+    () => true,
+  );
+  expect(closed).toBe(true);
 });

@@ -114,12 +114,13 @@ const HOSTS = [
 ];
 
 describe('a malformed Host or target', () => {
-  test('is 400 malformed_request with a problem body on all four gateway ports and both services, nothing served', async () => {
+  test("is 400 malformed_request with a problem body on the gateway's three ports, the dashboard's two and both services, nothing served", async () => {
     const bases = {
       storefront: s.storefrontUrl,
       management: s.managementUrl,
       dashboard: s.dashboardUrl,
       ops: s.opsUrl,
+      'dashboard-ops': s.dashboardOpsUrl,
       'storefront-service': s.storefrontServiceUrl,
       'management-service': s.managementServiceUrl,
     };
@@ -138,7 +139,7 @@ describe('a malformed Host or target', () => {
   });
 
   test('what Bun refuses itself (no Host, NUL, no leading slash, two framings) is a bare 400, never a page with a stack', async () => {
-    for (const base of [s.storefrontUrl, s.dashboardUrl, s.opsUrl, s.managementServiceUrl]) {
+    for (const base of [s.storefrontUrl, s.dashboardUrl, s.opsUrl, s.dashboardOpsUrl, s.managementServiceUrl]) {
       for (const request of [
         get('/v1/instructors', '\x00'),
         'GET /v1/instructors HTTP/1.1\r\nConnection: close\r\n\r\n',
@@ -485,6 +486,8 @@ describe('nosniff', () => {
       [`${s.opsUrl}/readyz`],
       [`${s.opsUrl}/nowhere`],
       [`${s.opsUrl}/metrics`, { method: 'POST' }],
+      [`${s.dashboardOpsUrl}/metrics`],
+      [`${s.dashboardOpsUrl}/readyz`],
       [`${s.managementServiceUrl}/healthz`],
       [`${s.managementServiceUrl}/metrics`],
       [`${s.managementServiceUrl}/v1/instructors`], // unsigned: 401
@@ -525,7 +528,7 @@ describe('processes as started', () => {
   });
 
   test('beyond loopback with a development secret, a process refuses to start and names the variables', async () => {
-    const [port, ...gw] = await freePorts(5);
+    const [port, ...gw] = await freePorts(6);
     for (const [entry, ports] of [
       ['management-service/src/main.ts', { MANAGEMENT_SERVICE_PORT: String(port) }],
       [
@@ -533,10 +536,10 @@ describe('processes as started', () => {
         {
           STOREFRONT_PORT: String(gw[0]),
           MANAGEMENT_PORT: String(gw[1]),
-          DASHBOARD_PORT: String(gw[2]),
-          OPS_PORT: String(gw[3]),
+          OPS_PORT: String(gw[2]),
         },
       ],
+      ['dashboard/src/main.ts', { DASHBOARD_PORT: String(gw[3]), DASHBOARD_OPS_PORT: String(gw[4]) }],
     ] as const) {
       const proc = spawnMain(entry, {
         ...stores(),
@@ -583,34 +586,42 @@ describe('processes as started', () => {
     }
   });
 
-  test('the gateway as main.ts starts it (loopback, development defaults): a malformed Host is 400 on its four ports', async () => {
-    const ports = await freePorts(4);
-    const proc = spawnMain('gateway/src/main.ts', {
-      ...stores(),
-      STOREFRONT_PORT: String(ports[0]),
-      MANAGEMENT_PORT: String(ports[1]),
-      DASHBOARD_PORT: String(ports[2]),
-      OPS_PORT: String(ports[3]),
-      STOREFRONT_SERVICE_URL: s.storefrontServiceUrl,
-      MANAGEMENT_SERVICE_URL: s.managementServiceUrl,
-    });
+  test('the gateway and the dashboard as their main.ts start them (loopback, development defaults): a malformed Host is 400 on each of their ports', async () => {
+    const ports = await freePorts(5);
+    const procs = [
+      spawnMain('gateway/src/main.ts', {
+        ...stores(),
+        STOREFRONT_PORT: String(ports[0]),
+        MANAGEMENT_PORT: String(ports[1]),
+        OPS_PORT: String(ports[2]),
+        STOREFRONT_SERVICE_URL: s.storefrontServiceUrl,
+        MANAGEMENT_SERVICE_URL: s.managementServiceUrl,
+      }),
+      spawnMain('dashboard/src/main.ts', {
+        ...stores(),
+        DASHBOARD_PORT: String(ports[3]),
+        DASHBOARD_OPS_PORT: String(ports[4]),
+      }),
+    ];
     try {
       const bases = ports.map((p) => `http://127.0.0.1:${p}`);
-      let ready = false;
-      for (let i = 0; i < 100 && !ready; i++) {
-        ready = await fetch(`${bases[3]}/healthz`).then(
-          (r) => r.ok,
-          () => false,
-        );
-        if (!ready) await Bun.sleep(50);
+      for (const ops of [bases[2], bases[4]]) {
+        let ready = false;
+        for (let i = 0; i < 100 && !ready; i++) {
+          ready = await fetch(`${ops}/healthz`).then(
+            (r) => r.ok,
+            () => false,
+          );
+          if (!ready) await Bun.sleep(50);
+        }
+        expect(`${ops} ${ready}`).toBe(`${ops} true`);
       }
-      expect(ready).toBe(true);
       for (const base of bases)
         for (const host of ['[', 'a b', 'xn--', 'a..b'])
           expectMalformed(await raw(base, get('/anything/v1/instructors', host)), `${base} ${host}`);
     } finally {
-      proc.kill('SIGTERM');
-      await proc.exited;
+      for (const proc of procs) proc.kill('SIGTERM');
+      await Promise.all(procs.map((p) => p.exited));
     }
   });
 });

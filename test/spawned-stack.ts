@@ -1,5 +1,5 @@
 /**
- * The three processes of a stack as production runs them, each from its own `main.ts` on free ports, sharing a test
+ * The four processes of a stack as production runs them, each from its own `main.ts` on free ports, sharing a test
  * stack's database and Redis; their stdout and stderr collected as they come. `extraEnv` is added to each one's
  * environment (the OpenTelemetry SDK's variables, for one).
  */
@@ -60,6 +60,7 @@ export async function spawnStack(s: Stack, extraEnv: Record<string, string> = {}
     management: ports.MANAGEMENT_PUBLIC_URL!,
     dashboard: ports.DASHBOARD_PUBLIC_URL!,
     ops: `http://127.0.0.1:${port.ops}`,
+    dashboardOps: `http://127.0.0.1:${port.dashboardOps}`,
   };
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
@@ -78,13 +79,19 @@ export async function spawnStack(s: Stack, extraEnv: Record<string, string> = {}
     spawn('storefront-service', 'storefront-service/src/main.ts', env),
     spawn('management-service', 'management-service/src/main.ts', env),
     spawn('gateway', 'gateway/src/main.ts', env),
+    spawn('dashboard', 'dashboard/src/main.ts', env),
   ];
   const stop = async () => {
     for (const p of procs) p.proc.kill('SIGTERM');
     await Promise.all(procs.map((p) => p.proc.exited));
   };
   try {
-    await Promise.all([ready(ports.STOREFRONT_SERVICE_URL!), ready(ports.MANAGEMENT_SERVICE_URL!), ready(urls.ops)]);
+    await Promise.all([
+      ready(ports.STOREFRONT_SERVICE_URL!),
+      ready(ports.MANAGEMENT_SERVICE_URL!),
+      ready(urls.ops),
+      ready(urls.dashboardOps),
+    ]);
   } catch (err) {
     await stop();
     throw err;

@@ -20,6 +20,7 @@ const {
   management: mg,
   dashboard: dash,
   ops,
+  dashboardOps: dashOps,
   storefrontService: sfSvc,
   managementService: mgSvc,
 } = port;
@@ -52,7 +53,7 @@ afterAll(async () => {
 test('the banner says single-node mode, and every process reports "redis": "none", ready', async () => {
   expect(output).toContain('Studio API is running');
   expect(output).toContain('Mode        single-node mode: no Redis');
-  for (const port of [ops, sfSvc, mgSvc]) {
+  for (const port of [ops, dashOps, sfSvc, mgSvc]) {
     const res = await fetch(`http://127.0.0.1:${port}/readyz`);
     expect(await res.json()).toEqual({ status: 'ready', checks: { postgres: 'up', redis: 'none' } });
   }
@@ -71,7 +72,7 @@ test('a second `bun run start` while this one runs is refused before it starts a
   expect((await fetch(`http://127.0.0.1:${ops}/readyz`)).status).toBe(200);
 });
 
-test('the terminal closing (SIGHUP to its process group) stops the stack as Ctrl-C does: the gateway first, then the services; exit 0, every port closed', async () => {
+test('the terminal closing (SIGHUP to its process group) stops the stack as Ctrl-C does: the gateway and the dashboard first, then the services; exit 0, every port closed', async () => {
   process.kill(-proc.pid, 'SIGHUP');
   expect(await Promise.race([proc.exited, Bun.sleep(20_000).then(() => 'still running')])).toBe(0);
   // the services drain once the gateway has stopped (it may still forward in-flight calls to them), told by start
@@ -81,9 +82,13 @@ test('the terminal closing (SIGHUP to its process group) stops the stack as Ctrl
   const at = (pattern: RegExp) => lines.findIndex((l) => pattern.test(l));
   const gatewayStopped = at(/"msg":"process stopped","process":"gateway"/);
   expect(gatewayStopped).toBeGreaterThan(at(/"msg":"gateway draining","signal":"SIGTERM"/));
+  const dashboardStopped = at(/"msg":"process stopped","process":"dashboard"/);
+  expect(dashboardStopped).toBeGreaterThan(at(/"msg":"dashboard draining","signal":"SIGTERM"/));
   for (const service of ['storefront-service', 'management-service'])
-    expect(at(new RegExp(`"msg":"${service} draining","signal":"SIGTERM"`))).toBeGreaterThan(gatewayStopped);
-  for (const port of [sf, mg, dash, ops, sfSvc, mgSvc]) {
+    expect(at(new RegExp(`"msg":"${service} draining","signal":"SIGTERM"`))).toBeGreaterThan(
+      Math.max(gatewayStopped, dashboardStopped),
+    );
+  for (const port of [sf, mg, dash, ops, dashOps, sfSvc, mgSvc]) {
     const open = await fetch(`http://127.0.0.1:${port}/healthz`).then(
       () => true,
       () => false,

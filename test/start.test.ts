@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { createApiKey } from '@studio/gateway/keys/store';
+import { createApiKey } from '@studio/control/keys/service';
 import { randomBase62 } from '@studio/shared/base62';
 import { createSql, type Sql } from '@studio/shared/io/db';
 import postgres from 'postgres';
@@ -61,11 +61,20 @@ afterAll(async () => {
   await a.end();
 });
 
-test('bun run start migrates a new database, starts everything and prints the three URLs', () => {
+test('bun run start migrates a new database, starts everything and prints the three URLs', async () => {
   expect(output).toContain('migrations applied: 00001_init.sql, 00002_activity_without_foreign_keys.sql');
   expect(output).toContain(`Storefront  http://127.0.0.1:${port}/v1`);
   expect(output).toContain(`Management  http://127.0.0.1:${p1}/v1`);
   expect(output).toContain(`Dashboard   http://127.0.0.1:${p2}`);
+  // the dashboard is a process of its own: its pages on its port, its readiness and metrics on its operations port only
+  expect(output).toMatch(/"msg":"process started","process":"dashboard","pid":\d+/);
+  expect(output).toContain(`the dashboard's at http://127.0.0.1:${ports.dashboardOps}/metrics`);
+  expect((await fetch(`http://127.0.0.1:${p2}/sign-in`)).status).toBe(200);
+  expect((await fetch(`http://127.0.0.1:${ports.dashboardOps}/readyz`)).status).toBe(200);
+  expect(await (await fetch(`http://127.0.0.1:${ports.dashboardOps}/metrics`)).text()).toContain(
+    'studio_http_requests_total{surface="dashboard",operation="/sign-in",status="200"} 1',
+  );
+  expect((await fetch(`http://127.0.0.1:${p2}/metrics`)).status).toBe(404);
 });
 
 test('the ports given are the public URLs too: the documents the gateway serves name them', async () => {

@@ -5,10 +5,10 @@
  * counted, and a demo whose "Sunday Meditation" is on Sundays.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { createApiKey } from '@studio/gateway/keys/store';
+import { createApiKey } from '@studio/control/keys/service';
 import { JSON_TYPE, SCOPES, type Surface } from '@studio/shared';
 import { openApiDocument } from '@studio/shared/openapi';
-import { get, signIn } from '../gateway/test/dashboard-helpers';
+import { get, signIn } from '../dashboard/test/dashboard-helpers';
 import { seedDemo } from '../scripts/lib/seed';
 import { expectProblem, type Stack, startStack } from './harness';
 
@@ -202,7 +202,7 @@ describe('metrics', () => {
     await fetch(`${s.dashboardUrl}/sign-in`);
     await fetch(`${s.dashboardUrl}/keys/key_ThisIsNotALabel/roll`, { redirect: 'manual' });
     await fetch(`${s.dashboardUrl}/nowhere-at-all`);
-    const text = await (await fetch(`${s.opsUrl}/metrics`)).text();
+    const text = await (await fetch(`${s.dashboardOpsUrl}/metrics`)).text();
     const lines = text.split('\n').filter((l) => l.startsWith('studio_http_requests_total{surface="dashboard"'));
     expect(lines.some((l) => l.includes('operation="/sign-in",status="200"'))).toBe(true);
     expect(lines.some((l) => l.includes('operation="/keys/{keyId}/roll",status="303"'))).toBe(true);

@@ -1,18 +1,18 @@
 import { type Config, type RedisMode, redisMode } from '@studio/shared';
 import { channels } from '@studio/shared/broadcasts';
+import { type Broadcasts, broadcastsFor } from '@studio/shared/io/broadcasts/bus';
 import { createSql, type Sql } from '@studio/shared/io/db';
 import { createMetrics } from '@studio/shared/io/metrics';
+import { createOpsHandler } from '@studio/shared/io/ops';
 import { readinessCheck } from '@studio/shared/io/readiness';
 import type { Redis } from '@studio/shared/io/redis';
 import { createTracing } from '@studio/shared/io/tracing';
+import { redisNames } from '@studio/shared/redis-names';
 import { ActivityWriter } from './activity/writer';
-import { type Broadcasts, broadcastsFor } from './broadcasts/bus';
 import { pgBroadcastHandlers } from './broadcasts/listen';
 import { subscribeBroadcasts, trustMemory } from './broadcasts/subscribe';
 import { StorefrontCache } from './cache/storefront';
-import { createDashboard } from './dashboard';
 import { createDocsHandler } from './docs';
-import { redisNames } from './keys/redis-names';
 import { type KeyCacheOptions, KeyResolver } from './keys/resolver';
 import type { BucketStore } from './limits/buckets';
 import { MemoryBuckets } from './limits/memory-buckets';
@@ -20,7 +20,6 @@ import { RateLimiter } from './limits/rate-limiter';
 import { RedisBuckets } from './limits/redis-buckets';
 import { GatewayLock } from './lock';
 import { gatewayMetrics } from './metrics';
-import { createOpsHandler } from './ops';
 import { createSurface } from './pipeline';
 import { surfaceProfiles } from './pipeline/profile';
 
@@ -41,7 +40,7 @@ export interface GatewayDeps {
 }
 
 /**
- * Builds the gateway's handlers (three public surfaces and the operations port); never listens
+ * Builds the gateway's handlers (two public surfaces and the operations port); never listens
  * (main.ts and the tests do). Each Redis role has its single-node equivalent (docs/design/single-node.md):
  * buckets in memory, the key cache memory -> Postgres, broadcasts over LISTEN/NOTIFY on the
  * gateway lock's session; `start` takes that lock (exclusive in single-node mode, shared with Redis). Every handler
@@ -76,7 +75,6 @@ export function createGateway(deps: GatewayDeps) {
   return {
     storefront: createSurface(profiles.storefront, pipelineDeps),
     management: createSurface(profiles.management, pipelineDeps),
-    dashboard: createDashboard({ config, sql, readiness, bus, activity, metrics, tracing }),
     ops: createOpsHandler(metrics, readiness),
     mode,
     bus,

@@ -11,10 +11,10 @@ import {
   publicUrlOf,
   type Surface,
 } from '@studio/shared';
+import { escapeHtml } from '@studio/shared/escape-html';
 import type { ReadinessCheck } from '@studio/shared/io/readiness';
 import { openApiDocument } from '@studio/shared/openapi';
 import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
-import { escapeHtml } from './dashboard/html';
 
 export type DocsHandler = (surface: Surface, path: string, requestId: string, req: Request) => Promise<Response>;
 

@@ -1,5 +1,6 @@
 import { log, type RedisMode } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
+import { GATEWAY_LOCK as LOCK } from '@studio/shared/io/gateway-lock';
 import postgres from 'postgres';
 
 /**
@@ -16,8 +17,6 @@ import postgres from 'postgres';
  * gateway took the lock meanwhile, is told to stop (`onRefused`).
  */
 
-/** Two int4 keys: a key space apart from the idempotency locks' single bigint keys. */
-const LOCK = '1398031684, 1';
 /**
  * Retries after a drop wait 100, 200, then 250 ms each: one connection attempt every quarter second, which a stopped
  * Postgres refuses at once and a starting one answers with an error, costs it nothing, and the lock (so serving, in
@@ -41,29 +40,6 @@ export function lockRefusal(mode: RedisMode): string {
         'to run more than one, set REDIS_URL to one Redis (or REDIS_CLUSTER_NODES) on every gateway.'
     : 'a single-node gateway (REDIS_URL=none) is running against this database, and it must be the only gateway: ' +
         'to run more than one, set REDIS_URL to one Redis (or REDIS_CLUSTER_NODES) on every gateway, that one included.';
-}
-
-/** How many gateways hold the lock in this database now: in single-node mode, the receivers of a broadcast (0 or 1). */
-export async function gatewaysHolding(sql: Sql): Promise<number> {
-  const [row] = await sql.unsafe<{ n: number }[]>(`
-    select count(*)::int as n from pg_locks
-    where locktype = 'advisory' and (classid, objid, objsubid) = (${LOCK}, 2) and granted
-      and database = (select oid from pg_database where datname = current_database())`);
-  return row?.n ?? 0;
-}
-
-/**
- * The mode of the gateways running against this database, read from their lock (a single-node gateway holds it
- * exclusive, Redis-mode gateways shared), or null when none runs: the truth for a command that must reach them.
- */
-export async function runningGatewayMode(sql: Sql): Promise<RedisMode | null> {
-  const rows = await sql.unsafe<{ mode: string }[]>(`
-    select mode from pg_locks
-    where locktype = 'advisory' and (classid, objid, objsubid) = (${LOCK}, 2) and granted
-      and database = (select oid from pg_database where datname = current_database())
-    limit 1`);
-  const mode = rows[0]?.mode;
-  return mode === 'ExclusiveLock' ? 'single-node' : mode === 'ShareLock' ? 'redis' : null;
 }
 
 export interface GatewayLockOptions {

@@ -28,20 +28,15 @@ try {
 // production mode on every port (no development error pages), a problem+json 500 as the last resort
 const common = { ...SERVE_DEFAULTS, hostname: config.HOST, idleTimeout: 30 };
 type Fetch = (req: Request, server: Bun.Server<undefined>) => Response | Promise<Response>;
-type Port = 'STOREFRONT_PORT' | 'MANAGEMENT_PORT' | 'DASHBOARD_PORT' | 'OPS_PORT';
+type Port = 'STOREFRONT_PORT' | 'MANAGEMENT_PORT' | 'OPS_PORT';
 const listen = (variable: Port, fetch: Fetch) =>
   listenOrExit(variable, config[variable], () => Bun.serve({ ...common, port: config[variable], fetch }));
-const servers = [
-  listen('STOREFRONT_PORT', gateway.storefront),
-  listen('MANAGEMENT_PORT', gateway.management),
-  listen('DASHBOARD_PORT', gateway.dashboard),
-];
+const servers = [listen('STOREFRONT_PORT', gateway.storefront), listen('MANAGEMENT_PORT', gateway.management)];
 const ops = listen('OPS_PORT', gateway.ops);
 log('info', 'gateway listening', {
   mode: gateway.mode,
   storefront: servers[0]!.url.href,
   management: servers[1]!.url.href,
-  dashboard: servers[2]!.url.href,
   ops: ops.url.href,
 });
 

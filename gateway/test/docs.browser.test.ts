@@ -7,8 +7,8 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { operationsOf, type Surface } from '@studio/shared';
 import { EVENT_TYPES, TEST_EVENT_TYPE } from '@studio/shared/event-types';
 import type { Browser } from 'playwright-core';
+import { launchChromium, SHOTS } from '../../test/browser';
 import { type Stack, startStack } from '../../test/harness';
-import { launchChromium, SHOTS } from './browser';
 
 let s: Stack;
 let browser: Browser;

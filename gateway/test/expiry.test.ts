@@ -4,11 +4,11 @@
  * whatever they have cached.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { rollApiKey } from '@studio/control/keys/service';
 import { SCOPES } from '@studio/shared';
 import { quitRedis } from '@studio/shared/io/redis';
 import { expectProblem, type Stack, serveSurface, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
-import { rollApiKey } from '../src/keys/store';
 
 let s: Stack;
 let replica: Gateway;

@@ -6,13 +6,13 @@
  * live key from memory. Through the gateway, over HTTP.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createApiKey } from '@studio/control/keys/service';
 import { generateKey, hashKey } from '@studio/shared';
 import { quitRedis } from '@studio/shared/io/redis';
+import { get, signIn } from '../../dashboard/test/dashboard-helpers';
 import { expectProblem, type Stack, serveSurface, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
-import { createApiKey } from '../src/keys/store';
 import { clientBlock } from '../src/limits/rate-limiter';
-import { get, signIn } from './dashboard-helpers';
 
 let s: Stack;
 beforeAll(async () => {

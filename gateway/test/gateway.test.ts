@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/control/keys/service';
 import { createGateway } from '@studio/gateway';
 import type { ActivityEntry } from '@studio/gateway/activity/entry';
 import { ActivityWriter, FLUSH_ROWS } from '@studio/gateway/activity/writer';
-import { redisNames } from '@studio/gateway/keys/redis-names';
-import { revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/gateway/keys/store';
 import { GW, newRequestId, signedHeaders } from '@studio/shared';
 import { createSql } from '@studio/shared/io/db';
 import { quitRedis } from '@studio/shared/io/redis';
+import { redisNames } from '@studio/shared/redis-names';
 import { freePort } from '../../scripts/lib/ports';
 import { deleteStudio } from '../../scripts/lib/studios';
 import { expectProblem, inMode, MODES, type Stack, serveSurface, startStack } from '../../test/harness';

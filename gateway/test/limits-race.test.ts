@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { quitRedis } from '@studio/shared/io/redis';
+import { redisNames } from '@studio/shared/redis-names';
 import { inMode, MODES, type Stack, serveSurface, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
-import { redisNames } from '../src/keys/redis-names';
 import { MemoryBuckets } from '../src/limits/memory-buckets';
 import { RateLimiter } from '../src/limits/rate-limiter';
 import { RedisBuckets } from '../src/limits/redis-buckets';

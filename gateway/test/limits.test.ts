@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { redisNames } from '@studio/shared/redis-names';
 import { expectProblem, inMode, MODES, type Stack, startStack } from '../../test/harness';
-import { redisNames } from '../src/keys/redis-names';
 import { RateLimiter } from '../src/limits/rate-limiter';
 import { RedisBuckets } from '../src/limits/redis-buckets';
 

@@ -4,8 +4,8 @@
  * origin is echoed in CORS; a change holds at once on every replica.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createApiKey, setKeyOrigins } from '@studio/control/keys/service';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
-import { createApiKey, setKeyOrigins } from '../src/keys/store';
 
 let s: Stack;
 let studioId: string;

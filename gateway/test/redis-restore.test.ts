@@ -11,11 +11,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
+import { redisNames } from '@studio/shared/redis-names';
 import { freePort } from '../../scripts/lib/ports';
 import { startRedisServer } from '../../scripts/lib/throwaway-redis';
 import { expectProblem, type Stack, serveSurface, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
-import { redisNames } from '../src/keys/redis-names';
 
 let s: Stack;
 let dir = '';

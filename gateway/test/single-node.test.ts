@@ -7,13 +7,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
+import { createApiKey } from '@studio/control/keys/service';
 import { randomBase62 } from '@studio/shared/base62';
 import { createSql, type Sql } from '@studio/shared/io/db';
 import postgres from 'postgres';
 import { freePorts } from '../../scripts/lib/ports';
 import { createStudio } from '../../scripts/lib/studios';
 import { expectProblem, inMode, type Stack, startStack } from '../../test/harness';
-import { createApiKey } from '../src/keys/store';
 
 const root = join(import.meta.dir, '../..');
 const base = process.env.TEST_DATABASE_URL!;
@@ -228,9 +228,11 @@ describe('a single-node stack', () => {
       await until('the gateway to notice', () => !s.gateway.lock.held);
       await Bun.sleep(300); // its retake was refused: a gateway process exits now (main.ts); this one in a test stays paused
       await expectProblem(await s.mg('/v1/instructors', key), 503, 'service_unavailable');
-      // every port of it says so: the operations port, an API surface and the dashboard
-      for (const url of [s.opsUrl, s.managementUrl, s.dashboardUrl])
+      // every port of it says so: the operations port and the API surfaces
+      for (const url of [s.opsUrl, s.managementUrl, s.storefrontUrl])
         expect((await fetch(`${url}/readyz`)).status).toBe(503);
+      // the dashboard is a process of its own, which holds no gateway lock: it still serves its pages
+      expect((await fetch(`${s.dashboardUrl}/readyz`)).status).toBe(200);
     } finally {
       await thief.end();
     }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
-import { entryQuery, pageRoundQuery } from '@studio/gateway/dashboard/activity';
-import { chartQuery } from '@studio/gateway/dashboard/chart';
+import { chartQuery } from '@studio/dashboard/activity/chart';
+import { entryQuery, pageRoundQuery } from '@studio/dashboard/activity/service';
 import { loadConfig, newRequestId } from '@studio/shared';
 import { randomBase62 } from '@studio/shared/base62';
 import { createSql } from '@studio/shared/io/db';
@@ -73,7 +73,7 @@ try {
     console.log(`\n${title}\n${plan.map((l) => `  ${l}`).join('\n')}`);
     if (plan.some((l) => /Seq Scan on activity/.test(l))) failed = true; // on activity_batches or activity_hourly
   };
-  // the dashboard's own queries (gateway/src/dashboard/activity.ts), with the filters its pages send
+  // the dashboard's own queries (dashboard/src/activity/service.ts), with the filters its pages send
   const filters = {
     key: '',
     operation: '',

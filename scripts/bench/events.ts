@@ -1,5 +1,6 @@
 #!/usr/bin/env bun
-import { createApiKey } from '@studio/gateway/keys/store';
+import { createApiKey } from '@studio/control/keys/service';
+import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
 /**
  * `bun run bench:events` (issue 21): what events and webhooks cost, on a stack started as in
  * production (gateway, storefront-service and management-service as separate processes on CPU
@@ -22,7 +23,6 @@ import { createApiKey } from '@studio/gateway/keys/store';
  */
 import { newId } from '@studio/shared';
 import { createSql, type Sql } from '@studio/shared/io/db';
-import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/shared/io/webhooks/endpoints';
 import { createStudio } from '../lib/studios';
 import { createBenchStack } from './stack';
 import { quantile } from './stats';

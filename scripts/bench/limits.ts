@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-import { createApiKey } from '@studio/gateway/keys/store';
+import { createApiKey } from '@studio/control/keys/service';
 import { createSql } from '@studio/shared/io/db';
 import { createStudio } from '../lib/studios';
 import { createBenchStack } from './stack';

@@ -11,8 +11,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { redisBroadcasts } from '@studio/gateway/broadcasts/bus';
-import { createApiKey, revokeApiKey } from '@studio/gateway/keys/store';
+import { createApiKey, revokeApiKey } from '@studio/control/keys/service';
+import { redisBroadcasts } from '@studio/shared/io/broadcasts/bus';
 import { createSql } from '@studio/shared/io/db';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
 import { freePorts } from '../lib/ports';

@@ -16,12 +16,13 @@ export async function freePorts(n: number): Promise<number[]> {
   return [...ports];
 }
 
-/** One stack's ports: the gateway's three public ones and its operations port, and the two services'. */
+/** One stack's ports: the gateway's two public ones and its operations port, the dashboard's two, and the two services'. */
 export interface StackPorts {
   storefront: number;
   management: number;
   dashboard: number;
   ops: number;
+  dashboardOps: number;
   storefrontService: number;
   managementService: number;
 }
@@ -31,7 +32,7 @@ export interface StackPorts {
  * `urls`, also the services' and the public URLs on 127.0.0.1 (left out, `bun run start` derives them from the ports).
  */
 export async function stackPorts(urls = false): Promise<{ port: StackPorts; env: Record<string, string> }> {
-  const p = await freePorts(6);
+  const p = await freePorts(7);
   const port: StackPorts = {
     storefront: p[0]!,
     management: p[1]!,
@@ -39,14 +40,16 @@ export async function stackPorts(urls = false): Promise<{ port: StackPorts; env:
     ops: p[3]!,
     storefrontService: p[4]!,
     managementService: p[5]!,
+    dashboardOps: p[6]!,
   };
-  const { storefront, management, dashboard, ops, storefrontService, managementService } = port;
+  const { storefront, management, dashboard, ops, dashboardOps, storefrontService, managementService } = port;
   const at = (n: number) => `http://127.0.0.1:${n}`;
   const env: Record<string, string> = {
     STOREFRONT_PORT: String(storefront),
     MANAGEMENT_PORT: String(management),
     DASHBOARD_PORT: String(dashboard),
     OPS_PORT: String(ops),
+    DASHBOARD_OPS_PORT: String(dashboardOps),
     STOREFRONT_SERVICE_PORT: String(storefrontService),
     MANAGEMENT_SERVICE_PORT: String(managementService),
   };

@@ -1,6 +1,6 @@
 import { Type as t } from '@sinclair/typebox';
-import type { Broadcasts } from '@studio/gateway/broadcasts/bus';
 import { AppError, iso, isoOrNull, newId } from '@studio/shared';
+import type { Broadcasts } from '@studio/shared/io/broadcasts/bus';
 import type { Db, Sql, Tx } from '@studio/shared/io/db';
 import {
   EMAIL_MAX,

@@ -1,12 +1,11 @@
 /**
  * The operator's webhook commands (docs/design/webhooks.md): `webhook:create`, `:list`, `:enable`, `:disable`,
- * `:delete`, `:roll-secret`, `:test`. The work is the shared module's (`shared/src/io/webhooks/`), the one
+ * `:delete`, `:roll-secret`, `:test`. The work is the control module's (`control/src/webhooks/`), the one
  * the dashboard calls too; this prints the endpoint with the fields docs/design/webhooks.md names, and the secret only
  * where one was just made.
  */
-import type { Config } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
-import { sendTestEvent } from '@studio/shared/io/webhooks/deliveries';
+
+import { sendTestEvent } from '@studio/control/webhooks/deliveries';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -15,7 +14,9 @@ import {
   rollEndpointSecret,
   setEndpointEnabled,
   webhookContext,
-} from '@studio/shared/io/webhooks/endpoints';
+} from '@studio/control/webhooks/endpoints';
+import type { Config } from '@studio/shared';
+import type { Sql } from '@studio/shared/io/db';
 import { requireStudio } from './studios';
 
 const shown = (e: EndpointJson) => ({

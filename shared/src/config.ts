@@ -52,6 +52,8 @@ export const ConfigSchema = T.Object({
   PROBLEM_TYPE_BASE: T.String({ default: '' }),
   /** The gateway's operations port: /metrics, /healthz, /readyz (docs/design/processes.md). */
   OPS_PORT: Port,
+  /** The dashboard process's operations port: `/metrics`, `/healthz`, `/readyz` (never the public DASHBOARD_PORT). */
+  DASHBOARD_OPS_PORT: Port,
   /**
    * OTLP/HTTP collector base URL (e.g. http://127.0.0.1:4318); empty: no spans are exported. Checked and read here
    * only to turn tracing on: the OpenTelemetry SDK reads it, and its other OTEL_* variables, from the environment
@@ -88,6 +90,7 @@ const DEFAULTS: Partial<Record<keyof Config, string>> = {
   STOREFRONT_SERVICE_PORT: '48104',
   MANAGEMENT_SERVICE_PORT: '48105',
   OPS_PORT: '48007',
+  DASHBOARD_OPS_PORT: '48009',
   GATEWAY_SECRET: 'dev-gateway-secret-change-me',
   DASHBOARD_SECRET: 'dev-dashboard-secret-change-me',
   CURSOR_SECRET: 'dev-cursor-secret-change-me',

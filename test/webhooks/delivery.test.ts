@@ -6,6 +6,16 @@
  * Events are written as the outbox writes them (helpers.recordEvent).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, spyOn, test } from 'bun:test';
+import { listDeliveries, replayDelivery, sendTestEvent } from '@studio/control/webhooks/deliveries';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  getEndpoint,
+  rollEndpointSecret,
+  setEndpointEnabled,
+  type WebhookContext,
+  webhookContext,
+} from '@studio/control/webhooks/endpoints';
 import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks/dispatcher';
 import {
   deleteExpired,
@@ -16,16 +26,6 @@ import {
 import { newId, setLogLevel } from '@studio/shared';
 import { createSql, type Sql } from '@studio/shared/io/db';
 import { createMetrics } from '@studio/shared/io/metrics';
-import { listDeliveries, replayDelivery, sendTestEvent } from '@studio/shared/io/webhooks/deliveries';
-import {
-  createEndpoint,
-  deleteEndpoint,
-  getEndpoint,
-  rollEndpointSecret,
-  setEndpointEnabled,
-  type WebhookContext,
-  webhookContext,
-} from '@studio/shared/io/webhooks/endpoints';
 import { Webhook } from 'standardwebhooks';
 import { freePort } from '../../scripts/lib/ports';
 import {

@@ -4,18 +4,17 @@
  * chosen event types, and a signing secret shown once and stored encrypted, bound to its endpoint.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import {
+  createEndpoint,
+  listEndpoints,
+  MAX_ENDPOINTS_PER_STUDIO,
+  webhookContext,
+} from '@studio/control/webhooks/endpoints';
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
 import { firstBytes } from '@studio/management-service/webhooks/send';
 import { AppError } from '@studio/shared';
 import { refusedAddress } from '@studio/shared/io/webhooks/addresses';
-import {
-  createEndpoint,
-  type EndpointRow,
-  listEndpoints,
-  MAX_ENDPOINTS_PER_STUDIO,
-  signingSecrets,
-  webhookContext,
-} from '@studio/shared/io/webhooks/endpoints';
+import { type EndpointRow, signingSecrets } from '@studio/shared/io/webhooks/endpoints';
 import { parseRetrySchedule, retryDelay } from '@studio/shared/io/webhooks/schedule';
 import { createSecretBox, secretBytes, signatureHeader } from '@studio/shared/io/webhooks/secrets';
 import type { Resolver } from '@studio/shared/io/webhooks/target';

@@ -6,11 +6,11 @@
  *   its backlog drains, while another studio's deliveries go at once; the gauge and the backlog read say so.
  */
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test';
+import { studioBacklog } from '@studio/control/webhooks/deliveries';
+import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
 import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks/dispatcher';
 import { pendingStats } from '@studio/management-service/webhooks/queries';
 import { newId } from '@studio/shared';
-import { studioBacklog } from '@studio/shared/io/webhooks/deliveries';
-import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/shared/io/webhooks/endpoints';
 import { freshDatabase, recordEvent, startReceiver, type TestDatabase, until } from './helpers';
 
 let s: TestDatabase;

@@ -1,8 +1,8 @@
 import type { KeyKind } from '@studio/shared';
 import type { Sql } from '@studio/shared/io/db';
 import { bounded, type Redis, redisUsable } from '@studio/shared/io/redis';
+import { RECORD_TTL_S, type redisNames } from '@studio/shared/redis-names';
 import { type CacheTier, type SharedTier, TieredCache } from '../cache/tiered';
-import { RECORD_TTL_S, type redisNames } from './redis-names';
 
 export interface KeyRecord {
   id: string;

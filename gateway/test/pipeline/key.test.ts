@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setSystemTime, test } from 'bun:test';
 import { generateKey } from '@studio/shared';
+import { redisNames } from '@studio/shared/redis-names';
 import { type Stack, startStack } from '../../../test/harness';
-import { redisNames } from '../../src/keys/redis-names';
 import { MemoryBuckets } from '../../src/limits/memory-buckets';
 import { RateLimiter } from '../../src/limits/rate-limiter';
 import { RedisBuckets } from '../../src/limits/redis-buckets';

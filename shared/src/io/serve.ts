@@ -93,7 +93,7 @@ const INTERNAL_ORIGIN = 'http://service.internal';
  * Host shorter than four characters (a service reached as `http://mg`) would hide the
  * target's first segment: such a request is handed on under a long enough origin.
  */
-function routable(req: Request, t: RequestTarget): Request {
+export function routable(req: Request, t: RequestTarget): Request {
   return req.url.length - t.pathAndQuery.length < 11 ? new Request(INTERNAL_ORIGIN + t.pathAndQuery, req) : req;
 }
 

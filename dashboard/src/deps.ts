@@ -1,0 +1,20 @@
+import type { Config } from '@studio/shared';
+import type { Broadcasts } from '@studio/shared/io/broadcasts/bus';
+import type { Sql } from '@studio/shared/io/db';
+import type { Metrics } from '@studio/shared/io/metrics';
+import type { ReadinessCheck } from '@studio/shared/io/readiness';
+import type { Tracing } from '@studio/shared/io/tracing';
+
+/** What every dashboard page is built from (its own file, so the pages and the router do not import each other). */
+export interface DashboardDeps {
+  config: Config;
+  sql: Sql;
+  /** The process's `/readyz` (the same on the public port as on the operations port: draining, 503 here too). */
+  readiness: ReadinessCheck;
+  /** How a key change reaches every gateway (Redis, or Postgres in single-node mode), with their confirmation. */
+  bus: Broadcasts;
+  /** Dashboard requests are counted with `surface="dashboard"` (docs/design/observability.md). */
+  metrics?: Metrics;
+  /** Null unless OTEL_EXPORTER_OTLP_ENDPOINT is set: a dashboard request is a span too. */
+  tracing?: Tracing | null;
+}
