@@ -17,6 +17,7 @@ import { createOpsHandler } from '@studio/shared/io/ops';
 import { readinessCheck } from '@studio/shared/io/readiness';
 import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/io/redis';
 import { SERVE_DEFAULTS, type ServedApp, serveService } from '@studio/shared/io/serve';
+import { createTracing } from '@studio/shared/io/tracing';
 import { createStorefrontService } from '@studio/storefront-service';
 import postgres from 'postgres';
 import { createStudio, deleteStudio, type StudioInput } from '../scripts/lib/studios';
@@ -255,7 +256,16 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   // the dashboard process, as its main.ts builds it: its own readiness, metrics and broadcasts (Redis, or Postgres)
   const dashboardMetrics = createMetrics();
   const dashboardReadiness = readinessCheck(sql, single ? 'none' : redis);
-  holder.dashboard = createDashboard({ config, sql, readiness: dashboardReadiness, bus, metrics: dashboardMetrics });
+  // null unless the stack names OTEL_EXPORTER_OTLP_ENDPOINT: its spans go out as the process's would
+  const dashboardTracing = createTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'dashboard');
+  holder.dashboard = createDashboard({
+    config,
+    sql,
+    readiness: dashboardReadiness,
+    bus,
+    metrics: dashboardMetrics,
+    tracing: dashboardTracing,
+  });
   holder.dashboardOps = createOpsHandler(dashboardMetrics, dashboardReadiness);
 
   return {
@@ -281,6 +291,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       checkedSurfaces.delete(mgUrl);
       for (const s of servers) s.stop(true);
       await gateway.stop();
+      await dashboardTracing?.shutdown();
       await storefrontApp.stop();
       await managementApp.stop();
       if (redis.isReady) await deleteByPrefix(redis, prefix);

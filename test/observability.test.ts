@@ -133,7 +133,7 @@ describe('trace context', () => {
     const spanId = res.headers.get('traceresponse')!.split('-')[2];
     for (let i = 0; i < 50 && !received.some((x) => x.traceId === traceId); i++) await Bun.sleep(100);
     expect(received.find((x) => x.traceId === traceId)).toMatchObject({
-      service: 'gateway',
+      service: 'dashboard',
       spanId,
       parentSpanId: 'b7ad6b7169203331',
       name: 'GET /sign-in',
