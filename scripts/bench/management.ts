@@ -2,7 +2,8 @@
  * The `management` case (`bun run bench management`): p50 of a Management list page at 1,000 and
  * 1,000,000 classes (bulk-inserted; 10,000 with --quick), first and deep, and of creating a class with
  * 52 weekly occurrences. Runs the management app in-process (`app.handle`, signed like the gateway) on
- * a scratch database it creates and drops. No target: its figures go on the performance page.
+ * a scratch database it creates and drops. Its target: the create (its class's occurrences read back beside another
+ * studio's 1,000,000 classes; scripts/bench/cases.ts).
  */
 
 import { createManagementService } from '@studio/management-service';
