@@ -165,17 +165,17 @@ describe('studio and keys', () => {
     );
   });
 
-  test('help prints the usage on stdout, exit 0, and the README lists every command it names', async () => {
+  test('help prints the usage on stdout, exit 0, and docs/cli.md lists every command it names', async () => {
     for (const asked of ['help', '--help']) {
       const r = await admin(asked);
       expect([r.code, r.err]).toEqual([0, '']);
       expect(r.out).toStartWith('usage: bun run admin <command> [options]');
     }
     const usage = (await admin('help')).out;
-    const readme = await Bun.file(join(root, 'README.md')).text();
+    const reference = await Bun.file(join(root, 'docs/cli.md')).text();
     for (const [, name] of usage.matchAll(/^ {2}([a-z:|-]+)/gm))
       for (const one of name!.split('|'))
-        expect([one, readme.includes(`bun run admin ${one}`) || readme.includes(`|${one}`)]).toEqual([one, true]);
+        expect([one, reference.includes(`bun run admin ${one}`) || reference.includes(`|${one}`)]).toEqual([one, true]);
   });
 
   test('bad input: one clear line and a non-zero exit', async () => {
