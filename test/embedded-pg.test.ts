@@ -94,11 +94,11 @@ describe('the embedded Postgres', () => {
     await intruder.end();
   }, 30_000);
 
-  test("the README's PGURL line prints the URL that reaches it", async () => {
-    const readme = await Bun.file(join(import.meta.dir, '..', 'README.md')).text();
-    const script = /^PGURL="\$\(bun -p '(.+)'\)"$/m.exec(readme)?.[1];
+  test("docs/operations.md's PGURL line prints the URL that reaches it", async () => {
+    const page = await Bun.file(join(import.meta.dir, '..', 'docs', 'operations.md')).text();
+    const script = /^PGURL="\$\(bun -p '(.+)'\)"$/m.exec(page)?.[1];
     expect(script).toBeDefined();
-    // run where the README runs it, the repository root: here, one whose .data/postgres.json is this test's
+    // run where the page runs it, the repository root: here, one whose .data/postgres.json is this test's
     const where = join(dir, 'checkout');
     mkdirSync(join(where, '.data'), { recursive: true });
     writeFileSync(join(where, '.data', 'postgres.json'), readFileSync(stateFile));
