@@ -1,6 +1,6 @@
 /**
- * Issue 56, item 2: the README is a short front door (conventions, habit 18) that sends readers on, and every page it
- * sends them to exists. The README and the pages beside docs/design/ (docs/*.md) link only to files in the repository,
+ * The README is a short front door (conventions, habit 18) that sends readers on, and every page it sends them to
+ * exists. The README and the pages beside docs/design/ (docs/*.md) link only to files in the repository,
  * and the README links each docs page once.
  */
 import { expect, test } from 'bun:test';
