@@ -2,10 +2,10 @@
 import { join, relative } from 'node:path';
 /**
  * `bun run start`: the database (docs/design/single-node.md: DATABASE_URL, else Postgres on 127.0.0.1:5432, else an
- * embedded Postgres it starts), migrations, then the three processes (gateway,
+ * embedded Postgres it starts), migrations, then the four processes (gateway, dashboard,
  * storefront-service, management-service), each on its own as in production, all given the
  * same DATABASE_URL; prints the URLs once all are ready, restarts a child that dies, and on
- * Ctrl-C stops the gateway, then the services, then the embedded Postgres.
+ * Ctrl-C stops them (the gateway and the dashboard first, then the services), then the embedded Postgres.
  */
 import { answers, LOCAL_DATABASE_URL, loadConfigOrExit, redisMode, resolveDatabase, SINGLE_NODE } from '@studio/shared';
 import { RUNTIME_ENV } from '@studio/shared/runtime';
@@ -83,7 +83,7 @@ if (database.source === 'embedded') {
     console.error(
       `error: cannot start the embedded Postgres (data in ${shown(database.dataDir)}): ${(err as Error).message}`,
     );
-    console.error('Or use a Postgres of your own: set DATABASE_URL (README "The database").');
+    console.error('Or use a Postgres of your own: set DATABASE_URL (docs/operations.md, "The database").');
     process.exit(1);
   }
   console.log(
