@@ -11,17 +11,23 @@ import {
   isScope,
   type KeyKind,
   loadConfigOrExit,
+  parseOriginList,
   type RedisMode,
   redisMode,
   resolveDatabase,
   SCOPES,
   SINGLE_NODE,
 } from '@studio/shared';
-import { type Broadcasts, postgresBroadcasts, redisBroadcasts } from '@studio/shared/io/broadcasts/bus';
-import { createSql } from '@studio/shared/io/db';
-import { runningGatewayMode } from '@studio/shared/io/gateway-lock';
-import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
-import { parseOriginList } from '@studio/shared/origins';
+import {
+  type Broadcasts,
+  connectRedis,
+  createRedis,
+  createSql,
+  postgresBroadcasts,
+  quitRedis,
+  redisBroadcasts,
+  runningGatewayMode,
+} from '@studio/shared/io';
 import { migrate } from './lib/migrate';
 import { createStudio, deleteStudio, publishSite, requireStudio } from './lib/studios';
 import {

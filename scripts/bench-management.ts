@@ -8,7 +8,7 @@
 import { createManagementService } from '@studio/management-service';
 import { signCursor } from '@studio/management-service/kit/pagination';
 import { type Caller, loadConfig, newId, SCOPES, signedHeaders } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
+import { createSql } from '@studio/shared/io';
 import postgres from 'postgres';
 import { median as p50 } from './bench/stats';
 import { migrate } from './lib/migrate';

@@ -6,8 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createApiKey } from '@studio/control/keys/service';
-import { JSON_TYPE, SCOPES, type Surface } from '@studio/shared';
-import { openApiDocument } from '@studio/shared/openapi';
+import { JSON_TYPE, openApiDocument, SCOPES, type Surface } from '@studio/shared';
 import { get, signIn } from '../dashboard/test/dashboard-helpers';
 import { seedDemo } from '../scripts/lib/seed';
 import { expectProblem, type Stack, startStack } from './harness';

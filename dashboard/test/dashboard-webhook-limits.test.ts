@@ -5,8 +5,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { createEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
 import { createDashboard } from '@studio/dashboard';
-import { broadcastsFor } from '@studio/shared/io/broadcasts/bus';
-import { readinessCheck } from '@studio/shared/io/readiness';
+import { broadcastsFor, readinessCheck } from '@studio/shared/io';
 import { type Stack, serveSurface, startStack } from '../../test/harness';
 import { form, signIn } from './dashboard-helpers';
 

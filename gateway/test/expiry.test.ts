@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { rollApiKey } from '@studio/control/keys/service';
 import { SCOPES } from '@studio/shared';
-import { quitRedis } from '@studio/shared/io/redis';
+import { quitRedis } from '@studio/shared/io';
 import { expectProblem, type Stack, serveSurface, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
 

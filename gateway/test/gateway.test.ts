@@ -3,10 +3,8 @@ import { revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/control/keys/se
 import { createGateway } from '@studio/gateway';
 import type { ActivityEntry } from '@studio/gateway/activity/entry';
 import { ActivityWriter, FLUSH_ROWS } from '@studio/gateway/activity/writer';
-import { GW, newRequestId, signedHeaders } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
-import { quitRedis } from '@studio/shared/io/redis';
-import { redisNames } from '@studio/shared/redis-names';
+import { GW, newRequestId, redisNames, signedHeaders } from '@studio/shared';
+import { createSql, quitRedis } from '@studio/shared/io';
 import { freePort } from '../../scripts/lib/ports';
 import { deleteStudio } from '../../scripts/lib/studios';
 import { expectProblem, inMode, MODES, type Stack, serveSurface, startStack } from '../../test/harness';

@@ -1,9 +1,8 @@
 #!/usr/bin/env bun
 import { chartQuery } from '@studio/dashboard/activity/chart';
 import { entryQuery, pageRoundQuery } from '@studio/dashboard/activity/service';
-import { loadConfig, newRequestId } from '@studio/shared';
-import { randomBase62 } from '@studio/shared/base62';
-import { createSql } from '@studio/shared/io/db';
+import { loadConfig, newRequestId, randomBase62 } from '@studio/shared';
+import { createSql } from '@studio/shared/io';
 import type { PendingQuery, Row } from 'postgres';
 /**
  * `bun run bench:activity-plan`: the dashboard's activity queries on a busy studio. A scratch

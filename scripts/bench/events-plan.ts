@@ -1,10 +1,8 @@
 #!/usr/bin/env bun
 import { findQuery, pageQuery } from '@studio/management-service/events/queries';
 import { deleteBatch } from '@studio/management-service/events/retention';
-import { loadConfig } from '@studio/shared';
-import { randomBase62 } from '@studio/shared/base62';
-import { EVENT_TYPES } from '@studio/shared/events';
-import { createSql } from '@studio/shared/io/db';
+import { EVENT_TYPES, loadConfig, randomBase62 } from '@studio/shared';
+import { createSql } from '@studio/shared/io';
 /**
  * `bun run bench:events-plan`: the feed's queries at 10 million events. A scratch database gets
  * 10,000,000 events of one studio (spread over 30 days and over the transaction ids below the

@@ -22,7 +22,7 @@ import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/control/
  * `--quick`: a smoke run of a few seconds (small counts), to check the script works.
  */
 import { newId } from '@studio/shared';
-import { createSql, type Sql } from '@studio/shared/io/db';
+import { createSql, type Sql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
 import { createBenchStack } from './stack';
 import { quantile } from './stats';

@@ -3,7 +3,7 @@
  * 20 instructors and a secret key that may read them (`GET /v1/instructors`).
  */
 import { createApiKey } from '@studio/control/keys/service';
-import { createSql } from '@studio/shared/io/db';
+import { createSql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
 
 export const INSTRUCTORS_PATH = '/v1/instructors';

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 import { createApiKey } from '@studio/control/keys/service';
-import { createSql } from '@studio/shared/io/db';
+import { createSql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
 import { createBenchStack } from './stack';
 import { runWrk } from './wrk';

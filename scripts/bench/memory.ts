@@ -11,7 +11,7 @@
  * RSS by at most LEVEL_GROWTH over the cycle before, or the run fails.
  */
 import { generateKey, hashKey, keyHint, newId } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
+import { createSql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
 import { createBenchStack } from './stack';
 

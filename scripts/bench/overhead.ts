@@ -6,7 +6,7 @@ import { createApiKey } from '@studio/control/keys/service';
  * Usage: bun scripts/bench/overhead.ts [seconds]
  */
 import { signedHeaders } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
+import { createSql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
 import { createBenchStack } from './stack';
 import { runWrk, type WrkResult } from './wrk';

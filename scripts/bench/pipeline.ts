@@ -11,8 +11,7 @@ import { createGateway } from '@studio/gateway/app';
  * alternating runs.
  */
 import { loadConfig, setLogLevel } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
-import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
+import { connectRedis, createRedis, createSql, quitRedis } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
 import { createBenchStack } from './stack';
 

@@ -16,7 +16,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSql } from '@studio/shared/io/db';
+import { createSql } from '@studio/shared/io';
 import { seedStorefrontRead } from './seed';
 import { createBenchStack } from './stack';
 import { quantile } from './stats';

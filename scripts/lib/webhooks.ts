@@ -16,7 +16,7 @@ import {
   webhookContext,
 } from '@studio/control/webhooks/endpoints';
 import type { Config } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
+import type { Sql } from '@studio/shared/io';
 import { requireStudio } from './studios';
 
 const shown = (e: EndpointJson) => ({

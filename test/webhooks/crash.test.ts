@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
 import { loadConfig } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
+import { createSql } from '@studio/shared/io';
 import { Webhook } from 'standardwebhooks';
 import { migrate } from '../../scripts/lib/migrate';
 import { freePort } from '../../scripts/lib/ports';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, spyOn, test } from 'bun:test';
 import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
 import { newId } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
+import { createSql } from '@studio/shared/io';
 import { type Stack, startStack } from '../harness';
 import { startReceiver, until } from './helpers';
 

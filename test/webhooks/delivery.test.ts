@@ -24,8 +24,7 @@ import {
   fanOutBatch,
 } from '@studio/management-service/webhooks/queries';
 import { newId, setLogLevel } from '@studio/shared';
-import { createSql, type Sql } from '@studio/shared/io/db';
-import { createMetrics } from '@studio/shared/io/metrics';
+import { createMetrics, createSql, type Sql } from '@studio/shared/io';
 import { Webhook } from 'standardwebhooks';
 import { freePort } from '../../scripts/lib/ports';
 import {

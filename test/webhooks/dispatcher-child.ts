@@ -6,7 +6,7 @@
 
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
 import { loadConfig } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
+import { createSql } from '@studio/shared/io';
 
 const config = loadConfig();
 const sql = createSql(config.DATABASE_URL, { max: 5, name: 'test dispatcher' });

@@ -13,11 +13,17 @@ import {
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
 import { firstBytes } from '@studio/management-service/webhooks/send';
 import { AppError } from '@studio/shared';
-import { refusedAddress } from '@studio/shared/io/webhooks/addresses';
-import { type EndpointRow, signingSecrets } from '@studio/shared/io/webhooks/endpoints';
-import { parseRetrySchedule, retryDelay } from '@studio/shared/io/webhooks/schedule';
-import { createSecretBox, secretBytes, signatureHeader } from '@studio/shared/io/webhooks/secrets';
-import type { Resolver } from '@studio/shared/io/webhooks/target';
+import type { Resolver } from '@studio/shared/webhooks';
+import {
+  createSecretBox,
+  type EndpointRow,
+  parseRetrySchedule,
+  refusedAddress,
+  retryDelay,
+  secretBytes,
+  signatureHeader,
+  signingSecrets,
+} from '@studio/shared/webhooks';
 import { freshDatabase, recordEvent, startReceiver, type TestDatabase, until } from './helpers';
 
 let db: TestDatabase;

@@ -6,8 +6,7 @@ import {
   revokedKeyName,
   studioKey,
 } from '@studio/control/keys/service';
-import { AppError, isScope, type KeyKind, SCOPES } from '@studio/shared';
-import { parseOriginList } from '@studio/shared/origins';
+import { AppError, isScope, type KeyKind, parseOriginList, SCOPES } from '@studio/shared';
 import type { DashboardDeps } from '../deps';
 import { chromeOf, type Html, html, layout, messagePage, page, redirect, timeTag } from '../html';
 import { onceField, onceId } from '../once';

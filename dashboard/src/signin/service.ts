@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { randomBase62 } from '@studio/shared/base62';
+import { randomBase62 } from '@studio/shared';
 import type { DashboardDeps } from '../deps';
 import { html, layout, messagePage, page, redirect } from '../html';
 import { checkLoginLink, consumeLoginLink, type LinkCheck } from './links';

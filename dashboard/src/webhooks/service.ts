@@ -20,10 +20,8 @@ import {
   type WebhookContext,
   webhookContext,
 } from '@studio/control/webhooks/endpoints';
-import { AppError } from '@studio/shared';
-import { EVENT_TYPES } from '@studio/shared/event-types';
-import { MAX_URL_LENGTH } from '@studio/shared/schemas/fields';
-import { iso } from '@studio/shared/time';
+import { AppError, EVENT_TYPES, iso } from '@studio/shared';
+import { MAX_URL_LENGTH } from '@studio/shared/schemas';
 import type { DashboardDeps } from '../deps';
 import { chromeOf, type Html, html, layout, messagePage, page, redirect, timeTag } from '../html';
 import { onceField, onceId } from '../once';
