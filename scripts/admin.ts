@@ -1,8 +1,7 @@
 #!/usr/bin/env bun
 /** Operator command line (docs/design/cli.md): one JSON object on stdout; a one-line error and exit 1 on failure. */
 import { parseArgs } from 'node:util';
-import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/control/keys/service';
-import { createLoginLink } from '@studio/dashboard/signin/links';
+import { createApiKey, createLoginLink, listApiKeys, revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/control';
 import {
   AppError,
   answers,

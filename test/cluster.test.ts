@@ -5,7 +5,7 @@
  * cluster client reach both, and the revoke counts both before it returns.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { revokeApiKey } from '@studio/control/keys/service';
+import { revokeApiKey } from '@studio/control';
 import { createGateway, type Gateway } from '@studio/gateway';
 import { connectRedis, createRedis, publishStorefrontChange, quitRedis, type Redis } from '@studio/shared/io';
 import { expectProblem, type Stack, serveSurface, startStack } from './harness';

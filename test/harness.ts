@@ -4,7 +4,7 @@
  * the gateway listening on free ports. Nothing is mocked.
  */
 
-import { createApiKey, revokeApiKey } from '@studio/control/keys/service';
+import { createApiKey, revokeApiKey } from '@studio/control';
 import { createDashboard } from '@studio/dashboard';
 import { createGateway, type Gateway } from '@studio/gateway';
 import { createManagementService } from '@studio/management-service';

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { createApiKey } from '@studio/control/keys/service';
+import { createApiKey } from '@studio/control';
 import { randomBase62 } from '@studio/shared';
 import { createSql, type Sql } from '@studio/shared/io';
 import postgres from 'postgres';

@@ -5,7 +5,7 @@
  * counted, and a demo whose "Sunday Meditation" is on Sundays.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { createApiKey } from '@studio/control/keys/service';
+import { createApiKey } from '@studio/control';
 import { JSON_TYPE, openApiDocument, SCOPES, type Surface } from '@studio/shared';
 import { get, signIn } from '../dashboard/test/dashboard-helpers';
 import { seedDemo } from '../scripts/lib/seed';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/control/keys/service';
+import { revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/control';
 import { createGateway } from '@studio/gateway';
 import type { ActivityEntry } from '@studio/gateway/activity/entry';
 import { ActivityWriter, FLUSH_ROWS } from '@studio/gateway/activity/writer';

@@ -1,6 +1,5 @@
 #!/usr/bin/env bun
-import { createApiKey } from '@studio/control/keys/service';
-import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
+import { createApiKey, createEndpoint, deleteEndpoint, webhookContext } from '@studio/control';
 /**
  * `bun run bench:events` (issue 21): what events and webhooks cost, on a stack started as in
  * production (gateway, storefront-service and management-service as separate processes on CPU

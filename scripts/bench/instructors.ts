@@ -2,7 +2,7 @@
  * The uncached read the hop benches share (`bun run bench:hop`, `bun run bench:pair`): a studio with
  * 20 instructors and a secret key that may read them (`GET /v1/instructors`).
  */
-import { createApiKey } from '@studio/control/keys/service';
+import { createApiKey } from '@studio/control';
 import { createSql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-import { createApiKey } from '@studio/control/keys/service';
+import { createApiKey } from '@studio/control';
 import { createSql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
 import { createBenchStack } from './stack';

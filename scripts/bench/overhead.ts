@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-import { createApiKey } from '@studio/control/keys/service';
+import { createApiKey } from '@studio/control';
 /**
  * Issue 2's figure: an authenticated Storefront read through the gateway against
  * the same read sent straight to the service (with a valid gateway signature), one run.

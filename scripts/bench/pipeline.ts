@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-import { createApiKey } from '@studio/control/keys/service';
+import { createApiKey } from '@studio/control';
 import { HeldAnswer } from '@studio/gateway/answer';
 import { createGateway } from '@studio/gateway/app';
 /**

@@ -11,7 +11,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApiKey, revokeApiKey } from '@studio/control/keys/service';
+import { createApiKey, revokeApiKey } from '@studio/control';
 import { connectRedis, createRedis, createSql, quitRedis, redisBroadcasts } from '@studio/shared/io';
 import { freePorts } from '../lib/ports';
 import { createStudio } from '../lib/studios';

@@ -1,5 +1,5 @@
 /** The bench studio: 200 instructors, 2,000 classes, 20,000 occurrences, written in bulk. */
-import { createApiKey } from '@studio/control/keys/service';
+import { createApiKey } from '@studio/control';
 import { newId } from '@studio/shared';
 import type { Sql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';

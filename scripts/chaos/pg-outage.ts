@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-import { createApiKey } from '@studio/control/keys/service';
+import { createApiKey } from '@studio/control';
 import { createSql } from '@studio/shared/io';
 /**
  * `bun run chaos:pg`: issue 11's Postgres outage, measured from outside. A throwaway

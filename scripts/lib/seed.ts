@@ -1,4 +1,4 @@
-import { createApiKey } from '@studio/control/keys/service';
+import { createApiKey } from '@studio/control';
 import { createClass } from '@studio/management-service/classes/service';
 import { type Config, newId, SCOPES } from '@studio/shared';
 import type { Sql, Tx } from '@studio/shared/io';

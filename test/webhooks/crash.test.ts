@@ -10,7 +10,7 @@ import { lookup } from 'node:dns/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
+import { createEndpoint, webhookContext } from '@studio/control';
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
 import { loadConfig } from '@studio/shared';
 import { createSql } from '@studio/shared/io';

@@ -4,7 +4,7 @@
  * between them is broken by Postgres failing one with 40P01 (deadlock detected), as a cascading delete did here.
  */
 import { afterAll, beforeAll, expect, spyOn, test } from 'bun:test';
-import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
+import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/control';
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
 import { newId } from '@studio/shared';
 import { createSql } from '@studio/shared/io';

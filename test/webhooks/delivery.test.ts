@@ -6,16 +6,18 @@
  * Events are written as the outbox writes them (helpers.recordEvent).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, spyOn, test } from 'bun:test';
-import { listDeliveries, replayDelivery, sendTestEvent } from '@studio/control/webhooks/deliveries';
 import {
   createEndpoint,
   deleteEndpoint,
   getEndpoint,
+  listDeliveries,
+  replayDelivery,
   rollEndpointSecret,
+  sendTestEvent,
   setEndpointEnabled,
   type WebhookContext,
   webhookContext,
-} from '@studio/control/webhooks/endpoints';
+} from '@studio/control';
 import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks/dispatcher';
 import {
   deleteExpired,

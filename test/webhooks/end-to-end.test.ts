@@ -4,7 +4,7 @@
  * request id in the body and its trace id on the event.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { createEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
+import { createEndpoint, webhookContext } from '@studio/control';
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
 import { Webhook } from 'standardwebhooks';
 import { type Stack, startStack } from '../harness';

@@ -4,12 +4,7 @@
  * chosen event types, and a signing secret shown once and stored encrypted, bound to its endpoint.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import {
-  createEndpoint,
-  listEndpoints,
-  MAX_ENDPOINTS_PER_STUDIO,
-  webhookContext,
-} from '@studio/control/webhooks/endpoints';
+import { createEndpoint, listEndpoints, MAX_ENDPOINTS_PER_STUDIO, webhookContext } from '@studio/control';
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
 import { firstBytes } from '@studio/management-service/webhooks/send';
 import { AppError } from '@studio/shared';

@@ -6,7 +6,7 @@
  * events wait (deferred, not dropped), and A's dashboard says so.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { createEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
+import { createEndpoint, webhookContext } from '@studio/control';
 import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
 import { get, signIn } from '../../dashboard/test/dashboard-helpers';
 import { classBody, future, instructor } from '../../management-service/test/fixtures';

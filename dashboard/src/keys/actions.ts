@@ -1,11 +1,4 @@
-import {
-  type LiveKey,
-  liveKey,
-  renameApiKey,
-  replacementOf,
-  rollApiKey,
-  setKeyOrigins,
-} from '@studio/control/keys/service';
+import { type LiveKey, liveKey, renameApiKey, replacementOf, rollApiKey, setKeyOrigins } from '@studio/control';
 import { AppError, parseOriginList } from '@studio/shared';
 import type { DashboardDeps } from '../deps';
 import { type Html, html, layout, messagePage, page, redirect, timeTag } from '../html';

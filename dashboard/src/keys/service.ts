@@ -1,11 +1,4 @@
-import {
-  type ApiKeyJson,
-  createApiKey,
-  listApiKeys,
-  revokeApiKey,
-  revokedKeyName,
-  studioKey,
-} from '@studio/control/keys/service';
+import { type ApiKeyJson, createApiKey, listApiKeys, revokeApiKey, revokedKeyName, studioKey } from '@studio/control';
 import { AppError, isScope, type KeyKind, parseOriginList, SCOPES } from '@studio/shared';
 import type { DashboardDeps } from '../deps';
 import { chromeOf, type Html, html, layout, messagePage, page, redirect, timeTag } from '../html';

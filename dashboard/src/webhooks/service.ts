@@ -1,25 +1,23 @@
 import {
-  type DeliveryJson,
-  listDeliveries,
-  replayDelivery,
-  sendTestEvent,
-  studioBacklog,
-} from '@studio/control/webhooks/deliveries';
-import {
   createEndpoint,
+  type DeliveryJson,
   deleteEndpoint,
   type EndpointJson,
   endpointJson,
   getEndpoint,
+  listDeliveries,
   listEndpoints,
   MAX_ENDPOINTS_PER_STUDIO,
   ROLL_GRACE_MS,
+  replayDelivery,
   rollEndpointSecret,
   secretVersionOf,
+  sendTestEvent,
   setEndpointEnabled,
+  studioBacklog,
   type WebhookContext,
   webhookContext,
-} from '@studio/control/webhooks/endpoints';
+} from '@studio/control';
 import { AppError, EVENT_TYPES, iso } from '@studio/shared';
 import { MAX_URL_LENGTH } from '@studio/shared/schemas';
 import type { DashboardDeps } from '../deps';
