@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createEndpoint, sendTestEvent, type WebhookContext, webhookContext } from '@studio/control';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import { type Stack, startStack } from '../../test/harness';
 import { type Receiver, recordEvent, startReceiver, until } from '../../test/webhooks/helpers';
 import { get, postForm, signIn } from './dashboard-helpers';

@@ -1,6 +1,5 @@
 #!/usr/bin/env bun
-import { chartQuery } from '@studio/dashboard/activity/chart';
-import { entryQuery, pageRoundQuery } from '@studio/dashboard/activity/service';
+import { chartQuery, entryQuery, pageRoundQuery } from '@studio/dashboard/tooling';
 import { loadConfig, newRequestId, randomBase62 } from '@studio/shared';
 import { createSql } from '@studio/shared/io';
 import type { PendingQuery, Row } from 'postgres';

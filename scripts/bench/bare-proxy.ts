@@ -8,7 +8,7 @@
  *
  * Run as its own process: `bun scripts/bench/bare-proxy.ts <port> <upstream> <headers JSON>`.
  */
-import { Pool } from '@studio/gateway/forward/http1';
+import { Pool } from '@studio/gateway/tooling';
 import { requestTarget } from '@studio/shared';
 import { SERVE_DEFAULTS } from '@studio/shared/io';
 

@@ -1,6 +1,5 @@
 #!/usr/bin/env bun
-import { findQuery, pageQuery } from '@studio/management-service/events/queries';
-import { deleteBatch } from '@studio/management-service/events/retention';
+import { deleteBatch, findQuery, pageQuery } from '@studio/management-service/tooling';
 import { EVENT_TYPES, loadConfig, randomBase62 } from '@studio/shared';
 import { createSql } from '@studio/shared/io';
 /**

@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 import { createApiKey } from '@studio/control';
-import { HeldAnswer } from '@studio/gateway/answer';
-import { createGateway } from '@studio/gateway/app';
+import { createGateway } from '@studio/gateway';
+import { HeldAnswer } from '@studio/gateway/tooling';
 /**
  * `bun run bench:pipeline`: the gateway's own work on a cached Storefront read, without sockets.
  * The real pipeline (createGateway, with Postgres and Redis) is driven in-process with Request

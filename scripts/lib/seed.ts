@@ -1,5 +1,5 @@
 import { createApiKey } from '@studio/control';
-import { createClass } from '@studio/management-service/classes/service';
+import { createClass } from '@studio/management-service/tooling';
 import { type Config, newId, SCOPES } from '@studio/shared';
 import type { Sql, Tx } from '@studio/shared/io';
 import { checkStudio, insertStudio, publishSite } from './studios';

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { sendTestEvent } from '@studio/control';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import { Webhook } from 'standardwebhooks';
 import { freshDatabase, startReceiver, type TestDatabase, until } from './helpers';
 

@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEndpoint, webhookContext } from '@studio/control';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import { loadConfig } from '@studio/shared';
 import { createSql } from '@studio/shared/io';
 import { Webhook } from 'standardwebhooks';

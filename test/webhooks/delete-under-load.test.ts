@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, spyOn, test } from 'bun:test';
 import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/control';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import { newId } from '@studio/shared';
 import { createSql } from '@studio/shared/io';
 import { type Stack, startStack } from '../harness';

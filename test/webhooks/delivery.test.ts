@@ -18,16 +18,16 @@ import {
   type WebhookContext,
   webhookContext,
 } from '@studio/control';
-import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks/dispatcher';
+import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks';
+import { newId, setLogLevel } from '@studio/shared';
+import { createMetrics, createSql, type Sql } from '@studio/shared/io';
+import { Webhook } from 'standardwebhooks';
 import {
   deleteExpired,
   FAN_OUT_BATCH,
   FAN_OUT_DELIVERIES,
   fanOutBatch,
-} from '@studio/management-service/webhooks/queries';
-import { newId, setLogLevel } from '@studio/shared';
-import { createMetrics, createSql, type Sql } from '@studio/shared/io';
-import { Webhook } from 'standardwebhooks';
+} from '../../management-service/src/webhooks/queries';
 import { freePort } from '../../scripts/lib/ports';
 import {
   type Answer,

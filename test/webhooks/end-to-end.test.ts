@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { createEndpoint, webhookContext } from '@studio/control';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import { Webhook } from 'standardwebhooks';
 import { type Stack, startStack } from '../harness';
 import { startReceiver, until } from './helpers';

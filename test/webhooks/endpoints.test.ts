@@ -5,8 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createEndpoint, listEndpoints, MAX_ENDPOINTS_PER_STUDIO, webhookContext } from '@studio/control';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
-import { firstBytes } from '@studio/management-service/webhooks/send';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import { AppError } from '@studio/shared';
 import type { Resolver } from '@studio/shared/webhooks';
 import {
@@ -19,6 +18,7 @@ import {
   signatureHeader,
   signingSecrets,
 } from '@studio/shared/webhooks';
+import { firstBytes } from '../../management-service/src/webhooks/send';
 import { freshDatabase, recordEvent, startReceiver, type TestDatabase, until } from './helpers';
 
 let db: TestDatabase;

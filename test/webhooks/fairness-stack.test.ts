@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createEndpoint, webhookContext } from '@studio/control';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import { get, signIn } from '../../dashboard/test/dashboard-helpers';
 import { classBody, future, instructor } from '../../management-service/test/fixtures';
 import { type Stack, startStack } from '../harness';

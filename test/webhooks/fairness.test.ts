@@ -7,9 +7,9 @@
  */
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test';
 import { createEndpoint, deleteEndpoint, studioBacklog, webhookContext } from '@studio/control';
-import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks/dispatcher';
-import { pendingStats } from '@studio/management-service/webhooks/queries';
+import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks';
 import { newId } from '@studio/shared';
+import { pendingStats } from '../../management-service/src/webhooks/queries';
 import { freshDatabase, recordEvent, startReceiver, type TestDatabase, until } from './helpers';
 
 let s: TestDatabase;
