@@ -2,7 +2,7 @@
  * A studio's webhook endpoints (docs/design/webhooks.md): the one module the operator CLI, the dashboard and
  * the tests call. Each function takes the endpoint's id and, from the dashboard, the signed-in
  * studio (`studioId`), so another studio's endpoint is `not_found` there. The signing secret is
- * returned by create and roll only, and stored encrypted (`@studio/shared/io/webhooks/secrets`).
+ * returned by create and roll only, and stored encrypted (`shared/src/io/webhooks/secrets.ts`).
  */
 import { AppError, type Config, EVENT_TYPES, iso, isoOrNull, newId } from '@studio/shared';
 import type { Db, Sql } from '@studio/shared/io';
