@@ -7,13 +7,14 @@ import {
   answers,
   type Config,
   DEFAULT_REDIS_URL,
-  isScope,
+  expandScopes,
   type KeyKind,
   loadConfigOrExit,
   parseOriginList,
   type RedisMode,
   redisMode,
   resolveDatabase,
+  SCOPE_SHORTHANDS,
   SCOPES,
   SINGLE_NODE,
 } from '@studio/shared';
@@ -55,7 +56,7 @@ const USAGE = `usage: bun run admin <command> [options]
   studio:delete --studio <id>
   key:create --studio <id> --kind secret|publishable --name <name> [--scopes a:read,b:write] [--expires-in 30s|90m|24h|7d]
              [--origins https://a.example,https://*.a.example]   (publishable keys: the sites that may use it)
-             (a secret key needs one or more scopes)
+             (a secret key needs one or more scopes; all, read-all and write-all name several)
   key:origins --key <keyId> --origins https://a.example,https://*.a.example   (publishable keys; --origins '' for any)
   key:roll --key <keyId> [--expires-in 24h]   (a new key; the old one stops after --expires-in, 0 for now)
   key:revoke --key <keyId>
@@ -195,9 +196,11 @@ function keyCreate() {
   if (kind !== 'secret' && kind !== 'publishable')
     throw new UsageError(`--kind must be secret or publishable, not ${kind}`);
   const [studioId, name] = [need('studio'), need('name')];
-  const scopes = list(opts.scopes) ?? [];
-  const bad = scopes.find((s) => !isScope(s));
-  if (bad) throw new UsageError(`unknown scope ${bad}; scopes are ${SCOPES.join(', ')}`);
+  const { scopes, unknown } = expandScopes(list(opts.scopes) ?? []);
+  if (unknown)
+    throw new UsageError(
+      `unknown scope ${unknown}; scopes are ${Object.keys(SCOPE_SHORTHANDS).join(', ')} or any of ${SCOPES.join(', ')}`,
+    );
   if (kind === 'publishable' && scopes.length) throw new UsageError('publishable keys take no --scopes');
   // as the dashboard: a secret key that can call nothing is a mistake, not a key
   if (kind === 'secret' && !scopes.length)

@@ -1,232 +1,101 @@
 #!/usr/bin/env bun
 /**
- * `bun run bench`: Storefront `GET /v1/classes` through the gateway versus an Elysia
- * hello-world behind nginx (the anchor of issue 10; a plain Bun.serve hello-world
- * too, for scale), same machine, same run. Beside them, as a diagnosis: the floor of a
- * cached read (`bench/cached-floor.ts`: Bun.serve sending the gateway's own answer from
- * memory), a second gateway with `LOG_LEVEL=warn` (what the access lines cost: issue 22
- * allows 5 %), and the CPU per request of each row's own processes and of Postgres (the
- * gateway's activity entries are written there, on the same two cores). Starts its
- * own gateways and storefront-service against a fresh database and Redis namespace,
- * seeds a studio (200 instructors, 2,000 classes, 20,000 occurrences), drives wrk at
- * 50 connections, prints a table and the median ratio, and cleans up.
- *
- * Placement: servers on CPU `BENCH_SERVER_CPU` (default 0), wrk on `BENCH_LOAD_CPU`
- * (default 1). Postgres and Redis run where the OS puts them. Each server is measured
- * alone while the others idle, in `BENCH_ROUNDS` (default 3) alternating rounds of
- * `BENCH_SECONDS` (default 10) each, each round starting one target later (`inTurn`).
+ * `bun run bench [case…]`: runs the cases of the one table (scripts/bench/cases.ts), each in a process of its own
+ * that prints its detail as it goes, then prints every figure against its target and writes one JSON report.
+ * Exits 1 when a case fails, voids its run or misses a target. `bun run bench --help` says the rest.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createSql } from '@studio/shared/io';
-import { type CpuPerRequest, cpuMeter, formatCpu, namedCpuMeter, totalCpu, withChildren } from './bench/cpu';
-import { nginxPath, startNginx } from './bench/nginx';
-import { seedStorefrontRead } from './bench/seed';
-import { createBenchStack, waitFor } from './bench/stack';
-import { median } from './bench/stats';
-import { inTurn, requireTools, runWrk, type WrkResult, warmGateway, wrkOptions } from './bench/wrk';
-import { freePorts } from './lib/ports';
+import { dirname, join } from 'node:path';
+import { CASES, findCase, formatTarget } from './bench/cases';
+import type { CaseResult } from './bench/report';
+import { judge, machine, printSummary, type RunCase } from './bench/summary';
 
-const { SECONDS, ROUNDS, CONNECTIONS, SERVER_CPU, LOAD_CPU } = wrkOptions({ seconds: 10, rounds: 3, connections: 50 });
-const PATH = process.env.BENCH_PATH ?? '/v1/classes';
-/** The gateway's cached read against nginx -> Elysia hello-world. */
-const TARGET_RATIO = 1.0;
-const TARGET_P99_MS = 5;
-/** The gateway without access lines (`LOG_LEVEL=warn`) over the gateway as production runs it, in req/s. */
-const TARGET_ACCESS_LINES = 1.05;
-/** The width of the table's first column. */
-const NAME_WIDTH = 46;
+const HELP = `bun run bench [options] [case…]   (no case: every case of the table, in its order)
 
-requireTools({ wrk: 'wrk', taskset: 'util-linux' });
-if (!nginxPath()) {
-  console.error(
-    'error: nginx is not installed (Debian/Ubuntu: apt-get install -y nginx); it is the anchor this bench compares with',
-  );
-  process.exit(1);
+Options:
+  --list           the cases: what each measures, its anchor and its targets
+  --quick          a smoke run: small counts, one short round; shows the cases work, its figures are no verdict
+                   (it exits 1 only when a case fails or voids its run)
+  --out <file>     where the JSON report goes (default bench-results/<timestamp>.json)
+  --profile <dir>  the gateway (and the hop's Bun floor) write a CPU profile there; bun run bench:profile <dir> counts it
+  --help           this text
+
+Environment (the only variables the benches read):
+  BENCH_SERVER_CPU  the core the servers are pinned to with taskset (default 0)
+  BENCH_LOAD_CPU    the core of the load: wrk, the events case's receivers (default 1)
+  BENCH_SECONDS     seconds a measured run lasts (each case's default: read 10, hop 5, limits 5, replicas 5)
+  BENCH_ROUNDS      alternating rounds of the cases that take medians (read 3, hop 3, events 3)
+
+Tools: wrk, taskset, nginx (read, hop), libnginx-mod-http-lua lua-resty-core (hop's Kong-like peer), haproxy (replicas).
+Beside it: bun run bench:pair [ref] (a change's CPU, paired) and bun run bench:profile <dir>.`;
+
+const args = process.argv.slice(2);
+const flagValue = (flag: string) => {
+  const i = args.indexOf(flag);
+  if (i < 0) return undefined;
+  const value = args[i + 1];
+  if (!value || value.startsWith('--')) usage(`${flag} needs a value`);
+  return value;
+};
+function usage(message: string): never {
+  console.error(`error: ${message}\n\n${HELP}`);
+  process.exit(2);
 }
 
-const stack = await createBenchStack(SERVER_CPU);
-const [helloPort, elysiaPort, floorPort] = (await freePorts(3)) as [number, number, number];
-const scratch = await mkdtemp(join(tmpdir(), 'studio-bench-'));
-const sql = createSql(stack.config.DATABASE_URL, { max: 4 });
-let failed = false;
-let stopNginx = async () => {};
-try {
-  console.log(
-    `bench: database ${stack.dbName}, Redis prefix ${stack.config.REDIS_PREFIX}, servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU}, ${CONNECTIONS} connections, ${SECONDS} s each`,
-  );
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(HELP);
+  process.exit(0);
+}
+if (args.includes('--list')) {
+  for (const c of CASES) {
+    const targets = c.targets.map((t) => `${t.what} ${formatTarget(t)}`);
+    console.log(`${c.name}\n  measures: ${c.measures}\n  anchor:   ${c.anchor}`);
+    console.log(`  targets:  ${targets.length ? targets.join('; ') : 'none (figures only)'}\n`);
+  }
+  process.exit(0);
+}
+const quick = args.includes('--quick');
+const out = flagValue('--out') ?? join(import.meta.dir, '..', 'bench-results', `${new Date().toISOString()}.json`);
+const profile = flagValue('--profile');
+const valued = new Set([args.indexOf('--out') + 1, args.indexOf('--profile') + 1].filter((i) => i > 0));
+const names = args.filter((a, i) => !valued.has(i) && !a.startsWith('--'));
+for (const a of args.filter((a) => a.startsWith('--')))
+  if (!['--quick', '--out', '--profile'].includes(a)) usage(`unknown option ${a}`);
+for (const n of names) if (!findCase(n)) usage(`no case ${n} (bun run bench --list)`);
+const chosen = names.length ? names.map((n) => findCase(n)!) : [...CASES];
+
+const startedAt = new Date().toISOString();
+const runs: RunCase[] = [];
+for (const c of chosen) {
+  const resultFile = join(tmpdir(), `studio-bench-${process.pid}-${c.name}.json`);
+  const flags = [...(quick ? ['--quick'] : []), ...(profile ? ['--profile', profile] : [])];
+  console.log(`\n== ${c.name}: ${c.measures}`);
   const t0 = performance.now();
-  const seed = await seedStorefrontRead(sql);
-  console.log(
-    `seeded ${seed.instructors} instructors, ${seed.classes} classes, ${seed.occurrences} occurrences in ${Math.round(performance.now() - t0)} ms`,
-  );
-  const { key } = seed;
-
-  // The classes query of storefrontListClasses, as the service runs it.
-  const plan = await sql.unsafe(
-    `explain (analyze, buffers, costs off)
-    select o.id, o.class_id, c.title, c.discipline, c.level, c.mode, o.starts_at, o.duration_minutes, o.instructor_id, i.name
-    from occurrences o
-    join classes c on c.id = o.class_id and c.studio_id = o.studio_id
-    join instructors i on i.id = o.instructor_id and i.studio_id = o.studio_id
-    where o.studio_id = $1 and o.status = 'scheduled' and o.starts_at >= now() and o.starts_at < now() + interval '14 days'
-      and c.status = 'scheduled' and c.visibility = 'public'
-    order by o.starts_at, o.id limit 500`,
-    [seed.studioId],
-  );
-  console.log(
-    `\nEXPLAIN (ANALYZE) of the classes query:\n${plan.map((r) => `  ${r['QUERY PLAN'] ?? r.queryPlan}`).join('\n')}`,
-  );
-
-  // (b) plain Bun.serve hello-world and (a) the Storefront through the gateway, all on the server CPU.
-  // Each is measured alone while the other idles, in alternating rounds: this VM's speed drifts
-  // by tens of percent within a minute, so a ratio is only fair between neighbouring runs.
-  stack.spawn('hello', [
-    'bun',
-    '-e',
-    `Bun.serve({ development: false, hostname: '127.0.0.1', port: ${helloPort}, fetch: () => new Response('Hello, world!') })`,
-  ]);
-  stack.spawn('elysia', [
-    'bun',
-    '-e',
-    `const { Elysia } = await import('elysia'); new Elysia().get('/', () => 'Hello, world!').listen({ development: false, hostname: '127.0.0.1', port: ${elysiaPort} })`,
-  ]);
-  await waitFor(`http://127.0.0.1:${helloPort}/`);
-  const nginx = await startNginx({
-    upstream: `http://127.0.0.1:${elysiaPort}`,
-    headers: {},
-    cpu: SERVER_CPU,
-    readyPath: '/',
+  const child = Bun.spawn(['bun', join(import.meta.dir, 'bench', c.file), '--result', resultFile, ...flags], {
+    stdio: ['ignore', 'inherit', 'inherit'],
   });
-  stopNginx = nginx.stop;
-  await stack.start(['storefront-service', 'gateway']);
-  // (d) the same gateway without access lines, on ports of its own: a diagnosis of what they cost;
-  // the figure and its verdict are (a)'s, at production's level
-  const quiet = await stack.spawnGateway('gateway-warn', undefined, { LOG_LEVEL: 'warn' });
-  const helloUrl = `http://127.0.0.1:${helloPort}/`;
-  const url = `${stack.config.STOREFRONT_PUBLIC_URL}${PATH}`;
-  // what a browser on a studio's site sends; the uncompressed answer is measured too, below
-  const headers = { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip, deflate, br' };
-  const plainHeaders = { authorization: `Bearer ${key}`, 'accept-encoding': 'identity' };
-  const probe = await fetch(url, { headers: plainHeaders });
-  const text = await probe.text();
-  const wire = await fetch(url, { headers, decompress: false } as RequestInit);
-  const wireBody = new Uint8Array(await wire.arrayBuffer());
-  const wireBytes = wireBody.byteLength;
-  if (probe.status !== 200) throw new Error(`GET ${PATH} answered ${probe.status}: ${text.slice(0, 300)}`);
-  const classes = PATH.startsWith('/v1/classes')
-    ? `${(JSON.parse(text) as { classes: unknown[] }).classes.length} classes, `
-    : '';
-  console.log(
-    `\nGET ${PATH}: ${classes}${text.length} bytes (${wireBytes} bytes ${wire.headers.get('content-encoding') ?? 'uncompressed'} on the wire to a browser)`,
-  );
-
-  // (c) the floor of this read: the gateway's answer as it came over the wire, served from memory
-  const answerHeaders: Record<string, string> = {};
-  wire.headers.forEach((v, k) => {
-    if (k !== 'content-length' && k !== 'date') answerHeaders[k] = v;
-  });
-  await Bun.write(join(scratch, 'answer'), wireBody);
-  const floor = stack.spawn('cached-floor', [
-    'bun',
-    join(import.meta.dir, 'bench/cached-floor.ts'),
-    String(floorPort),
-    join(scratch, 'answer'),
-    JSON.stringify(answerHeaders),
-  ]);
-  const floorUrl = `http://127.0.0.1:${floorPort}${PATH}`;
-  await waitFor(floorUrl);
-  const quietUrl = `${quiet.storefrontUrl}${PATH}`;
-
-  /**
-   * One measured run after a second of warm-up, with the CPU per request of `pids` (the row's own processes) and of
-   * every Postgres process (the gateway's activity entries; near nothing for the other rows).
-   */
-  const measure = async (target: string, h?: Record<string, string>, pids?: number[]) => {
-    await runWrk(target, { connections: CONNECTIONS, seconds: 1, cpu: LOAD_CPU, headers: h }); // warm-up
-    const meter = pids ? cpuMeter(pids) : null;
-    const postgres = namedCpuMeter('postgres');
-    const r = await runWrk(target, { connections: CONNECTIONS, seconds: SECONDS, cpu: LOAD_CPU, headers: h });
-    return Object.assign(r, { cpu: meter?.perRequest(r.requests) ?? null, postgres: postgres.perRequest(r.requests) });
-  };
-  const anchorUrl = `${nginx.url}/`;
-  type Measured = WrkResult & { cpu: CpuPerRequest | null; postgres: CpuPerRequest };
-  // the anchor's processes: nginx's master and worker, and Elysia behind it
-  const anchorPids = [...withChildren(nginx.pid), stack.pidOf('elysia')];
-  type Round = { gateway: Measured; anchor: Measured; hello: Measured; floor: Measured; quiet: Measured };
-  const rounds: Round[] = [];
-  for (const u of [url, quietUrl]) await warmGateway(u, { connections: CONNECTIONS, cpu: LOAD_CPU, headers });
-  const runs: Record<keyof Round, () => Promise<Measured>> = {
-    hello: () => measure(helloUrl, undefined, [stack.pidOf('hello')]),
-    anchor: () => measure(anchorUrl, undefined, anchorPids),
-    gateway: () => measure(url, headers, [stack.pidOf('gateway')]),
-    quiet: () => measure(quietUrl, headers, [quiet.child.pid]),
-    floor: () => measure(floorUrl, headers, [floor.pid]),
-  };
-  for (let i = 0; i < ROUNDS; i++) rounds.push(await inTurn(runs, i));
-  const plainResult = await measure(url, plainHeaders);
-
-  const row = (name: string, r: Measured) =>
-    `| ${name.padEnd(NAME_WIDTH)} | ${r.rps.toFixed(0).padStart(9)} | ${r.p50.toFixed(2).padStart(8)} | ${r.p99.toFixed(2).padStart(8)} | ${String(r.non2xx).padStart(7)} | ${formatCpu(r.cpu).padStart(11)} | ${formatCpu(r.postgres).padStart(11)} |`;
-  console.log(
-    "\nCPU columns: µs of CPU a request, user+system, of the row's own processes (the anchor: nginx and Elysia) and of all of Postgres",
-  );
-  console.log(
-    `| ${'target'.padEnd(NAME_WIDTH)} | ${'req/s'.padStart(9)} | ${'p50 ms'.padStart(8)} | ${'p99 ms'.padStart(8)} | ${'non-2xx'.padStart(7)} | ${'CPU µs'.padStart(11)} | ${'Postgres µs'.padStart(11)} |`,
-  );
-  console.log(
-    `|${'-'.repeat(NAME_WIDTH + 2)}|${'-'.repeat(11)}|${'-'.repeat(10)}|${'-'.repeat(10)}|${'-'.repeat(9)}|${'-'.repeat(13)}|${'-'.repeat(13)}|`,
-  );
-  rounds.forEach((r, i) => {
-    console.log(row(`round ${i + 1}: Bun.serve hello-world`, r.hello));
-    console.log(row(`round ${i + 1}: (b) nginx -> Elysia hello-world`, r.anchor));
-    console.log(row(`round ${i + 1}: (a) gateway GET ${PATH}`, r.gateway));
-    console.log(row(`round ${i + 1}: (d) gateway, LOG_LEVEL=warn`, r.quiet));
-    console.log(row(`round ${i + 1}: (c) Bun floor: the answer from memory`, r.floor));
-  });
-  console.log(row(`(a') gateway, Accept-Encoding: identity`, plainResult));
-  const ratios = rounds.map((r) => r.gateway.rps / r.anchor.rps);
-  const ratio = median(ratios);
-  const p99 = median(rounds.map((r) => r.gateway.p99));
-  console.log(`\nratio (a)/(b) per round: ${ratios.map((x) => `${x.toFixed(2)}×`).join(', ')}`);
-  console.log(
-    `median ratio: ${ratio.toFixed(2)}×  (target ≥ ${TARGET_RATIO.toFixed(2)}×); against the bare Bun.serve hello-world: ${(median(rounds.map((r) => r.gateway.rps / r.hello.rps)) * 100).toFixed(1)} %`,
-  );
-  console.log(
-    `median gateway p99: ${p99.toFixed(2)} ms  (target ≤ ${TARGET_P99_MS} ms); nginx -> Elysia p99: ${median(rounds.map((r) => r.anchor.p99)).toFixed(2)} ms`,
-  );
-  console.log(
-    `uncompressed (a')/(b) against the median anchor: ${(plainResult.rps / median(rounds.map((r) => r.anchor.rps))).toFixed(2)}×, p99 ${plainResult.p99.toFixed(2)} ms (for reference; browsers always accept gzip)`,
-  );
-  const gatewayCpu = median(rounds.map((r) => totalCpu(r.gateway.cpu)));
-  const floorCpu = median(rounds.map((r) => totalCpu(r.floor.cpu)));
-  console.log(
-    `diagnosis: the Bun floor of this read (c)/(b) ${median(rounds.map((r) => r.floor.rps / r.anchor.rps)).toFixed(2)}× at p99 ${median(rounds.map((r) => r.floor.p99)).toFixed(2)} ms (what the runtime alone allows); CPU a request: gateway ${gatewayCpu.toFixed(1)} µs, floor ${floorCpu.toFixed(1)} µs (${(gatewayCpu / floorCpu).toFixed(2)}×)`,
-  );
-  console.log(
-    `diagnosis: the servers' CPU a request (medians, µs): the anchor's nginx and Elysia ${median(rounds.map((r) => totalCpu(r.anchor.cpu))).toFixed(1)}; the gateway ${gatewayCpu.toFixed(1)} and Postgres ${median(rounds.map((r) => totalCpu(r.gateway.postgres))).toFixed(1)} (the activity entry of each call)`,
-  );
-  const quietRatio = median(rounds.map((r) => r.quiet.rps / r.gateway.rps));
-  const quietCpu = median(rounds.map((r) => totalCpu(r.quiet.cpu) / totalCpu(r.gateway.cpu)));
-  console.log(
-    `access lines: (d)/(a) ${quietRatio.toFixed(3)}× the req/s (target ≤ ${TARGET_ACCESS_LINES.toFixed(2)}×), ${quietCpu.toFixed(3)}× the CPU a request (rounds ${rounds.map((r) => (r.quiet.rps / r.gateway.rps).toFixed(2)).join(', ')}; the paired figure: bench:pair --cached --control with BENCH_PAIR_ENV='{"LOG_LEVEL":"warn"}')`,
-  );
-  for (const r of [...rounds.flatMap((x) => [x.gateway, x.quiet, x.anchor, x.hello, x.floor]), plainResult])
-    if (r.errors) console.log(`wrk: ${r.errors}`);
-  failed =
-    ratio < TARGET_RATIO ||
-    p99 > TARGET_P99_MS ||
-    quietRatio > TARGET_ACCESS_LINES ||
-    rounds.some((r) => r.gateway.non2xx > 0 || r.quiet.non2xx > 0 || r.anchor.non2xx > 0);
-  console.log(failed ? 'RESULT: below target' : 'RESULT: meets target');
-} catch (err) {
-  console.error(`bench failed: ${(err as Error).stack ?? err}`);
-  failed = true;
-} finally {
-  await stopNginx();
-  await sql.end({ timeout: 2 });
-  await stack.stop();
-  await rm(scratch, { recursive: true, force: true });
+  const exitCode = await child.exited;
+  let result: CaseResult | null = null;
+  try {
+    result = JSON.parse(readFileSync(resultFile, 'utf8')) as CaseResult;
+  } catch {}
+  rmSync(resultFile, { force: true });
+  runs.push(judge(c, { exitCode, seconds: (performance.now() - t0) / 1000, result, quick }));
 }
+
+const failed = printSummary(runs, quick);
+const report = {
+  startedAt,
+  finishedAt: new Date().toISOString(),
+  command: `bun run bench ${args.join(' ')}`.trim(),
+  quick,
+  settings: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_'))),
+  machine: machine(),
+  verdict: failed ? 'failed' : quick ? 'smoke run: every case ran' : 'every target met',
+  cases: runs,
+};
+mkdirSync(dirname(out), { recursive: true });
+await Bun.write(out, `${JSON.stringify(report, null, 2)}\n`);
+console.log(`\nreport: ${out}`);
 process.exit(failed ? 1 : 0);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { channels } from '@studio/shared';
+import { channels, SCOPES } from '@studio/shared';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/io';
 import { expectProblem, inMode, MODES, type Stack, startStack } from './harness';
 
@@ -145,6 +145,25 @@ describe('studio and keys', () => {
     const stored = await s.sql`select * from api_keys where id = ${r.record.id}`;
     expect(JSON.stringify(stored)).not.toContain(r.key);
   });
+  test('key:create --scopes takes the shorthands all, read-all and write-all, as the dashboard offers them', async () => {
+    const scopesOf = async (scopes: string) =>
+      (
+        await admin('key:create', '--studio', studioId, '--kind', 'secret', '--name', 'short', '--scopes', scopes)
+      ).json().record.scopes;
+    expect(await scopesOf('all')).toEqual([...SCOPES]);
+    expect(await scopesOf('read-all')).toEqual(SCOPES.filter((x) => x.endsWith(':read')));
+    expect(await scopesOf('read-all,classes:write')).toEqual(
+      SCOPES.filter((x) => x.endsWith(':read') || x === 'classes:write'),
+    );
+    expect(await scopesOf('write-all,members:read')).toEqual(
+      SCOPES.filter((x) => x.endsWith(':write') || x === 'members:read'),
+    );
+    await fails(
+      ['key:create', '--studio', studioId, '--kind', 'secret', '--name', 'x', '--scopes', 'everything'],
+      /unknown scope everything; scopes are all, read-all, write-all or any of classes:read/,
+    );
+  });
+
   test('help prints the usage on stdout, exit 0, and the README lists every command it names', async () => {
     for (const asked of ['help', '--help']) {
       const r = await admin(asked);

@@ -43,9 +43,26 @@ function measure(page: Page) {
         if (lines.size > 1) brokenWords.push(node.textContent ?? '');
       }
     }
+    // every word of every cell on one line (a path may break anywhere: it has no words)
+    const brokenCells: string[] = [];
+    for (const td of Array.from(document.querySelectorAll('table.activity td'))) {
+      const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (node.parentElement?.closest('.path')) continue;
+        const text = node.textContent ?? '';
+        for (const m of text.matchAll(/\S+/g)) {
+          const range = document.createRange();
+          range.setStart(node, m.index!);
+          range.setEnd(node, m.index! + m[0].length);
+          const lines = new Set(Array.from(range.getClientRects()).map((r) => Math.round(r.top)));
+          if (lines.size > 1) brokenCells.push(`${td.getAttribute('data-label') ?? td.className}: ${m[0]}`);
+        }
+      }
+    }
     return {
       labels,
       brokenWords,
+      brokenCells: [...new Set(brokenCells)],
       width: document.documentElement.scrollWidth,
       viewport: window.innerWidth,
       ops: document.querySelectorAll('code.op-id').length,
@@ -98,6 +115,7 @@ test('activity page and chart: labels readable and ids whole at 390 and 1280 px;
     }
     expect(m.ops).toBeGreaterThan(5);
     expect(`${label}: ${m.brokenWords}`).toBe(`${label}: `);
+    expect([label, m.brokenCells]).toEqual([label, []]);
     expect(`${label}: ${m.width}`).toBe(`${label}: ${m.viewport}`);
     await page.screenshot({ path: `${SHOTS}activity-${size.width}.png`, fullPage: true });
     await page.locator('.chart-card').screenshot({ path: `${SHOTS}chart-${size.width}.png` });

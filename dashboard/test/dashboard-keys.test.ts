@@ -1,4 +1,4 @@
-/** The dashboard's key actions and activity views over plain HTTP (issue 12). */
+/** The dashboard's key actions and activity views over plain HTTP (keys, activity, their forms and CSRF). */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { escapeHtml } from '@studio/shared';
 import { expectProblem, type Stack, startStack } from '../../test/harness';

@@ -1,5 +1,5 @@
 /**
- * The dashboard's Webhooks page over plain HTTP (issue 21): CSRF and same-origin on every form,
+ * The dashboard's Webhooks page over plain HTTP: CSRF and same-origin on every form,
  * another studio's endpoint and delivery are 404, the module's refusals (SSRF rules, 16 endpoints,
  * a disabled endpoint's test) are form errors, the signing secret is shown once, a receiver's
  * hostile answer is escaped in the delivery log, and the routes are counted by name.

@@ -111,7 +111,7 @@ test('sign in, create a secret key, use it, find the call in the activity log, r
   latency = performance.now() - calledAt;
   console.log(`activity latency: the call was on the activity page ${Math.round(latency)} ms after its response`);
   expect(latency).toBeLessThan(2000);
-  // the operation's summary, then its id (issue 19: the id alone broke mid-word on a phone)
+  // the operation's summary, then its id (the id alone broke mid-word on a phone)
   await expect(entry.locator('td[data-label="Operation"] code.op-id').textContent()).resolves.toBe(
     'managementListInstructors',
   );

@@ -28,7 +28,7 @@ export function problemsPage(): string {
   }).join('\n');
   const index = PROBLEM_CODES.map((code) => `<a href="#${code}"><code>${code}</code></a>`).join(' ');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Studio API problem codes</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}
+<link rel="icon" href="data:,"><title>Studio API problem codes</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}
 section{border-top:1px solid #ddd;padding:.5rem 0}section:target{background:#fff3c4}h2{font-size:1.05rem;margin:.5rem 0}
 .status{color:#666;font-weight:normal}dt{font-weight:600}dd{margin:0 0 .5rem 0}nav{line-height:2;word-break:break-word}code{font-size:.95em}</style></head><body>
 <h1>Problem codes</h1><p>Every error is <code>application/problem+json</code> with <code>type</code>, <code>title</code>, <code>status</code>,
@@ -105,7 +105,7 @@ function referencePage(surface: Surface): string {
     authentication: { preferredSecurityScheme: scheme, securitySchemes: { [scheme]: { token } } },
   };
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${title}</title></head><body>
+<link rel="icon" href="data:,"><title>${title}</title></head><body>
 <div id="app" data-configuration="${escapeHtml(JSON.stringify(configuration))}"></div>
 <script src="/docs/scalar.js"></script><script src="/docs/reference.js"></script>
 <noscript><p>The interactive reference needs JavaScript. The OpenAPI document is at <a href="/openapi.json">/openapi.json</a>; problem codes at <a href="/docs/problems">/docs/problems</a>.</p></noscript>

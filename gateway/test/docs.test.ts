@@ -29,7 +29,7 @@ describe.each(['storefront', 'management'] as const)('%s surface', (surface) => 
     const html = await res.text();
     const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
     expect(urls.length).toBeGreaterThan(0);
-    for (const url of urls) expect(url).toStartWith('/');
+    for (const url of urls.filter((u) => u !== 'data:,')) expect(url).toStartWith('/');
     expect(html).not.toMatch(/https?:\/\//);
     const csp = res.headers.get('content-security-policy')!;
     expect(csp).toContain("default-src 'self'");
@@ -51,6 +51,13 @@ describe.each(['storefront', 'management'] as const)('%s surface', (surface) => 
     const plain = await fetch(`${base()}/docs/scalar.js`, { headers: { 'accept-encoding': 'identity' } });
     expect((await plain.text()).length).toBeGreaterThan(1_000_000);
   });
+});
+
+test('/docs and /docs/problems declare an empty icon, so a browser asks for no /favicon.ico (a 404 in the log on every load)', async () => {
+  for (const path of ['/docs', '/docs/problems']) {
+    const html = await (await fetch(`${s.managementUrl}${path}`)).text();
+    expect([path, html.includes('<link rel="icon" href="data:,">')]).toEqual([path, true]);
+  }
 });
 
 test('/docs/problems explains every code: status, title, cause and fix, at its anchor', async () => {

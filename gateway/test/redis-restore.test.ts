@@ -1,5 +1,5 @@
 /**
- * Revocation that nothing can undo (issue 10): a key used once (its live record cached in
+ * Revocation that nothing can undo: a key used once (its live record cached in
  * Redis), Redis saved and killed, the key revoked while Redis is down, Redis restarted from
  * its dump with the live record in it. Every replica must refuse the key once Redis is
  * back, whatever Redis restored: a record cached before a replica's last reconnect is

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * The floor of a Bun proxy, for `bun run bench:hop`: Bun.serve in front of one upstream over
+ * The floor of a Bun proxy, for the `hop` case (`bun run bench hop`): Bun.serve in front of one upstream over
  * the gateway's own HTTP/1.1 keep-alive pool (gateway/src/forward/http1.ts), adding fixed
  * request headers (the signed ones, as nginx is given them) and nothing else: no key, limit,
  * signature, trace, activity or metrics. What the gateway costs beyond this is its pipeline;

@@ -1,45 +1,44 @@
-#!/usr/bin/env bun
 import { createApiKey, createEndpoint, deleteEndpoint, webhookContext } from '@studio/control';
 /**
- * `bun run bench:events` (issue 21): what events and webhooks cost, on a stack started as in
+ * The `events` case (`bun run bench events`, issue 21): what events and webhooks cost, on a stack started as in
  * production (gateway, storefront-service and management-service as separate processes on CPU
  * `BENCH_SERVER_CPU`, default 0; the dispatcher runs inside management-service, as `bun run start`
  * runs it). This process (the load and the receivers) moves itself to `BENCH_LOAD_CPU` (default 1).
  *
  * 1. The write: `managementCreateInstructor` through the gateway, one at a time at a fixed pace
- *    (`BENCH_WRITE_RATE` a second, default 20), into a studio with no endpoint and into one with 16
- *    endpoints subscribed to every type, in `BENCH_ROUNDS` alternating rounds of `BENCH_WRITES`
- *    writes each (each 16-endpoint round's deliveries drain before the next round). p50/p99 of each;
- *    fan-out happens outside the write, so the target is within 10 %.
- * 2. Throughput: `BENCH_EVENTS` events (default 2,500) recorded in one transaction as the outbox
- *    records them, delivered to four endpoints on four local receivers answering 200 at once;
- *    deliveries a second from the commit to the last one received. Target >= 1,000.
- * 3. Delay: `BENCH_DELAYS` writes (default 200), one every 50 ms, each delivered to one endpoint;
- *    the median time from the write's 201 (its commit is just before) to the delivery's arrival.
- *    Target <= 200 ms.
+ *    (20 a second), into a studio with no endpoint and into one with 16 endpoints subscribed to every
+ *    type, in `BENCH_ROUNDS` (3) alternating rounds of 150 writes each (each 16-endpoint round's
+ *    deliveries drain before the next round). p50/p99 of each; fan-out happens outside the write,
+ *    so the target is within 10 %.
+ * 2. Throughput: 2,500 events recorded in one transaction as the outbox records them, delivered to
+ *    four endpoints on four local receivers answering 200 at once; deliveries a second from the
+ *    commit to the last one received.
+ * 3. Delay: 200 writes, one every 50 ms, each delivered to one endpoint; the median time from the
+ *    write's 201 (its commit is just before) to the delivery's arrival.
+ * The targets are the table's (cases.ts). `--quick`: a smoke run of a few seconds (small counts).
  *
- * `--quick`: a smoke run of a few seconds (small counts), to check the script works.
+ * The feed and the fan-out serve an event once every transaction that could commit before it has
+ * ended (`pg_snapshot_xmin`, the whole server's): a long transaction anywhere on the Postgres server
+ * (a test run's CREATE or DROP DATABASE, a pg_dump) holds deliveries back. Run it on a quiet server.
  */
 import { newId } from '@studio/shared';
 import { createSql, type Sql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
+import { formatTarget, target } from './cases';
+import { caseFlags, caseOptions, report } from './report';
 import { createBenchStack } from './stack';
 import { quantile } from './stats';
 
-const QUICK = process.argv.includes('--quick');
-const env = (name: string, normal: number, quick: number) => Number(process.env[name] ?? (QUICK ? quick : normal));
-const SERVER_CPU = process.env.BENCH_SERVER_CPU ?? '0';
-const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
-const WRITE_RATE = env('BENCH_WRITE_RATE', 20, 40);
-const WRITES = env('BENCH_WRITES', 150, 20);
-const ROUNDS = env('BENCH_ROUNDS', 3, 1);
-const EVENTS = env('BENCH_EVENTS', 2_500, 250);
-const DELAYS = env('BENCH_DELAYS', 200, 20);
+const QUICK = caseFlags.quick;
+const { ROUNDS, SERVER_CPU, LOAD_CPU } = caseOptions({ seconds: 0, rounds: 3 });
+const [WRITE_RATE, WRITES, EVENTS, DELAYS] = QUICK ? [40, 20, 250, 20] : [20, 150, 2_500, 200];
 const ENDPOINTS = 16;
 const RECEIVERS = 4;
-const TARGET_WRITE_RATIO = 1.1;
-const TARGET_THROUGHPUT = 1_000;
-const TARGET_DELAY_MS = 200;
+const [TARGET_WRITE_RATIO, TARGET_THROUGHPUT, TARGET_DELAY] = [
+  target('events', 'writeP50'),
+  target('events', 'throughput'),
+  target('events', 'delayP50'),
+];
 
 if (!Bun.which('taskset')) {
   console.error('error: taskset is not installed (util-linux)');
@@ -92,12 +91,12 @@ const drained = async (sql: Sql) =>
 const stack = await createBenchStack(SERVER_CPU, { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
 const receivers = startReceivers();
 const sql = createSql(stack.config.DATABASE_URL, { max: 4 });
-let failed = false;
+const figures: Record<string, number> = {};
 try {
   await stack.start();
   const ctx = webhookContext(sql, stack.config);
   console.log(
-    `bench:events: database ${stack.dbName}, servers on CPU ${SERVER_CPU}, load and receivers on CPU ${LOAD_CPU}${QUICK ? ' (quick smoke run)' : ''}`,
+    `events: database ${stack.dbName}, servers on CPU ${SERVER_CPU}, load and receivers on CPU ${LOAD_CPU}${QUICK ? ' (quick smoke run)' : ''}`,
   );
 
   // 1. the write's cost with 0 and with 16 endpoints
@@ -184,9 +183,13 @@ try {
   const p50Ratio = quantile(times.subscribed, 0.5) / quantile(times.plain, 0.5);
   const p99Ratio = quantile(times.subscribed, 0.99) / quantile(times.plain, 0.99);
   console.log(
-    `16 / none: p50 ${p50Ratio.toFixed(3)}x, p99 ${p99Ratio.toFixed(3)}x (target <= ${TARGET_WRITE_RATIO}x); ${delivered} deliveries made meanwhile (expected ${times.subscribed.length * ENDPOINTS})`,
+    `16 / none: p50 ${p50Ratio.toFixed(3)}x, p99 ${p99Ratio.toFixed(3)}x (target ${formatTarget(TARGET_WRITE_RATIO)}); ${delivered} deliveries made meanwhile (expected ${times.subscribed.length * ENDPOINTS})`,
   );
-  if (p50Ratio > TARGET_WRITE_RATIO) failed = true;
+  Object.assign(figures, {
+    writeP50: p50Ratio,
+    'write p50 ms, no endpoint': quantile(times.plain, 0.5),
+    'write p99 ms, no endpoint': quantile(times.plain, 0.99),
+  });
   for (const id of endpoints) await deleteEndpoint(sql, id);
 
   // 2. throughput: EVENTS events at once, each to four endpoints on four receivers
@@ -229,9 +232,9 @@ try {
     `\n2. Dispatcher throughput: ${EVENTS} events committed at once, ${RECEIVERS} endpoints on ${RECEIVERS} local receivers answering 200`,
   );
   console.log(
-    `${total} deliveries received in ${seconds.toFixed(2)} s: ${rate.toFixed(0)} deliveries/s (target >= ${TARGET_THROUGHPUT}); all recorded as delivered after ${recordedSeconds.toFixed(2)} s`,
+    `${total} deliveries received in ${seconds.toFixed(2)} s: ${rate.toFixed(0)} deliveries/s (target ${formatTarget(TARGET_THROUGHPUT)}); all recorded as delivered after ${recordedSeconds.toFixed(2)} s`,
   );
-  if (rate < TARGET_THROUGHPUT) failed = true;
+  figures.throughput = rate;
 
   // 3. delay: from a write's answer (its commit) to the delivery's arrival
   const single = (
@@ -251,13 +254,12 @@ try {
   const median = quantile(delays, 0.5);
   console.log(`\n3. Delay from commit to delivery: ${DELAYS} writes, one every 50 ms or more, one endpoint`);
   console.log(
-    `p50 ${ms(median)} (target <= ${TARGET_DELAY_MS} ms), p90 ${ms(quantile(delays, 0.9))}, p99 ${ms(quantile(delays, 0.99))}, max ${ms(Math.max(...delays))}`,
+    `p50 ${ms(median)} (target ${formatTarget(TARGET_DELAY)}), p90 ${ms(quantile(delays, 0.9))}, p99 ${ms(quantile(delays, 0.99))}, max ${ms(Math.max(...delays))}`,
   );
-  if (median > TARGET_DELAY_MS) failed = true;
-  console.log(failed ? '\nbench:events: a target was missed (see above)' : '\nbench:events: every target met');
+  Object.assign(figures, { delayP50: median, 'delay p99 ms': quantile(delays, 0.99) });
+  report(figures);
 } finally {
   receivers.stop();
   await sql.end({ timeout: 2 });
   await stack.stop();
 }
-if (failed && !QUICK) process.exit(1);

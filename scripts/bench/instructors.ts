@@ -1,5 +1,5 @@
 /**
- * The uncached read the hop benches share (`bun run bench:hop`, `bun run bench:pair`): a studio with
+ * The uncached read the hop benches share (the `hop` case, `bun run bench:pair`): a studio with
  * 20 instructors and a secret key that may read them (`GET /v1/instructors`).
  */
 import { createApiKey } from '@studio/control';

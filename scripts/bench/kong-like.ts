@@ -1,5 +1,5 @@
 /**
- * The Kong-like peer of `bun run bench:hop` (issue 22): nginx from Debian with
+ * The Kong-like peer of the `hop` case (`bun run bench hop`) (issue 22): nginx from Debian with
  * `libnginx-mod-http-lua`, whose access phase does a gateway's work per request the way an
  * operator would deploy it instead of us: the key's SHA-256 (LuaJIT FFI to libcrypto) looked
  * up in memory, the operation's scope checked, a per-key counter in a `lua_shared_dict`, a

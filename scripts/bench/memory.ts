@@ -1,26 +1,26 @@
-#!/usr/bin/env bun
 /**
- * `bun run bench:memory`: the gateway's resident memory (issue 22), idle and under many distinct
+ * The `memory` case (`bun run bench memory`): the gateway's resident memory (issue 22), idle and under many distinct
  * keys. Starts a gateway and storefront-service as production runs them (default configuration),
  * reads the gateway's RSS from /proc once it is ready and idle, then loads it in cycles: a Storefront
- * read with each of BENCH_KEYS (100,000) distinct publishable keys of one studio, a second pass over
+ * read with each of 100,000 (--quick: 2,000) distinct publishable keys of one studio, a second pass over
  * the same keys, and as many unknown keys (well-formed, valid checksum, in no database, new each
  * cycle). Each key leaves a record in the key cache, a rate-limit group, a "last used" stamp and an
  * activity entry; every one of those is capped, so the figure must level off, not grow with keys.
- * That is checked, not assumed: after BENCH_CYCLES (6) cycles, the last must have raised the high-water
- * RSS by at most LEVEL_GROWTH over the cycle before, or the run fails.
+ * That is checked, not assumed: after 6 cycles (--quick: 2), the last must have raised the high-water
+ * RSS by at most the table's share (cases.ts) over the cycle before.
  */
 import { generateKey, hashKey, keyHint, newId } from '@studio/shared';
 import { createSql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
+import { formatTarget, holds, target } from './cases';
+import { caseFlags, caseOptions, report } from './report';
 import { createBenchStack } from './stack';
 
-const KEYS = Number(process.env.BENCH_KEYS ?? 100_000);
+const [KEYS, CYCLES] = caseFlags.quick ? [2_000, 2] : [100_000, 6];
 const CONCURRENCY = 64;
-const IDLE_TARGET_MB = 100;
-const CYCLES = Math.max(2, Number(process.env.BENCH_CYCLES ?? 6));
+const IDLE_TARGET = target('memory', 'idleMb');
 /** A cycle that raises the high-water RSS by this share or less of the one before: the memory has levelled off. */
-const LEVEL_GROWTH = 0.05;
+const LEVEL_GROWTH = target('memory', 'lastGrowth');
 
 const rssMb = (pid: number): number => {
   const status = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8') as string;
@@ -44,7 +44,7 @@ async function readWith(url: string, keys: string[]): Promise<Record<number, num
   return statuses;
 }
 
-const stack = await createBenchStack(process.env.BENCH_SERVER_CPU ?? '0', {
+const stack = await createBenchStack(caseOptions({ seconds: 0, rounds: 1 }).SERVER_CPU, {
   // a bench from one address: unknown keys would be refused by their per-address limit before any lookup
   RATE_LIMIT_UNKNOWN_KEY: '1000000:1000000',
 });
@@ -71,7 +71,7 @@ try {
   const url = `${stack.config.STOREFRONT_PUBLIC_URL}/v1/classes`;
   await Bun.sleep(3_000);
   const idle = rssMb(pid);
-  console.log(`gateway RSS idle: ${idle.toFixed(0)} MB (target ≤ ${IDLE_TARGET_MB} MB)`);
+  console.log(`gateway RSS idle: ${idle.toFixed(0)} MB (target ${formatTarget(IDLE_TARGET)})`);
   const heapMb = async () => {
     const metrics = await (await fetch(`http://127.0.0.1:${stack.env.OPS_PORT}/metrics`)).text();
     return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(metrics)?.[1] ?? Number.NaN) / 1048576;
@@ -107,20 +107,21 @@ try {
     );
   }
   // CYCLES is at least 2: the last cycle always has one before it
-  const levelled = highs.at(-1)! <= highs.at(-2)! * (1 + LEVEL_GROWTH);
+  const lastGrowth = (highs.at(-1)! / highs.at(-2)! - 1) * 100;
+  const levelled = holds(LEVEL_GROWTH, lastGrowth);
   await Bun.sleep(2_000);
   console.log(
     `gateway RSS 2 s after the last read: ${rssMb(pid).toFixed(0)} MB (heap in use ${(await heapMb()).toFixed(0)} MB: live data and garbage not yet collected; the rest of RSS is freed memory the allocator keeps)`,
   );
   console.log(
     levelled
-      ? `levelled off: high-water RSS ${highs.map((h) => h.toFixed(0)).join(', ')} MB after each cycle, the last ≤ ${LEVEL_GROWTH * 100} % over the one before: bounded`
-      : `still growing: high-water RSS ${highs.map((h) => h.toFixed(0)).join(', ')} MB after each cycle, the last > ${LEVEL_GROWTH * 100} % over the one before: not shown bounded`,
+      ? `levelled off: high-water RSS ${highs.map((h) => h.toFixed(0)).join(', ')} MB after each cycle, the last ≤ ${LEVEL_GROWTH.value} % over the one before: bounded`
+      : `still growing: high-water RSS ${highs.map((h) => h.toFixed(0)).join(', ')} MB after each cycle, the last > ${LEVEL_GROWTH.value} % over the one before: not shown bounded`,
   );
-  if (unexpected)
-    console.log('some reads were not answered 200 (known keys) or 401 (unknown keys): the figures do not hold');
-  failed = idle > IDLE_TARGET_MB || !levelled || unexpected;
-  console.log(failed ? 'RESULT: below target' : 'RESULT: meets target');
+  report(
+    { idleMb: idle, lastGrowth, 'high-water RSS MB': highs.at(-1)! },
+    unexpected ? ['some reads were not answered 200 (known keys) or 401 (unknown keys): the figures do not hold'] : [],
+  );
 } catch (err) {
   console.error(`bench failed: ${(err as Error).stack ?? err}`);
   failed = true;

@@ -6,10 +6,11 @@
  * B from the ref (default HEAD, checked out in a temporary worktree). Two wrk processes on the load
  * core load both at the same time with the hop bench's uncached read (`GET /v1/instructors`, 20
  * rows), so the drift falls on both alike; each round gives B's CPU per request over A's (from
- * /proc), after 10 s of load on both (`BENCH_GATEWAY_WARMUP`: their JIT's work is not counted).
+ * /proc), after 10 s of load on both (their JIT's work is not counted). `BENCH_SECONDS` (4), `BENCH_ROUNDS`
+ * (6) and the CPUs as `bun run bench --help` says.
  * Prints every round and the median: above 1, the working tree spends less.
  *
- * BENCH_PAIR_ENV (JSON) is added to B's environment only, to weigh a runtime setting on one code.
+ * `--b-env '{"NAME":"value"}'` is added to B's environment only, to weigh a runtime setting on one code.
  * With the working tree on both sides (`bun run bench:pair --control`) the ratio shows the noise.
  * `--cached` loads the cached Storefront read of `bun run bench` instead (`GET /v1/classes` with a
  * publishable key, the bench studio, a browser's Accept-Encoding), where the recorders weigh more.
@@ -19,16 +20,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSql } from '@studio/shared/io';
 import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
+import { caseOptions } from './report';
 import { seedStorefrontRead } from './seed';
 import { createBenchStack } from './stack';
 import { median } from './stats';
-import { cpuLoadedAtOnce, warmGateway, wrkOptions } from './wrk';
+import { cpuLoadedAtOnce, warmGateway } from './wrk';
 
-const { SECONDS, ROUNDS, CONNECTIONS, SERVER_CPU, LOAD_CPU } = wrkOptions({ seconds: 4, rounds: 6, connections: 25 });
+const { SECONDS, ROUNDS, SERVER_CPU, LOAD_CPU } = caseOptions({ seconds: 4, rounds: 6 });
+const CONNECTIONS = 25;
 const root = join(import.meta.dir, '../..');
-const control = process.argv.includes('--control');
-const cached = process.argv.includes('--cached');
-const ref = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 'HEAD';
+const args = process.argv.slice(2);
+const control = args.includes('--control');
+const cached = args.includes('--cached');
+const bEnvAt = args.indexOf('--b-env');
+const bEnv = bEnvAt >= 0 ? (args[bEnvAt + 1] ?? '{}') : null;
+const ref = args.find((a, i) => !a.startsWith('--') && i !== bEnvAt + 1) ?? 'HEAD';
 
 const git = (...args: string[]) => {
   const r = Bun.spawnSync(['git', ...args], { cwd: root, stdout: 'pipe', stderr: 'pipe' });
@@ -82,7 +88,7 @@ try {
     ? await seedCached(stack.config.DATABASE_URL)
     : await seedHop(stack.config.DATABASE_URL);
   await stack.start([surface === 'storefront' ? 'storefront-service' : 'management-service', 'gateway']);
-  const extra = JSON.parse(process.env.BENCH_PAIR_ENV ?? '{}') as Record<string, string>;
+  const extra = JSON.parse(bEnv ?? '{}') as Record<string, string>;
   const gatewayB = await stack.spawnGateway('gateway-b', join(b.dir, 'gateway/src/main.ts'), extra);
   const path = cached ? '/v1/classes' : INSTRUCTORS_PATH;
   const [urlA, urlB] =
@@ -96,7 +102,7 @@ try {
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   if (cached) headers['accept-encoding'] = 'gzip, deflate, br';
   console.log(
-    `${cached ? 'GET /v1/classes (cached), ' : ''}A: this working tree; B: ${control ? 'this working tree (control)' : ref}${process.env.BENCH_PAIR_ENV ? ` with ${process.env.BENCH_PAIR_ENV}` : ''}`,
+    `${cached ? 'GET /v1/classes (cached), ' : ''}A: this working tree; B: ${control ? 'this working tree (control)' : ref}${bEnv ? ` with ${bEnv}` : ''}`,
   );
   // both compile under load first, so the first round does not count one's JIT against the other's
   await Promise.all(targets.map((t) => warmGateway(t.url, { connections: CONNECTIONS, cpu: LOAD_CPU, headers })));

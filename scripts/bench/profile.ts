@@ -2,7 +2,7 @@
 /**
  * `bun run bench:profile <file.cpuprofile | dir>`: where a CPU profile's samples fall, by function, counted.
  *
- * `BENCH_PROFILE_DIR=dir` makes a bench's gateway write its profile in both of Bun's forms. The markdown one
+ * `bun run bench --profile dir <case>` makes the case's gateway write its profile in both of Bun's forms. The markdown one
  * (`--cpu-prof-md`) weighs each sample by the time since the one before, so the gaps in which the gateway sat
  * idle (while a bench loads its other targets) land on whichever function ran next: in one hop run a timer's
  * setter and a stream's write came out at 15 % each. Counting samples instead says where the CPU went while

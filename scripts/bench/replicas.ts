@@ -1,6 +1,5 @@
-#!/usr/bin/env bun
 /**
- * `bun run bench:replicas`: two replicas of every process behind HAProxy (Debian), as
+ * The `replicas` case (`bun run bench replicas`): two replicas of every process behind HAProxy (Debian), as
  * production runs them (docs/design/scale-out.md): two gateways behind one Storefront and one
  * Management front, each gateway forwarding to two storefront-services and two
  * management-services through HAProxy too. Measures a cached Storefront read and an
@@ -15,11 +14,11 @@ import { createApiKey, revokeApiKey } from '@studio/control';
 import { connectRedis, createRedis, createSql, quitRedis, redisBroadcasts } from '@studio/shared/io';
 import { freePorts } from '../lib/ports';
 import { createStudio } from '../lib/studios';
+import { caseOptions, report } from './report';
 import { createBenchStack, root, waitFor } from './stack';
 import { requireTools, runWrk } from './wrk';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const CPU = process.env.BENCH_SERVER_CPU ?? '0';
+const { SECONDS, SERVER_CPU: CPU, LOAD_CPU } = caseOptions({ seconds: 5, rounds: 1 });
 requireTools({ wrk: 'wrk', haproxy: 'haproxy' });
 
 const [front, g2, s2] = [await freePorts(4), await freePorts(4), await freePorts(2)] as [number[], number[], number[]];
@@ -97,7 +96,7 @@ try {
   await waitFor(`http://127.0.0.1:${gw2.sf}/readyz`);
   await Bun.sleep(2_500); // HAProxy's health checks see every server up
 
-  const load = { connections: 50, seconds: SECONDS, cpu: process.env.BENCH_LOAD_CPU ?? '1' };
+  const load = { connections: 50, seconds: SECONDS, cpu: LOAD_CPU };
   const sfRead = await runWrk(`http://127.0.0.1:${sfFront}/v1/instructors`, {
     ...load,
     headers: { authorization: `Bearer ${pk.key}`, 'accept-encoding': 'gzip' },
@@ -115,7 +114,6 @@ try {
   console.log(
     `  Management GET /v1/instructors:           ${mgRead.rps.toFixed(0)} req/s, p50 ${mgRead.p50.toFixed(2)} ms, p99 ${mgRead.p99.toFixed(2)} ms, non-2xx ${mgRead.non2xx}`,
   );
-  failed = sfRead.non2xx > 0 || mgRead.non2xx > 0;
 
   // Across replicas: each gateway called directly.
   const gateways = [gw1, gw2];
@@ -152,14 +150,22 @@ try {
   console.log(
     `invalidation: Storefront instructors ${seen.join(' / ')}; a Management create through the front (${created.status}); at once ${now.join(' / ')} on gateway 1 / gateway 2`,
   );
-  failed ||=
-    !revoked.propagated ||
-    after.some((x) => x !== 401) ||
-    before.some((x) => x !== 200) ||
-    now.some((n, i) => n !== seen[i]! + 1);
+  const checks = {
+    'every read through the fronts answered 2xx': sfRead.non2xx === 0 && mgRead.non2xx === 0,
+    'the key answered 200 on both gateways before the revoke': before.every((x) => x === 200),
+    'the revoke acknowledged by both, then 401 on both': revoked.propagated && after.every((x) => x === 401),
+    'the write seen on both Storefronts at once': now.every((n, i) => n === seen[i]! + 1),
+  };
+  for (const [check, held] of Object.entries(checks)) console.log(`  ${held ? 'held' : 'FAILED'}: ${check}`);
   await quitRedis(redis);
   await sql.end();
-  console.log(failed ? 'RESULT: fail' : 'RESULT: pass');
+  report({
+    failedChecks: Object.values(checks).filter((held) => !held).length,
+    'Storefront req/s': sfRead.rps,
+    'Storefront p99 ms': sfRead.p99,
+    'Management req/s': mgRead.rps,
+    'Management p99 ms': mgRead.p99,
+  });
 } catch (err) {
   console.error(`bench failed: ${(err as Error).stack ?? err}`);
   failed = true;

@@ -11,6 +11,7 @@ import postgres from 'postgres';
 import { createClient } from 'redis';
 import { migrate } from '../lib/migrate';
 import { freePorts, stackPorts } from '../lib/ports';
+import { caseFlags } from './report';
 
 export const root = join(import.meta.dir, '../..');
 
@@ -46,8 +47,8 @@ export async function benchEnv(dbUrl: string, overrides: Record<string, string> 
     RATE_LIMIT_PUBLISHABLE_CLIENT: '1000000:1000000',
     RATE_LIMIT_PUBLISHABLE: '1000000:1000000',
     RATE_LIMIT_SECRET: '1000000:1000000',
-    // production's level (info: an access line per request) unless BENCH_LOG_LEVEL asks for a diagnosis run
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    // production's level: an access line per request (a diagnosis run passes its own in `overrides`)
+    LOG_LEVEL: 'info',
     ...overrides,
   };
 }
@@ -72,14 +73,12 @@ async function dropBenchData(serverUrl: string, dbName: string, config: Config) 
 }
 
 /**
- * BENCH_PROFILE_DIR=dir: Bun's flags that make a process write its CPU profile there when it stops, as samples
- * (`bun run bench:profile` counts them) and as markdown: the gateway's in `dir`, another process's (the hop's Bun floor)
- * in `folder` under it. None when it is unset.
+ * `bun run bench --profile dir`: Bun's flags that make a process write its CPU profile there when it stops, as
+ * samples (`bun run bench:profile` counts them) and as markdown: the gateway's in `dir`, another process's (the hop's
+ * Bun floor) in `folder` under it. None without the flag.
  */
 export const profiled = (folder = '') =>
-  process.env.BENCH_PROFILE_DIR
-    ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${join(process.env.BENCH_PROFILE_DIR, folder)}`]
-    : [];
+  caseFlags.profile ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${join(caseFlags.profile, folder)}`] : [];
 
 /** `server`: the Postgres server to create the database on (default: DATABASE_URL's). */
 export async function createBenchStack(serverCpu = '0', overrides: Record<string, string> = {}, server?: string) {

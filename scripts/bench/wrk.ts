@@ -1,5 +1,6 @@
 /** Runs wrk pinned to one core and reads requests/s and latency percentiles from its report. */
 import { cpuMeter, totalCpu } from './cpu';
+import { caseFlags } from './report';
 
 export interface WrkResult {
   rps: number;
@@ -8,22 +9,6 @@ export interface WrkResult {
   requests: number;
   non2xx: number;
   errors: string | null;
-}
-
-/**
- * What every bench loading with wrk reads from the environment: BENCH_SECONDS, BENCH_ROUNDS and BENCH_CONNECTIONS
- * (each bench's own defaults), BENCH_SERVER_CPU (servers, default 0) and BENCH_LOAD_CPU (wrk, default 1).
- */
-export function wrkOptions(defaults: { seconds: number; rounds: number; connections: number }) {
-  const env = process.env;
-  // named as the benches' constants, so that each takes them in one line
-  return {
-    SECONDS: Number(env.BENCH_SECONDS ?? defaults.seconds),
-    ROUNDS: Number(env.BENCH_ROUNDS ?? defaults.rounds),
-    CONNECTIONS: Number(env.BENCH_CONNECTIONS ?? defaults.connections),
-    SERVER_CPU: env.BENCH_SERVER_CPU ?? '0',
-    LOAD_CPU: env.BENCH_LOAD_CPU ?? '1',
-  };
 }
 
 /** Exits 1, naming the Debian package to install, when one of `tools` (command -> package) is not on this machine. */
@@ -44,14 +29,13 @@ function ms(value: string): number {
 }
 
 /**
- * Load on the gateway alone before a bench's first round (`BENCH_GATEWAY_WARMUP` seconds, default
- * 10): its JIT compiles for the first 8-10 s under load (9-16 µs a request of compiler threads in a
+ * Load on the gateway alone before a bench's first round (10 s; 1 s in a --quick run): its JIT compiles for the first 8-10 s under load (9-16 µs a request of compiler threads in a
  * 6 s window after 2 s of load, 1-2 µs after that), which a long-running gateway has done long
  * ago. The one-second warm-up of each run is enough for the others, whose code is small (the
  * floor's compiler: under 1 µs a request).
  */
 export function warmGateway(url: string, o: { connections: number; cpu: string; headers?: Record<string, string> }) {
-  return runWrk(url, { ...o, seconds: Number(process.env.BENCH_GATEWAY_WARMUP ?? 10) });
+  return runWrk(url, { ...o, seconds: caseFlags.quick ? 1 : 10 });
 }
 
 /**
@@ -74,7 +58,7 @@ export async function inTurn<K extends string, R>(
 }
 
 /**
- * One paired round (`bench:pair`, `bench:hop`): every target loaded at the same time by its own wrk,
+ * One paired round (`bun run bench:pair`, the `hop` case): every target loaded at the same time by its own wrk,
  * 1 s of warm-up, then `seconds` measured; each target's µs of CPU per request (from /proc). The VM's
  * drift falls on all of them alike, so their ratios are steadier than from runs in turn.
  */

@@ -62,6 +62,24 @@ export const SCOPES = [
 export type Scope = (typeof SCOPES)[number];
 export const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).includes(s);
 
+/** Words that stand for several scopes where a person types them (the CLI's `--scopes`), as the dashboard's read-all and write-all boxes do. */
+export const SCOPE_SHORTHANDS: Readonly<Record<string, readonly Scope[]>> = {
+  all: SCOPES,
+  'read-all': SCOPES.filter((s) => s.endsWith(':read')),
+  'write-all': SCOPES.filter((s) => s.endsWith(':write')),
+};
+
+/** Scopes and shorthands as typed, as the scopes they name (each once, in SCOPES's order); the first unknown word, if any. */
+export function expandScopes(words: readonly string[]): { scopes: Scope[]; unknown: string | null } {
+  const chosen = new Set<Scope>();
+  for (const w of words) {
+    const named = SCOPE_SHORTHANDS[w] ?? (isScope(w) ? [w] : null);
+    if (!named) return { scopes: [], unknown: w };
+    for (const s of named) chosen.add(s);
+  }
+  return { scopes: SCOPES.filter((s) => chosen.has(s)), unknown: null };
+}
+
 /** The rule of the events operations (docs/design/events.md): any one `:read` scope will do. */
 export const ANY_READ = '*:read';
 /** What an operation needs: one scope, or any read scope. */

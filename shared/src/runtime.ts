@@ -14,7 +14,7 @@
  * `MIMALLOC_PURGE_HOLES=0`: nor does it look, every 100 ms, for whole pages free inside its pages to hand back (Bun's
  * own allocator option, on by default). The look runs on the event loop's thread, just before it waits, and walks
  * every block freed since the last one: under load it held the gateway's loop for up to 8 ms at a time, a quarter of
- * the turns long enough to set the cached read's p99 (`bun run bench:turns`, docs/benchmarks.md). It hands back what
- * the first setting already keeps, so the two agree.
+ * the turns long enough to set the cached read's p99 (a `perf` probe since removed: `git log -p docs/benchmarks.md`).
+ * It hands back what the first setting already keeps, so the two agree.
  */
 export const RUNTIME_ENV = { MIMALLOC_PURGE_DELAY: '-1', MIMALLOC_PURGE_HOLES: '0' } as const;

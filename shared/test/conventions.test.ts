@@ -14,7 +14,7 @@ test('settings come through the config object: no process code but shared/src/co
   expect(readers).toEqual([]);
 });
 
-test('small functions: none in the six src trees is over 60 lines (conventions 11; issue 10 for the gateway)', async () => {
+test('small functions: none in the six src trees is over 60 lines (conventions 11)', async () => {
   const ts = (await import('typescript')).default;
   const long: string[] = [];
   for await (const file of new Glob(

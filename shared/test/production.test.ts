@@ -134,7 +134,7 @@ describe('development secrets', () => {
         WEBHOOK_SECRET_KEY: WEBHOOK_KEY,
       }),
     ).toThrow(/^CURSOR_SECRET still holds/);
-    // the key that encrypts webhook signing secrets is one of them (issue 21)
+    // the key that encrypts webhook signing secrets is one of them
     expect(() =>
       loadConfig({
         HOST: '10.0.0.5',

@@ -24,7 +24,7 @@ function bucketsOf(range: ChartRange, now: number) {
 
 /**
  * At most 720 rows of activity_hourly (one index range scan): the counts of the range's
- * non-empty buckets. The query itself, so `bun run bench:activity-plan` explains what the page sends.
+ * non-empty buckets. The query itself, so `bun run bench activity-plan` explains what the page sends.
  */
 export function chartQuery(sql: Sql, studioId: string, range: ChartRange, now = Date.now()) {
   const { unit, start, end } = bucketsOf(range, now);

@@ -141,7 +141,7 @@ type RoundRow = Partial<ActivityRow> & { read: number; lastId: string | null; la
  * round read and which was last (one row without an entry when none passed). A batch that cannot hold an entry of the
  * page is not read: one whose newest entry is before `from`, whose oldest is past `to` or after the cursor (said of
  * its newest too, a minute later, so that the index finds where to start). The query itself, so
- * `bun run bench:activity-plan` explains what the page sends.
+ * `bun run bench activity-plan` explains what the page sends.
  */
 export function pageRoundQuery(sql: Db, studioId: string, f: Filters, frontier: Frontier | null, batches: number) {
   const [afterUs, afterId] = f.after.split('.');

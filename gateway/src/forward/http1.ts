@@ -4,7 +4,7 @@
  *
  * Why not fetch: on the uncached Management read, fetch was most of the gateway's CPU
  * (a separate HTTP thread, a Response and Headers object per call, a timer signal),
- * which put the hop at 0.67x nginx's throughput (`bun run bench:hop`, docs/benchmarks.md).
+ * which put the hop at 0.67x nginx's throughput (`bun run bench hop`, docs/benchmarks.md).
  * The services are ours and speak plain HTTP/1.1, so this client only needs what they
  * send: a status line, headers, and a body by Content-Length, chunked, or until close.
  */

@@ -49,7 +49,7 @@ export const selectOccurrence = (db: Db) => db`
   select o.id, o.class_id, c.title, c.mode, o.starts_at, o.ends_at, o.duration_minutes, o.instructor_id,
          o.location_id, o.room_id, o.capacity, o.status, o.cancelled_at, o.created_at, o.updated_at,
          ${sortKeySql(db, 'o.starts_at')} as sort_key
-  from occurrences o join classes c on c.id = o.class_id`;
+  from occurrences o join classes c on c.studio_id = o.studio_id and c.id = o.class_id`;
 
 /**
  * Occurrences of a class as GET shows them, in schedule order: those named by `ids`, or those

@@ -1,8 +1,9 @@
 /**
- * p50 of a Management list page at 1,000 and 1,000,000 classes (bulk-inserted), and of
- * creating a class with 52 weekly occurrences. Runs the management app in-process
- * (`app.handle`, signed like the gateway) on a scratch database it creates and drops.
- *   bun scripts/bench-management.ts [--rows 1000000]
+ * The `management` case (`bun run bench management`): p50 of a Management list page at 1,000 and
+ * 1,000,000 classes (bulk-inserted; 10,000 with --quick), first and deep, and of creating a class with
+ * 52 weekly occurrences. Runs the management app in-process (`app.handle`, signed like the gateway) on
+ * a scratch database it creates and drops. Its target: the create (its class's occurrences read back beside another
+ * studio's 1,000,000 classes; scripts/bench/cases.ts).
  */
 
 import { createManagementService } from '@studio/management-service';
@@ -10,11 +11,12 @@ import { signCursor } from '@studio/management-service/tooling';
 import { type Caller, loadConfig, newId, SCOPES, signedHeaders } from '@studio/shared';
 import { createSql } from '@studio/shared/io';
 import postgres from 'postgres';
-import { median as p50 } from './bench/stats';
-import { migrate } from './lib/migrate';
-import { createStudio } from './lib/studios';
+import { migrate } from '../lib/migrate';
+import { createStudio } from '../lib/studios';
+import { caseFlags, report } from './report';
+import { median as p50 } from './stats';
 
-const big = Number(process.argv[process.argv.indexOf('--rows') + 1] || 1_000_000) || 1_000_000;
+const big = caseFlags.quick ? 10_000 : 1_000_000;
 const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const dbName = `studio_bench_mgmt_${process.pid}`;
 const url = new URL(base);
@@ -115,8 +117,16 @@ async function createP50() {
 }
 
 try {
-  const results = [await listP50(1_000), await listP50(big), await createP50()];
-  console.log(JSON.stringify(results, null, 2));
+  const [small, large] = [await listP50(1_000), await listP50(big)];
+  const create = await createP50();
+  console.log(JSON.stringify([small, large, create], null, 2));
+  report({
+    'first page p50 ms, 1,000 classes': small.firstPageP50Ms,
+    'deep page p50 ms, 1,000 classes': small.deepPageP50Ms,
+    [`first page p50 ms, ${big.toLocaleString('en')} classes`]: large.firstPageP50Ms,
+    [`deep page p50 ms, ${big.toLocaleString('en')} classes`]: large.deepPageP50Ms,
+    'create p50 ms, 52 occurrences': create.createP50Ms,
+  });
 } finally {
   await sql.end({ timeout: 2 });
   await admin.unsafe(`drop database if exists ${dbName} with (force)`);
