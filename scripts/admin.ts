@@ -1,8 +1,7 @@
 #!/usr/bin/env bun
 /** Operator command line (docs/design/cli.md): one JSON object on stdout; a one-line error and exit 1 on failure. */
 import { parseArgs } from 'node:util';
-import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/control/keys/service';
-import { createLoginLink } from '@studio/dashboard/signin/links';
+import { createApiKey, createLoginLink, listApiKeys, revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/control';
 import {
   AppError,
   answers,
@@ -11,6 +10,7 @@ import {
   expandScopes,
   type KeyKind,
   loadConfigOrExit,
+  parseOriginList,
   type RedisMode,
   redisMode,
   resolveDatabase,
@@ -18,11 +18,16 @@ import {
   SCOPES,
   SINGLE_NODE,
 } from '@studio/shared';
-import { type Broadcasts, postgresBroadcasts, redisBroadcasts } from '@studio/shared/io/broadcasts/bus';
-import { createSql } from '@studio/shared/io/db';
-import { runningGatewayMode } from '@studio/shared/io/gateway-lock';
-import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
-import { parseOriginList } from '@studio/shared/origins';
+import {
+  type Broadcasts,
+  connectRedis,
+  createRedis,
+  createSql,
+  postgresBroadcasts,
+  quitRedis,
+  redisBroadcasts,
+  runningGatewayMode,
+} from '@studio/shared/io';
 import { migrate } from './lib/migrate';
 import { createStudio, deleteStudio, publishSite, requireStudio } from './lib/studios';
 import {

@@ -7,8 +7,15 @@ import { join, relative } from 'node:path';
  * same DATABASE_URL; prints the URLs once all are ready, restarts a child that dies, and on
  * Ctrl-C stops them (the gateway and the dashboard first, then the services), then the embedded Postgres.
  */
-import { answers, LOCAL_DATABASE_URL, loadConfigOrExit, redisMode, resolveDatabase, SINGLE_NODE } from '@studio/shared';
-import { RUNTIME_ENV } from '@studio/shared/runtime';
+import {
+  answers,
+  LOCAL_DATABASE_URL,
+  loadConfigOrExit,
+  RUNTIME_ENV,
+  redisMode,
+  resolveDatabase,
+  SINGLE_NODE,
+} from '@studio/shared';
 import { type EmbeddedPostgres, startEmbeddedPostgres, superviseEmbeddedPostgres } from './lib/embedded-pg';
 import { migrate } from './lib/migrate';
 import { restartAfter } from './lib/restart';

@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SCOPES } from '@studio/shared';
-import { channels } from '@studio/shared/broadcasts';
-import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
+import { channels, SCOPES } from '@studio/shared';
+import { connectRedis, createRedis, quitRedis } from '@studio/shared/io';
 import { expectProblem, inMode, MODES, type Stack, startStack } from './harness';
 
 let s: Stack;

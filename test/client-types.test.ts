@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Surface } from '@studio/shared';
-import { openApiDocument } from '@studio/shared/openapi';
+import { openApiDocument } from '@studio/shared';
 import openapiTS, { astToString } from 'openapi-typescript';
 
 const generated = async (surface: Surface) =>

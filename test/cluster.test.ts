@@ -5,10 +5,9 @@
  * cluster client reach both, and the revoke counts both before it returns.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { revokeApiKey } from '@studio/control/keys/service';
+import { revokeApiKey } from '@studio/control';
 import { createGateway, type Gateway } from '@studio/gateway';
-import { publishStorefrontChange } from '@studio/shared/io/invalidation';
-import { connectRedis, createRedis, quitRedis, type Redis } from '@studio/shared/io/redis';
+import { connectRedis, createRedis, publishStorefrontChange, quitRedis, type Redis } from '@studio/shared/io';
 import { expectProblem, type Stack, serveSurface, startStack } from './harness';
 
 const nodes = (process.env.TEST_REDIS_CLUSTER_NODES ?? '').split(',').filter(Boolean);

@@ -6,8 +6,7 @@
  */
 
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { elysiaPath, type Operation, operationsOf, type Surface } from '@studio/shared';
-import { openApiDocument } from '@studio/shared/openapi';
+import { elysiaPath, type Operation, openApiDocument, operationsOf, type Surface } from '@studio/shared';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 

@@ -4,20 +4,30 @@
  * the gateway listening on free ports. Nothing is mocked.
  */
 
-import { createApiKey, revokeApiKey } from '@studio/control/keys/service';
+import { createApiKey, revokeApiKey } from '@studio/control';
 import { createDashboard } from '@studio/dashboard';
 import { createGateway, type Gateway } from '@studio/gateway';
 import { createManagementService } from '@studio/management-service';
-import { type Config, type KeyKind, loadConfig, type Scope } from '@studio/shared';
-import { randomBase62 } from '@studio/shared/base62';
-import { type Broadcasts, broadcastsFor } from '@studio/shared/io/broadcasts/bus';
-import { createSql, type Sql } from '@studio/shared/io/db';
-import { createMetrics, type Metrics } from '@studio/shared/io/metrics';
-import { createOpsHandler } from '@studio/shared/io/ops';
-import { readinessCheck } from '@studio/shared/io/readiness';
-import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/io/redis';
-import { SERVE_DEFAULTS, type ServedApp, serveService } from '@studio/shared/io/serve';
-import { createTracing } from '@studio/shared/io/tracing';
+import { type Config, type KeyKind, loadConfig, randomBase62, type Scope } from '@studio/shared';
+import {
+  type Broadcasts,
+  broadcastsFor,
+  connectRedis,
+  createMetrics,
+  createOpsHandler,
+  createRedis,
+  createSql,
+  createTracing,
+  deleteByPrefix,
+  type Metrics,
+  quitRedis,
+  type Redis,
+  readinessCheck,
+  SERVE_DEFAULTS,
+  type ServedApp,
+  type Sql,
+  serveService,
+} from '@studio/shared/io';
 import { createStorefrontService } from '@studio/storefront-service';
 import postgres from 'postgres';
 import { createStudio, deleteStudio, type StudioInput } from '../scripts/lib/studios';

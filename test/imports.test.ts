@@ -7,6 +7,10 @@
  * untangle, and it becomes a runtime one the day a type import turns into a value import.
  * Relative specifiers and `@studio/*` workspace packages (through their `exports`) are resolved;
  * other packages are leaves.
+ *
+ * And the workspaces' surfaces (docs/design/workspaces.md): no `exports` pattern (`./*`), and no production file
+ * (a workspace's `src/`, `scripts/`) imports `@studio/x/sub` that `x` does not declare, nor reaches into another
+ * workspace by relative path. Tests may reach internals by relative path; they test them.
  */
 import { describe, expect, test } from 'bun:test';
 import {
@@ -180,6 +184,38 @@ function folderCrossings(graph: Graph, src: string): string[] {
   return crossings.sort();
 }
 
+/** Every `exports` key or target of a workspace that is a pattern (`./*`): a surface nobody chose. */
+const patternExports = (workspaces: Workspace[]): string[] =>
+  workspaces.flatMap((w) =>
+    Object.entries(w.exports)
+      .filter(([key, target]) => key.includes('*') || target.includes('*'))
+      .map(([key, target]) => `${w.name}: "${key}": "${target}"`),
+  );
+
+const isTest = (rel: string) => /(^|\/)test\//.test(rel) || /\.test\.tsx?$/.test(rel);
+
+/**
+ * In `files` (relative to `root`), each import of a workspace that is not one of its declared entry points
+ * (`@studio/x` or `@studio/x/<key>`), and each relative import that lands in another workspace's directory than the
+ * importer's own (a file outside every workspace, such as `scripts/`, may reach none).
+ */
+function surfaceBreaches(root: string, files: string[], workspaces: Workspace[]): string[] {
+  const home = (abs: string) => workspaces.find((w) => abs.startsWith(w.dir + sep)) ?? null;
+  return files.flatMap((rel) => {
+    const abs = join(root, rel);
+    const own = home(abs);
+    return ts.preProcessFile(readFileSync(abs, 'utf8'), true, true).importedFiles.flatMap(({ fileName: spec }) => {
+      if (spec.startsWith('./') || spec.startsWith('../')) {
+        const into = home(resolve(dirname(abs), spec));
+        return into && into !== own ? [`${rel} reaches into ${into.name} by '${spec}'`] : [];
+      }
+      const ws = workspaces.find((w) => spec === w.name || spec.startsWith(`${w.name}/`));
+      if (!ws || `.${spec.slice(ws.name.length)}` in ws.exports || spec === ws.name) return [];
+      return [`${rel} imports '${spec}', not an entry point of ${ws.name} (${Object.keys(ws.exports).join(', ')})`];
+    });
+  });
+}
+
 const workspaces = workspacesOf(ROOT);
 const trees = workspaces.map((w) => join(w.dir, 'src')).filter((d) => existsSync(d));
 const { graph, unresolved } = importGraph(trees, workspaces);
@@ -217,6 +253,30 @@ describe('imports', () => {
       expect(folderCrossings(graph, join(ws.dir, 'src'))).toEqual([]);
     });
   }
+});
+
+describe("the workspaces' surfaces", () => {
+  const production = Bun.spawnSync(['git', 'ls-files', '*.ts', '*.tsx', '*.js', '*.mjs'], { cwd: ROOT })
+    .stdout.toString()
+    .split('\n')
+    .filter((f) => f && !isTest(f));
+
+  test('every workspace declares its entry points, and no pattern', () => {
+    expect(patternExports(workspaces)).toEqual([]);
+    for (const w of workspaces) {
+      expect(Object.keys(w.exports)).toContain('.');
+      expect(Object.keys(w.exports).length).toBeLessThanOrEqual(4);
+      for (const [key, target] of Object.entries(w.exports))
+        expect(`${w.name} ${key}: ${resolveFile(join(w.dir, target)) ? 'a file' : target}`).toBe(
+          `${w.name} ${key}: a file`,
+        );
+    }
+  });
+
+  test('production code (src/, scripts/, the benches, the CLI) imports other workspaces only through their entry points', () => {
+    expect(production.filter((f) => f.startsWith('scripts/bench/')).length).toBeGreaterThan(10);
+    expect(surfaceBreaches(ROOT, production, workspaces)).toEqual([]);
+  });
 });
 
 describe('the checks themselves', () => {
@@ -260,6 +320,36 @@ describe('the checks themselves', () => {
       const { graph: g } = importGraph([join(dir, 'src')]);
       expect(importCycles(g)).toEqual([]);
       expect(folderCrossings(g, join(dir, 'src'))).toEqual(['a/service.ts imports b/service.ts']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a pattern export, an undeclared entry point and a relative reach into another workspace are found', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'imports-'));
+    try {
+      write(dir, {
+        'lib/package.json': JSON.stringify({
+          name: '@studio/lib',
+          exports: { '.': './src/index.ts', './*': './src/*.ts' },
+        }),
+        'lib/src/index.ts': `export const a = 1;\n`,
+        'lib/src/inner.ts': `export const b = 2;\n`,
+        'app/package.json': JSON.stringify({ name: '@studio/app', exports: { '.': './src/app.ts' } }),
+        'app/src/app.ts': `import { a } from '@studio/lib';\nimport { b } from '@studio/lib/inner';\nexport const c = a + b;\n`,
+        'app/src/near.ts': `import { c } from './app';\nexport { b } from '../../lib/src/inner';\nexport const d = c;\n`,
+        'app/test/app.test.ts': `export { b } from '../../lib/src/inner';\n`,
+      });
+      const ws = ['lib', 'app'].map((d) => {
+        const pkg = JSON.parse(readFileSync(join(dir, d, 'package.json'), 'utf8'));
+        return { name: pkg.name as string, dir: join(dir, d), exports: pkg.exports as Record<string, string> };
+      });
+      expect(patternExports(ws)).toEqual(['@studio/lib: "./*": "./src/*.ts"']);
+      const files = ['app/src/app.ts', 'app/src/near.ts', 'app/test/app.test.ts'].filter((f) => !isTest(f));
+      expect(surfaceBreaches(dir, files, ws)).toEqual([
+        "app/src/app.ts imports '@studio/lib/inner', not an entry point of @studio/lib (., ./*)",
+        "app/src/near.ts reaches into @studio/lib by '../../lib/src/inner'",
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

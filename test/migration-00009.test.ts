@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBase62 } from '@studio/shared/base62';
+import { randomBase62 } from '@studio/shared';
 import postgres from 'postgres';
 import { MIGRATIONS_DIR, migrate, statementsOf } from '../scripts/lib/migrate';
 

@@ -8,7 +8,7 @@ import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { randomBase62 } from '@studio/shared/base62';
+import { randomBase62 } from '@studio/shared';
 import postgres from 'postgres';
 import { MIGRATIONS_DIR, migrate } from '../scripts/lib/migrate';
 

@@ -6,8 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createManagementService } from '@studio/management-service';
-import { createMetrics } from '@studio/shared/io/metrics';
-import { createTracing } from '@studio/shared/io/tracing';
+import { createMetrics, createTracing } from '@studio/shared/io';
 import { type Stack, startStack } from './harness';
 
 /** An OTLP/HTTP (JSON) receiver: the spans it was sent. */
@@ -246,7 +245,7 @@ describe('metrics', () => {
         [
           'bun',
           '-e',
-          `import { createMetrics } from '@studio/shared/io/metrics';
+          `import { createMetrics } from '@studio/shared/io';
           import { readFileSync } from 'node:fs';
           const switches = () => Number(/^voluntary_ctxt_switches:\\s+(\\d+)/m.exec(readFileSync('/proc/thread-self/status', 'utf8'))[1]);
           createMetrics();

@@ -8,10 +8,17 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { createManagementService } from '@studio/management-service';
-import { elysiaPath, loadConfig, operationsOf, PROBLEM_CODES, type Surface } from '@studio/shared';
-import { EVENT_TYPES, TEST_EVENT_TYPE } from '@studio/shared/event-types';
-import { createSql } from '@studio/shared/io/db';
-import { openApiDocument } from '@studio/shared/openapi';
+import {
+  EVENT_TYPES,
+  elysiaPath,
+  loadConfig,
+  openApiDocument,
+  operationsOf,
+  PROBLEM_CODES,
+  type Surface,
+  TEST_EVENT_TYPE,
+} from '@studio/shared';
+import { createSql } from '@studio/shared/io';
 import { createStorefrontService } from '@studio/storefront-service';
 import { documentAjv } from './documented';
 import { type Stack, startStack } from './harness';

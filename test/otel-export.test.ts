@@ -5,8 +5,7 @@
  * 5 s and the processes are stopped (SIGTERM) right after the requests: what arrives was sent by the drain's flush.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { SCOPES } from '@studio/shared';
-import { randomBase62 } from '@studio/shared/base62';
+import { randomBase62, SCOPES } from '@studio/shared';
 import { type Stack, startStack } from './harness';
 import { spawnStack } from './spawned-stack';
 

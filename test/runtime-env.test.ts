@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { RUNTIME_ENV } from '@studio/shared/runtime';
+import { RUNTIME_ENV } from '@studio/shared';
 
 const root = join(import.meta.dir, '..');
 

@@ -3,9 +3,8 @@
  * studio behind, on real Postgres, in a database of this file's own.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { loadConfig } from '@studio/shared';
-import { randomBase62 } from '@studio/shared/base62';
-import { createSql, type Sql } from '@studio/shared/io/db';
+import { loadConfig, randomBase62 } from '@studio/shared';
+import { createSql, type Sql } from '@studio/shared/io';
 import postgres from 'postgres';
 import { seedDemo } from '../scripts/lib/seed';
 

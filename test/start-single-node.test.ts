@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { randomBase62 } from '@studio/shared/base62';
+import { randomBase62 } from '@studio/shared';
 import postgres from 'postgres';
 import { readUntil } from '../scripts/lib/output';
 import { stackPorts } from '../scripts/lib/ports';

@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { createApiKey } from '@studio/control/keys/service';
-import { randomBase62 } from '@studio/shared/base62';
-import { createSql, type Sql } from '@studio/shared/io/db';
+import { createApiKey } from '@studio/control';
+import { randomBase62 } from '@studio/shared';
+import { createSql, type Sql } from '@studio/shared/io';
 import postgres from 'postgres';
 import { readUntil } from '../scripts/lib/output';
 import { stackPorts } from '../scripts/lib/ports';

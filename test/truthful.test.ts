@@ -5,9 +5,8 @@
  * counted, and a demo whose "Sunday Meditation" is on Sundays.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { createApiKey } from '@studio/control/keys/service';
-import { JSON_TYPE, SCOPES, type Surface } from '@studio/shared';
-import { openApiDocument } from '@studio/shared/openapi';
+import { createApiKey } from '@studio/control';
+import { JSON_TYPE, openApiDocument, SCOPES, type Surface } from '@studio/shared';
 import { get, signIn } from '../dashboard/test/dashboard-helpers';
 import { seedDemo } from '../scripts/lib/seed';
 import { expectProblem, type Stack, startStack } from './harness';

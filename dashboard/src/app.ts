@@ -7,11 +7,14 @@ import {
   logRequest,
   newRequestId,
   redactKeys,
+  requestTarget,
+  startTrace,
+  TRACEPARENT,
+  TRACERESPONSE,
+  traceparentOf,
+  translatePgError,
 } from '@studio/shared';
-import { malformedRequest, routable } from '@studio/shared/io/serve';
-import { translatePgError } from '@studio/shared/pg-errors';
-import { requestTarget } from '@studio/shared/target';
-import { startTrace, TRACEPARENT, TRACERESPONSE, traceparentOf } from '@studio/shared/trace';
+import { malformedRequest, routable } from '@studio/shared/io';
 import { Elysia } from 'elysia';
 import { activityRoutes } from './activity/routes';
 import type { DashboardDeps } from './deps';

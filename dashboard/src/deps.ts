@@ -1,9 +1,5 @@
 import type { Config } from '@studio/shared';
-import type { Broadcasts } from '@studio/shared/io/broadcasts/bus';
-import type { Sql } from '@studio/shared/io/db';
-import type { Metrics } from '@studio/shared/io/metrics';
-import type { ReadinessCheck } from '@studio/shared/io/readiness';
-import type { Tracing } from '@studio/shared/io/tracing';
+import type { Broadcasts, Metrics, ReadinessCheck, Sql, Tracing } from '@studio/shared/io';
 
 /** What every dashboard page is built from (its own file, so the pages and the router do not import each other). */
 export interface DashboardDeps {

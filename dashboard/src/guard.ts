@@ -1,5 +1,4 @@
-import { AppError, type Config } from '@studio/shared';
-import { readBody } from '@studio/shared/body';
+import { AppError, type Config, readBody } from '@studio/shared';
 import type { DashboardDeps } from './deps';
 import { chromeOf, messagePage, redirect } from './html';
 import { csrfMatches, loadSession, type Session, sameOrigin } from './signin/session';

@@ -1,5 +1,4 @@
-import { type Config, publicUrlOf } from '@studio/shared';
-import { escapeHtml } from '@studio/shared/escape-html';
+import { type Config, escapeHtml, publicUrlOf } from '@studio/shared';
 /**
  * HTML building with escaping by default: every interpolated value is escaped
  * unless it is already `Html` (the output of this tag), so user input such as

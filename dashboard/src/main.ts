@@ -1,12 +1,16 @@
 import { flushLogs, loadConfigOrExit, log, redisMode, setLogLevel, setLogProcess } from '@studio/shared';
-import { broadcastsFor } from '@studio/shared/io/broadcasts/bus';
-import { createSql } from '@studio/shared/io/db';
-import { createMetrics } from '@studio/shared/io/metrics';
-import { createOpsHandler } from '@studio/shared/io/ops';
-import { readinessCheck } from '@studio/shared/io/readiness';
-import { connectConfiguredRedis, quitRedis } from '@studio/shared/io/redis';
-import { listenOrExit, SERVE_DEFAULTS } from '@studio/shared/io/serve';
-import { createTracing } from '@studio/shared/io/tracing';
+import {
+  broadcastsFor,
+  connectConfiguredRedis,
+  createMetrics,
+  createOpsHandler,
+  createSql,
+  createTracing,
+  listenOrExit,
+  quitRedis,
+  readinessCheck,
+  SERVE_DEFAULTS,
+} from '@studio/shared/io';
 import { createDashboard } from './app';
 
 /**

@@ -1,6 +1,7 @@
 /** Plain-HTTP helpers for the dashboard tests: sign in like a browser would, read forms' CSRF tokens. */
+
+import { createLoginLink } from '@studio/control';
 import type { Stack } from '../../test/harness';
-import { createLoginLink } from '../src/signin/links';
 
 export async function loginLink(s: Stack, studioId: string) {
   const { url } = await createLoginLink(s.sql, s.config, studioId);

@@ -1,6 +1,6 @@
 /** The dashboard's key actions and activity views over plain HTTP (keys, activity, their forms and CSRF). */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { escapeHtml } from '@studio/shared/escape-html';
+import { escapeHtml } from '@studio/shared';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { activitySearch } from '../src/activity/service';
 import { get, postForm, signIn } from './dashboard-helpers';

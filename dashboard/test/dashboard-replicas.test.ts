@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createGateway, type Gateway } from '@studio/gateway';
-import { quitRedis } from '@studio/shared/io/redis';
+import { quitRedis } from '@studio/shared/io';
 import { inMode, MODES, type Stack, serveSurface, startStack } from '../../test/harness';
 import { postForm, signIn } from './dashboard-helpers';
 

@@ -3,10 +3,9 @@
  * session made 2,000 in 4.4 s), counted in Postgres: two dashboard processes over one database share the count.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { createEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
+import { createEndpoint, webhookContext } from '@studio/control';
 import { createDashboard } from '@studio/dashboard';
-import { broadcastsFor } from '@studio/shared/io/broadcasts/bus';
-import { readinessCheck } from '@studio/shared/io/readiness';
+import { broadcastsFor, readinessCheck } from '@studio/shared/io';
 import { type Stack, serveSurface, startStack } from '../../test/harness';
 import { form, signIn } from './dashboard-helpers';
 

@@ -5,9 +5,8 @@
  * hostile answer is escaped in the delivery log, and the routes are counted by name.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { sendTestEvent } from '@studio/control/webhooks/deliveries';
-import { createEndpoint, type WebhookContext, webhookContext } from '@studio/control/webhooks/endpoints';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { createEndpoint, sendTestEvent, type WebhookContext, webhookContext } from '@studio/control';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import { type Stack, startStack } from '../../test/harness';
 import { type Receiver, recordEvent, startReceiver, until } from '../../test/webhooks/helpers';
 import { get, postForm, signIn } from './dashboard-helpers';

@@ -1,8 +1,7 @@
 /** The dashboard's security rules and pages over plain HTTP (the browser journey is in dashboard.browser.test.ts). */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { ActivityWriter, outcomeOf } from '@studio/gateway/activity/writer';
-import { createSql } from '@studio/shared/io/db';
-import { readinessCheck } from '@studio/shared/io/readiness';
+import { createSql, readinessCheck } from '@studio/shared/io';
+import { ActivityWriter, outcomeOf } from '../../gateway/src/activity/writer';
 import { type Stack, startStack } from '../../test/harness';
 import { PAGE_SIZE, pageRoundQuery } from '../src/activity/service';
 import { createDashboard } from '../src/app';

@@ -7,7 +7,7 @@
  * (or SCREENSHOTS_DIR).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { launchChromium, SHOTS } from '../../test/browser';

@@ -1,13 +1,15 @@
-import { type Config, type RedisMode, redisMode } from '@studio/shared';
-import { channels } from '@studio/shared/broadcasts';
-import { type Broadcasts, broadcastsFor } from '@studio/shared/io/broadcasts/bus';
-import { createSql, type Sql } from '@studio/shared/io/db';
-import { createMetrics } from '@studio/shared/io/metrics';
-import { createOpsHandler } from '@studio/shared/io/ops';
-import { readinessCheck } from '@studio/shared/io/readiness';
-import type { Redis } from '@studio/shared/io/redis';
-import { createTracing } from '@studio/shared/io/tracing';
-import { redisNames } from '@studio/shared/redis-names';
+import { type Config, channels, type RedisMode, redisMode, redisNames } from '@studio/shared';
+import type { Redis } from '@studio/shared/io';
+import {
+  type Broadcasts,
+  broadcastsFor,
+  createMetrics,
+  createOpsHandler,
+  createSql,
+  createTracing,
+  readinessCheck,
+  type Sql,
+} from '@studio/shared/io';
 import { ActivityWriter } from './activity/writer';
 import { pgBroadcastHandlers } from './broadcasts/listen';
 import { subscribeBroadcasts, trustMemory } from './broadcasts/subscribe';

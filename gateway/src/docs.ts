@@ -1,20 +1,20 @@
 import { brotliCompressSync, constants } from 'node:zlib';
 import {
   type Config,
+  escapeHtml,
   JSON_TYPE,
   jsonResponse,
   log,
+  openApiDocument,
   PROBLEM_CODES,
+  PROBLEM_DOCS,
   PROBLEMS,
   problemResponse,
   problemTypeBase,
   publicUrlOf,
   type Surface,
 } from '@studio/shared';
-import { escapeHtml } from '@studio/shared/escape-html';
-import type { ReadinessCheck } from '@studio/shared/io/readiness';
-import { openApiDocument } from '@studio/shared/openapi';
-import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
+import type { ReadinessCheck } from '@studio/shared/io';
 
 export type DocsHandler = (surface: Surface, path: string, requestId: string, req: Request) => Promise<Response>;
 

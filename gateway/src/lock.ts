@@ -1,6 +1,6 @@
 import { log, type RedisMode } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
-import { GATEWAY_LOCK as LOCK } from '@studio/shared/io/gateway-lock';
+import type { Sql } from '@studio/shared/io';
+import { GATEWAY_LOCK as LOCK } from '@studio/shared/io';
 import postgres from 'postgres';
 
 /**

@@ -1,7 +1,12 @@
 import { flushLogs, loadConfigOrExit, log, setLogLevel, setLogProcess } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
-import { connectConfiguredRedis, connectRedis, quitRedis } from '@studio/shared/io/redis';
-import { listenOrExit, SERVE_DEFAULTS } from '@studio/shared/io/serve';
+import {
+  connectConfiguredRedis,
+  connectRedis,
+  createSql,
+  listenOrExit,
+  quitRedis,
+  SERVE_DEFAULTS,
+} from '@studio/shared/io';
 import { createGateway } from './app';
 import { GatewayLockRefused } from './lock';
 

@@ -1,4 +1,4 @@
-import type { Metrics } from '@studio/shared/io/metrics';
+import type { Metrics } from '@studio/shared/io';
 import type { ActivityWriter } from './activity/writer';
 
 /** The gateway's own metrics (docs/design/observability.md), beside the request counts every process has. */

@@ -4,8 +4,7 @@
  * network. Screenshots go to test-artifacts/screenshots/docs-<surface>.png.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { operationsOf, type Surface } from '@studio/shared';
-import { EVENT_TYPES, TEST_EVENT_TYPE } from '@studio/shared/event-types';
+import { EVENT_TYPES, operationsOf, type Surface, TEST_EVENT_TYPE } from '@studio/shared';
 import type { Browser } from 'playwright-core';
 import { launchChromium, SHOTS } from '../../test/browser';
 import { type Stack, startStack } from '../../test/harness';

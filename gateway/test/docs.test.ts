@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PROBLEM_CODES } from '@studio/shared';
-import { readinessCheck } from '@studio/shared/io/readiness';
-import { PROBLEM_DOCS } from '@studio/shared/problem-docs';
+import { PROBLEM_CODES, PROBLEM_DOCS } from '@studio/shared';
+import { readinessCheck } from '@studio/shared/io';
 import { type Stack, startStack } from '../../test/harness';
 import { createDocsHandler } from '../src/docs';
 

@@ -1,7 +1,7 @@
 /** The gateway when its neighbours fail: a dead Redis, a dead or slow service. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { channels } from '@studio/shared/broadcasts';
-import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
+import { channels } from '@studio/shared';
+import { connectRedis, createRedis, quitRedis } from '@studio/shared/io';
 import { freePort } from '../../scripts/lib/ports';
 import { startRedisServer } from '../../scripts/lib/throwaway-redis';
 import { expectProblem, type Stack, startStack } from '../../test/harness';

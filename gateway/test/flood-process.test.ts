@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { RUNTIME_ENV } from '@studio/shared/runtime';
+import { RUNTIME_ENV } from '@studio/shared';
 import { freePorts } from '../../scripts/lib/ports';
 import { type Stack, startStack } from '../../test/harness';
 import { RawConnection, rawRequest } from './raw-http';

@@ -6,9 +6,9 @@
  * live key from memory. Through the gateway, over HTTP.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { createApiKey } from '@studio/control/keys/service';
+import { createApiKey } from '@studio/control';
 import { generateKey, hashKey } from '@studio/shared';
-import { quitRedis } from '@studio/shared/io/redis';
+import { quitRedis } from '@studio/shared/io';
 import { get, signIn } from '../../dashboard/test/dashboard-helpers';
 import { expectProblem, type Stack, serveSurface, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';

@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/control/keys/service';
+import { revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/control';
 import { createGateway } from '@studio/gateway';
-import type { ActivityEntry } from '@studio/gateway/activity/entry';
-import { ActivityWriter, FLUSH_ROWS } from '@studio/gateway/activity/writer';
-import { GW, newRequestId, signedHeaders } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
-import { quitRedis } from '@studio/shared/io/redis';
-import { redisNames } from '@studio/shared/redis-names';
+import { GW, newRequestId, redisNames, signedHeaders } from '@studio/shared';
+import { createSql, quitRedis } from '@studio/shared/io';
 import { freePort } from '../../scripts/lib/ports';
 import { deleteStudio } from '../../scripts/lib/studios';
 import { expectProblem, inMode, MODES, type Stack, serveSurface, startStack } from '../../test/harness';
+import type { ActivityEntry } from '../src/activity/entry';
+import { ActivityWriter, FLUSH_ROWS } from '../src/activity/writer';
 
 let s: Stack;
 /** A studio's successful call, as the record step logs one. */

@@ -5,8 +5,8 @@
  * burst + rate × seconds answers 200.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { quitRedis } from '@studio/shared/io/redis';
-import { redisNames } from '@studio/shared/redis-names';
+import { redisNames } from '@studio/shared';
+import { quitRedis } from '@studio/shared/io';
 import { inMode, MODES, type Stack, serveSurface, startStack } from '../../test/harness';
 import { createGateway, type Gateway } from '../src/app';
 import { MemoryBuckets } from '../src/limits/memory-buckets';

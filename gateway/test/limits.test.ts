@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { redisNames } from '@studio/shared/redis-names';
+import { redisNames } from '@studio/shared';
 import { expectProblem, inMode, MODES, type Stack, startStack } from '../../test/harness';
 import { RateLimiter } from '../src/limits/rate-limiter';
 import { RedisBuckets } from '../src/limits/redis-buckets';

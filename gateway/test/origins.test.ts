@@ -4,7 +4,7 @@
  * origin is echoed in CORS; a change holds at once on every replica.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { createApiKey, setKeyOrigins } from '@studio/control/keys/service';
+import { createApiKey, setKeyOrigins } from '@studio/control';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 
 let s: Stack;

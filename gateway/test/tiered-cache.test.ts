@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { randomBase62 } from '@studio/shared/base62';
-import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/io/redis';
+import { randomBase62 } from '@studio/shared';
+import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/io';
 import { type CacheTier, type SharedTier, TieredCache } from '../src/cache/tiered';
 
 let redis: Redis;

@@ -1,5 +1,4 @@
-import { registerOperations } from '@studio/shared/io/register';
-import { serviceKit } from '@studio/shared/io/service-kit';
+import { registerOperations, serviceKit } from '@studio/shared/io';
 import { Elysia } from 'elysia';
 import { classHandlers } from './classes/routes';
 import { contentHandlers } from './content/routes';

@@ -1,4 +1,4 @@
-import { runService } from '@studio/shared/io/service-main';
+import { runService } from '@studio/shared/io';
 import { createManagementService } from './app';
 import { startEventRetention } from './events/retention';
 import { startWebhookDispatcher } from './webhooks/dispatcher';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { newId } from '@studio/shared';
-import { Video, VideoPage } from '@studio/shared/schemas/content';
+import { Video, VideoPage } from '@studio/shared/schemas';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { mgWrite } from './fixtures';
 

@@ -7,16 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { TObject } from '@sinclair/typebox';
 import { isWrite, newId, OPERATIONS, type Operation, SCOPES } from '@studio/shared';
-import * as classes from '@studio/shared/schemas/classes';
-import * as content from '@studio/shared/schemas/content';
-import * as coupons from '@studio/shared/schemas/coupons';
-import { EXAMPLES } from '@studio/shared/schemas/examples';
-import * as instructors from '@studio/shared/schemas/instructors';
-import * as locations from '@studio/shared/schemas/locations';
-import * as members from '@studio/shared/schemas/members';
-import * as plans from '@studio/shared/schemas/plans';
-import * as programs from '@studio/shared/schemas/programs';
-import * as schedule from '@studio/shared/schemas/schedule';
+import * as schemas from '@studio/shared/schemas';
+import { EXAMPLES } from '@studio/shared/schemas';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { textPaths, withValueAt } from '../../test/schema-walk';
 import { redisLocks } from '../src/kit/idempotency';
@@ -64,11 +56,7 @@ beforeAll(async () => {
 afterAll(() => s.close());
 
 /** Each write's example body (examples.ts), pointing at this studio's records. */
-const SCHEMA_NAMES = new Map<unknown, string>(
-  [classes, content, coupons, instructors, locations, members, plans, programs, schedule].flatMap((m) =>
-    Object.entries(m).map(([n, v]) => [v, n] as const),
-  ),
-);
+const SCHEMA_NAMES = new Map<unknown, string>(Object.entries(schemas).map(([n, v]) => [v, n] as const));
 function exampleBody(op: Operation): Json {
   const example = (EXAMPLES as Record<string, unknown>)[SCHEMA_NAMES.get(op.body)!];
   const prefixes: Record<string, string> = {

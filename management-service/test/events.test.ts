@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type Caller, isWrite, newId, OPERATIONS, operation, SCOPES, signedHeaders } from '@studio/shared';
-import type { OperationContext } from '@studio/shared/io/register';
-import { serviceKit, verifiedCaller } from '@studio/shared/io/service-kit';
-import type { Event } from '@studio/shared/schemas/events';
+import type { OperationContext } from '@studio/shared/io';
+import { serviceKit, verifiedCaller } from '@studio/shared/io';
+import type { Event } from '@studio/shared/schemas';
 import { Elysia } from 'elysia';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { event } from '../src/kit/events';

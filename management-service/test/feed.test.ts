@@ -5,11 +5,9 @@
  * for an `after` it deleted.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { newId, SCOPES } from '@studio/shared';
-import { encodeBase62 } from '@studio/shared/base62';
-import { type EventResource, type EventType, resourceOf } from '@studio/shared/events';
-import type { Event } from '@studio/shared/schemas/events';
-import { EXAMPLES } from '@studio/shared/schemas/examples';
+import { type EventResource, type EventType, encodeBase62, newId, resourceOf, SCOPES } from '@studio/shared';
+import type { Event } from '@studio/shared/schemas';
+import { EXAMPLES } from '@studio/shared/schemas';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { SCAN_WINDOW } from '../src/events/queries';
 import { deleteExpiredEvents, startEventRetention } from '../src/events/retention';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type Caller, signedHeaders } from '@studio/shared';
-import { connectRedis, createRedis, deleteByPrefix } from '@studio/shared/io/redis';
+import { connectRedis, createRedis, deleteByPrefix } from '@studio/shared/io';
 import { startRedisServer } from '../../scripts/lib/throwaway-redis';
 import { expectProblem, inMode, MODES, type Stack, startStack } from '../../test/harness';
 import { createManagementService } from '../src/app';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
-import { Instructor, InstructorPage } from '@studio/shared/schemas/instructors';
+import { Instructor, InstructorPage } from '@studio/shared/schemas';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { mgWrite, twoStudios } from './fixtures';
 

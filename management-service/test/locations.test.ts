@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
-import { Location, LocationPage, Room, RoomPage } from '@studio/shared/schemas/locations';
+import { Location, LocationPage, Room, RoomPage } from '@studio/shared/schemas';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { classBody, instructor, mgWrite, studioWithKey, twoStudios } from './fixtures';
 

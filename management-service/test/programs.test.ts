@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { newId } from '@studio/shared';
-import { Program, ProgramPage } from '@studio/shared/schemas/programs';
+import { Program, ProgramPage } from '@studio/shared/schemas';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { mgWrite, twoStudios } from './fixtures';
 

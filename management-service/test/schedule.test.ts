@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import type { Occurrence } from '@studio/shared/schemas/schedule';
+import type { Occurrence } from '@studio/shared/schemas';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { classBody, DAY, future, instructor, studioWithKey } from './fixtures';
 

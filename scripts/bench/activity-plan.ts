@@ -1,8 +1,6 @@
-import { chartQuery } from '@studio/dashboard/activity/chart';
-import { entryQuery, pageRoundQuery } from '@studio/dashboard/activity/service';
-import { loadConfig, newRequestId } from '@studio/shared';
-import { randomBase62 } from '@studio/shared/base62';
-import { createSql } from '@studio/shared/io/db';
+import { chartQuery, entryQuery, pageRoundQuery } from '@studio/dashboard/tooling';
+import { loadConfig, newRequestId, randomBase62 } from '@studio/shared';
+import { createSql } from '@studio/shared/io';
 import type { PendingQuery, Row } from 'postgres';
 /**
  * The `activity-plan` case (`bun run bench activity-plan`): the dashboard's activity queries on a busy studio. A

@@ -8,9 +8,9 @@
  *
  * Run as its own process: `bun scripts/bench/bare-proxy.ts <port> <upstream> <headers JSON>`.
  */
-import { Pool } from '@studio/gateway/forward/http1';
-import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
-import { requestTarget } from '@studio/shared/target';
+import { Pool } from '@studio/gateway/tooling';
+import { requestTarget } from '@studio/shared';
+import { SERVE_DEFAULTS } from '@studio/shared/io';
 
 const [port, upstream, headersJson] = process.argv.slice(2) as [string, string, string];
 const pool = new Pool(upstream);

@@ -8,7 +8,7 @@
  *
  * Run as its own process: `bun scripts/bench/cached-floor.ts <port> <body file> <headers JSON>`.
  */
-import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
+import { SERVE_DEFAULTS } from '@studio/shared/io';
 
 const [port, bodyFile, headersJson] = process.argv.slice(2) as [string, string, string];
 const body = new Blob([await Bun.file(bodyFile).arrayBuffer()]);

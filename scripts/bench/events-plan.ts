@@ -1,9 +1,6 @@
-import { findQuery, pageQuery } from '@studio/management-service/events/queries';
-import { deleteBatch } from '@studio/management-service/events/retention';
-import { loadConfig } from '@studio/shared';
-import { randomBase62 } from '@studio/shared/base62';
-import { EVENT_TYPES } from '@studio/shared/events';
-import { createSql } from '@studio/shared/io/db';
+import { deleteBatch, findQuery, pageQuery } from '@studio/management-service/tooling';
+import { EVENT_TYPES, loadConfig, randomBase62 } from '@studio/shared';
+import { createSql } from '@studio/shared/io';
 /**
  * The `events-plan` case (`bun run bench events-plan`): the feed's queries at 10 million events. A scratch database
  * gets 10,000,000 events (100,000 with --quick) of one studio (spread over 30 days and over the transaction ids below the

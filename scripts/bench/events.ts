@@ -1,5 +1,4 @@
-import { createApiKey } from '@studio/control/keys/service';
-import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
+import { createApiKey, createEndpoint, deleteEndpoint, webhookContext } from '@studio/control';
 /**
  * The `events` case (`bun run bench events`, issue 21): what events and webhooks cost, on a stack started as in
  * production (gateway, storefront-service and management-service as separate processes on CPU
@@ -23,7 +22,7 @@ import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/control/
  * (a test run's CREATE or DROP DATABASE, a pg_dump) holds deliveries back. Run it on a quiet server.
  */
 import { newId } from '@studio/shared';
-import { createSql, type Sql } from '@studio/shared/io/db';
+import { createSql, type Sql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
 import { formatTarget, target } from './cases';
 import { caseFlags, caseOptions, report } from './report';

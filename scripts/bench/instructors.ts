@@ -2,8 +2,8 @@
  * The uncached read the hop benches share (the `hop` case, `bun run bench:pair`): a studio with
  * 20 instructors and a secret key that may read them (`GET /v1/instructors`).
  */
-import { createApiKey } from '@studio/control/keys/service';
-import { createSql } from '@studio/shared/io/db';
+import { createApiKey } from '@studio/control';
+import { createSql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
 
 export const INSTRUCTORS_PATH = '/v1/instructors';

@@ -3,8 +3,8 @@
  * through two gateway processes sharing one Redis by two wrk at once for `BENCH_SECONDS` (5). The limit must never
  * admit more than it allows: burst + rate × the seconds elapsed.
  */
-import { createApiKey } from '@studio/control/keys/service';
-import { createSql } from '@studio/shared/io/db';
+import { createApiKey } from '@studio/control';
+import { createSql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
 import { caseOptions, report } from './report';
 import { createBenchStack } from './stack';

@@ -7,9 +7,9 @@
  */
 
 import { createManagementService } from '@studio/management-service';
-import { signCursor } from '@studio/management-service/kit/pagination';
+import { signCursor } from '@studio/management-service/tooling';
 import { type Caller, loadConfig, newId, SCOPES, signedHeaders } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
+import { createSql } from '@studio/shared/io';
 import postgres from 'postgres';
 import { migrate } from '../lib/migrate';
 import { createStudio } from '../lib/studios';

@@ -10,7 +10,7 @@
  * RSS by at most the table's share (cases.ts) over the cycle before.
  */
 import { generateKey, hashKey, keyHint, newId } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
+import { createSql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
 import { formatTarget, holds, target } from './cases';
 import { caseFlags, caseOptions, report } from './report';

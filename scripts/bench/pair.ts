@@ -18,7 +18,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSql } from '@studio/shared/io/db';
+import { createSql } from '@studio/shared/io';
 import { INSTRUCTORS_PATH, seedInstructors } from './instructors';
 import { caseOptions } from './report';
 import { seedStorefrontRead } from './seed';

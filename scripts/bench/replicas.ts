@@ -10,10 +10,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApiKey, revokeApiKey } from '@studio/control/keys/service';
-import { redisBroadcasts } from '@studio/shared/io/broadcasts/bus';
-import { createSql } from '@studio/shared/io/db';
-import { connectRedis, createRedis, quitRedis } from '@studio/shared/io/redis';
+import { createApiKey, revokeApiKey } from '@studio/control';
+import { connectRedis, createRedis, createSql, quitRedis, redisBroadcasts } from '@studio/shared/io';
 import { freePorts } from '../lib/ports';
 import { createStudio } from '../lib/studios';
 import { caseOptions, report } from './report';

@@ -1,7 +1,7 @@
 /** The bench studio: 200 instructors, 2,000 classes, 20,000 occurrences, written in bulk. */
-import { createApiKey } from '@studio/control/keys/service';
+import { createApiKey } from '@studio/control';
 import { newId } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
+import type { Sql } from '@studio/shared/io';
 import { createStudio } from '../lib/studios';
 
 const HOUR = 3_600_000;

@@ -6,9 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Config, loadConfig } from '@studio/shared';
-import { randomBase62 } from '@studio/shared/base62';
-import { RUNTIME_ENV } from '@studio/shared/runtime';
+import { type Config, loadConfig, RUNTIME_ENV, randomBase62 } from '@studio/shared';
 import postgres from 'postgres';
 import { createClient } from 'redis';
 import { migrate } from '../lib/migrate';

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
-import { createApiKey } from '@studio/control/keys/service';
-import { createSql } from '@studio/shared/io/db';
+import { createApiKey } from '@studio/control';
+import { createSql } from '@studio/shared/io';
 /**
  * `bun run chaos:pg`: issue 11's Postgres outage, measured from outside. A throwaway
  * Postgres (never the machine's), the three processes as production runs them, 20

@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RUNTIME_ENV } from '@studio/shared/runtime';
+import { RUNTIME_ENV } from '@studio/shared';
 import { readUntil } from '../lib/output';
 
 const root = join(import.meta.dir, '../..');

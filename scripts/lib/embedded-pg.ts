@@ -36,7 +36,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { EMBEDDED_DATABASE, type EmbeddedState, embeddedUrl, readEmbeddedState } from '@studio/shared/database';
+import { EMBEDDED_DATABASE, type EmbeddedState, embeddedUrl, readEmbeddedState } from '@studio/shared';
 import { restartAfter } from './restart';
 
 /** Tried first for a new data directory; any free port otherwise. */

@@ -1,7 +1,7 @@
-import { createApiKey } from '@studio/control/keys/service';
-import { createClass } from '@studio/management-service/classes/service';
+import { createApiKey } from '@studio/control';
+import { createClass } from '@studio/management-service/tooling';
 import { type Config, newId, SCOPES } from '@studio/shared';
-import type { Sql, Tx } from '@studio/shared/io/db';
+import type { Sql, Tx } from '@studio/shared/io';
 import { checkStudio, insertStudio, publishSite } from './studios';
 
 const DAY = 86_400_000;

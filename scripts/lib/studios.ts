@@ -1,7 +1,6 @@
 import { Type as t } from '@sinclair/typebox';
 import { AppError, iso, isoOrNull, newId } from '@studio/shared';
-import type { Broadcasts } from '@studio/shared/io/broadcasts/bus';
-import type { Db, Sql, Tx } from '@studio/shared/io/db';
+import type { Broadcasts, Db, Sql, Tx } from '@studio/shared/io';
 import {
   EMAIL_MAX,
   Email,
@@ -9,9 +8,10 @@ import {
   HttpUrl,
   MAX_URL_LENGTH,
   Nullable,
+  SiteSocial,
+  StorefrontSite,
   schemaErrors,
-} from '@studio/shared/schemas/fields';
-import { SiteSocial, StorefrontSite } from '@studio/shared/schemas/storefront';
+} from '@studio/shared/schemas';
 
 export const MODES = ['broadcast', 'two_way', 'community', 'coaching'] as const;
 

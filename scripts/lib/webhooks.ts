@@ -5,18 +5,18 @@
  * where one was just made.
  */
 
-import { sendTestEvent } from '@studio/control/webhooks/deliveries';
 import {
   createEndpoint,
   deleteEndpoint,
   type EndpointJson,
   listEndpoints,
   rollEndpointSecret,
+  sendTestEvent,
   setEndpointEnabled,
   webhookContext,
-} from '@studio/control/webhooks/endpoints';
+} from '@studio/control';
 import type { Config } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
+import type { Sql } from '@studio/shared/io';
 import { requireStudio } from './studios';
 
 const shown = (e: EndpointJson) => ({

@@ -1,4 +1,4 @@
-/** Redis keys of an API key, shared by the gateway, the CLI and the dashboard (all under REDIS_PREFIX; channels: `@studio/shared/broadcasts`). */
+/** Redis keys of an API key, shared by the gateway, the CLI and the dashboard (all under REDIS_PREFIX; channels: `shared/src/broadcasts.ts`). */
 export const redisNames = (prefix: string) => ({
   // Every key of one API key shares the hash tag `{hash}`: on a Redis Cluster the scripts that read
   // several of them at once (rate limits with the revoked marker; a record with its stale marker)

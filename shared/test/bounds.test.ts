@@ -6,9 +6,16 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { Type as t } from '@sinclair/typebox';
-import { OPERATIONS, type Surface } from '@studio/shared';
-import { openApiDocument } from '@studio/shared/openapi';
-import { boundedErrors, MAX_PROBLEM_ERRORS, problemBody, problems, quote } from '@studio/shared/problem';
+import {
+  boundedErrors,
+  MAX_PROBLEM_ERRORS,
+  OPERATIONS,
+  openApiDocument,
+  problemBody,
+  problems,
+  quote,
+  type Surface,
+} from '@studio/shared';
 import { unbounded } from '../../test/schema-walk';
 
 type Json = Record<string, any>;

@@ -106,7 +106,7 @@ test("lines that change method and key id from one to the next keep each its own
   // a batch's lines mostly repeat their method and key id: a change from one line to the next must show
   const script = `
     import { flushLogs, logRequest, newRequestId, setLogLevel } from '@studio/shared';
-    import { startTrace } from '@studio/shared/trace';
+    import { startTrace } from '@studio/shared';
     setLogLevel('info');
     const keys = ['key_a', 'key_a', 'key_"b\\\\', null, 'key_a'];
     const methods = ['GET', 'GET', 'GE\\tT', 'POST', 'GET'];

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test';
-import { translatePgError } from '@studio/shared/pg-errors';
+import { translatePgError } from '@studio/shared';
 
 const code = (err: unknown) => translatePgError(err)?.code ?? null;
 

@@ -3,9 +3,8 @@
  * secrets beyond loopback, and the server defaults (never development mode).
  */
 import { describe, expect, test } from 'bun:test';
-import { ConfigError, loadConfig } from '@studio/shared';
-import { SERVE_DEFAULTS } from '@studio/shared/io/serve';
-import { requestTarget } from '@studio/shared/target';
+import { ConfigError, loadConfig, requestTarget } from '@studio/shared';
+import { SERVE_DEFAULTS } from '@studio/shared/io';
 
 describe('requestTarget', () => {
   test('finds the whole target after any well-formed Host', () => {

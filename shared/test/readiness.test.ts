@@ -1,6 +1,5 @@
 import { afterAll, expect, test } from 'bun:test';
-import { createSql, type Sql } from '@studio/shared/io/db';
-import { readinessCheck } from '@studio/shared/io/readiness';
+import { createSql, readinessCheck, type Sql } from '@studio/shared/io';
 
 // a Postgres that is not there: port 1 refuses at once
 const dead = createSql('postgres://postgres@127.0.0.1:1/none', { max: 1 });

@@ -3,6 +3,8 @@ import { createHash, createHmac } from 'node:crypto';
 import {
   ANY_READ,
   ConfigError,
+  EVENT_RESOURCE_SCOPES,
+  EVENT_TYPES,
   generateKey,
   hashKey,
   isWrite,
@@ -17,14 +19,15 @@ import {
   problemBody,
   redactKeys,
   requestTimeOf,
+  resourceOf,
   SCOPES,
   scopeAllows,
   signedHeaders,
+  startTrace,
   statusOf,
+  traceparentOf,
   verifySignature,
 } from '@studio/shared';
-import { EVENT_RESOURCE_SCOPES, EVENT_TYPES, resourceOf } from '@studio/shared/events';
-import { startTrace, traceparentOf } from '@studio/shared/trace';
 
 test('redactKeys: every key in a text is replaced, nothing else changes', () => {
   const sk = generateKey('secret');

@@ -1,4 +1,4 @@
-import { runService } from '@studio/shared/io/service-main';
+import { runService } from '@studio/shared/io';
 import { createStorefrontService } from './app';
 
 await runService({

@@ -1,6 +1,6 @@
 /** Rows written straight to Postgres, so Storefront tests do not depend on the Management surface. */
 import { newId } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
+import type { Sql } from '@studio/shared/io';
 
 export async function instructor(
   sql: Sql,

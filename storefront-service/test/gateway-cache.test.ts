@@ -1,7 +1,7 @@
 /** The gateway's Storefront cache on its own: keys, 304s, and no stale fill after a change. */
 import { describe, expect, test } from 'bun:test';
-import { HeldAnswer } from '@studio/gateway/answer';
-import { StorefrontCache } from '@studio/gateway/cache/storefront';
+import { HeldAnswer } from '../../gateway/src/answer';
+import { StorefrontCache } from '../../gateway/src/cache/storefront';
 
 const answer = (body: string, etag = '"v1"') =>
   new Response(body, {

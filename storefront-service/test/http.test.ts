@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { brotliDecompressSync } from 'node:zlib';
 import { OPERATIONS, operationsOf } from '@studio/shared';
-import { publishStorefrontChange } from '@studio/shared/io/invalidation';
+import { publishStorefrontChange } from '@studio/shared/io';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { inHours, instructor, klass } from './fixtures';
 

@@ -8,7 +8,7 @@ import {
   StorefrontPlanList,
   StorefrontPolicies,
   StorefrontSite,
-} from '@studio/shared/schemas/storefront';
+} from '@studio/shared/schemas';
 import { publishSite } from '../../scripts/lib/studios';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { inHours, instructor, klass, plan } from './fixtures';

@@ -2,7 +2,7 @@
 
 import { mkdir } from 'node:fs/promises';
 import type { Surface } from '@studio/shared';
-import { openApiDocument } from '@studio/shared/openapi';
+import { openApiDocument } from '@studio/shared';
 import openapiTS, { astToString } from 'openapi-typescript';
 
 export const GENERATED = new URL('./generated/', import.meta.url).pathname;

@@ -1,8 +1,8 @@
 /** The operator's webhook commands (docs/design/webhooks.md), run as operators run them: `bun scripts/admin.ts webhook:…`. */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { sendTestEvent } from '@studio/control/webhooks/deliveries';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { sendTestEvent } from '@studio/control';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import { Webhook } from 'standardwebhooks';
 import { freshDatabase, startReceiver, type TestDatabase, until } from './helpers';
 

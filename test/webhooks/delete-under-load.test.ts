@@ -4,10 +4,10 @@
  * between them is broken by Postgres failing one with 40P01 (deadlock detected), as a cascading delete did here.
  */
 import { afterAll, beforeAll, expect, spyOn, test } from 'bun:test';
-import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/control';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import { newId } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
+import { createSql } from '@studio/shared/io';
 import { type Stack, startStack } from '../harness';
 import { startReceiver, until } from './helpers';
 

@@ -6,27 +6,28 @@
  * Events are written as the outbox writes them (helpers.recordEvent).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, spyOn, test } from 'bun:test';
-import { listDeliveries, replayDelivery, sendTestEvent } from '@studio/control/webhooks/deliveries';
 import {
   createEndpoint,
   deleteEndpoint,
   getEndpoint,
+  listDeliveries,
+  replayDelivery,
   rollEndpointSecret,
+  sendTestEvent,
   setEndpointEnabled,
   type WebhookContext,
   webhookContext,
-} from '@studio/control/webhooks/endpoints';
-import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks/dispatcher';
+} from '@studio/control';
+import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks';
+import { newId, setLogLevel } from '@studio/shared';
+import { createMetrics, createSql, type Sql } from '@studio/shared/io';
+import { Webhook } from 'standardwebhooks';
 import {
   deleteExpired,
   FAN_OUT_BATCH,
   FAN_OUT_DELIVERIES,
   fanOutBatch,
-} from '@studio/management-service/webhooks/queries';
-import { newId, setLogLevel } from '@studio/shared';
-import { createSql, type Sql } from '@studio/shared/io/db';
-import { createMetrics } from '@studio/shared/io/metrics';
-import { Webhook } from 'standardwebhooks';
+} from '../../management-service/src/webhooks/queries';
 import { freePort } from '../../scripts/lib/ports';
 import {
   type Answer,

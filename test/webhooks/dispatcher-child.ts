@@ -4,9 +4,9 @@
  * limit, lease and schedule (TEST_TIMEOUT_MS, TEST_LEASE_MS). Prints "ready" once it runs.
  */
 
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import { loadConfig } from '@studio/shared';
-import { createSql } from '@studio/shared/io/db';
+import { createSql } from '@studio/shared/io';
 
 const config = loadConfig();
 const sql = createSql(config.DATABASE_URL, { max: 5, name: 'test dispatcher' });

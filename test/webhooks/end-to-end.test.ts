@@ -4,8 +4,8 @@
  * request id in the body and its trace id on the event.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { createEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { createEndpoint, webhookContext } from '@studio/control';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import { Webhook } from 'standardwebhooks';
 import { type Stack, startStack } from '../harness';
 import { startReceiver, until } from './helpers';

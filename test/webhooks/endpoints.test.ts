@@ -4,20 +4,21 @@
  * chosen event types, and a signing secret shown once and stored encrypted, bound to its endpoint.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import {
-  createEndpoint,
-  listEndpoints,
-  MAX_ENDPOINTS_PER_STUDIO,
-  webhookContext,
-} from '@studio/control/webhooks/endpoints';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
-import { firstBytes } from '@studio/management-service/webhooks/send';
+import { createEndpoint, listEndpoints, MAX_ENDPOINTS_PER_STUDIO, webhookContext } from '@studio/control';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import { AppError } from '@studio/shared';
-import { refusedAddress } from '@studio/shared/io/webhooks/addresses';
-import { type EndpointRow, signingSecrets } from '@studio/shared/io/webhooks/endpoints';
-import { parseRetrySchedule, retryDelay } from '@studio/shared/io/webhooks/schedule';
-import { createSecretBox, secretBytes, signatureHeader } from '@studio/shared/io/webhooks/secrets';
-import type { Resolver } from '@studio/shared/io/webhooks/target';
+import type { Resolver } from '@studio/shared/webhooks';
+import {
+  createSecretBox,
+  type EndpointRow,
+  parseRetrySchedule,
+  refusedAddress,
+  retryDelay,
+  secretBytes,
+  signatureHeader,
+  signingSecrets,
+} from '@studio/shared/webhooks';
+import { firstBytes } from '../../management-service/src/webhooks/send';
 import { freshDatabase, recordEvent, startReceiver, type TestDatabase, until } from './helpers';
 
 let db: TestDatabase;

@@ -6,8 +6,8 @@
  * events wait (deferred, not dropped), and A's dashboard says so.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { createEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
-import { createDispatcher } from '@studio/management-service/webhooks/dispatcher';
+import { createEndpoint, webhookContext } from '@studio/control';
+import { createDispatcher } from '@studio/management-service/webhooks';
 import { get, signIn } from '../../dashboard/test/dashboard-helpers';
 import { classBody, future, instructor } from '../../management-service/test/fixtures';
 import { type Stack, startStack } from '../harness';

@@ -6,11 +6,10 @@
  *   its backlog drains, while another studio's deliveries go at once; the gauge and the backlog read say so.
  */
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test';
-import { studioBacklog } from '@studio/control/webhooks/deliveries';
-import { createEndpoint, deleteEndpoint, webhookContext } from '@studio/control/webhooks/endpoints';
-import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks/dispatcher';
-import { pendingStats } from '@studio/management-service/webhooks/queries';
+import { createEndpoint, deleteEndpoint, studioBacklog, webhookContext } from '@studio/control';
+import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks';
 import { newId } from '@studio/shared';
+import { pendingStats } from '../../management-service/src/webhooks/queries';
 import { freshDatabase, recordEvent, startReceiver, type TestDatabase, until } from './helpers';
 
 let s: TestDatabase;

@@ -1,8 +1,7 @@
 /** What the webhook tests share: a database of their own, a real receiver (Bun.serve) and events written as the outbox writes them. */
 
-import { type Config, loadConfig, newId } from '@studio/shared';
-import { randomBase62 } from '@studio/shared/base62';
-import { createSql, type Sql } from '@studio/shared/io/db';
+import { type Config, loadConfig, newId, randomBase62 } from '@studio/shared';
+import { createSql, type Sql } from '@studio/shared/io';
 import postgres from 'postgres';
 import { createStudio } from '../../scripts/lib/studios';
 

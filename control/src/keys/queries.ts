@@ -1,5 +1,5 @@
 import type { KeyKind } from '@studio/shared';
-import type { Db, Sql, Tx } from '@studio/shared/io/db';
+import type { Db, Sql, Tx } from '@studio/shared/io';
 
 /** The SQL of key administration (`service.ts` holds the rules); `studioId`, when given, limits a statement to one studio (dashboard). */
 export interface ApiKeyRow {

@@ -1,7 +1,16 @@
-import { AppError, generateKey, hashKey, iso, isoOrNull, isScope, type KeyKind, keyHint, newId } from '@studio/shared';
-import type { Broadcasts } from '@studio/shared/io/broadcasts/bus';
-import type { Sql, Tx } from '@studio/shared/io/db';
-import { parseOriginList } from '@studio/shared/origins';
+import {
+  AppError,
+  generateKey,
+  hashKey,
+  iso,
+  isoOrNull,
+  isScope,
+  type KeyKind,
+  keyHint,
+  newId,
+  parseOriginList,
+} from '@studio/shared';
+import type { Broadcasts, Sql, Tx } from '@studio/shared/io';
 import * as q from './queries';
 
 /**

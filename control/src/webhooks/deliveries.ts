@@ -2,10 +2,9 @@
  * An endpoint's delivery log, its test event and replays (docs/design/webhooks.md): what the dashboard's
  * Webhooks page and the CLI call. The dispatcher (management-service/src/webhooks/) does the sending.
  */
-import { AppError, iso, isoOrNull, newId } from '@studio/shared';
-import { TEST_EVENT_TYPE } from '@studio/shared/event-types';
-import type { Db, Sql, Tx } from '@studio/shared/io/db';
-import type { AttemptRow, DeliveryRow } from '@studio/shared/io/webhooks/deliveries';
+import { AppError, iso, isoOrNull, newId, TEST_EVENT_TYPE } from '@studio/shared';
+import type { Db, Sql, Tx } from '@studio/shared/io';
+import type { AttemptRow, DeliveryRow } from '@studio/shared/webhooks';
 import { getEndpoint } from './endpoints';
 import * as q from './queries';
 

@@ -2,14 +2,21 @@
  * A studio's webhook endpoints (docs/design/webhooks.md): the one module the operator CLI, the dashboard and
  * the tests call. Each function takes the endpoint's id and, from the dashboard, the signed-in
  * studio (`studioId`), so another studio's endpoint is `not_found` there. The signing secret is
- * returned by create and roll only, and stored encrypted (`@studio/shared/io/webhooks/secrets`).
+ * returned by create and roll only, and stored encrypted (`shared/src/io/webhooks/secrets.ts`).
  */
-import { AppError, type Config, iso, isoOrNull, newId } from '@studio/shared';
-import { EVENT_TYPES } from '@studio/shared/event-types';
-import type { Db, Sql } from '@studio/shared/io/db';
-import { disableEndpointIn, type EndpointRow } from '@studio/shared/io/webhooks/endpoints';
-import { createSecretBox, newSigningSecret, type SecretBox } from '@studio/shared/io/webhooks/secrets';
-import { checkTarget, parseWebhookUrl, type Resolver, systemResolver } from '@studio/shared/io/webhooks/target';
+import { AppError, type Config, EVENT_TYPES, iso, isoOrNull, newId } from '@studio/shared';
+import type { Db, Sql } from '@studio/shared/io';
+import {
+  checkTarget,
+  createSecretBox,
+  disableEndpointIn,
+  type EndpointRow,
+  newSigningSecret,
+  parseWebhookUrl,
+  type Resolver,
+  type SecretBox,
+  systemResolver,
+} from '@studio/shared/webhooks';
 import * as q from './queries';
 
 export const MAX_ENDPOINTS_PER_STUDIO = 16;

@@ -1,7 +1,7 @@
 /** The SQL of webhook administration (`endpoints.ts` and `deliveries.ts` hold the rules); `studio_id` first in each. */
-import type { Db, Sql, Tx } from '@studio/shared/io/db';
-import type { AttemptRow, DeliveryRow } from '@studio/shared/io/webhooks/deliveries';
-import { type EndpointRow, EVENTS_CHANNEL } from '@studio/shared/io/webhooks/endpoints';
+import type { Db, Sql, Tx } from '@studio/shared/io';
+import type { AttemptRow, DeliveryRow } from '@studio/shared/webhooks';
+import { type EndpointRow, EVENTS_CHANNEL } from '@studio/shared/webhooks';
 
 const byId = (sql: Db, endpointId: string, studioId?: string) =>
   studioId ? sql`studio_id = ${studioId} and id = ${endpointId}` : sql`id = ${endpointId}`;

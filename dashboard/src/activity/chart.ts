@@ -1,4 +1,4 @@
-import type { Sql } from '@studio/shared/io/db';
+import type { Sql } from '@studio/shared/io';
 import { type Html, html } from '../html';
 
 /** Calls and errors per hour over the last 24 hours, or per day over the last 30 days. */

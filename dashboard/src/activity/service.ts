@@ -8,7 +8,7 @@ import {
   problemTypeBase,
   requestTimeOf,
 } from '@studio/shared';
-import type { Db, Sql } from '@studio/shared/io/db';
+import type { Db, Sql } from '@studio/shared/io';
 import type { DashboardDeps } from '../deps';
 import { chromeOf, type Html, html, layout, messagePage, page, redirect, timeTag } from '../html';
 import type { Session } from '../signin/session';

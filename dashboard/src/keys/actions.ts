@@ -1,13 +1,5 @@
-import {
-  type LiveKey,
-  liveKey,
-  renameApiKey,
-  replacementOf,
-  rollApiKey,
-  setKeyOrigins,
-} from '@studio/control/keys/service';
-import { AppError } from '@studio/shared';
-import { parseOriginList } from '@studio/shared/origins';
+import { type LiveKey, liveKey, renameApiKey, replacementOf, rollApiKey, setKeyOrigins } from '@studio/control';
+import { AppError, parseOriginList } from '@studio/shared';
 import type { DashboardDeps } from '../deps';
 import { type Html, html, layout, messagePage, page, redirect, timeTag } from '../html';
 import type { Session } from '../signin/session';

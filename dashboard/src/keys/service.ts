@@ -1,13 +1,5 @@
-import {
-  type ApiKeyJson,
-  createApiKey,
-  listApiKeys,
-  revokeApiKey,
-  revokedKeyName,
-  studioKey,
-} from '@studio/control/keys/service';
-import { AppError, isScope, type KeyKind, SCOPES } from '@studio/shared';
-import { parseOriginList } from '@studio/shared/origins';
+import { type ApiKeyJson, createApiKey, listApiKeys, revokeApiKey, revokedKeyName, studioKey } from '@studio/control';
+import { AppError, isScope, type KeyKind, parseOriginList, SCOPES } from '@studio/shared';
 import type { DashboardDeps } from '../deps';
 import { chromeOf, type Html, html, layout, messagePage, page, redirect, timeTag } from '../html';
 import { onceField, onceId } from '../once';

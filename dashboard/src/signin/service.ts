@@ -1,8 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
-import { randomBase62 } from '@studio/shared/base62';
+import { checkLoginLink, consumeLoginLink, type LinkCheck } from '@studio/control';
+import { randomBase62 } from '@studio/shared';
 import type { DashboardDeps } from '../deps';
 import { html, layout, messagePage, page, redirect } from '../html';
-import { checkLoginLink, consumeLoginLink, type LinkCheck } from './links';
 import {
   createSession,
   deleteSession,

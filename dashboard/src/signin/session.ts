@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Config } from '@studio/shared';
-import { encodeBase62, randomBase62 } from '@studio/shared/base62';
-import type { Sql } from '@studio/shared/io/db';
+import { encodeBase62, randomBase62 } from '@studio/shared';
+import type { Sql } from '@studio/shared/io';
 
 export const SESSION_TTL_MS = 12 * 3600_000;
 

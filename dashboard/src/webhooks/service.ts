@@ -1,29 +1,25 @@
 import {
-  type DeliveryJson,
-  listDeliveries,
-  replayDelivery,
-  sendTestEvent,
-  studioBacklog,
-} from '@studio/control/webhooks/deliveries';
-import {
   createEndpoint,
+  type DeliveryJson,
   deleteEndpoint,
   type EndpointJson,
   endpointJson,
   getEndpoint,
+  listDeliveries,
   listEndpoints,
   MAX_ENDPOINTS_PER_STUDIO,
   ROLL_GRACE_MS,
+  replayDelivery,
   rollEndpointSecret,
   secretVersionOf,
+  sendTestEvent,
   setEndpointEnabled,
+  studioBacklog,
   type WebhookContext,
   webhookContext,
-} from '@studio/control/webhooks/endpoints';
-import { AppError } from '@studio/shared';
-import { EVENT_TYPES } from '@studio/shared/event-types';
-import { MAX_URL_LENGTH } from '@studio/shared/schemas/fields';
-import { iso } from '@studio/shared/time';
+} from '@studio/control';
+import { AppError, EVENT_TYPES, iso } from '@studio/shared';
+import { MAX_URL_LENGTH } from '@studio/shared/schemas';
 import type { DashboardDeps } from '../deps';
 import { chromeOf, type Html, html, layout, messagePage, page, redirect, timeTag } from '../html';
 import { onceField, onceId } from '../once';

@@ -1,5 +1,5 @@
 import { iso, log, withDeadline } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
+import type { Sql } from '@studio/shared/io';
 import { clientBlock } from '../limits/rate-limiter';
 import { BatchRows, type Chunk, COPY_COLUMNS, copyMessages } from './copy-binary';
 import type { ActivityEntry } from './entry';

@@ -1,5 +1,5 @@
-import { pgChannels } from '@studio/shared/broadcasts';
-import type { Sql } from '@studio/shared/io/db';
+import { pgChannels } from '@studio/shared';
+import type { Sql } from '@studio/shared/io';
 import type { StorefrontCache } from '../cache/storefront';
 import type { KeyResolver } from '../keys/resolver';
 

@@ -1,6 +1,6 @@
+import type { Channels } from '@studio/shared';
 import { log } from '@studio/shared';
-import type { Channels } from '@studio/shared/broadcasts';
-import { isCluster, type Redis } from '@studio/shared/io/redis';
+import { isCluster, type Redis } from '@studio/shared/io';
 import type { StorefrontCache } from '../cache/storefront';
 import type { KeyResolver } from '../keys/resolver';
 

@@ -9,8 +9,7 @@
  * send: a status line, headers, and a body by Content-Length, chunked, or until close.
  */
 
-import { putLatin1 } from '@studio/shared/text-buffer';
-import { withDeadline } from '@studio/shared/time';
+import { putLatin1, withDeadline } from '@studio/shared';
 import type { Socket } from 'bun';
 
 export interface Answer {

@@ -1,5 +1,4 @@
-import { AppError, type Caller, IDEMPOTENCY_KEY, signedHeaders } from '@studio/shared';
-import { MAX_BODY_BYTES, readBody } from '@studio/shared/body';
+import { AppError, type Caller, IDEMPOTENCY_KEY, MAX_BODY_BYTES, readBody, signedHeaders } from '@studio/shared';
 import { HeldAnswer } from '../answer';
 import { type Answer, type Pool, rethrow, UpstreamError } from './http1';
 

@@ -1,7 +1,7 @@
 import type { KeyKind } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
-import { bounded, type Redis, redisUsable } from '@studio/shared/io/redis';
-import { RECORD_TTL_S, type redisNames } from '@studio/shared/redis-names';
+import { RECORD_TTL_S, type redisNames } from '@studio/shared';
+import type { Sql } from '@studio/shared/io';
+import { bounded, type Redis, redisUsable } from '@studio/shared/io';
 import { type CacheTier, type SharedTier, TieredCache } from '../cache/tiered';
 
 export interface KeyRecord {

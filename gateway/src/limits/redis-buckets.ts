@@ -1,5 +1,5 @@
-import { bounded, type Redis, redisUsable } from '@studio/shared/io/redis';
-import type { redisNames } from '@studio/shared/redis-names';
+import type { redisNames } from '@studio/shared';
+import { bounded, type Redis, redisUsable } from '@studio/shared/io';
 import type { Bucket, BucketStore, Take } from './buckets';
 
 /**

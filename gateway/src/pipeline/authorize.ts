@@ -1,5 +1,4 @@
-import { ANY_READ, problems, quote, scopeAllows } from '@studio/shared';
-import { originAllowed } from '@studio/shared/origins';
+import { ANY_READ, originAllowed, problems, quote, scopeAllows } from '@studio/shared';
 import type { HeldAnswer } from '../answer';
 import type { KeyRecord } from '../keys/resolver';
 import { type Ctx, type KeyLookup, type KeyProblem, keyDetail, refuse } from './context';

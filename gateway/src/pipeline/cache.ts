@@ -1,5 +1,4 @@
-import { JSON_TYPE, log, operationsOf } from '@studio/shared';
-import { traceparentOf } from '@studio/shared/trace';
+import { JSON_TYPE, log, operationsOf, traceparentOf } from '@studio/shared';
 import type { Answer } from '../answer';
 import { StorefrontCache } from '../cache/storefront';
 import { forward } from '../forward/proxy';

@@ -8,9 +8,12 @@ import {
   type ProblemOptions,
   problemBody,
   problemHeaders,
+  requestTarget,
+  startTrace,
+  TRACEPARENT,
+  type Trace,
+  type TraceStarter,
 } from '@studio/shared';
-import { requestTarget } from '@studio/shared/target';
-import { startTrace, TRACEPARENT, type Trace, type TraceStarter } from '@studio/shared/trace';
 import { type Answer, HeldAnswer } from '../answer';
 import { type AnsweredProblem, UpstreamError } from '../forward/proxy';
 import type { KeyRecord } from '../keys/resolver';

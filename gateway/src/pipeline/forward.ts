@@ -1,5 +1,4 @@
-import { MAX_BODY_BYTES, tooLarge } from '@studio/shared/body';
-import { traceparentOf } from '@studio/shared/trace';
+import { MAX_BODY_BYTES, tooLarge, traceparentOf } from '@studio/shared';
 import type { Answer, HeldAnswer } from '../answer';
 import { type Call, forward } from '../forward/proxy';
 import {

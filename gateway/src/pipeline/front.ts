@@ -1,4 +1,4 @@
-import { MALFORMED_DETAIL } from '@studio/shared/target';
+import { MALFORMED_DETAIL } from '@studio/shared';
 import type { Answer } from '../answer';
 import type { DocsHandler } from '../docs';
 import { type Ctx, refuse } from './context';

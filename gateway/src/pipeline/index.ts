@@ -1,6 +1,5 @@
-import { type Config, log } from '@studio/shared';
-import type { Tracing } from '@studio/shared/io/tracing';
-import { startTrace } from '@studio/shared/trace';
+import { type Config, log, startTrace } from '@studio/shared';
+import type { Tracing } from '@studio/shared/io';
 import type { ActivityWriter } from '../activity/writer';
 import { type Answer, asResponse, type HeldAnswer } from '../answer';
 import type { DocsHandler } from '../docs';

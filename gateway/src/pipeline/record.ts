@@ -1,7 +1,5 @@
-import { accessLogOn, logRequest, REQUEST_ID, redactKeys } from '@studio/shared';
-import type { Metrics } from '@studio/shared/io/metrics';
-import type { Tracing } from '@studio/shared/io/tracing';
-import { TRACERESPONSE, traceparentOf } from '@studio/shared/trace';
+import { accessLogOn, logRequest, REQUEST_ID, redactKeys, TRACERESPONSE, traceparentOf } from '@studio/shared';
+import type { Metrics, Tracing } from '@studio/shared/io';
 import { type ActivityWriter, outcomeOf } from '../activity/writer';
 import type { Answer } from '../answer';
 import { type Ctx, clientAddressOf, setHeaders } from './context';

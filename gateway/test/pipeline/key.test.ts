@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setSystemTime, test } from 'bun:test';
-import { generateKey } from '@studio/shared';
-import { redisNames } from '@studio/shared/redis-names';
+import { generateKey, redisNames } from '@studio/shared';
 import { type Stack, startStack } from '../../../test/harness';
 import { MemoryBuckets } from '../../src/limits/memory-buckets';
 import { RateLimiter } from '../../src/limits/rate-limiter';

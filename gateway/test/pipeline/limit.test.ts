@@ -1,8 +1,14 @@
 import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test';
-import { randomBase62 } from '@studio/shared/base62';
-import { createSql, type Sql } from '@studio/shared/io/db';
-import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/io/redis';
-import { redisNames } from '@studio/shared/redis-names';
+import { randomBase62, redisNames } from '@studio/shared';
+import {
+  connectRedis,
+  createRedis,
+  createSql,
+  deleteByPrefix,
+  quitRedis,
+  type Redis,
+  type Sql,
+} from '@studio/shared/io';
 import { asResponse } from '../../src/answer';
 import { KeyResolver } from '../../src/keys/resolver';
 import type { BucketStore } from '../../src/limits/buckets';

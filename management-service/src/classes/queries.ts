@@ -1,6 +1,6 @@
 import { iso, isoOrNull } from '@studio/shared';
-import type { Db, Tx } from '@studio/shared/io/db';
-import type { Class } from '@studio/shared/schemas/classes';
+import type { Db, Tx } from '@studio/shared/io';
+import type { Class } from '@studio/shared/schemas';
 import { afterSql, type Page, type PageParams, pageOf, sortKeySql } from '../kit/pagination';
 
 interface Row {

@@ -1,6 +1,6 @@
 import { AppError, newId, problems, quote } from '@studio/shared';
-import type { Tx } from '@studio/shared/io/db';
-import type { Class, CreateClassBody, UpdateClassBody } from '@studio/shared/schemas/classes';
+import type { Tx } from '@studio/shared/io';
+import type { Class, CreateClassBody, UpdateClassBody } from '@studio/shared/schemas';
 import { changedFields, event, updated, type Written } from '../kit/events';
 import { futureInstant, requireStorable } from '../kit/instants';
 import { occurrencesOfClass } from '../kit/occurrences';

@@ -1,6 +1,6 @@
 import { iso, isoOrNull } from '@studio/shared';
-import type { Db } from '@studio/shared/io/db';
-import type { UpdateContentBody, Video } from '@studio/shared/schemas/content';
+import type { Db } from '@studio/shared/io';
+import type { UpdateContentBody, Video } from '@studio/shared/schemas';
 import { afterSql, type Page, type PageParams, pageOf, sortKeySql } from '../kit/pagination';
 
 interface Row {

@@ -1,6 +1,6 @@
 import { AppError, problems, quote } from '@studio/shared';
-import type { Tx } from '@studio/shared/io/db';
-import type { UpdateContentBody, Video } from '@studio/shared/schemas/content';
+import type { Tx } from '@studio/shared/io';
+import type { UpdateContentBody, Video } from '@studio/shared/schemas';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';
 

@@ -1,6 +1,6 @@
 import { iso, isoOrNull, newId } from '@studio/shared';
-import type { Db } from '@studio/shared/io/db';
-import type { Coupon, CouponConfig } from '@studio/shared/schemas/coupons';
+import type { Db } from '@studio/shared/io';
+import type { Coupon, CouponConfig } from '@studio/shared/schemas';
 import { afterSql, type Page, type PageParams, pageOf, sortKeySql } from '../kit/pagination';
 
 interface Row {

@@ -1,7 +1,13 @@
 import { type FieldError, problems } from '@studio/shared';
-import type { Tx } from '@studio/shared/io/db';
-import { COUPON_CONFIGS, type Coupon, type CouponConfig, type CreateCouponBody } from '@studio/shared/schemas/coupons';
-import { isCurrency, schemaErrors } from '@studio/shared/schemas/fields';
+import type { Tx } from '@studio/shared/io';
+import {
+  COUPON_CONFIGS,
+  type Coupon,
+  type CouponConfig,
+  type CreateCouponBody,
+  isCurrency,
+  schemaErrors,
+} from '@studio/shared/schemas';
 import { event, unchanged, type Written } from '../kit/events';
 import { futureInstant } from '../kit/instants';
 import * as q from './queries';

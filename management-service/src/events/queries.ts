@@ -1,7 +1,7 @@
+import type { EventResource } from '@studio/shared';
 import { iso } from '@studio/shared';
-import type { EventResource } from '@studio/shared/events';
-import type { Db } from '@studio/shared/io/db';
-import type { Event } from '@studio/shared/schemas/events';
+import type { Db } from '@studio/shared/io';
+import type { Event } from '@studio/shared/schemas';
 
 /** A place in a studio's feed: the (xid, seq) of an event, as text (xid8 and bigint exceed a JS number). */
 export interface Position {

@@ -1,5 +1,5 @@
 import { log } from '@studio/shared';
-import type { Db, Sql } from '@studio/shared/io/db';
+import type { Db, Sql } from '@studio/shared/io';
 
 /** docs/design/events.md: the feed keeps 30 days. */
 export const EVENT_RETENTION_MS = 30 * 86_400_000;

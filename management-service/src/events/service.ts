@@ -1,7 +1,17 @@
-import { AppError, type Caller, idPattern, idTime, problems, quote } from '@studio/shared';
-import { EVENT_RESOURCE_SCOPES, EVENT_TYPES, isEventType, readableResources } from '@studio/shared/events';
-import type { Db } from '@studio/shared/io/db';
-import type { Event, EventsQuery } from '@studio/shared/schemas/events';
+import {
+  AppError,
+  type Caller,
+  EVENT_RESOURCE_SCOPES,
+  EVENT_TYPES,
+  idPattern,
+  idTime,
+  isEventType,
+  problems,
+  quote,
+  readableResources,
+} from '@studio/shared';
+import type { Db } from '@studio/shared/io';
+import type { Event, EventsQuery } from '@studio/shared/schemas';
 import type { ManagementDeps } from '../kit/deps';
 import { type Page, readPage, signCursor } from '../kit/pagination';
 import { deletedBefore, eventsPage, findEvent, type Position } from './queries';

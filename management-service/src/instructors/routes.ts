@@ -1,4 +1,4 @@
-import type { HandlersFor } from '@studio/shared/io/register';
+import type { HandlersFor } from '@studio/shared/io';
 import type { ManagementDeps } from '../kit/deps';
 import { found, writerOf } from '../kit/handlers';
 import { readPage } from '../kit/pagination';

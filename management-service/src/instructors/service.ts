@@ -1,6 +1,6 @@
 import { problems } from '@studio/shared';
-import type { Tx } from '@studio/shared/io/db';
-import type { CreateInstructorBody, Instructor, UpdateInstructorBody } from '@studio/shared/schemas/instructors';
+import type { Tx } from '@studio/shared/io';
+import type { CreateInstructorBody, Instructor, UpdateInstructorBody } from '@studio/shared/schemas';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';
 

@@ -1,5 +1,5 @@
 import { type AppError, iso, problems } from '@studio/shared';
-import type { Db } from '@studio/shared/io/db';
+import type { Db } from '@studio/shared/io';
 
 /**
  * The occurrence a double-booking clashed with, read after the failed transaction from the

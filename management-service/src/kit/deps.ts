@@ -1,7 +1,5 @@
 import type { Config } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
-import type { Metrics } from '@studio/shared/io/metrics';
-import type { Redis } from '@studio/shared/io/redis';
+import type { Metrics, Redis, Sql } from '@studio/shared/io';
 
 /** What the Management service is built from: every resource's handlers and the write runner take these. */
 export interface ManagementDeps {

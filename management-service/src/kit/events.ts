@@ -4,9 +4,8 @@
  * insert events: they say what changed (`event`, `updated`, `unchanged`), and the runner, which
  * checks each type against the operation's registry row, inserts them.
  */
-import { newId } from '@studio/shared';
-import { type EventType, resourceOf } from '@studio/shared/events';
-import type { Db } from '@studio/shared/io/db';
+import { type EventType, newId, resourceOf } from '@studio/shared';
+import type { Db } from '@studio/shared/io';
 
 /** One event of a write, before it is recorded. */
 export interface Emitted<T extends EventType = EventType> {

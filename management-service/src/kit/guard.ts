@@ -1,5 +1,5 @@
 import { AppError, isWriteMethod } from '@studio/shared';
-import { verifiedCaller } from '@studio/shared/io/service-kit';
+import { verifiedCaller } from '@studio/shared/io';
 import { Elysia } from 'elysia';
 import { MAX_KEY_LENGTH } from './idempotency';
 

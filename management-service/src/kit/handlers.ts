@@ -1,6 +1,5 @@
 import { type AnyOperation, type IdKind, problems } from '@studio/shared';
-import type { Tx } from '@studio/shared/io/db';
-import type { OperationContext } from '@studio/shared/io/register';
+import type { OperationContext, Tx } from '@studio/shared/io';
 import type { ManagementDeps } from './deps';
 import { runWrite, type WriteResult } from './write';
 

@@ -1,6 +1,6 @@
 import { type Config, redisMode } from '@studio/shared';
-import type { Db, Sql, Tx } from '@studio/shared/io/db';
-import { bounded, type Redis, redisUsable } from '@studio/shared/io/redis';
+import type { Db, Sql, Tx } from '@studio/shared/io';
+import { bounded, type Redis, redisUsable } from '@studio/shared/io';
 
 /** Idempotency records (docs/design/idempotency.md): Postgres is the truth; the lock and the hot copy are `IdempotencyLocks`. */
 export const RETENTION_S = 24 * 60 * 60;

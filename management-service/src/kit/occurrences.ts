@@ -1,6 +1,6 @@
 import { iso, isoOrNull } from '@studio/shared';
-import type { Db } from '@studio/shared/io/db';
-import type { Occurrence } from '@studio/shared/schemas/schedule';
+import type { Db } from '@studio/shared/io';
+import type { Occurrence } from '@studio/shared/schemas';
 import { sortKeySql } from './pagination';
 
 /**

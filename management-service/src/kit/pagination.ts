@@ -1,5 +1,5 @@
 import { AppError, type Caller } from '@studio/shared';
-import type { Db } from '@studio/shared/io/db';
+import type { Db } from '@studio/shared/io';
 
 /**
  * Keyset pagination of docs/design/pagination.md, shared by every Management list (the query schema is

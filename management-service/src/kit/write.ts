@@ -1,4 +1,5 @@
 import type { Static } from '@sinclair/typebox';
+import type { EventType } from '@studio/shared';
 import {
   type AnyOperation,
   AppError,
@@ -8,16 +9,14 @@ import {
   isWriteMethod,
   JSON_TYPE,
   PROBLEM_CONTENT_TYPE,
+  parseTraceparent,
   problemBody,
   problemTypeBase,
+  TRACEPARENT,
+  translatePgError,
 } from '@studio/shared';
-import type { EventType } from '@studio/shared/events';
-import type { Tx } from '@studio/shared/io/db';
-import type { Metrics } from '@studio/shared/io/metrics';
-import type { OperationContext } from '@studio/shared/io/register';
-import { type EarlyRefusal, verifiedCaller } from '@studio/shared/io/service-kit';
-import { translatePgError } from '@studio/shared/pg-errors';
-import { parseTraceparent, TRACEPARENT } from '@studio/shared/trace';
+import type { Metrics, OperationContext, Tx } from '@studio/shared/io';
+import { type EarlyRefusal, verifiedCaller } from '@studio/shared/io';
 import { doubleBookedWithConflict } from './conflicts';
 import type { ManagementDeps } from './deps';
 import { type Emitted, insertEvents, type Written } from './events';

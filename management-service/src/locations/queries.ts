@@ -1,6 +1,6 @@
 import { iso, isoOrNull, newId } from '@studio/shared';
-import type { Db } from '@studio/shared/io/db';
-import type { Address, Location, Room } from '@studio/shared/schemas/locations';
+import type { Db } from '@studio/shared/io';
+import type { Address, Location, Room } from '@studio/shared/schemas';
 import { afterSql, type Page, type PageParams, pageOf, sortKeySql } from '../kit/pagination';
 
 interface LocationRow {

@@ -1,6 +1,5 @@
 import { AppError, iso, problems, quote } from '@studio/shared';
-import type { Tx } from '@studio/shared/io/db';
-import { canonicalTimeZone } from '@studio/shared/schemas/fields';
+import type { Tx } from '@studio/shared/io';
 import type {
   CreateLocationBody,
   CreateRoomBody,
@@ -8,7 +7,8 @@ import type {
   Room,
   UpdateLocationBody,
   UpdateRoomBody,
-} from '@studio/shared/schemas/locations';
+} from '@studio/shared/schemas';
+import { canonicalTimeZone } from '@studio/shared/schemas';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';
 

@@ -1,6 +1,6 @@
 import { iso, isoOrNull } from '@studio/shared';
-import type { Db, Tx } from '@studio/shared/io/db';
-import type { Member } from '@studio/shared/schemas/members';
+import type { Db, Tx } from '@studio/shared/io';
+import type { Member } from '@studio/shared/schemas';
 import { afterSql, type Page, type PageParams, pageOf, sortKeySql } from '../kit/pagination';
 
 interface Row {

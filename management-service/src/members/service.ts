@@ -1,13 +1,14 @@
 import { AppError, newId, problems, quote } from '@studio/shared';
-import type { Tx } from '@studio/shared/io/db';
-import { EMAIL_MAX, emailForm } from '@studio/shared/schemas/fields';
+import type { Tx } from '@studio/shared/io';
 import {
+  EMAIL_MAX,
+  emailForm,
   type InviteMemberBody,
   isRole,
   type Member,
   ROLES,
   type UpdateMemberBody,
-} from '@studio/shared/schemas/members';
+} from '@studio/shared/schemas';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';
 

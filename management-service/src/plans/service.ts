@@ -1,14 +1,15 @@
 import { problems } from '@studio/shared';
-import type { Tx } from '@studio/shared/io/db';
-import { isCurrency, schemaErrors } from '@studio/shared/schemas/fields';
+import type { Tx } from '@studio/shared/io';
 import {
   type CreatePlanBody,
+  isCurrency,
   PLAN_CONFIGS,
   type Plan,
   type PlanConfig,
   type PlanType,
+  schemaErrors,
   type UpdatePlanBody,
-} from '@studio/shared/schemas/plans';
+} from '@studio/shared/schemas';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';
 

@@ -1,6 +1,6 @@
 import { iso, newId } from '@studio/shared';
-import type { Db } from '@studio/shared/io/db';
-import type { Program } from '@studio/shared/schemas/programs';
+import type { Db } from '@studio/shared/io';
+import type { Program } from '@studio/shared/schemas';
 import { afterSql, type Page, type PageParams, pageOf, sortKeySql } from '../kit/pagination';
 
 interface Row {

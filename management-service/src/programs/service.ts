@@ -1,7 +1,7 @@
 import { AppError, problems } from '@studio/shared';
-import type { Tx } from '@studio/shared/io/db';
-import { isCurrency } from '@studio/shared/schemas/fields';
-import type { CreateProgramBody, Program, UpdateProgramBody } from '@studio/shared/schemas/programs';
+import type { Tx } from '@studio/shared/io';
+import type { CreateProgramBody, Program, UpdateProgramBody } from '@studio/shared/schemas';
+import { isCurrency } from '@studio/shared/schemas';
 import { changedFields, event, unchanged, updated, type Written } from '../kit/events';
 import * as q from './queries';
 

@@ -1,5 +1,5 @@
-import type { Db, Tx } from '@studio/shared/io/db';
-import type { Occurrence } from '@studio/shared/schemas/schedule';
+import type { Db, Tx } from '@studio/shared/io';
+import type { Occurrence } from '@studio/shared/schemas';
 import { type OccurrenceRow as Row, selectOccurrence, toOccurrence } from '../kit/occurrences';
 import { afterSql, type Page, type PageParams, pageOf } from '../kit/pagination';
 

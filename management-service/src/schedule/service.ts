@@ -1,6 +1,6 @@
 import { AppError, problems } from '@studio/shared';
-import type { Tx } from '@studio/shared/io/db';
-import type { Occurrence, RescheduleBody } from '@studio/shared/schemas/schedule';
+import type { Tx } from '@studio/shared/io';
+import type { Occurrence, RescheduleBody } from '@studio/shared/schemas';
 import { unchanged, updated, type Written } from '../kit/events';
 import { futureInstant, requireStorable } from '../kit/instants';
 import * as q from './queries';

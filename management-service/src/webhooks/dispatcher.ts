@@ -14,15 +14,18 @@
  * every poll, an attempt's result is kept in memory and recorded once Postgres is back, and a
  * delivery whose recording was lost with the process is redone when its lease ends (at least once).
  */
-import type { Config } from '@studio/shared/config';
-import { log } from '@studio/shared/http';
-import type { Sql } from '@studio/shared/io/db';
-import type { Metrics } from '@studio/shared/io/metrics';
-import { eventBody } from '@studio/shared/io/webhooks/body';
-import { EVENTS_CHANNEL } from '@studio/shared/io/webhooks/endpoints';
-import { parseRetrySchedule, retryDelay } from '@studio/shared/io/webhooks/schedule';
-import { createSecretBox, secretBytes } from '@studio/shared/io/webhooks/secrets';
-import type { Resolver } from '@studio/shared/io/webhooks/target';
+import type { Config } from '@studio/shared';
+import { log } from '@studio/shared';
+import type { Metrics, Sql } from '@studio/shared/io';
+import type { Resolver } from '@studio/shared/webhooks';
+import {
+  createSecretBox,
+  EVENTS_CHANNEL,
+  eventBody,
+  parseRetrySchedule,
+  retryDelay,
+  secretBytes,
+} from '@studio/shared/webhooks';
 import {
   type Claimed,
   catchUpDeferred,

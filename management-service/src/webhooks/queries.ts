@@ -12,10 +12,9 @@
  */
 
 import { newId } from '@studio/shared';
-import type { Db, Sql } from '@studio/shared/io/db';
-import type { DeliveryRow } from '@studio/shared/io/webhooks/deliveries';
-import { disableEndpointIn, type EndpointRow } from '@studio/shared/io/webhooks/endpoints';
-import { DISABLE_AFTER_FAILING_MS } from '@studio/shared/io/webhooks/schedule';
+import type { Db, Sql } from '@studio/shared/io';
+import type { DeliveryRow } from '@studio/shared/webhooks';
+import { DISABLE_AFTER_FAILING_MS, disableEndpointIn, type EndpointRow } from '@studio/shared/webhooks';
 import type postgres from 'postgres';
 import type { AttemptResult } from './send';
 

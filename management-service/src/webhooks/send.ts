@@ -6,8 +6,7 @@
  */
 
 import { isIP } from 'node:net';
-import { signatureHeader } from '@studio/shared/io/webhooks/secrets';
-import { checkTarget, parseWebhookUrl, type Resolver, urlForAddress } from '@studio/shared/io/webhooks/target';
+import { checkTarget, parseWebhookUrl, type Resolver, signatureHeader, urlForAddress } from '@studio/shared/webhooks';
 
 export const RESPONSE_KEPT_BYTES = 1024;
 const USER_AGENT = 'StudioAPI-Webhooks/1.0 (+https://www.standardwebhooks.com/)';

@@ -1,6 +1,6 @@
 import { iso } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
-import type { StorefrontClass } from '@studio/shared/schemas/storefront';
+import type { Sql } from '@studio/shared/io';
+import type { StorefrontClass } from '@studio/shared/schemas';
 
 export interface ClassFilter {
   from: Date;

@@ -1,6 +1,6 @@
 import { clampInstant, type FieldError, parseInstant, problems } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
-import type { StorefrontClassList, StorefrontClassQuery } from '@studio/shared/schemas/storefront';
+import type { Sql } from '@studio/shared/io';
+import type { StorefrontClassList, StorefrontClassQuery } from '@studio/shared/schemas';
 import { upcomingOccurrences } from './queries';
 
 const DAY_MS = 86_400_000;

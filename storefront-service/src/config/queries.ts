@@ -1,5 +1,5 @@
-import type { Sql } from '@studio/shared/io/db';
-import type { StorefrontConfig } from '@studio/shared/schemas/storefront';
+import type { Sql } from '@studio/shared/io';
+import type { StorefrontConfig } from '@studio/shared/schemas';
 
 interface Row {
   id: string;

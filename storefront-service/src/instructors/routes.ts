@@ -1,4 +1,4 @@
-import type { HandlersFor } from '@studio/shared/io/register';
+import type { HandlersFor } from '@studio/shared/io';
 import { cacheable } from '../kit/cacheable';
 import type { StorefrontDeps } from '../kit/deps';
 import { activeInstructors } from './queries';

@@ -1,6 +1,5 @@
 import type { Config } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
-import type { Redis } from '@studio/shared/io/redis';
+import type { Redis, Sql } from '@studio/shared/io';
 
 /** What the Storefront service is built from (`main.ts` or a test makes them); the service kit's readiness reads `redis`. */
 export interface StorefrontDeps {

@@ -1,5 +1,5 @@
-import type { Sql } from '@studio/shared/io/db';
-import { MAX_STOREFRONT_LIST, type StorefrontPlan } from '@studio/shared/schemas/storefront';
+import type { Sql } from '@studio/shared/io';
+import { MAX_STOREFRONT_LIST, type StorefrontPlan } from '@studio/shared/schemas';
 
 const toPlan = (r: StorefrontPlan): StorefrontPlan => ({
   id: r.id,

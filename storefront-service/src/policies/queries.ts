@@ -1,6 +1,6 @@
 import { iso } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
-import type { StorefrontPolicies } from '@studio/shared/schemas/storefront';
+import type { Sql } from '@studio/shared/io';
+import type { StorefrontPolicies } from '@studio/shared/schemas';
 
 interface Row {
   cancellation: string | null;

@@ -1,5 +1,5 @@
 import { problems } from '@studio/shared';
-import type { HandlersFor } from '@studio/shared/io/register';
+import type { HandlersFor } from '@studio/shared/io';
 import { cacheable } from '../kit/cacheable';
 import type { StorefrontDeps } from '../kit/deps';
 import { studioPolicies } from './queries';

@@ -1,8 +1,7 @@
 import type { Static, TObject } from '@sinclair/typebox';
 import { iso } from '@studio/shared';
-import type { Sql } from '@studio/shared/io/db';
-import { Address } from '@studio/shared/schemas/locations';
-import { SiteSocial, type StorefrontSite } from '@studio/shared/schemas/storefront';
+import type { Sql } from '@studio/shared/io';
+import { Address, SiteSocial, type StorefrontSite } from '@studio/shared/schemas';
 
 interface Row {
   title: string;

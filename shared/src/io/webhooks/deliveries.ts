@@ -1,4 +1,4 @@
-/** A webhook delivery's and an attempt's rows, as the dispatcher and `@studio/control/webhooks` read them (docs/design/webhooks.md). */
+/** A webhook delivery's and an attempt's rows, as the dispatcher and `control/src/webhooks/` read them (docs/design/webhooks.md). */
 
 export interface DeliveryRow {
   studioId: string;

@@ -1,7 +1,7 @@
 /**
  * A webhook endpoint's row as the dispatcher (management-service) reads and writes it, and what it does with one:
  * disable it, open its signing secrets. Administering endpoints (create, roll, enable, delete, test, replay) is
- * `@studio/control/webhooks` (docs/design/webhooks.md).
+ * `control/src/webhooks/` (docs/design/webhooks.md).
  */
 import type { Tx } from '../db';
 import type { SecretBox } from './secrets';

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Config } from '@studio/shared';
-import { randomBase62 } from '@studio/shared/base62';
-import type { Sql } from '@studio/shared/io/db';
+import { randomBase62 } from '@studio/shared';
+import type { Sql } from '@studio/shared/io';
 
 export const LOGIN_LINK_TTL_MS = 15 * 60_000;
 
