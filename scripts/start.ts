@@ -259,5 +259,10 @@ Studio API is running (ready in ${((performance.now() - began) / 1000).toFixed(1
       ? 'single-node mode: no Redis (one gateway; set REDIS_URL on every process to run more than one)'
       : `Redis ${config.REDIS_CLUSTER_NODES ? `Cluster ${config.REDIS_CLUSTER_NODES}` : masked(config.REDIS_URL)} (gateway replicas may be added)`
   }
+  Webhooks    ${
+    config.WEBHOOK_ALLOW_PRIVATE_URLS
+      ? 'delivered to http:// and private addresses too (WEBHOOK_ALLOW_PRIVATE_URLS=true: local development only)'
+      : 'delivered to public https:// URLs only (WEBHOOK_ALLOW_PRIVATE_URLS=true allows http://localhost, for development)'
+  }
 Press Ctrl-C to stop.`);
 }

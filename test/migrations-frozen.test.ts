@@ -27,6 +27,7 @@ const LANDED: Record<string, string> = {
   '00017_activity_batches.sql': '717b3f11725c577cfab9d9f146f5fc1ebd36ec3e7dd1b79078ae1d296def7e03',
   '00018_webhook_manual_sends.sql': 'e1a7ebc8b204df3737e337f87b2a3407f4fffd5f88dc45be6d856fc18da4526e',
   '00019_webhook_fairness.sql': '45892200672001284ca6518275f57422486a0329ce6df39b759d11ca83f05d26',
+  '00020_webhook_delivery_setting.sql': '833210dc91f7c433659b712333996eeb1e4da0880d7b26b3e42951e07ca8b513',
 };
 
 const sha256 = async (file: string) =>

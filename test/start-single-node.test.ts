@@ -50,6 +50,23 @@ afterAll(async () => {
   await a.end();
 });
 
+test('the banner says where webhooks go, and the dispatcher recorded that setting for the dashboard and the CLI to check URLs by', async () => {
+  expect(output).toContain(
+    'Webhooks    delivered to public https:// URLs only (WEBHOOK_ALLOW_PRIVATE_URLS=true allows http://localhost, for development)',
+  );
+  const db = postgres(dbUrl, { max: 1, onnotice: () => {} });
+  try {
+    let rows: { allowPrivateUrls: boolean }[] = [];
+    for (let i = 0; i < 50 && !rows.length; i++, await Bun.sleep(100))
+      rows = await db<
+        { allowPrivateUrls: boolean }[]
+      >`select allow_private_urls as "allowPrivateUrls" from webhook_delivery_setting`;
+    expect(rows).toEqual([{ allowPrivateUrls: false }]);
+  } finally {
+    await db.end();
+  }
+});
+
 test('the banner says single-node mode, and every process reports "redis": "none", ready', async () => {
   expect(output).toContain('Studio API is running');
   expect(output).toContain('Mode        single-node mode: no Redis');

@@ -7,9 +7,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createEndpoint, sendTestEvent, type WebhookContext, webhookContext } from '@studio/control';
 import { createDispatcher } from '@studio/management-service/webhooks';
+import { privateUrlsHint, recordDeliverySetting } from '@studio/shared/webhooks';
 import { type Stack, startStack } from '../../test/harness';
 import { type Receiver, recordEvent, startReceiver, until } from '../../test/webhooks/helpers';
 import { get, postForm, signIn } from './dashboard-helpers';
+
+/** What a refusal the private-URL setting would lift adds: the setting's name. */
+const HINT = privateUrlsHint(false);
 
 let s: Stack;
 let studioId: string;
@@ -94,11 +98,11 @@ describe('webhooks page', () => {
       ['https://[2002:7f00:1::]/hooks', '2002:7f00:1:: is not a public address'],
       ['https://[64:ff9b:1::7f00:1]/hooks', '64:ff9b:1::7f00:1 is not a public address'],
       ['https://[2001::80ff:fffe]/hooks', '2001::80ff:fffe is not a public address'],
-      ['https://203.0.113.8:22/hooks', 'The port must be 443 (the https default) or 8443.'],
+      ['https://203.0.113.8:22/hooks', 'The port must be 443 (the https default) or 8443 (http://'],
       // a name: never what it resolves to (the log has it)
       [
         'https://localhost/hooks',
-        'The host localhost is not a public address: it resolves to a private or reserved one.',
+        'The host localhost is not a public address: it resolves to a private or reserved one (http://',
       ],
       ['not a url', 'Not a URL'],
       [`https://93.184.215.14/${'a'.repeat(2100)}`, 'at most 2048'],
@@ -124,6 +128,25 @@ describe('webhooks page', () => {
     expect(html).toContain('Unknown event type class.exploded');
     expect(html).toMatch(/value="class\.created" data-event checked/); // the ticks are kept
     expect(html).toContain(`value="${PUBLIC_URL}"`);
+    expect(await endpointCount()).toBe(0);
+  });
+
+  test('the form says where an endpoint may be as the running stack delivers (the setting its dispatchers recorded), and a refusal names the setting', async () => {
+    const form = async () => {
+      const html = await (await get(s, '/webhooks', session.cookie)).text();
+      return /<span class="muted small" data-where>([\s\S]*?)<\/span>/.exec(html)![1]!;
+    };
+    try {
+      await recordDeliverySetting(s.sql, true);
+      expect(await form()).toContain('http:// and private addresses are allowed here');
+      expect(await form()).toContain('WEBHOOK_ALLOW_PRIVATE_URLS');
+      await recordDeliverySetting(s.sql, false);
+      expect(await form()).toBe('(https://, reachable from the internet on port 443 or 8443)');
+      const refused = await (await post('/webhooks', { url: 'http://127.0.0.1:9/hooks' })).text();
+      expect(alertOf(refused)).toContain('runs with WEBHOOK_ALLOW_PRIVATE_URLS=true');
+    } finally {
+      await s.sql`delete from webhook_delivery_setting`;
+    }
     expect(await endpointCount()).toBe(0);
   });
 
@@ -347,8 +370,8 @@ describe('webhooks page', () => {
       return /<p class="attempt-error small">([^<]*)<\/p>/.exec(html)?.[1];
     };
     expect(await shown(byName.endpoint.id)).toBe(
-      'not sent: the host localhost is not a public address: it resolves to a private or reserved one',
+      `not sent: the host localhost is not a public address: it resolves to a private or reserved one${HINT}`,
     );
-    expect(await shown(byPort.endpoint.id)).toBe('not sent: the port must be 443 (the https default) or 8443');
+    expect(await shown(byPort.endpoint.id)).toBe(`not sent: the port must be 443 (the https default) or 8443${HINT}`);
   });
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { sendTestEvent } from '@studio/control';
 import { createDispatcher } from '@studio/management-service/webhooks';
+import { recordDeliverySetting } from '@studio/shared/webhooks';
 import { Webhook } from 'standardwebhooks';
 import { freshDatabase, startReceiver, type TestDatabase, until } from './helpers';
 
@@ -86,13 +87,13 @@ test('the CLI honours WEBHOOK_ALLOW_PRIVATE_URLS: without it, only https to publ
   );
   await fails(
     ['webhook:create', '--studio', studioId, '--url', 'https://203.0.113.8:22/hooks'],
-    /^error: the port must be 443 \(the https default\) or 8443$/,
+    /^error: the port must be 443 \(the https default\) or 8443 \(http:\/\/ and private addresses are allowed only when the stack that delivers webhooks runs with WEBHOOK_ALLOW_PRIVATE_URLS=true, for local development\)$/,
     strict,
   );
   // what localhost resolves to is logged for the operator, and said nowhere else
   const local = await fails(
     ['webhook:create', '--studio', studioId, '--url', 'https://localhost/hooks'],
-    /^error: the host localhost is not a public address: it resolves to a private or reserved one$/,
+    /^error: the host localhost is not a public address: it resolves to a private or reserved one \(http:\/\/ and private addresses are allowed only when the stack that delivers webhooks runs with WEBHOOK_ALLOW_PRIVATE_URLS=true, for local development\)$/,
     strict,
   );
   expect(local.logged).toEqual([
@@ -103,6 +104,23 @@ test('the CLI honours WEBHOOK_ALLOW_PRIVATE_URLS: without it, only https to publ
       refused: expect.stringMatching(/loopback/),
     }),
   ]);
+});
+
+test("one setting: the CLI checks a URL as the running stack's dispatchers deliver, and a refusal names the setting", async () => {
+  const local = ['webhook:create', '--studio', studioId, '--url', 'http://127.0.0.1:9/setting'];
+  try {
+    // the stack delivers to public https only: the CLI's own WEBHOOK_ALLOW_PRIVATE_URLS=true does not make a dead endpoint
+    await recordDeliverySetting(db.sql, false);
+    const refused = await fails(local, /the URL must start with https:\/\//, { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+    expect(refused.error).toContain('runs with WEBHOOK_ALLOW_PRIVATE_URLS=true');
+    // the stack delivers to private URLs: the CLI accepts one, whatever its own environment says
+    await recordDeliverySetting(db.sql, true);
+    const made = await admin(local, { WEBHOOK_ALLOW_PRIVATE_URLS: 'false' });
+    expect([made.code, made.err]).toEqual([0, '']);
+    expect(made.json().endpoint.url).toBe('http://127.0.0.1:9/setting');
+  } finally {
+    await db.sql`delete from webhook_delivery_setting`;
+  }
 });
 
 test('bad input: one clear line and a non-zero exit', async () => {

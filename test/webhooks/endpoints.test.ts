@@ -12,6 +12,7 @@ import {
   createSecretBox,
   type EndpointRow,
   parseRetrySchedule,
+  privateUrlsHint,
   refusedAddress,
   retryDelay,
   secretBytes,
@@ -20,6 +21,9 @@ import {
 } from '@studio/shared/webhooks';
 import { firstBytes } from '../../management-service/src/webhooks/send';
 import { freshDatabase, recordEvent, startReceiver, type TestDatabase, until } from './helpers';
+
+/** What a refusal the private-URL setting would lift adds: the setting's name. */
+const HINT = privateUrlsHint(false);
 
 let db: TestDatabase;
 beforeAll(async () => (db = await freshDatabase()));
@@ -163,15 +167,19 @@ describe('creating endpoints', () => {
     });
     const strict = webhookContext(db.sql, { ...db.config, WEBHOOK_ALLOW_PRIVATE_URLS: false }, dns);
     const create = (url: string) => refusal(createEndpoint(strict, { studioId, url }));
-    expect(await create('http://hooks.example.com/x')).toBe('validation_failed: the URL must start with https://');
-    expect(await create('ftp://hooks.example.com/x')).toBe('validation_failed: the URL must start with https://');
+    expect(await create('http://hooks.example.com/x')).toBe(
+      `validation_failed: the URL must start with https://${HINT}`,
+    );
+    expect(await create('ftp://hooks.example.com/x')).toBe(
+      `validation_failed: the URL must start with https://${HINT}`,
+    );
     expect(await create('hooks.example.com/x')).toMatch(/^validation_failed: not a URL/);
     expect(await create('https://user:pw@hooks.example.com/x')).toBe(
       'validation_failed: the URL must not carry a user name or password',
     );
     expect(await create(`https://hooks.example.com/${'x'.repeat(2048)}`)).toMatch(/longer than 2048/);
     expect(await create('https://127.0.0.1/x')).toBe(
-      'validation_failed: 127.0.0.1 is not a public address: 127.0.0.0/8 (loopback)',
+      `validation_failed: 127.0.0.1 is not a public address: 127.0.0.0/8 (loopback)${HINT}`,
     );
     expect(await create('https://[::1]/x')).toMatch(/::1 is not a public address/);
     expect(await create('https://[::ffff:7f00:1]/x')).toMatch(/IPv4-mapped 127\.0\.0\.0\/8/);
@@ -179,10 +187,12 @@ describe('creating endpoints', () => {
     expect(await create('https://169.254.169.254/latest/meta-data')).toMatch(/link-local/);
     // what a name resolves to inside our network is for the log, never for the studio
     expect(await create('https://internal.example.com/x')).toBe(
-      'validation_failed: the host internal.example.com is not a public address: it resolves to a private or reserved one',
+      'validation_failed: the host internal.example.com is not a public address: it resolves to a private or reserved one' +
+        HINT,
     );
     expect(await create('https://split.example.com/x')).toBe(
-      'validation_failed: the host split.example.com is not a public address: it resolves to a private or reserved one',
+      'validation_failed: the host split.example.com is not a public address: it resolves to a private or reserved one' +
+        HINT,
     );
     expect(await create('https://nowhere.example.com/x')).toMatch(
       /nowhere\.example\.com does not resolve \(ENOTFOUND\)/,
@@ -204,11 +214,11 @@ describe('creating endpoints', () => {
     for (const url of ['https://203.0.113.8:22/', 'https://hooks.example.com:80/x', 'https://[2001:db8::1]:5432/x'])
       expect([url, await create(url)]).toEqual([
         url,
-        'validation_failed: the port must be 443 (the https default) or 8443',
+        `validation_failed: the port must be 443 (the https default) or 8443${HINT}`,
       ]);
     for (const port of [1, 444, 8080, 8444, 65535])
       expect(await create(`https://203.0.113.7:${port}/x`)).toBe(
-        'validation_failed: the port must be 443 (the https default) or 8443',
+        `validation_failed: the port must be 443 (the https default) or 8443${HINT}`,
       );
 
     const lax = webhookContext(db.sql, { ...db.config, WEBHOOK_ALLOW_PRIVATE_URLS: true }, dns);
@@ -255,7 +265,8 @@ describe('creating endpoints', () => {
         expect(attempt).toMatchObject({
           statusCode: null,
           error:
-            'not sent: the host rebind.example.test is not a public address: it resolves to a private or reserved one',
+            'not sent: the host rebind.example.test is not a public address: it resolves to a private or reserved one' +
+            HINT,
         });
         expect(r.received).toEqual([]);
         await db.sql`delete from webhook_endpoints where id = ${endpoint.id}`;

@@ -9,6 +9,7 @@ import type { Db, Sql } from '@studio/shared/io';
 import {
   checkTarget,
   createSecretBox,
+  deliverySetting,
   disableEndpointIn,
   type EndpointRow,
   newSigningSecret,
@@ -26,8 +27,18 @@ export const ROLL_GRACE_MS = 24 * 3_600_000;
 export interface WebhookContext {
   sql: Sql;
   box: SecretBox;
+  /** This process's WEBHOOK_ALLOW_PRIVATE_URLS: what counts only until a dispatcher has recorded its own (`allowsPrivateUrls`). */
   allowPrivateUrls: boolean;
   resolve: Resolver;
+}
+
+/**
+ * Whether a private or http:// URL may be an endpoint: as the stack's dispatchers deliver (the setting they recorded
+ * at their start), so that no endpoint is accepted that the running stack would never deliver to; this process's own
+ * setting only while none has recorded one.
+ */
+export async function allowsPrivateUrls(ctx: Pick<WebhookContext, 'sql' | 'allowPrivateUrls'>): Promise<boolean> {
+  return (await deliverySetting(ctx.sql)) ?? ctx.allowPrivateUrls;
 }
 
 export function webhookContext(
@@ -90,10 +101,11 @@ export async function createEndpoint(
   /** `id`: when the caller chose it (a dashboard form's); one that exists already is a 409 `conflict`. */
   input: { studioId: string; url: string; events?: readonly string[] | null; id?: string },
 ) {
-  const parsed = parseWebhookUrl(input.url.trim(), ctx.allowPrivateUrls);
+  const allowPrivate = await allowsPrivateUrls(ctx);
+  const parsed = parseWebhookUrl(input.url.trim(), allowPrivate);
   if ('error' in parsed) throw new AppError('validation_failed', { detail: parsed.error });
   const eventTypes = checkedEventTypes(input.events);
-  const target = await checkTarget(parsed.url, ctx.allowPrivateUrls, ctx.resolve);
+  const target = await checkTarget(parsed.url, allowPrivate, ctx.resolve);
   if ('error' in target) throw new AppError('validation_failed', { detail: target.error });
   const id = input.id ?? newId('webhookEndpoint');
   const secret = newSigningSecret();

@@ -1,4 +1,5 @@
 import {
+  allowsPrivateUrls,
   createEndpoint,
   type DeliveryJson,
   deleteEndpoint,
@@ -164,7 +165,19 @@ function eventPicker(form?: CreateForm): Html {
   </fieldset>`;
 }
 
-function createForm(deps: DashboardDeps, s: Session, count: number, error?: WebhooksView['error']): Html {
+/** Where an endpoint may be, as the stack delivers (`allowsPrivateUrls`): said beside the URL field. */
+const whereNote = (allowPrivate: boolean) =>
+  allowPrivate
+    ? html`(http:// and private addresses are allowed here: this stack delivers with <code>WEBHOOK_ALLOW_PRIVATE_URLS</code> on, for local development)`
+    : html`(https://, reachable from the internet on port 443 or 8443)`;
+
+function createForm(
+  deps: DashboardDeps,
+  s: Session,
+  count: number,
+  allowPrivate: boolean,
+  error?: WebhooksView['error'],
+): Html {
   const full = count >= MAX_ENDPOINTS_PER_STUDIO;
   return html`<section class="create" aria-labelledby="create-title">
     <h2 id="create-title">Add an endpoint</h2>
@@ -173,7 +186,7 @@ function createForm(deps: DashboardDeps, s: Session, count: number, error?: Webh
       ${error ? html`<p class="error" role="alert" id="form-error" tabindex="-1">${error.message}</p>` : ''}
       ${hidden(s)}
       <input type="hidden" name="once" value="${onceField(deps.config.DASHBOARD_SECRET, s.id, 'webhookEndpoint')}">
-      <label class="field">Endpoint URL <span class="muted small">(https://, reachable from the internet on port 443 or 8443)</span>
+      <label class="field">Endpoint URL <span class="muted small" data-where>${whereNote(allowPrivate)}</span>
         <input name="url" type="url" required maxlength="${MAX_URL_LENGTH}" inputmode="url" spellcheck="false" placeholder="https://hooks.example.com/studio" value="${error?.form.url ?? ''}" ${error ? html`autofocus aria-describedby="form-error"` : ''}></label>
       ${eventPicker(error?.form)}
       <button type="submit" class="btn btn-primary">Add endpoint</button>
@@ -204,9 +217,10 @@ export async function webhooksPage(
   status = 200,
 ): Promise<Response> {
   const budget = deps.config.WEBHOOK_PENDING_BUDGET;
-  const [endpoints, backlog] = await Promise.all([
+  const [endpoints, backlog, allowPrivate] = await Promise.all([
     listEndpoints(deps.sql, s.studioId),
     studioBacklog(deps.sql, s.studioId, budget),
+    allowsPrivateUrls(contextOf(deps)),
   ]);
   const body = html`
     ${view.reveal ? revealPanel(view.reveal) : ''}
@@ -225,7 +239,7 @@ export async function webhooksPage(
           : html`<p class="empty card">No endpoints yet. Add one below.</p>`
       }
     </section>
-    ${createForm(deps, s, endpoints.length, view.error)}`;
+    ${createForm(deps, s, endpoints.length, allowPrivate, view.error)}`;
   return page(layout({ title: 'Webhooks', studio: chrome(deps, s) }, body), status);
 }
 

@@ -23,6 +23,7 @@ import {
   EVENTS_CHANNEL,
   eventBody,
   parseRetrySchedule,
+  recordDeliverySetting,
   retryDelay,
   secretBytes,
 } from '@studio/shared/webhooks';
@@ -54,6 +55,11 @@ export interface DispatcherDeps {
   maxInFlight?: number;
   /** The fallback poll when no notification comes (default 1 s). */
   pollMs?: number;
+  /**
+   * Records this process's WEBHOOK_ALLOW_PRIVATE_URLS as the stack's (`recordDeliverySetting`), for the dashboard and
+   * the CLI to check URLs by: a management-service's dispatcher does; a test's may not.
+   */
+  recordSetting?: boolean;
   /** Overrides WEBHOOK_RETRY_SCHEDULE (tests). */
   retryScheduleMs?: number[];
   resolve?: Resolver;
@@ -105,6 +111,9 @@ export class Dispatcher {
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
   private listener: { unlisten(): Promise<void> } | null = null;
   private listenSuspect = false;
+  /** Whether the setting is still to be recorded (the first round that reaches Postgres does it). */
+  private settingToRecord: boolean;
+  private readonly allowPrivate: boolean;
   private nextDueAt = Number.POSITIVE_INFINITY;
 
   // one wake-up at a time: a wake while the loop works makes it go round again without sleeping
@@ -158,6 +167,8 @@ export class Dispatcher {
       resolve: deps.resolve,
     };
     this.minClaim = Math.max(1, Math.floor(this.maxInFlight / 4));
+    this.settingToRecord = deps.recordSetting ?? false;
+    this.allowPrivate = config.WEBHOOK_ALLOW_PRIVATE_URLS;
 
     this.counted = deps.metrics?.counter<'outcome'>(
       'studio_webhook_deliveries_total',
@@ -467,6 +478,10 @@ export class Dispatcher {
       let more = false;
       try {
         await this.ensureListening();
+        if (this.settingToRecord) {
+          await recordDeliverySetting(this.sql, this.allowPrivate);
+          this.settingToRecord = false;
+        }
         // a fan-out that fails is tried again next round; the deliveries already made are claimed meanwhile
         const fanOutFailed = this.fanOutDue ? await this.fanOut() : null;
         const eager = this.claimEager;
@@ -529,7 +544,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
 /** The production dispatcher of a management-service process: the defaults of docs/design/webhooks.md, started at once. */
 export function startWebhookDispatcher(deps: Pick<DispatcherDeps, 'sql' | 'config' | 'metrics'>): Dispatcher {
-  const dispatcher = createDispatcher(deps);
+  const dispatcher = createDispatcher({ ...deps, recordSetting: true });
   dispatcher.start();
   return dispatcher;
 }

@@ -9,4 +9,5 @@ export * from './deliveries';
 export * from './endpoints';
 export * from './schedule';
 export * from './secrets';
+export * from './setting';
 export * from './target';

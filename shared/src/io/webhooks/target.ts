@@ -11,6 +11,7 @@ import { isIP } from 'node:net';
 import { log } from '../../http';
 import { MAX_URL_LENGTH } from '../../schemas/fields';
 import { refusedAddress } from './addresses';
+import { privateUrlsHint } from './setting';
 
 /** Resolves a host name to its addresses; injectable so tests can play DNS. */
 export type Resolver = (host: string) => Promise<string[]>;
@@ -31,11 +32,11 @@ export function parseWebhookUrl(text: string, allowPrivate: boolean): { url: URL
     return {
       error: allowPrivate
         ? 'the URL must start with https:// (or http://, allowed here)'
-        : 'the URL must start with https://',
+        : `the URL must start with https://${privateUrlsHint(false)}`,
     };
   // another port of a public host is ssh, a database, an admin page: what a studio may not make us call
   if (!allowPrivate && url.port !== '' && url.port !== '8443')
-    return { error: 'the port must be 443 (the https default) or 8443' };
+    return { error: `the port must be 443 (the https default) or 8443${privateUrlsHint(false)}` };
   // the URL is shown in lists and logs; the signature, not a password in the URL, proves who sends
   if (url.username || url.password) return { error: 'the URL must not carry a user name or password' };
   if (url.hash) return { error: 'the URL must not have a #fragment' };
@@ -75,14 +76,16 @@ export async function checkTarget(
     for (const a of addresses) {
       const refused = refusedAddress(a);
       if (!refused) continue;
-      if (host === a) return { error: `${a} is not a public address: ${refused}` };
+      if (host === a) return { error: `${a} is not a public address: ${refused}${privateUrlsHint(false)}` };
       // what a name resolves to inside our network is no studio's to learn: the log keeps it, the answer does not
       log('warn', 'webhook URL refused: its host resolves to an address that is not public', {
         host,
         address: a,
         refused,
       });
-      return { error: `the host ${host} is not a public address: it resolves to a private or reserved one` };
+      return {
+        error: `the host ${host} is not a public address: it resolves to a private or reserved one${privateUrlsHint(false)}`,
+      };
     }
   }
   return { url, address: addresses[0]! };
