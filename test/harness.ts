@@ -230,11 +230,17 @@ function stackCalls(
   };
 }
 
+/**
+ * A stack in the mode asked for; with no Redis server to use (TEST_REDIS_URL=none, test/preload.ts), single-node
+ * whatever was asked: the tests that need Redis say so with `needs('redis')` (test/needs.ts) and skip.
+ */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const baseUrl = process.env.TEST_DATABASE_URL!;
   const { databaseName, dbUrl } = await freshDatabase(baseUrl);
   const prefix = `t_${randomBase62(8)}:`;
-  const single = options.redis === 'none';
+  const single = options.redis === 'none' || process.env.TEST_REDIS_URL === 'none';
+  if (single && options.gatewayRedisUrl)
+    throw new Error("a gateway on a Redis of its own needs a stack with Redis: mark the test needs('redis')");
   const env = stackEnv(dbUrl, prefix, single, options.env);
   let config = loadConfig(env);
   const sql = createSql(config.DATABASE_URL, { max: 10 });
@@ -317,6 +323,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
   };
 }
+
+/**
+ * Before another gateway process starts on a stack's database: single-node, a database has one gateway
+ * (docs/design/single-node.md), so the stack's own gives up its lock and serves no more; with Redis, nothing to do.
+ */
+export async function makeRoomForAGateway(s: Stack) {
+  if (s.mode === 'single-node') await s.gateway.lock.stop();
+}
+
+/** What a stack's `/readyz` says of Redis: `up`, or `none` single-node. */
+export const redisCheck = (s: Stack) => (s.mode === 'redis' ? 'up' : 'none');
 
 /** A problem+json response with this status and code. */
 export async function expectProblem(res: Response, status: number, code: string) {

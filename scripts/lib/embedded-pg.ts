@@ -244,17 +244,21 @@ function takeStartLock(dataDir: string): () => void {
   }
 }
 
+interface EmbeddedOptions {
+  dataDir: string;
+  stateFile: string;
+  log?: (msg: string) => void;
+  /** More server settings (`-c name=value`), e.g. the test suite's `fsync: 'off'` for a throwaway cluster. */
+  settings?: Record<string, string>;
+}
+
 /**
  * Start (initialising when the data directory is empty) the embedded Postgres whose data is
  * in `dataDir` and whose state goes to `stateFile`; resolves once it accepts connections.
  * Creating the `studio` database and applying migrations are the caller's (`migrate`).
  * One start at a time per data directory (`takeStartLock`).
  */
-export async function startEmbeddedPostgres(o: {
-  dataDir: string;
-  stateFile: string;
-  log?: (msg: string) => void;
-}): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(o: EmbeddedOptions): Promise<EmbeddedPostgres> {
   // directories made here get the search bit for others, whatever the umask (their files are 0600 or 0700)
   const made = mkdirSync(dirname(o.dataDir), { recursive: true });
   for (let d = dirname(o.dataDir); made && d.startsWith(made) && d !== dirname(made); d = dirname(d))
@@ -267,11 +271,7 @@ export async function startEmbeddedPostgres(o: {
   }
 }
 
-async function startLocked(o: {
-  dataDir: string;
-  stateFile: string;
-  log?: (msg: string) => void;
-}): Promise<EmbeddedPostgres> {
+async function startLocked(o: EmbeddedOptions): Promise<EmbeddedPostgres> {
   const { dataDir, stateFile } = o;
   const say = o.log ?? (() => {});
   const logFile = `${dataDir}.log`;
@@ -379,7 +379,9 @@ async function startLocked(o: {
 
   const logFd = openSync(logFile, 'a', 0o600);
   chmodSync(logFile, 0o600);
-  const server = Bun.spawn([join(bin, 'postgres'), '-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', ''], {
+  const settings = Object.entries(o.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]);
+  const args = ['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', '', ...settings];
+  const server = Bun.spawn([join(bin, 'postgres'), ...args], {
     ...spawnOpts(who),
     stdin: 'ignore',
     stdout: logFd,

@@ -20,6 +20,25 @@ export async function startRedisCluster() {
     throw new Error('the cluster tests need redis-server and redis-cli (apt-get install -y redis-server)');
   const dir = await mkdtemp(join(tmpdir(), 'studio-redis-cluster-'));
   const ports = await freePorts(3);
+  const stop = async () => {
+    for (const port of ports) await run(['redis-cli', '-p', String(port), 'shutdown', 'nosave']).catch(() => {});
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await createCluster(dir, ports);
+  } catch (err) {
+    await stop(); // the nodes started so far are daemons: nothing else would stop them
+    throw err;
+  }
+  return {
+    /** For REDIS_CLUSTER_NODES. */
+    nodes: ports.map((p) => `redis://127.0.0.1:${p}`).join(','),
+    ports,
+    stop,
+  };
+}
+
+async function createCluster(dir: string, ports: number[]) {
   for (const port of ports) {
     await run([
       'redis-server',
@@ -71,13 +90,4 @@ export async function startRedisCluster() {
     if (states.every((s) => s.includes('cluster_state:ok'))) break;
     await Bun.sleep(100);
   }
-  return {
-    /** For REDIS_CLUSTER_NODES. */
-    nodes: ports.map((p) => `redis://127.0.0.1:${p}`).join(','),
-    ports,
-    async stop() {
-      for (const port of ports) await run(['redis-cli', '-p', String(port), 'shutdown', 'nosave']).catch(() => {});
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
 }
