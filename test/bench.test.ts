@@ -6,8 +6,10 @@ import { join } from 'node:path';
 import { CASES } from '../scripts/bench/cases';
 
 const root = join(import.meta.dir, '..');
+// on the suite's Postgres (test/preload.ts), which may be one of its own rather than the machine's
+const env = { ...process.env, DATABASE_URL: process.env.TEST_DATABASE_URL };
 const bench = (...args: string[]) =>
-  Bun.spawnSync(['bun', join(root, 'scripts/bench.ts'), ...args], { cwd: root, stdout: 'pipe', stderr: 'pipe' });
+  Bun.spawnSync(['bun', join(root, 'scripts/bench.ts'), ...args], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' });
 
 test('bun run bench --list prints every case of the table', () => {
   const run = bench('--list');

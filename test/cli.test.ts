@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { channels, SCOPES } from '@studio/shared';
 import { connectRedis, createRedis, quitRedis } from '@studio/shared/io';
 import { expectProblem, inMode, MODES, type Stack, startStack } from './harness';
+import { inEachMode } from './needs';
 
 let s: Stack;
 beforeAll(async () => (s = await startStack()));
@@ -214,7 +215,7 @@ describe('studio and keys', () => {
 
 // with Redis, and in single-node mode (the CLI's changes reach the gateway over Postgres NOTIFY, docs/design/single-node.md)
 for (const mode of MODES)
-  describe(`effects on a running gateway (${mode})`, () => {
+  inEachMode(mode).describe(`effects on a running gateway (${mode})`, () => {
     let g: Stack; // the file's stack with Redis; a single-node one of its own otherwise
     let sid = '';
     let run: ReturnType<typeof adminOf>;

@@ -7,7 +7,14 @@ import { expect, test } from 'bun:test';
 import { pgOutage } from '../scripts/chaos/pg-outage';
 
 test('Postgres stopped under load: no 500, 503 within a second while it is stopped (a restart is waited for, as any slow database), no process dies, every request 5 s after its return succeeds, every 201 exists once', async () => {
-  const r = await pgOutage({ beforeS: 1.5, outageS: 4, afterS: 7, clients: 20, log: () => {} });
+  const r = await pgOutage({
+    beforeS: 1.5,
+    outageS: 4,
+    afterS: 7,
+    clients: 20,
+    log: () => {},
+    env: { REDIS_URL: process.env.TEST_REDIS_URL! },
+  });
   console.log(`pg outage: ${JSON.stringify({ ...r, slowest: Math.round(r.slowest) })}`);
   expect(r.byStatus['500']).toBeUndefined();
   expect(r.byStatus.error).toBeUndefined();

@@ -12,7 +12,8 @@ import { type Caller, GW, requestTarget, signedHeaders } from '@studio/shared';
 import { SERVE_DEFAULTS } from '@studio/shared/io';
 import { parseAnswers } from '../gateway/test/raw-http';
 import { freePorts } from '../scripts/lib/ports';
-import { expectProblem, type Stack, serveSurface, startStack } from './harness';
+import { expectProblem, makeRoomForAGateway, type Stack, serveSurface, startStack } from './harness';
+import { needs } from './needs';
 
 const root = join(import.meta.dir, '..');
 let s: Stack;
@@ -218,98 +219,102 @@ describe('services route by the request target whatever the host', () => {
 });
 
 describe('the hop signature covers the body and the Idempotency-Key', () => {
-  test('a signed write captured on the hop, replayed with another body or key, is refused; the genuine one applies', async () => {
-    // a second gateway whose management hop ends at a recorder: what the gateway sends, byte for byte
-    const captured: { method: string; target: string; headers: Record<string, string>; body: string }[] = [];
-    const recorder = Bun.serve({
-      ...SERVE_DEFAULTS,
-      hostname: '127.0.0.1',
-      port: 0,
-      async fetch(req) {
-        const headers: Record<string, string> = {};
-        req.headers.forEach((v, k) => (headers[k] = v));
-        captured.push({
-          method: req.method,
-          target: requestTarget(req.url).pathAndQuery,
-          headers,
-          body: await req.text(),
-        });
-        return Response.json({ recorded: true }, { status: 201 });
-      },
-    });
-    const subscriber = s.redis.duplicate();
-    await subscriber.connect();
-    const replica = createGateway({
-      config: { ...s.config, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${recorder.port}` },
-      sql: s.sql,
-      redis: s.redis,
-      subscriber,
-    });
-    await replica.start();
-    const front = serveSurface(replica.management);
-    try {
-      const body = JSON.stringify({ name: 'Original' });
-      const sent = await fetch(`http://127.0.0.1:${front.port}/v1/instructors`, {
-        method: 'POST',
-        body,
-        headers: {
-          authorization: `Bearer ${secret.key}`,
-          'content-type': 'application/json',
-          'idempotency-key': 'replay-1',
+  // a second gateway replica beside the stack's: replicas agree through Redis (single-node has one gateway)
+  needs('redis').test(
+    'a signed write captured on the hop, replayed with another body or key, is refused; the genuine one applies',
+    async () => {
+      // a second gateway whose management hop ends at a recorder: what the gateway sends, byte for byte
+      const captured: { method: string; target: string; headers: Record<string, string>; body: string }[] = [];
+      const recorder = Bun.serve({
+        ...SERVE_DEFAULTS,
+        hostname: '127.0.0.1',
+        port: 0,
+        async fetch(req) {
+          const headers: Record<string, string> = {};
+          req.headers.forEach((v, k) => (headers[k] = v));
+          captured.push({
+            method: req.method,
+            target: requestTarget(req.url).pathAndQuery,
+            headers,
+            body: await req.text(),
+          });
+          return Response.json({ recorded: true }, { status: 201 });
         },
       });
-      expect(sent.status).toBe(201);
-      const hop = captured[0]!;
-      expect(hop.headers[GW.bodySha256]).toBe(new Bun.CryptoHasher('sha256').update(body).digest('hex'));
-
-      const replay = (over: { body?: string; headers?: Record<string, string> }) => {
-        const { host: _h, 'content-length': _l, ...headers } = { ...hop.headers, ...over.headers };
-        return fetch(`${s.managementServiceUrl}${hop.target}`, {
-          method: hop.method,
-          headers,
-          body: over.body ?? hop.body,
+      const subscriber = s.redis.duplicate();
+      await subscriber.connect();
+      const replica = createGateway({
+        config: { ...s.config, MANAGEMENT_SERVICE_URL: `http://127.0.0.1:${recorder.port}` },
+        sql: s.sql,
+        redis: s.redis,
+        subscriber,
+      });
+      await replica.start();
+      const front = serveSurface(replica.management);
+      try {
+        const body = JSON.stringify({ name: 'Original' });
+        const sent = await fetch(`http://127.0.0.1:${front.port}/v1/instructors`, {
+          method: 'POST',
+          body,
+          headers: {
+            authorization: `Bearer ${secret.key}`,
+            'content-type': 'application/json',
+            'idempotency-key': 'replay-1',
+          },
         });
-      };
-      const count = async () =>
-        (
-          await s.sql`select count(*)::int as n from instructors where studio_id = ${studioId} and name = 'Replayed'`
-        )[0]!.n;
-      await expectProblem(
-        await replay({ body: JSON.stringify({ name: 'Replayed' }) }),
-        401,
-        'gateway_signature_invalid',
-      );
-      // the same body length, one character changed
-      await expectProblem(
-        await replay({ body: JSON.stringify({ name: 'Originam' }) }),
-        401,
-        'gateway_signature_invalid',
-      );
-      // another Idempotency-Key would make it a new action: refused before any route runs
-      await expectProblem(
-        await replay({ headers: { 'idempotency-key': 'replay-2' } }),
-        401,
-        'gateway_signature_invalid',
-      );
-      // claiming the other body's hash breaks the signature itself
-      const forged = new Bun.CryptoHasher('sha256').update(JSON.stringify({ name: 'Replayed' })).digest('hex');
-      await expectProblem(
-        await replay({ body: JSON.stringify({ name: 'Replayed' }), headers: { [GW.bodySha256]: forged } }),
-        401,
-        'gateway_signature_invalid',
-      );
-      expect(await count()).toBe(0);
-      // the genuine request, as captured, is what the service accepts
-      const genuine = await replay({});
-      expect(genuine.status).toBe(201);
-      expect((await genuine.json()).name).toBe('Original');
-    } finally {
-      front.stop(true);
-      recorder.stop(true);
-      await replica.stop();
-      await subscriber.quit();
-    }
-  });
+        expect(sent.status).toBe(201);
+        const hop = captured[0]!;
+        expect(hop.headers[GW.bodySha256]).toBe(new Bun.CryptoHasher('sha256').update(body).digest('hex'));
+
+        const replay = (over: { body?: string; headers?: Record<string, string> }) => {
+          const { host: _h, 'content-length': _l, ...headers } = { ...hop.headers, ...over.headers };
+          return fetch(`${s.managementServiceUrl}${hop.target}`, {
+            method: hop.method,
+            headers,
+            body: over.body ?? hop.body,
+          });
+        };
+        const count = async () =>
+          (
+            await s.sql`select count(*)::int as n from instructors where studio_id = ${studioId} and name = 'Replayed'`
+          )[0]!.n;
+        await expectProblem(
+          await replay({ body: JSON.stringify({ name: 'Replayed' }) }),
+          401,
+          'gateway_signature_invalid',
+        );
+        // the same body length, one character changed
+        await expectProblem(
+          await replay({ body: JSON.stringify({ name: 'Originam' }) }),
+          401,
+          'gateway_signature_invalid',
+        );
+        // another Idempotency-Key would make it a new action: refused before any route runs
+        await expectProblem(
+          await replay({ headers: { 'idempotency-key': 'replay-2' } }),
+          401,
+          'gateway_signature_invalid',
+        );
+        // claiming the other body's hash breaks the signature itself
+        const forged = new Bun.CryptoHasher('sha256').update(JSON.stringify({ name: 'Replayed' })).digest('hex');
+        await expectProblem(
+          await replay({ body: JSON.stringify({ name: 'Replayed' }), headers: { [GW.bodySha256]: forged } }),
+          401,
+          'gateway_signature_invalid',
+        );
+        expect(await count()).toBe(0);
+        // the genuine request, as captured, is what the service accepts
+        const genuine = await replay({});
+        expect(genuine.status).toBe(201);
+        expect((await genuine.json()).name).toBe('Original');
+      } finally {
+        front.stop(true);
+        recorder.stop(true);
+        await replica.stop();
+        await subscriber.quit();
+      }
+    },
+  );
 });
 
 const metricLines = async (name: string) =>
@@ -586,6 +591,7 @@ describe('processes as started', () => {
   });
 
   test('the gateway and the dashboard as their main.ts start them (loopback, development defaults): a malformed Host is 400 on each of their ports', async () => {
+    await makeRoomForAGateway(s); // the file's last use of its stack's gateway
     const ports = await freePorts(5);
     const procs = [
       spawnMain('gateway/src/main.ts', {

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { stackPorts } from '../scripts/lib/ports';
-import type { Stack } from './harness';
+import { makeRoomForAGateway, type Stack } from './harness';
 
 const root = join(import.meta.dir, '..');
 
@@ -54,6 +54,7 @@ export async function ready(url: string) {
 }
 
 export async function spawnStack(s: Stack, extraEnv: Record<string, string> = {}) {
+  await makeRoomForAGateway(s);
   const { port, env: ports } = await stackPorts(true);
   const urls = {
     storefront: ports.STOREFRONT_PUBLIC_URL!,

@@ -3,14 +3,15 @@
  * keys.md): the next call on any replica is refused, whatever it had cached. With Redis, two gateway replicas beside
  * the dashboard; in single-node mode, the one gateway, told over Postgres NOTIFY.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { createGateway, type Gateway } from '@studio/gateway';
 import { quitRedis } from '@studio/shared/io';
 import { inMode, MODES, type Stack, serveSurface, startStack } from '../../test/harness';
+import { inEachMode } from '../../test/needs';
 import { postForm, signIn } from './dashboard-helpers';
 
 for (const mode of MODES) {
-  describe(`${mode} mode`, () => {
+  inEachMode(mode).describe(`${mode} mode`, () => {
     let s: Stack;
     let replica: Gateway | null = null;
     let server: ReturnType<typeof serveSurface> | null = null;

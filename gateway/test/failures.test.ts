@@ -5,8 +5,9 @@ import { connectRedis, createRedis, quitRedis } from '@studio/shared/io';
 import { freePort } from '../../scripts/lib/ports';
 import { startRedisServer } from '../../scripts/lib/throwaway-redis';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
+import { needs } from '../../test/needs';
 
-describe('Redis unreachable', () => {
+needs('redis').describe('Redis unreachable', () => {
   let s: Stack;
   beforeAll(async () => (s = await startStack({ gatewayRedisUrl: 'redis://127.0.0.1:1' })));
   afterAll(() => s.close());
@@ -27,7 +28,7 @@ describe('Redis unreachable', () => {
   });
 });
 
-describe('Redis dies under a running gateway', () => {
+needs('redis', 'redis-server').describe('Redis dies under a running gateway', () => {
   let s: Stack;
   let proc: ReturnType<typeof Bun.spawn>;
   beforeAll(async () => {
@@ -53,7 +54,7 @@ describe('Redis dies under a running gateway', () => {
   });
 });
 
-describe('Redis stops answering, its connection up (paused)', () => {
+needs('redis', 'redis-server').describe('Redis stops answering, its connection up (paused)', () => {
   let s: Stack;
   let proc: ReturnType<typeof Bun.spawn>;
   beforeAll(async () => {
@@ -94,7 +95,7 @@ describe('Redis stops answering, its connection up (paused)', () => {
   }, 30_000);
 });
 
-describe('Redis down when the gateway starts, up later', () => {
+needs('redis', 'redis-server').describe('Redis down when the gateway starts, up later', () => {
   let s: Stack;
   let proc: ReturnType<typeof Bun.spawn> | null = null;
   let port = 0;

@@ -11,6 +11,7 @@ import { generateKey, hashKey } from '@studio/shared';
 import { quitRedis } from '@studio/shared/io';
 import { get, signIn } from '../../dashboard/test/dashboard-helpers';
 import { expectProblem, type Stack, serveSurface, startStack } from '../../test/harness';
+import { needs } from '../../test/needs';
 import { createGateway, type Gateway } from '../src/app';
 import { clientBlock } from '../src/limits/rate-limiter';
 
@@ -259,7 +260,7 @@ describe('unknown keys', () => {
   });
 });
 
-describe('the key cache under a flood of random keys', () => {
+needs('redis').describe('the key cache under a flood of random keys', () => {
   let replica: Gateway;
   let server: ReturnType<typeof serveSurface>;
   const subscriber = () => s.redis.duplicate();

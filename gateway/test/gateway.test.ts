@@ -5,7 +5,8 @@ import { GW, newRequestId, redisNames, signedHeaders } from '@studio/shared';
 import { createSql, quitRedis } from '@studio/shared/io';
 import { freePort } from '../../scripts/lib/ports';
 import { deleteStudio } from '../../scripts/lib/studios';
-import { expectProblem, inMode, MODES, type Stack, serveSurface, startStack } from '../../test/harness';
+import { expectProblem, inMode, MODES, redisCheck, type Stack, serveSurface, startStack } from '../../test/harness';
+import { inEachMode } from '../../test/needs';
 import type { ActivityEntry } from '../src/activity/entry';
 import { ActivityWriter, FLUSH_ROWS } from '../src/activity/writer';
 
@@ -32,7 +33,7 @@ async function addInstructor(studioId: string, name: string) {
 
 // with Redis, and in single-node mode (revocation over Postgres LISTEN/NOTIFY, docs/design/single-node.md)
 for (const mode of MODES)
-  describe(`revocation (${mode})`, () => {
+  inEachMode(mode).describe(`revocation (${mode})`, () => {
     let r: Stack; // the file's stack with Redis; a single-node one of its own otherwise
     beforeAll(async () => (r = mode === 'redis' ? s : await startStack(inMode(mode))));
     afterAll(async () => {
@@ -243,7 +244,7 @@ describe('services refuse requests the gateway did not sign', () => {
     ]) {
       const ready = await fetch(`${url}/readyz`);
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: 'ready', checks: { postgres: 'up', redis: 'up' } });
+      expect(await ready.json()).toEqual({ status: 'ready', checks: { postgres: 'up', redis: redisCheck(s) } });
     }
   });
 });

@@ -4,11 +4,12 @@
  * site:publish) reaches the gateway's cache at once. With Redis, and in single-node mode, where
  * the announcement travels over Postgres NOTIFY (docs/design/single-node.md).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { inMode, MODES, type Stack, startStack } from '../../test/harness';
+import { inEachMode } from '../../test/needs';
 
 for (const mode of MODES)
-  describe(`Storefront invalidation (${mode})`, () => {
+  inEachMode(mode).describe(`Storefront invalidation (${mode})`, () => {
     let s: Stack;
     beforeAll(async () => (s = await startStack(inMode(mode))));
     afterAll(() => s.close());

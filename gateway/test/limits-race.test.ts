@@ -4,17 +4,18 @@
  * single-node mode, the one gateway's memory (docs/design/single-node.md). Either way never more than
  * burst + rate × seconds answers 200.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { redisNames } from '@studio/shared';
 import { quitRedis } from '@studio/shared/io';
 import { inMode, MODES, type Stack, serveSurface, startStack } from '../../test/harness';
+import { inEachMode } from '../../test/needs';
 import { createGateway, type Gateway } from '../src/app';
 import { MemoryBuckets } from '../src/limits/memory-buckets';
 import { RateLimiter } from '../src/limits/rate-limiter';
 import { RedisBuckets } from '../src/limits/redis-buckets';
 
 for (const mode of MODES)
-  describe(`exact limits (${mode})`, () => {
+  inEachMode(mode).describe(`exact limits (${mode})`, () => {
     let s: Stack;
     let replica: Gateway | undefined;
     let server: ReturnType<typeof serveSurface> | undefined;

@@ -1,12 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { redisNames } from '@studio/shared';
 import { expectProblem, inMode, MODES, type Stack, startStack } from '../../test/harness';
+import { inEachMode } from '../../test/needs';
 import { RateLimiter } from '../src/limits/rate-limiter';
 import { RedisBuckets } from '../src/limits/redis-buckets';
 
 // the same limits with Redis and in single-node mode (buckets in the gateway's memory, docs/design/single-node.md)
 for (const mode of MODES)
-  describe(`rate limits (${mode})`, () => {
+  inEachMode(mode).describe(`rate limits (${mode})`, () => {
     let s: Stack;
     beforeAll(
       async () =>

@@ -1,15 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBase62 } from '@studio/shared';
 import { connectRedis, createRedis, deleteByPrefix, quitRedis, type Redis } from '@studio/shared/io';
+import { has, needs } from '../../test/needs';
 import { type CacheTier, type SharedTier, TieredCache } from '../src/cache/tiered';
 
 let redis: Redis;
 const prefix = `t_tiered_${randomBase62(8)}:`;
 beforeAll(async () => {
+  if (!has('redis')) return; // only the shared tier's tests use it
   redis = createRedis(process.env.TEST_REDIS_URL!, 'test redis', process.env.TEST_REDIS_CLUSTER_NODES);
   await connectRedis(redis);
 });
 afterAll(async () => {
+  if (!redis) return;
   await deleteByPrefix(redis, prefix);
   await quitRedis(redis);
 });
@@ -95,36 +98,42 @@ describe('tiered cache', () => {
     expect([c.peek('s1/a'), c.peek('s1/b'), c.peek('s2/a')]).toEqual([undefined, undefined, 's2/a']);
   });
 
-  test('while not trusted (broadcasts may be missed), every read goes to the origin and nothing is kept', async () => {
-    const { c } = cache({ shared: redisTier() });
-    c.enabled = false;
-    let calls = 0;
-    await redis.set(`${prefix}untrusted`, JSON.stringify('from redis'));
-    expect(await c.get('untrusted', async () => (calls++, 'from origin'))).toBe('from origin');
-    expect(await c.get('untrusted', async () => (calls++, 'from origin'))).toBe('from origin');
-    expect(calls).toBe(2);
-    expect(c.peek('untrusted')).toBeUndefined();
-  });
+  needs('redis').test(
+    'while not trusted (broadcasts may be missed), every read goes to the origin and nothing is kept',
+    async () => {
+      const { c } = cache({ shared: redisTier() });
+      c.enabled = false;
+      let calls = 0;
+      await redis.set(`${prefix}untrusted`, JSON.stringify('from redis'));
+      expect(await c.get('untrusted', async () => (calls++, 'from origin'))).toBe('from origin');
+      expect(await c.get('untrusted', async () => (calls++, 'from origin'))).toBe('from origin');
+      expect(calls).toBe(2);
+      expect(c.peek('untrusted')).toBeUndefined();
+    },
+  );
 
-  test('the shared tier (Redis) answers before the origin, and is offered what the origin read', async () => {
-    const { c, reads } = cache({ shared: redisTier() });
-    await redis.set(`${prefix}shared`, JSON.stringify('from redis'));
-    expect(await c.get('shared', async () => 'from origin')).toBe('from redis');
-    expect(await c.get('fresh', async () => 'from origin')).toBe('from origin');
-    await Bun.sleep(10);
-    expect(JSON.parse((await redis.get(`${prefix}fresh`))!)).toBe('from origin');
-    expect(reads).toEqual(['shared', 'origin']);
-    // a shared tier that fails is skipped
-    const broken = cache({
-      shared: {
-        get: async () => {
-          throw new Error('down');
+  needs('redis').test(
+    'the shared tier (Redis) answers before the origin, and is offered what the origin read',
+    async () => {
+      const { c, reads } = cache({ shared: redisTier() });
+      await redis.set(`${prefix}shared`, JSON.stringify('from redis'));
+      expect(await c.get('shared', async () => 'from origin')).toBe('from redis');
+      expect(await c.get('fresh', async () => 'from origin')).toBe('from origin');
+      await Bun.sleep(10);
+      expect(JSON.parse((await redis.get(`${prefix}fresh`))!)).toBe('from origin');
+      expect(reads).toEqual(['shared', 'origin']);
+      // a shared tier that fails is skipped
+      const broken = cache({
+        shared: {
+          get: async () => {
+            throw new Error('down');
+          },
+          set: async () => {},
         },
-        set: async () => {},
-      },
-    });
-    expect(await broken.c.get('x', async () => 'from origin')).toBe('from origin');
-  });
+      });
+      expect(await broken.c.get('x', async () => 'from origin')).toBe('from origin');
+    },
+  );
 
   test('bounded in bytes: the oldest entries go until a new one fits; one larger than the bound is not kept', async () => {
     const { c } = cache({ sizeOf: (v) => v?.length ?? 0, maxBytes: 10 });

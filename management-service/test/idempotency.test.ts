@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { type Caller, signedHeaders } from '@studio/shared';
 import { connectRedis, createRedis, deleteByPrefix } from '@studio/shared/io';
 import { startRedisServer } from '../../scripts/lib/throwaway-redis';
 import { expectProblem, inMode, MODES, type Stack, startStack } from '../../test/harness';
+import { inEachMode } from '../../test/needs';
 import { createManagementService } from '../src/app';
 import { redisLocks } from '../src/kit/idempotency';
 import { writeHooks } from '../src/kit/write';
@@ -15,7 +16,7 @@ const countClasses = async (studioId: string) =>
 
 // with Redis (lock and hot copy there), and in single-node mode (Postgres advisory locks alone, docs/design/single-node.md)
 for (const mode of MODES)
-  describe(`Idempotency-Key (docs/design/idempotency.md), ${mode}`, () => {
+  inEachMode(mode).describe(`Idempotency-Key (docs/design/idempotency.md), ${mode}`, () => {
     beforeAll(async () => (s = await startStack(inMode(mode))));
     afterAll(() => s.close());
 

@@ -63,6 +63,7 @@ async function dropBenchData(serverUrl: string, dbName: string, config: Config) 
     .unsafe(`drop database if exists ${dbName} with (force)`)
     .catch((e) => console.error(`cleanup: ${e.message}`));
   await admin.end();
+  if (config.REDIS_URL === 'none') return; // single-node: no Redis keys
   const redis = createClient({ url: config.REDIS_URL });
   try {
     await redis.connect();

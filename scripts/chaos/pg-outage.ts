@@ -35,14 +35,19 @@ export async function pgOutage(o: {
   afterS: number;
   clients: number;
   log?: (s: string) => void;
+  /** More of the processes' environment (the test suite's REDIS_URL, which may be `none`). */
+  env?: Record<string, string>;
 }) {
   const log = o.log ?? console.log;
   const pg = await startThrowawayPostgres();
   const stack = await createBenchStack(
     process.env.BENCH_SERVER_CPU ?? '0',
-    { LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'error', UPSTREAM_TIMEOUT_MS: '10000' },
+    { LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'error', UPSTREAM_TIMEOUT_MS: '10000', ...o.env },
     pg.url,
-  );
+  ).catch(async (err) => {
+    await pg.destroy();
+    throw err;
+  });
   try {
     const sql = createSql(stack.config.DATABASE_URL, { max: 2 });
     const { studio } = await createStudio(sql, { name: 'Chaos' });

@@ -14,6 +14,8 @@ const REFERENCE_TABLES = [
   'schema_migrations',
   'webhook_fanout_cursor',
   'events_retention',
+  // one row for the installation: the delivering processes' WEBHOOK_ALLOW_PRIVATE_URLS (migration 00020)
+  'webhook_delivery_setting',
 ];
 const url = Object.assign(new URL(process.env.TEST_DATABASE_URL!), {
   pathname: `/${process.env.TEST_TEMPLATE_DB}`,

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { brotliDecompressSync } from 'node:zlib';
 import { OPERATIONS, operationsOf } from '@studio/shared';
-import { publishStorefrontChange } from '@studio/shared/io';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 import { inHours, instructor, klass } from './fixtures';
 
@@ -21,7 +20,8 @@ afterAll(() => s.close());
 const PATHS = operationsOf('storefront')
   .filter((o) => o.id !== 'storefrontGetSite')
   .map((o) => o.path);
-const announce = (studioId: string) => publishStorefrontChange(s.redis, s.config.REDIS_PREFIX, studioId);
+// as a write announces it, by Redis or (single-node) Postgres
+const announce = (studioId: string) => s.bus.storefrontChanged(studioId);
 
 describe('ETag and 304', () => {
   test.each(PATHS)('%s: ETag, Cache-Control, 304 on If-None-Match, 200 on another tag', async (path) => {

@@ -301,7 +301,7 @@ test("storefrontGetSite: 404 site_not_published until published, then only the o
     address: { city: 'Oslo' },
     social: { instagram: '@other' },
   });
-  await s.redis.publish(`${s.config.REDIS_PREFIX}storefront:invalidate`, other.id);
+  await s.bus.storefrontChanged(other.id);
   const site = await read<StorefrontSite>('/v1/site', StorefrontSite, otherKey);
   expect(site).toMatchObject({
     title: 'Other Place',

@@ -9,6 +9,7 @@ import {
   type Redis,
   type Sql,
 } from '@studio/shared/io';
+import { has, needs } from '../../../test/needs';
 import { asResponse } from '../../src/answer';
 import { KeyResolver } from '../../src/keys/resolver';
 import type { BucketStore } from '../../src/limits/buckets';
@@ -25,13 +26,17 @@ let sql: Sql;
 const prefix = `t_limit_${randomBase62(8)}:`;
 const names = redisNames(prefix);
 beforeAll(async () => {
-  redis = createRedis(process.env.TEST_REDIS_URL!, 'test redis', process.env.TEST_REDIS_CLUSTER_NODES);
-  await connectRedis(redis);
+  if (has('redis')) {
+    redis = createRedis(process.env.TEST_REDIS_URL!, 'test redis', process.env.TEST_REDIS_CLUSTER_NODES);
+    await connectRedis(redis);
+  }
   sql = createSql(process.env.TEST_DATABASE_URL!, { max: 1 });
 });
 afterAll(async () => {
-  await deleteByPrefix(redis, prefix);
-  await quitRedis(redis);
+  if (redis) {
+    await deleteByPrefix(redis, prefix);
+    await quitRedis(redis);
+  }
   await sql.end();
 });
 
@@ -49,16 +54,16 @@ function authorized(
 }
 
 /** Both implementations of the buckets: shared in Redis, and in memory (single-node mode). */
-const STORES: [string, () => BucketStore][] = [
-  ['Redis', () => new RedisBuckets(redis, names)],
-  ['memory (single-node)', () => new MemoryBuckets()],
+const STORES: [string, ReturnType<typeof needs>, () => BucketStore][] = [
+  ['Redis', needs('redis'), () => new RedisBuckets(redis, names)],
+  ['memory (single-node)', needs(), () => new MemoryBuckets()],
 ];
 
-for (const [storeName, store] of STORES)
-  describe(`limit step, buckets in ${storeName}`, () => {
+for (const [storeName, need, store] of STORES)
+  need.describe(`limit step, buckets in ${storeName}`, () => {
     test('admits while the bucket has tokens (RateLimit fields on the context), then 429 with Retry-After', async () => {
       const limiter = new RateLimiter(store(), { secret: '1:3', publishableClient: '1:3', publishable: '100:100' });
-      const limit = limitStep(p.management, limiter, new KeyResolver(sql, redis, names), trustedProxySet(''));
+      const limit = limitStep(p.management, limiter, new KeyResolver(sql, redis ?? null, names), trustedProxySet(''));
       const keyId = `k${randomBase62(6)}`;
       const outcomes: (string | null)[] = [];
       for (let i = 0; i < 5; i++) {
@@ -73,7 +78,12 @@ for (const [storeName, store] of STORES)
 
     test('a publishable key is limited per visitor address; X-Forwarded-For counts only from a trusted proxy', async () => {
       const limiter = new RateLimiter(store(), { secret: '1:1', publishableClient: '1:1', publishable: '100:100' });
-      const limit = limitStep(p.storefront, limiter, new KeyResolver(sql, redis, names), trustedProxySet('10.0.0.1'));
+      const limit = limitStep(
+        p.storefront,
+        limiter,
+        new KeyResolver(sql, redis ?? null, names),
+        trustedProxySet('10.0.0.1'),
+      );
       const keyId = `k${randomBase62(6)}`;
       expect(await limit(authorized(keyId, 'publishable', '198.51.100.1'))).toBeNull();
       expect(await limit(authorized(keyId, 'publishable', '198.51.100.2'))).toBeNull(); // another visitor
@@ -95,32 +105,35 @@ for (const [storeName, store] of STORES)
   });
 
 describe('limit step', () => {
-  test('a revocation marker in Redis refuses with api_key_revoked; a limiter without Redis admits (fail open)', async () => {
-    await redis.set(names.revoked('h_revoked'), '1', { EX: 60 });
-    const limiter = new RateLimiter(new RedisBuckets(redis, names), {
-      secret: '10:10',
-      publishableClient: '1:1',
-      publishable: '1:1',
-    });
-    const limit = limitStep(p.management, limiter, new KeyResolver(sql, redis, names), trustedProxySet(''));
-    expect((await problemOf((await limit(authorized('revoked', 'secret')))!)).code).toBe('api_key_revoked');
+  needs('redis').test(
+    'a revocation marker in Redis refuses with api_key_revoked; a limiter without Redis admits (fail open)',
+    async () => {
+      await redis.set(names.revoked('h_revoked'), '1', { EX: 60 });
+      const limiter = new RateLimiter(new RedisBuckets(redis, names), {
+        secret: '10:10',
+        publishableClient: '1:1',
+        publishable: '1:1',
+      });
+      const limit = limitStep(p.management, limiter, new KeyResolver(sql, redis, names), trustedProxySet(''));
+      expect((await problemOf((await limit(authorized('revoked', 'secret')))!)).code).toBe('api_key_revoked');
 
-    const blind = limitStep(
-      p.management,
-      new RateLimiter(new RedisBuckets(null, names), { secret: '1:1', publishableClient: '1:1', publishable: '1:1' }),
-      new KeyResolver(sql, null, names),
-      trustedProxySet(''),
-    );
-    // admitted, and said in the log, once (not once a call)
-    const err = spyOn(console, 'error').mockImplementation(() => {});
-    try {
-      for (let i = 0; i < 3; i++) expect(await blind(authorized('any', 'secret'))).toBeNull();
-      const said = err.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('rate limits fail open'));
-      expect(said).toHaveLength(1);
-    } finally {
-      err.mockRestore();
-    }
-  });
+      const blind = limitStep(
+        p.management,
+        new RateLimiter(new RedisBuckets(null, names), { secret: '1:1', publishableClient: '1:1', publishable: '1:1' }),
+        new KeyResolver(sql, null, names),
+        trustedProxySet(''),
+      );
+      // admitted, and said in the log, once (not once a call)
+      const err = spyOn(console, 'error').mockImplementation(() => {});
+      try {
+        for (let i = 0; i < 3; i++) expect(await blind(authorized('any', 'secret'))).toBeNull();
+        const said = err.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('rate limits fail open'));
+        expect(said).toHaveLength(1);
+      } finally {
+        err.mockRestore();
+      }
+    },
+  );
 
   test('buckets in memory (single-node mode) never fail open: every call is decided now, synchronously, and refused once spent', () => {
     const limiter = new RateLimiter(new MemoryBuckets(), {
