@@ -1,6 +1,16 @@
 /** The dashboard's sessions in Postgres (docs/design/dashboard.md): kept by the SHA-256 of the cookie's value. */
 import type { Db } from '@studio/shared/io';
-import type { Session } from './session';
+
+/** A signed-in session, as its row and its studio's say. */
+export interface Session {
+  /** SHA-256 of the cookie value; the cookie itself is never stored. */
+  id: string;
+  studioId: string;
+  studioName: string;
+  /** IANA zone of the studio, for local times beside UTC. */
+  studioTimezone: string;
+  csrfToken: string;
+}
 
 export const deleteExpiredSessions = (sql: Db) => sql`delete from dashboard_sessions where expires_at < now()`;
 

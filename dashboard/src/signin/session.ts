@@ -2,19 +2,12 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Config } from '@studio/shared';
 import { encodeBase62, randomBase62 } from '@studio/shared';
 import type { Sql } from '@studio/shared/io';
+import type { Session } from './queries';
 import * as q from './queries';
 
 export const SESSION_TTL_MS = 12 * 3600_000;
 
-export interface Session {
-  /** SHA-256 of the cookie value; the cookie itself is never stored. */
-  id: string;
-  studioId: string;
-  studioName: string;
-  /** IANA zone of the studio, for local times beside UTC. */
-  studioTimezone: string;
-  csrfToken: string;
-}
+export type { Session } from './queries';
 
 const sha256 = (s: string) => new Bun.CryptoHasher('sha256').update(s).digest('hex');
 
