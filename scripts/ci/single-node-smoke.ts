@@ -41,12 +41,15 @@ async function start(
   return { proc, banner: out, seconds: (performance.now() - began) / 1000 };
 }
 
-/** The processes `bun run start` named in its log (`process started`) each have RUNTIME_ENV in their environment. */
+/**
+ * The four processes `bun run start` named in its log (`process started`: the gateway, the dashboard and both
+ * services) each have RUNTIME_ENV in their environment.
+ */
 function runsWithRuntimeEnv(banner: string): boolean {
   const pids = [...banner.matchAll(/"msg":"process started".*?"pid":(\d+)/g)].map((m) => m[1]!);
   const wanted = Object.entries(RUNTIME_ENV).map(([k, v]) => `${k}=${v}`);
   return (
-    pids.length === 3 &&
+    pids.length === 4 &&
     pids.every((pid) => {
       const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
       return wanted.every((w) => environ.includes(w));
