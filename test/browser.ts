@@ -36,34 +36,26 @@ async function runnable(path: string): Promise<boolean> {
 interface Found {
   executablePath: string;
   from: string;
-  args: string[];
 }
 
 async function findChromium(): Promise<Found> {
   const named = process.env.CHROMIUM_PATH;
   if (named) {
     if (!(await runnable(named))) throw new Error(`CHROMIUM_PATH names ${named}, which is not a program this can run`);
-    return { executablePath: named, from: 'CHROMIUM_PATH', args: NO_NETWORK_ARGS };
+    return { executablePath: named, from: 'CHROMIUM_PATH' };
   }
-  if (await runnable(SYSTEM_CHROMIUM))
-    return { executablePath: SYSTEM_CHROMIUM, from: "Debian's chromium", args: NO_NETWORK_ARGS };
-  // its README's args, less those that would let a page do what a browser refuses (the tests check what the pages'
-  // CSP and CORS allow) and --single-process (Lambda's need: here a closed context took the whole browser down)
-  const left = new Set(['--disable-web-security', '--allow-running-insecure-content', '--single-process']);
+  if (await runnable(SYSTEM_CHROMIUM)) return { executablePath: SYSTEM_CHROMIUM, from: "Debian's chromium" };
+  // with our args alone, as Debian's: its README's are Lambda's (one process, no zygote, site isolation and web
+  // security off), which the shell needs none of here, and which would make the pages run otherwise than in a browser
   const { default: sparticuz } = await import('@sparticuz/chromium');
-  const recommended = sparticuz.args.filter((arg) => !left.has(arg));
-  return {
-    executablePath: await sparticuz.executablePath(),
-    from: '@sparticuz/chromium',
-    args: [...new Set([...recommended, ...NO_NETWORK_ARGS])],
-  };
+  return { executablePath: await sparticuz.executablePath(), from: '@sparticuz/chromium' };
 }
 
 export async function launchChromium(): Promise<Browser> {
   await mkdir(SHOTS, { recursive: true });
   const began = performance.now();
-  const { executablePath, from, args } = await findChromium();
-  const browser = await chromium.launch({ executablePath, headless: true, args });
+  const { executablePath, from } = await findChromium();
+  const browser = await chromium.launch({ executablePath, headless: true, args: NO_NETWORK_ARGS });
   const seconds = ((performance.now() - began) / 1000).toFixed(1);
   console.error(`browser tests: Chromium ${browser.version()} from ${from} (${executablePath}), up in ${seconds} s`);
   return browser;
