@@ -1,8 +1,9 @@
 /**
  * Issue 19, "pages that say what is not so", held to what the processes answer over HTTP:
  * the 405s and CORS headers the documents now describe, one spelling of the JSON media
- * type, metrics that pass `promtool check metrics` on every process, dashboard requests
- * counted, and a demo whose "Sunday Meditation" is on Sundays.
+ * type, requests counted on every process's metrics (`promtool check metrics` lints them in
+ * scripts/ci/metrics-lint.ts, a .ci/run step), dashboard requests counted, and a demo whose
+ * "Sunday Meditation" is on Sundays.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createApiKey } from '@studio/control';
@@ -166,23 +167,7 @@ test('every JSON answer, of every process, spells its media type one way', async
 });
 
 describe('metrics', () => {
-  /** `promtool check metrics` on an exposition: its complaints, or '' when it has none. */
-  async function promtool(text: string): Promise<string> {
-    const bin = Bun.which('promtool');
-    if (!bin)
-      throw new Error(
-        'promtool is not installed: apt-get install -y --no-install-recommends prometheus (.ci/run does)',
-      );
-    const p = Bun.spawn([bin, 'check', 'metrics'], { stdin: new Blob([text]), stdout: 'pipe', stderr: 'pipe' });
-    const [out, err, code] = await Promise.all([
-      new Response(p.stdout).text(),
-      new Response(p.stderr).text(),
-      p.exited,
-    ]);
-    return code === 0 ? '' : `exit ${code}: ${out}${err}`;
-  }
-
-  test("the gateway's and both services' /metrics pass promtool check metrics", async () => {
+  test("the gateway's and both services' /metrics count the requests they answered", async () => {
     await s.sf('/v1/classes', pk);
     await s.mg('/v1/instructors', sk);
     await fetch(`${s.dashboardUrl}/sign-in`);
@@ -193,7 +178,6 @@ describe('metrics', () => {
     ]) {
       const text = await (await fetch(url)).text();
       expect(text).toContain('studio_http_requests_total{');
-      expect(`${url}: ${await promtool(text)}`).toBe(`${url}: `);
     }
   });
 

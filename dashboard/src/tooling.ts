@@ -3,4 +3,4 @@
  * (the `activity-plan` case of `bun run bench`, docs/design/workspaces.md).
  */
 export { chartQuery } from './activity/chart';
-export { entryQuery, pageRoundQuery } from './activity/service';
+export { entryQuery, pageRoundQuery } from './activity/queries';

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { escapeHtml } from '@studio/shared';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
-import { activitySearch } from '../src/activity/service';
+import { activitySearch } from '../src/activity/queries';
 import { get, postForm, signIn } from './dashboard-helpers';
 
 let s: Stack;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createSql, readinessCheck } from '@studio/shared/io';
 import { ActivityWriter, outcomeOf } from '../../gateway/src/activity/writer';
 import { type Stack, startStack } from '../../test/harness';
-import { PAGE_SIZE, pageRoundQuery } from '../src/activity/service';
+import { PAGE_SIZE, pageRoundQuery } from '../src/activity/queries';
 import { createDashboard } from '../src/app';
 import { csrfOf, get, keyCount, loginLink, postForm, signIn, useLink } from './dashboard-helpers';
 

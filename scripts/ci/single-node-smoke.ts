@@ -10,6 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUNTIME_ENV } from '@studio/shared';
+import { callWithKey, runAdmin, seedDemoExport } from '../lib/admin-run';
 import { readUntil } from '../lib/output';
 
 const root = join(import.meta.dir, '../..');
@@ -41,12 +42,15 @@ async function start(
   return { proc, banner: out, seconds: (performance.now() - began) / 1000 };
 }
 
-/** The processes `bun run start` named in its log (`process started`) each have RUNTIME_ENV in their environment. */
+/**
+ * The four processes `bun run start` named in its log (`process started`: the gateway, the dashboard and both
+ * services) each have RUNTIME_ENV in their environment.
+ */
 function runsWithRuntimeEnv(banner: string): boolean {
   const pids = [...banner.matchAll(/"msg":"process started".*?"pid":(\d+)/g)].map((m) => m[1]!);
   const wanted = Object.entries(RUNTIME_ENV).map(([k, v]) => `${k}=${v}`);
   return (
-    pids.length === 3 &&
+    pids.length === 4 &&
     pids.every((pid) => {
       const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
       return wanted.every((w) => environ.includes(w));
@@ -60,14 +64,8 @@ async function stop(proc: ReturnType<typeof Bun.spawn>) {
   if (proc.exitCode === null) proc.kill('SIGKILL');
 }
 
-async function admin(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const p = Bun.spawn(['bun', 'run', '--silent', 'admin', ...args], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' });
-  const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
-  return { code: await p.exited, out, err };
-}
-
-const call = (url: string, key: string, init: RequestInit = {}) =>
-  fetch(url, { ...init, headers: { authorization: `Bearer ${key}`, ...(init.headers as Record<string, string>) } });
+const admin = (...args: string[]) => runAdmin(env, ...args);
+const call = callWithKey;
 
 let run = await start();
 check(
@@ -85,10 +83,8 @@ if (!run.banner.includes('Studio API is running')) {
 }
 
 try {
-  const seeded = await admin('seed:demo', '--export');
-  const vars = Object.fromEntries([...seeded.out.matchAll(/(\w+)='?([^'\n]*)'?/g)].map((m) => [m[1], m[2]]));
-  check('seed:demo --export', seeded.code === 0 && !!vars.SECRET_KEY && !!vars.PUBLISHABLE_KEY, seeded.err.trim());
-  const { STUDIO_ID: studio = '', SECRET_KEY: sk = '', PUBLISHABLE_KEY: pk = '' } = vars;
+  const { studio, sk, pk, ...seeded } = await seedDemoExport(env);
+  check('seed:demo --export', seeded.code === 0 && !!sk && !!pk, seeded.err.trim());
 
   const classes = await call(`${SF}/v1/classes`, pk);
   check('a Storefront read', classes.status === 200, String(classes.status));

@@ -1,5 +1,6 @@
 import type { Sql } from '@studio/shared/io';
 import { type Html, html } from '../html';
+import { hourlyCounts } from './queries';
 
 /** Calls and errors per hour over the last 24 hours, or per day over the last 30 days. */
 export type ChartRange = '24h' | '30d';
@@ -28,10 +29,7 @@ function bucketsOf(range: ChartRange, now: number) {
  */
 export function chartQuery(sql: Sql, studioId: string, range: ChartRange, now = Date.now()) {
   const { unit, start, end } = bucketsOf(range, now);
-  return sql<{ at: Date; calls: number; errors: number }[]>`
-    select date_trunc(${unit}, hour, 'UTC') as at, sum(calls)::int as calls, sum(errors)::int as errors
-    from activity_hourly where studio_id = ${studioId} and hour >= ${new Date(start)} and hour < ${new Date(end)}
-    group by 1`;
+  return hourlyCounts(sql, studioId, unit, new Date(start), new Date(end));
 }
 
 /** The counts of every bucket in the range, empty ones included. */

@@ -2,18 +2,12 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Config } from '@studio/shared';
 import { encodeBase62, randomBase62 } from '@studio/shared';
 import type { Sql } from '@studio/shared/io';
+import type { Session } from './queries';
+import * as q from './queries';
 
 export const SESSION_TTL_MS = 12 * 3600_000;
 
-export interface Session {
-  /** SHA-256 of the cookie value; the cookie itself is never stored. */
-  id: string;
-  studioId: string;
-  studioName: string;
-  /** IANA zone of the studio, for local times beside UTC. */
-  studioTimezone: string;
-  csrfToken: string;
-}
+export type { Session } from './queries';
 
 const sha256 = (s: string) => new Bun.CryptoHasher('sha256').update(s).digest('hex');
 
@@ -63,28 +57,24 @@ function signedByUs(config: Config, value: string): boolean {
 export async function createSession(sql: Sql, config: Config, studioId: string) {
   const random = randomBase62(SESSION_RANDOM);
   const value = random + sessionMac(config, random);
-  await sql`delete from dashboard_sessions where expires_at < now()`;
-  await sql`insert into dashboard_sessions ${sql({
+  await q.deleteExpiredSessions(sql);
+  await q.insertSession(sql, {
     id: sha256(value),
     studioId,
     csrfToken: randomBase62(32),
     expiresAt: new Date(Date.now() + SESSION_TTL_MS),
-  })}`;
+  });
   return value;
 }
 
 export async function loadSession(sql: Sql, config: Config, req: Request): Promise<Session | null> {
   const value = readCookie(req, cookieName(config));
   if (!value || !/^[0-9A-Za-z]{43}$/.test(value) || !signedByUs(config, value)) return null;
-  const [row] = await sql<Session[]>`
-    select s.id, s.studio_id, s.csrf_token, st.name as studio_name, st.timezone as studio_timezone
-    from dashboard_sessions s join studios st on st.id = s.studio_id and st.deleted_at is null
-    where s.id = ${sha256(value)} and s.expires_at > now()`;
-  return row ?? null;
+  return (await q.liveSession(sql, sha256(value))) ?? null;
 }
 
 export async function deleteSession(sql: Sql, session: Session) {
-  await sql`delete from dashboard_sessions where id = ${session.id} and studio_id = ${session.studioId}`;
+  await q.deleteSession(sql, session);
 }
 
 /** Constant-time comparison of the form's token with the session's. */
