@@ -6,6 +6,7 @@
 import { expect, test } from 'bun:test';
 import postgres from 'postgres';
 import { startThrowawayPostgres } from '../../scripts/lib/throwaway-pg';
+import { needs } from '../../test/needs';
 import { GatewayLock } from '../src/lock';
 
 type Side = { peer?: Bun.Socket<unknown>; queue: Uint8Array[] };
@@ -70,43 +71,47 @@ test('a lock session that goes silent is taken as lost within its ping, and the 
   }
 });
 
-test('after a Postgres outage the lock is held again within half a second of Postgres accepting connections', async () => {
-  // a Postgres of its own, stopped and started again: the machine's is never touched
-  const pg = await startThrowawayPostgres();
-  let lost = 0;
-  const lock = new GatewayLock({
-    url: pg.url,
-    mode: 'single-node',
-    listen: { 'keys:revoked': () => {} },
-    onLost: () => lost++,
-  });
-  try {
-    await lock.start();
-    expect(lock.held).toBe(true);
-    await pg.stop();
-    for (const deadline = Date.now() + 3_000; !lost && Date.now() < deadline; ) await Bun.sleep(20);
-    expect(lost).toBe(1);
-    // long enough for the retries to back off as a real outage makes them (the lock used to come back 3-5 s late)
-    await Bun.sleep(6_000);
-    const starting = pg.start();
-    // the moment Postgres answers a new connection's query, seen as a client sees it
-    let accepted = 0;
-    while (!accepted) {
-      const probe = postgres(pg.url, { max: 1, connect_timeout: 1, onnotice: () => {} });
-      await probe
-        .unsafe('select 1')
-        .then(() => (accepted = performance.now()))
-        .catch(() => Bun.sleep(10));
-      await probe.end({ timeout: 0 });
+needs('pg-binaries').test(
+  'after a Postgres outage the lock is held again within half a second of Postgres accepting connections',
+  async () => {
+    // a Postgres of its own, stopped and started again: the machine's is never touched
+    const pg = await startThrowawayPostgres();
+    let lost = 0;
+    const lock = new GatewayLock({
+      url: pg.url,
+      mode: 'single-node',
+      listen: { 'keys:revoked': () => {} },
+      onLost: () => lost++,
+    });
+    try {
+      await lock.start();
+      expect(lock.held).toBe(true);
+      await pg.stop();
+      for (const deadline = Date.now() + 3_000; !lost && Date.now() < deadline; ) await Bun.sleep(20);
+      expect(lost).toBe(1);
+      // long enough for the retries to back off as a real outage makes them (the lock used to come back 3-5 s late)
+      await Bun.sleep(6_000);
+      const starting = pg.start();
+      // the moment Postgres answers a new connection's query, seen as a client sees it
+      let accepted = 0;
+      while (!accepted) {
+        const probe = postgres(pg.url, { max: 1, connect_timeout: 1, onnotice: () => {} });
+        await probe
+          .unsafe('select 1')
+          .then(() => (accepted = performance.now()))
+          .catch(() => Bun.sleep(10));
+        await probe.end({ timeout: 0 });
+      }
+      await starting;
+      while (!lock.held && performance.now() - accepted < 15_000) await Bun.sleep(10);
+      const delay = performance.now() - accepted;
+      console.log(`lock held again ${Math.round(delay)} ms after Postgres accepted connections`);
+      expect(lock.held).toBe(true);
+      expect(delay).toBeLessThan(500);
+    } finally {
+      await lock.stop();
+      await pg.destroy();
     }
-    await starting;
-    while (!lock.held && performance.now() - accepted < 15_000) await Bun.sleep(10);
-    const delay = performance.now() - accepted;
-    console.log(`lock held again ${Math.round(delay)} ms after Postgres accepted connections`);
-    expect(lock.held).toBe(true);
-    expect(delay).toBeLessThan(500);
-  } finally {
-    await lock.stop();
-    await pg.destroy();
-  }
-}, 40_000);
+  },
+  40_000,
+);

@@ -3,7 +3,7 @@ import { type Caller, signedHeaders } from '@studio/shared';
 import { connectRedis, createRedis, deleteByPrefix } from '@studio/shared/io';
 import { startRedisServer } from '../../scripts/lib/throwaway-redis';
 import { expectProblem, inMode, MODES, type Stack, startStack } from '../../test/harness';
-import { inEachMode } from '../../test/needs';
+import { inEachMode, needs } from '../../test/needs';
 import { createManagementService } from '../src/app';
 import { redisLocks } from '../src/kit/idempotency';
 import { writeHooks } from '../src/kit/write';
@@ -319,22 +319,25 @@ for (const mode of MODES)
     });
   });
 
-test('a Redis that stops answering, its connection up: the hot copy and the lock answer as a Redis that is down, within a second', async () => {
-  const { proc, url } = await startRedisServer();
-  const redis = createRedis(url, 'paused redis');
-  try {
-    await connectRedis(redis);
-    const locks = redisLocks(redis, 'paused:');
-    expect(await locks.take('std_a', 'k1', 'token')).toBe('held');
-    proc.kill('SIGSTOP');
-    const t = performance.now();
-    expect(await locks.cached('std_a', 'k2')).toBeNull();
-    expect(await locks.take('std_a', 'k2', 'token')).toBe('none'); // taken as away: no second wait
-    await locks.release('std_a', 'k1', 'token');
-    expect(performance.now() - t).toBeLessThan(1_800);
-  } finally {
-    proc.kill('SIGCONT');
-    redis.destroy();
-    proc.kill();
-  }
-});
+needs('redis-server').test(
+  'a Redis that stops answering, its connection up: the hot copy and the lock answer as a Redis that is down, within a second',
+  async () => {
+    const { proc, url } = await startRedisServer();
+    const redis = createRedis(url, 'paused redis');
+    try {
+      await connectRedis(redis);
+      const locks = redisLocks(redis, 'paused:');
+      expect(await locks.take('std_a', 'k1', 'token')).toBe('held');
+      proc.kill('SIGSTOP');
+      const t = performance.now();
+      expect(await locks.cached('std_a', 'k2')).toBeNull();
+      expect(await locks.take('std_a', 'k2', 'token')).toBe('none'); // taken as away: no second wait
+      await locks.release('std_a', 'k1', 'token');
+      expect(performance.now() - t).toBeLessThan(1_800);
+    } finally {
+      proc.kill('SIGCONT');
+      redis.destroy();
+      proc.kill();
+    }
+  },
+);

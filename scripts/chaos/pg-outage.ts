@@ -154,8 +154,11 @@ export async function pgOutage(o: {
       alive,
     };
   } finally {
-    await stack.stop();
-    await pg.destroy();
+    try {
+      await stack.stop();
+    } finally {
+      await pg.destroy();
+    }
   }
 }
 

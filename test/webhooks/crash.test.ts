@@ -19,6 +19,7 @@ import { migrate } from '../../scripts/lib/migrate';
 import { freePort } from '../../scripts/lib/ports';
 import { createStudio } from '../../scripts/lib/studios';
 import { startThrowawayPostgres } from '../../scripts/lib/throwaway-pg';
+import { needs } from '../needs';
 import { freshDatabase, recordEvent, startReceiver, type TestDatabase, until } from './helpers';
 
 const root = join(import.meta.dir, '../..');
@@ -169,61 +170,65 @@ test.skipIf(!tlsUsable)(
   30_000,
 );
 
-test('a Postgres outage of a few seconds delays deliveries and loses none', async () => {
-  const pg = await startThrowawayPostgres();
-  const url = pg.url.replace(/\/postgres$/, '/studio');
-  const r = startReceiver([], { status: 200, delayMs: 50 });
-  try {
-    await migrate(url);
-    const config = loadConfig({ DATABASE_URL: url, REDIS_URL: 'none', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
-    const sql = createSql(url, { max: 10 });
-    const studioId = (await createStudio(sql, { name: 'Outage Studio' })).studio.id as string;
-    await createEndpoint(webhookContext(sql, config), { studioId, url: r.url });
-    // a slow poll: what arrives fast after the outage came by LISTEN, which must have been made again
-    const dispatcher = createDispatcher({
-      sql,
-      config,
-      timeoutMs: 2_000,
-      leaseMs: 3_000,
-      pollMs: 5_000,
-      maxInFlight: 4,
-      retryScheduleMs: [200, 200, 200, 200, 200],
-    });
-    dispatcher.start();
+needs('pg-binaries').test(
+  'a Postgres outage of a few seconds delays deliveries and loses none',
+  async () => {
+    const pg = await startThrowawayPostgres();
+    const url = pg.url.replace(/\/postgres$/, '/studio');
+    const r = startReceiver([], { status: 200, delayMs: 50 });
     try {
-      const ids: string[] = [];
-      for (let i = 0; i < 30; i++) ids.push(await recordEvent(sql, studioId));
-      await until(() => r.received.length >= 5, 10_000, 'deliveries under way');
-      await pg.stop();
-      const stoppedAt = Date.now();
-      const duringOutage = r.received.length;
-      await Bun.sleep(3_000);
-      await pg.start();
-      for (let i = 0; i < 10; i++) ids.push(await recordEvent(sql, studioId));
-      await until(() => ids.every((id) => r.of(id).length >= 1), 30_000, 'every event delivered');
-      expect(duringOutage).toBeLessThan(40); // the outage came while there was work left
-      await until(
-        async () => (await sql`select 1 from webhook_deliveries where status <> 'succeeded'`).length === 0,
-        15_000,
-        'every delivery recorded as succeeded',
-      );
-      const last = Math.max(...r.received.map((x) => x.at));
-      expect(last).toBeGreaterThan(stoppedAt + 3_000); // delayed, not lost
-      const [{ n }] = (await sql`select count(*)::int as n from webhook_deliveries`) as unknown as [{ n: number }];
-      expect(n).toBe(40);
-      const sent = Date.now();
-      const woken = await recordEvent(sql, studioId);
-      await until(() => r.of(woken).length === 1, 5_000, 'an event after the outage');
-      expect(r.of(woken)[0]!.at - sent).toBeLessThan(2_500);
+      await migrate(url);
+      const config = loadConfig({ DATABASE_URL: url, REDIS_URL: 'none', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+      const sql = createSql(url, { max: 10 });
+      const studioId = (await createStudio(sql, { name: 'Outage Studio' })).studio.id as string;
+      await createEndpoint(webhookContext(sql, config), { studioId, url: r.url });
+      // a slow poll: what arrives fast after the outage came by LISTEN, which must have been made again
+      const dispatcher = createDispatcher({
+        sql,
+        config,
+        timeoutMs: 2_000,
+        leaseMs: 3_000,
+        pollMs: 5_000,
+        maxInFlight: 4,
+        retryScheduleMs: [200, 200, 200, 200, 200],
+      });
+      dispatcher.start();
+      try {
+        const ids: string[] = [];
+        for (let i = 0; i < 30; i++) ids.push(await recordEvent(sql, studioId));
+        await until(() => r.received.length >= 5, 10_000, 'deliveries under way');
+        await pg.stop();
+        const stoppedAt = Date.now();
+        const duringOutage = r.received.length;
+        await Bun.sleep(3_000);
+        await pg.start();
+        for (let i = 0; i < 10; i++) ids.push(await recordEvent(sql, studioId));
+        await until(() => ids.every((id) => r.of(id).length >= 1), 30_000, 'every event delivered');
+        expect(duringOutage).toBeLessThan(40); // the outage came while there was work left
+        await until(
+          async () => (await sql`select 1 from webhook_deliveries where status <> 'succeeded'`).length === 0,
+          15_000,
+          'every delivery recorded as succeeded',
+        );
+        const last = Math.max(...r.received.map((x) => x.at));
+        expect(last).toBeGreaterThan(stoppedAt + 3_000); // delayed, not lost
+        const [{ n }] = (await sql`select count(*)::int as n from webhook_deliveries`) as unknown as [{ n: number }];
+        expect(n).toBe(40);
+        const sent = Date.now();
+        const woken = await recordEvent(sql, studioId);
+        await until(() => r.of(woken).length === 1, 5_000, 'an event after the outage');
+        expect(r.of(woken)[0]!.at - sent).toBeLessThan(2_500);
+      } finally {
+        await dispatcher.stop();
+        await sql.end({ timeout: 2 });
+      }
     } finally {
-      await dispatcher.stop();
-      await sql.end({ timeout: 2 });
+      r.stop();
+      await pg.destroy();
     }
-  } finally {
-    r.stop();
-    await pg.destroy();
-  }
-}, 90_000);
+  },
+  90_000,
+);
 
 test('management-service runs the dispatcher and drains it on SIGTERM: an attempt in flight is finished and recorded', async () => {
   const { id: studioId } = await db.studio();
