@@ -170,9 +170,11 @@ async function pump(socket: Socket, batch: Buffer, until: number): Promise<numbe
 }
 
 /**
- * Single-node (no Redis), the gateway keeps taking pipelined requests it cannot send answers for: it grew by 350-390
- * MiB and /healthz timed out, where with Redis it grows by a few MiB. A bug, found when the suite first ran without
- * Redis: expected to fail there until it is fixed, so that the fix shows as this test failing.
+ * Single-node (no Redis), the gateway answers every pipelined request at once (312,836 in 6 s) into buffers the
+ * clients never read: it grew by 340-390 MiB and /healthz timed out. With Redis it stays within a few MiB only because
+ * a new visitor's first call waits on Redis, and Bun.serve closes a connection that pipelines a request behind an
+ * answer not made yet (oven-sh/bun#38128): about 1,000 requests are answered in all. A bug, found when the suite first
+ * ran without Redis (docs/design/serving.md, "Known limits"): expected to fail there until it is fixed.
  */
 const pipelined = has('redis') ? test : test.failing;
 
@@ -184,11 +186,15 @@ pipelined(
     const get = rawRequest('GET', '/v1/plans', { authorization: `Bearer ${publishable}` });
     // warm: the cache holds the answer, the code paths are compiled, the pools are open
     const warm = await RawConnection.open(g.storefrontPort);
+    // one alone first: its key is looked up in Postgres (an answer a turn of the event loop later), and Bun.serve
+    // closes a connection that pipelines a request behind an answer not made yet (oven-sh/bun#38128)
+    await warm.write(get);
+    await warm.read(1, 5_000);
     for (let i = 0; i < 20; i++) {
       await warm.write(get.repeat(10));
-      await warm.read((i + 1) * 10, 5_000);
+      await warm.read(1 + (i + 1) * 10, 5_000);
     }
-    expect(warm.answers().every((a) => a.status === 200)).toBe(true);
+    expect(warm.answers().map((a) => a.status)).toEqual(Array(201).fill(200));
     warm.close();
     await Bun.sleep(300);
     const baseline = rssOf(pid);
