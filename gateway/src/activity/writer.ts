@@ -32,7 +32,7 @@ async function writeStamps(sql: Sql, used: Map<string, number>, hourly: Hourly[]
 export const outcomeOf = (status: number): ActivityEntry['outcome'] =>
   status >= 500 ? 'server_error' : status >= 400 ? 'client_error' : 'success';
 
-/** Entries held while Postgres is away (encoded, about 180 bytes each: 36 MB, a few seconds at full load), then the oldest go. */
+/** Entries held while Postgres is away (a few seconds at full load), then the oldest go: as objects until a flush takes them, then encoded (about 180 bytes each). */
 const MAX_BUFFER = 200_000;
 /** Chunks per COPY (a chunk: the batches of one flush). */
 const BATCH_CHUNKS = 8;
