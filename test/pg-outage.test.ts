@@ -1,5 +1,5 @@
 /**
- * Issue 11's Postgres outage, from outside, on a throwaway Postgres this test starts,
+ * A Postgres outage, from outside, on a throwaway Postgres this test starts,
  * stops (`-m immediate`) and starts again: the three processes as production runs them
  * (`scripts/chaos/pg-outage.ts`, shorter than `bun run chaos:pg`), 20 clients.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 19, "pages that say what is not so", held to what the processes answer over HTTP:
+ * Pages that say only what is so, held to what the processes answer over HTTP:
  * the 405s and CORS headers the documents now describe, one spelling of the JSON media
  * type, requests counted on every process's metrics (`promtool check metrics` lints them in
  * scripts/ci/metrics-lint.ts, a .ci/run step), dashboard requests counted, and a demo whose

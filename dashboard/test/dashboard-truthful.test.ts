@@ -1,5 +1,5 @@
 /**
- * Issue 19 on the dashboard, over plain HTTP: a call is found by the `instance` of its problem
+ * The dashboard, over plain HTTP: a call is found by the `instance` of its problem
  * (what a developer copies from an error), the activity list names operations by their
  * summary and breaks their ids only between words, a roll says which key replaced which,
  * and the chart's axis labels are page text.

@@ -1,5 +1,5 @@
 /**
- * Issue 12 in a real browser: roll a key, restrict a publishable key to a website and
+ * Keys in a real browser: roll a key, restrict a publishable key to a website and
  * watch a call from another website fail in a real page, open an activity entry from
  * its row and from a request-id search, and no page wider than the screen at 1280 and
  * 390 px. Screenshots: test-artifacts/screenshots/.

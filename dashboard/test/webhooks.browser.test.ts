@@ -1,5 +1,5 @@
 /**
- * Issue 21 in a real browser: add a webhook endpoint pointing at a real receiver (a Bun.serve
+ * Webhooks in a real browser: add a webhook endpoint pointing at a real receiver (a Bun.serve
  * here), see its signing secret once, send a test event and watch it arrive, verified with the
  * `standardwebhooks` package, and appear in the delivery log with the receiver's answer; replay
  * it; a real write's event delivered too; roll the secret; delete after a confirm dialog. No page
