@@ -3,6 +3,17 @@
 import { parseArgs } from 'node:util';
 import { createApiKey, createLoginLink, listApiKeys, revokeApiKey, rollApiKey, setKeyOrigins } from '@studio/control';
 import {
+  checkedSandboxName,
+  createSandbox,
+  DEFAULT_SANDBOX,
+  deleteSandboxes,
+  findSandbox,
+  listSandboxes,
+  resetSandbox,
+  type SandboxRow,
+  sandboxNamed,
+} from '@studio/management-service/sandboxes';
+import {
   AppError,
   answers,
   type Config,
@@ -15,8 +26,8 @@ import {
   redisMode,
   resolveDatabase,
   SCOPE_SHORTHANDS,
-  SCOPES,
   SINGLE_NODE,
+  scopesOfMode,
 } from '@studio/shared';
 import {
   type Broadcasts,
@@ -56,14 +67,21 @@ const USAGE = `usage: bun run admin <command> [options]
   studio:delete --studio <id>
   key:create --studio <id> --kind secret|publishable --name <name> [--scopes a:read,b:write] [--expires-in 30s|90m|24h|7d]
              [--origins https://a.example,https://*.a.example]   (publishable keys: the sites that may use it)
-             (a secret key needs one or more scopes; all, read-all and write-all name several)
+             [--sandbox default|<name>]   (a test key of that sandbox; default is made if it does not exist yet)
+             (a secret key needs one or more scopes; all, read-all and write-all name several: for a test key,
+              all includes sandbox:write)
   key:origins --key <keyId> --origins https://a.example,https://*.a.example   (publishable keys; --origins '' for any)
   key:roll --key <keyId> [--expires-in 24h]   (a new key; the old one stops after --expires-in, 0 for now)
   key:revoke --key <keyId>
-  key:list --studio <id>
+  key:list --studio <id>   (the studio's keys and its sandboxes', each with its mode: live or test)
+  sandbox:list --studio <id>
+  sandbox:create --studio <id> --name <name>   (at most five a studio, the default included)
+  sandbox:reset --studio <id> [--sandbox <name>]   (the default sandbox unless named; seeded again relative to now)
+  sandbox:delete --studio <id> --sandbox <name>   (its test keys stop at once)
   site:publish --studio <id> --file site.json
   login-link --studio <id>
-  seed:demo [--export]      (--export: shell export lines for STUDIO_ID, PUBLISHABLE_KEY, SECRET_KEY)
+  seed:demo [--export]      (--export: shell export lines for STUDIO_ID, PUBLISHABLE_KEY, SECRET_KEY,
+                             TEST_PUBLISHABLE_KEY, TEST_SECRET_KEY)
   webhook:create --studio <id> --url https://… [--events class.created,class.cancelled]   (prints the signing secret once)
   webhook:list --studio <id>
   webhook:enable|webhook:disable|webhook:delete --endpoint <id>
@@ -93,6 +111,7 @@ const OPTIONS = {
   url: { type: 'string' },
   events: { type: 'string' },
   endpoint: { type: 'string' },
+  sandbox: { type: 'string' },
 } as const;
 let opts: Partial<Record<Exclude<keyof typeof OPTIONS, 'export'>, string>> & { export?: boolean } = {};
 
@@ -191,25 +210,36 @@ function warnUnconfirmed(
   );
 }
 
-function keyCreate() {
+async function keyCreate() {
   const kind = need('kind');
   if (kind !== 'secret' && kind !== 'publishable')
     throw new UsageError(`--kind must be secret or publishable, not ${kind}`);
-  const [studioId, name] = [need('studio'), need('name')];
-  const { scopes, unknown } = expandScopes(list(opts.scopes) ?? []);
+  const [liveId, name] = [need('studio'), need('name')];
+  const mode = opts.sandbox === undefined ? 'live' : 'test';
+  const { scopes, unknown } = expandScopes(list(opts.scopes) ?? [], mode);
+  const known = scopesOfMode(mode);
   if (unknown)
     throw new UsageError(
-      `unknown scope ${unknown}; scopes are ${Object.keys(SCOPE_SHORTHANDS).join(', ')} or any of ${SCOPES.join(', ')}`,
+      `unknown scope ${unknown}; scopes are ${SCOPE_SHORTHANDS.join(', ')} or any of ${known.join(', ')}`,
     );
   if (kind === 'publishable' && scopes.length) throw new UsageError('publishable keys take no --scopes');
   // as the dashboard: a secret key that can call nothing is a mistake, not a key
   if (kind === 'secret' && !scopes.length)
-    throw new UsageError(`a secret key needs --scopes (one or more of ${SCOPES.join(', ')})`);
+    throw new UsageError(`a secret key needs --scopes (one or more of ${known.join(', ')})`);
   const expiresAt = opts['expires-in'] === undefined ? null : new Date(Date.now() + duration(opts['expires-in']));
   const allowedOrigins = originsOption(opts.origins);
   if (kind === 'secret' && allowedOrigins)
     throw new UsageError('--origins is for publishable keys (secret keys never run in a browser)');
+  // a test key belongs to the sandbox: a studio of its own (docs/design/test-mode.md)
+  const studioId = opts.sandbox === undefined ? liveId : (await sandboxNamed(db(), liveId, opts.sandbox)).id;
   return createApiKey(db(), { studioId, kind: kind as KeyKind, name, scopes, expiresAt, allowedOrigins });
+}
+
+/** The sandbox `--sandbox` names of `--studio` (the default when left out), which must exist. */
+async function namedSandbox(): Promise<SandboxRow> {
+  const studio = need('studio');
+  await requireStudio(db(), studio);
+  return sandboxNamed(db(), studio, opts.sandbox ?? DEFAULT_SANDBOX);
 }
 
 function keyRoll() {
@@ -256,6 +286,8 @@ async function seedDemoCommand() {
     STUDIO_ID: demo.studio.id,
     PUBLISHABLE_KEY: demo.keys.publishable,
     SECRET_KEY: demo.keys.secret,
+    TEST_PUBLISHABLE_KEY: demo.testKeys.publishable,
+    TEST_SECRET_KEY: demo.testKeys.secret,
   });
 }
 
@@ -294,7 +326,53 @@ const COMMANDS: Record<string, () => unknown> = {
   'key:list': async () => {
     const studio = need('studio');
     await requireStudio(db(), studio);
-    return { keys: await listApiKeys(db(), studio) };
+    const keys = (await listApiKeys(db(), studio)).map((k) => ({ ...k, sandbox: null as string | null }));
+    for (const sb of await listSandboxes(db(), studio))
+      for (const k of await listApiKeys(db(), sb.id)) keys.push({ ...k, sandbox: sb.name });
+    return { keys };
+  },
+  'sandbox:list': async () => {
+    const studio = need('studio');
+    await requireStudio(db(), studio);
+    return { sandboxes: await listSandboxes(db(), studio) };
+  },
+  'sandbox:create': async () => {
+    const studio = need('studio');
+    await requireStudio(db(), studio);
+    return { sandbox: await createSandbox(db(), studio, need('name')) };
+  },
+  'sandbox:reset': async () => {
+    const sandbox = await namedSandbox();
+    const config = configOf();
+    return withBroadcasts(async (bus, reachable, mode) => {
+      let redis = null as ReturnType<typeof createRedis> | null;
+      if (mode !== 'single-node' && reachable) {
+        redis = createRedis(
+          config.REDIS_URL === SINGLE_NODE ? DEFAULT_REDIS_URL : config.REDIS_URL,
+          'admin redis',
+          config.REDIS_CLUSTER_NODES,
+        );
+        redis.on('error', () => {});
+        await connectRedis(redis);
+      }
+      try {
+        return { sandbox: await resetSandbox(db(), bus, sandbox.id, { redis, prefix: config.REDIS_PREFIX }) };
+      } finally {
+        if (redis) await quitRedis(redis);
+      }
+    });
+  },
+  'sandbox:delete': async () => {
+    const [studio, name] = [need('studio'), need('sandbox')];
+    await requireStudio(db(), studio);
+    // never made by its deletion: a default that does not exist is not there to delete
+    const sandbox = await findSandbox(db(), studio, checkedSandboxName(name));
+    if (!sandbox) throw new AppError('not_found', { detail: `the studio has no sandbox named ${name}` });
+    return withBroadcasts(async (bus, reachable, mode) => {
+      const propagated = await deleteSandboxes(db(), bus, [sandbox.id]);
+      warnUnconfirmed({ propagated, reachable, mode }, "the studio's keys");
+      return { sandbox: { ...sandbox, deleted: true } };
+    });
   },
   'site:publish': sitePublish,
   'login-link': async () => {

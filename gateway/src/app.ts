@@ -120,6 +120,7 @@ const rateLimiter = (config: Config, store: BucketStore) =>
     secret: config.RATE_LIMIT_SECRET,
     publishableClient: config.RATE_LIMIT_PUBLISHABLE_CLIENT,
     publishable: config.RATE_LIMIT_PUBLISHABLE,
+    test: config.RATE_LIMIT_TEST,
     unknownKey: config.RATE_LIMIT_UNKNOWN_KEY,
   });
 

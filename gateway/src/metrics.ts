@@ -31,6 +31,11 @@ export function gatewayMetrics(m: Metrics, activity: ActivityWriter) {
       'Rate-limit decisions: allowed, limited, revoked, fail_open (Redis could not decide).',
       ['decision'] as const,
     ),
+    testModeRequests: m.counter(
+      'studio_test_mode_requests_total',
+      'Calls made with a test key, on a sandbox (docs/design/test-mode.md), by surface: live calls are the rest of studio_http_requests_total.',
+      ['surface'] as const,
+    ),
     upstreamErrors: m.counter(
       'studio_upstream_errors_total',
       'Calls to a service that failed: timeout or unavailable.',

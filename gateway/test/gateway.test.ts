@@ -97,6 +97,7 @@ for (const mode of MODES)
           studioId: row!.studioId,
           kind: 'publishable' as const,
           scopes: [],
+          mode: 'live' as const,
           revoked: false,
           studioLive: true,
           expiresAt: null,

@@ -12,6 +12,7 @@ import { locationHandlers } from './locations/routes';
 import { memberHandlers } from './members/routes';
 import { planHandlers } from './plans/routes';
 import { programHandlers } from './programs/routes';
+import { sandboxHandlers } from './sandboxes/routes';
 import { scheduleHandlers } from './schedule/routes';
 
 /** The Management service: scoped back-office reads and writes, one handler per registry row. Never listens itself. */
@@ -41,6 +42,7 @@ export function createManagementService(deps: ManagementDeps) {
         ...programHandlers(deps),
         ...contentHandlers(deps),
         ...eventHandlers(deps),
+        ...sandboxHandlers(deps),
       }),
     );
 }

@@ -1,338 +1,16 @@
 import { createApiKey } from '@studio/control';
-import { createClass } from '@studio/management-service/tooling';
-import { type Config, newId, SCOPES } from '@studio/shared';
-import type { Sql, Tx } from '@studio/shared/io';
-import { checkStudio, insertStudio, publishSite } from './studios';
-
-const DAY = 86_400_000;
-
-/** The first `weekday` (0 = Sunday) after today (UTC), at `hour`:`minute` UTC. */
-function nextWeekdayAt(weekday: number, hour: number, minute = 0): string {
-  const d = new Date(Date.now() + DAY);
-  d.setUTCDate(d.getUTCDate() + ((weekday - d.getUTCDay() + 7) % 7));
-  d.setUTCHours(hour, minute, 0, 0);
-  return d.toISOString();
-}
-
-/** Tomorrow (UTC) at `hour`:`minute`. */
-function tomorrowAt(hour: number, minute = 0): string {
-  const d = new Date(Date.now() + DAY);
-  d.setUTCHours(hour, minute, 0, 0);
-  return d.toISOString();
-}
-
-type Row = Record<string, unknown> & { id: string };
-
-async function seedInstructors(tx: Tx, studioId: string) {
-  const ins = (name: string, disciplines: string[], bio: string) => ({
-    id: newId('instructor'),
-    studioId,
-    name,
-    email: `${name.split(' ')[0]!.toLowerCase()}@lotus.test`,
-    bio,
-    disciplines,
-  });
-  const instructors = [
-    ins('Maya Lind', ['vinyasa', 'yin'], 'Teaches a calm, breath-led vinyasa.'),
-    ins('Tomás Ruiz', ['power yoga', 'hiit'], 'Strength first, then stretch.'),
-    ins('Aiko Sato', ['pilates'], 'Mat and reformer pilates for every level.'),
-    ins('Jonas Weber', ['meditation'], 'Guided meditation and breathwork.'),
-  ];
-  await tx`insert into instructors ${tx(instructors)}`;
-  return instructors;
-}
-
-async function seedPlaces(tx: Tx, studioId: string) {
-  const locations = [
-    {
-      id: newId('location'),
-      studioId,
-      name: 'Lotus Mitte',
-      timezone: 'Europe/Berlin',
-      address: tx.json({ line1: 'Torstraße 1', city: 'Berlin', postalCode: '10119', country: 'DE' }),
-    },
-    {
-      id: newId('location'),
-      studioId,
-      name: 'Lotus Kreuzberg',
-      timezone: 'Europe/Berlin',
-      address: tx.json({ line1: 'Oranienstraße 20', city: 'Berlin', postalCode: '10999', country: 'DE' }),
-    },
-  ];
-  await tx`insert into locations ${tx(locations)}`;
-  const rooms = [
-    { id: newId('room'), studioId, locationId: locations[0]!.id, name: 'Sun Room', capacity: 24 },
-    { id: newId('room'), studioId, locationId: locations[0]!.id, name: 'Moon Room', capacity: 12 },
-    { id: newId('room'), studioId, locationId: locations[1]!.id, name: 'Studio A', capacity: 30 },
-  ];
-  await tx`insert into rooms ${tx(rooms)}`;
-  return { locations, rooms };
-}
-
-async function seedPlans(tx: Tx, studioId: string) {
-  const plans = [
-    {
-      id: newId('plan'),
-      studioId,
-      name: 'Unlimited monthly',
-      type: 'membership',
-      description: 'Every class, every month.',
-      config: tx.json({
-        priceCents: 12900,
-        currency: 'EUR',
-        interval: 'month',
-        intervalCount: 1,
-        classesPerInterval: null,
-      }),
-    },
-    {
-      id: newId('plan'),
-      studioId,
-      name: '10-class pack',
-      type: 'class_pack',
-      description: 'Ten classes within six months.',
-      config: tx.json({ priceCents: 16000, currency: 'EUR', classCount: 10, validityDays: 180 }),
-    },
-    {
-      id: newId('plan'),
-      studioId,
-      name: 'Drop-in',
-      type: 'drop_in',
-      description: 'One class.',
-      config: tx.json({ priceCents: 1900, currency: 'EUR' }),
-    },
-  ];
-  await tx`insert into plans ${tx(plans)}`;
-  return plans;
-}
-
-/** A month of classes: weekly and daily series on separate hours, so no instructor is double-booked. */
-function demoSeries(instructors: Row[], { locations, rooms }: { locations: Row[]; rooms: Row[] }) {
-  const [maya, tomas, aiko, jonas] = instructors.map((i) => i.id) as [string, string, string, string];
-  return [
-    {
-      title: 'Morning Vinyasa',
-      mode: 'two_way',
-      instructorId: maya,
-      startsAt: tomorrowAt(6),
-      durationMinutes: 60,
-      discipline: 'vinyasa',
-      level: 'all_levels',
-      capacity: 24,
-      locationId: locations[0]!.id,
-      roomId: rooms[0]!.id,
-      recurrence: { intervalDays: 1, count: 30 },
-    },
-    {
-      title: 'Yin & Restore',
-      mode: 'broadcast',
-      instructorId: maya,
-      startsAt: tomorrowAt(18),
-      durationMinutes: 75,
-      discipline: 'yin',
-      level: 'beginner',
-      recurrence: { intervalDays: 7, count: 5 },
-    },
-    {
-      title: 'Power Hour',
-      mode: 'two_way',
-      instructorId: tomas,
-      startsAt: tomorrowAt(17),
-      durationMinutes: 60,
-      discipline: 'power yoga',
-      level: 'advanced',
-      capacity: 30,
-      locationId: locations[1]!.id,
-      roomId: rooms[2]!.id,
-      recurrence: { intervalDays: 2, count: 15 },
-    },
-    {
-      title: 'Mat Pilates',
-      mode: 'community',
-      instructorId: aiko,
-      startsAt: tomorrowAt(9),
-      durationMinutes: 50,
-      discipline: 'pilates',
-      level: 'intermediate',
-      capacity: 12,
-      locationId: locations[0]!.id,
-      roomId: rooms[1]!.id,
-      recurrence: { intervalDays: 7, count: 5 },
-    },
-    {
-      title: 'Private coaching',
-      mode: 'coaching',
-      instructorId: aiko,
-      startsAt: tomorrowAt(14),
-      durationMinutes: 45,
-      discipline: 'pilates',
-      visibility: 'private',
-      capacity: 1,
-      recurrence: { intervalDays: 7, count: 5 },
-    },
-    // on Sundays, as its title says (08:30 UTC is Sunday morning in Berlin too)
-    {
-      title: 'Sunday Meditation',
-      mode: 'broadcast',
-      instructorId: jonas,
-      startsAt: nextWeekdayAt(0, 8, 30),
-      durationMinutes: 30,
-      discipline: 'meditation',
-      recurrence: { intervalDays: 7, count: 5 },
-    },
-  ] as const;
-}
-
-async function seedClasses(
-  tx: Tx,
-  studioId: string,
-  instructors: Row[],
-  { locations, rooms }: { locations: Row[]; rooms: Row[] },
-  plans: Row[],
-) {
-  const planIds = plans.map((p) => p.id);
-  const series = demoSeries(instructors, { locations, rooms });
-  const classIds: string[] = [];
-  for (const c of series) {
-    // its events are not recorded: operator changes are not in the feed (docs/design/events.md)
-    const { record } = await createClass(tx, studioId, {
-      ...c,
-      recurrence: { ...c.recurrence },
-      planIds,
-    } as Parameters<typeof createClass>[2]);
-    classIds.push(record.id);
-  }
-  return { series, classIds };
-}
-
-async function seedCatalog(tx: Tx, studioId: string, instructors: Row[], classIds: string[]) {
-  const [maya, , aiko, jonas] = instructors.map((i) => i.id) as [string, string, string, string];
-  const coupons = [
-    {
-      id: newId('coupon'),
-      studioId,
-      code: 'WELCOME20',
-      config: tx.json({ kind: 'percent', percentOff: 20 }),
-      maxRedemptions: 100,
-    },
-    {
-      id: newId('coupon'),
-      studioId,
-      code: 'FRIEND10',
-      config: tx.json({ kind: 'amount', amountOffCents: 1000, currency: 'EUR' }),
-      maxRedemptions: null,
-    },
-  ];
-  await tx`insert into coupons ${tx(coupons)}`;
-
-  const programs = [
-    {
-      id: newId('program'),
-      studioId,
-      name: "Beginners' week",
-      description: 'Seven days to start a practice.',
-      pricing: 'free',
-      priceCents: null,
-      currency: null,
-      classIds: [classIds[1]!],
-    },
-    {
-      id: newId('program'),
-      studioId,
-      name: '30-day strength',
-      description: 'Power yoga and pilates, four times a week.',
-      pricing: 'paid',
-      priceCents: 4900,
-      currency: 'EUR',
-      classIds: [classIds[2]!, classIds[3]!],
-    },
-  ];
-  await tx`insert into programs ${tx(programs)}`;
-
-  const videos = [
-    {
-      id: newId('content'),
-      studioId,
-      title: 'Sun salutation basics',
-      description: 'Ten minutes, every morning.',
-      durationSeconds: 600,
-      instructorId: maya,
-      visibility: 'public',
-    },
-    {
-      id: newId('content'),
-      studioId,
-      title: 'Core pilates',
-      description: 'A 25-minute mat session.',
-      durationSeconds: 1500,
-      instructorId: aiko,
-      visibility: 'members_only',
-    },
-    {
-      id: newId('content'),
-      studioId,
-      title: 'Body scan',
-      description: 'Guided meditation.',
-      durationSeconds: 1200,
-      instructorId: jonas,
-      visibility: 'private',
-      status: 'processing',
-    },
-  ];
-  await tx`insert into content ${tx(videos)}`;
-  return { coupons, programs, videos };
-}
-
-async function seedPolicies(tx: Tx, studioId: string) {
-  await tx`insert into policies ${tx({
-    studioId,
-    cancellation: 'Cancel up to 12 hours before class for a full credit.',
-    lateCancelMinutes: 720,
-    noShow: 'A missed class uses one credit.',
-    terms: 'See lotus.test/terms.',
-    privacy: 'See lotus.test/privacy.',
-    waiver: 'Practice within your limits.',
-  })}`;
-}
-
-/** Every record below the studio, in the caller's transaction; what it made, counted. */
-async function seedRecords(tx: Tx, studioId: string) {
-  const instructors = await seedInstructors(tx, studioId);
-  const { locations, rooms } = await seedPlaces(tx, studioId);
-  const plans = await seedPlans(tx, studioId);
-  const { series, classIds } = await seedClasses(tx, studioId, instructors, { locations, rooms }, plans);
-  const { coupons, programs, videos } = await seedCatalog(tx, studioId, instructors, classIds);
-  await seedPolicies(tx, studioId);
-  return {
-    instructors: instructors.length,
-    locations: locations.length,
-    rooms: rooms.length,
-    plans: plans.length,
-    classes: classIds.length,
-    occurrences: series.reduce((n, c) => n + c.recurrence.count, 0),
-    coupons: coupons.length,
-    programs: programs.length,
-    videos: videos.length,
-  };
-}
-
-const DEMO_SITE = {
-  title: 'Lotus Yoga',
-  tagline: 'Breathe, move, rest.',
-  description: 'A neighbourhood studio in Berlin, in person and online.',
-  logoUrl: 'https://lotus.test/logo.svg',
-  heroImageUrl: 'https://lotus.test/hero.jpg',
-  contactEmail: 'hello@lotus.test',
-  phone: '+49 30 0000000',
-  address: { line1: 'Torstraße 1', city: 'Berlin', postalCode: '10119', country: 'DE' },
-  social: { instagram: 'https://instagram.com/lotus.test' },
-};
+import { createSandboxIn, DEFAULT_SANDBOX, seedStudio } from '@studio/management-service/sandboxes';
+import { type Config, SCOPES, scopesOfMode } from '@studio/shared';
+import type { Sql } from '@studio/shared/io';
+import { checkStudio, insertStudio } from './studios';
 
 /**
  * A demo studio with every kind of record: instructors, locations and rooms, a month of
  * recurring classes (made through the same service as the API, so every rule holds),
- * plans of each type, coupons, free and paid programs, videos, a published site and
- * policies, and one key of each kind. The keys appear in the result once and never again.
+ * plans of each type, coupons, free and paid programs, videos, members, a published site and
+ * policies (`seedStudio`, what every sandbox starts from too), one key of each kind, and its
+ * default sandbox with one test key of each kind (docs/design/test-mode.md). The keys appear in
+ * the result once and never again.
  * One transaction: a failure at any step (the keys last) leaves no half-made studio behind.
  * Nothing in it tells other processes anything, so nothing waits for the commit: no key is
  * evicted, and no Storefront change is sent (site:publish sends one, for a site a gateway may
@@ -343,18 +21,35 @@ export async function seedDemo(sql: Sql, _config: Config) {
   return sql.begin(async (tx) => {
     const { studio, admin } = await insertStudio(tx, checked);
     const studioId = studio.id;
-    const created = await seedRecords(tx, studioId);
-    await publishSite(tx, studioId, DEMO_SITE);
+    const created = await seedStudio(tx, studioId);
+    const sandbox = await createSandboxIn(tx, studioId, DEFAULT_SANDBOX);
     const publishable = await createApiKey(tx, { studioId, kind: 'publishable', name: 'demo website' });
     const secret = await createApiKey(tx, { studioId, kind: 'secret', name: 'demo back-office', scopes: [...SCOPES] });
+    const testPublishable = await createApiKey(tx, {
+      studioId: sandbox.id,
+      kind: 'publishable',
+      name: 'demo website (test)',
+    });
+    const testSecret = await createApiKey(tx, {
+      studioId: sandbox.id,
+      kind: 'secret',
+      name: 'demo back-office (test)',
+      scopes: [...scopesOfMode('test')],
+    });
     return {
       studio: { id: studioId, name: studio.name, slug: studio.slug },
       admin: { id: admin.id, email: admin.email },
       created,
+      sandbox: { id: sandbox.id, name: sandbox.name },
       keys: {
         note: 'Shown once: these full keys are not stored and cannot be displayed again.',
         publishable: publishable.key,
         secret: secret.key,
+      },
+      testKeys: {
+        note: "Test mode: these keys reach the studio's default sandbox, never its live data (docs/design/test-mode.md).",
+        publishable: testPublishable.key,
+        secret: testSecret.key,
       },
     };
   });

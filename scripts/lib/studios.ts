@@ -103,18 +103,31 @@ export async function createStudio(sql: Sql, input: StudioInput) {
   return sql.begin((tx) => insertStudio(tx, checked));
 }
 
-/** Soft-delete: its keys then answer 403 `studio_required` on every gateway at once. */
+/**
+ * Soft-delete, its sandboxes with it (docs/design/test-mode.md): its keys and their test keys then answer 403
+ * `studio_required` on every gateway at once.
+ */
 export async function deleteStudio(sql: Sql, bus: Broadcasts, studioId: string) {
-  const [row] =
-    await sql`update studios set deleted_at = coalesce(deleted_at, now()), updated_at = now() where id = ${studioId} returning id, name, deleted_at`;
+  const rows = await sql<{ id: string; name: string; deletedAt: Date; liveStudioId: string | null }[]>`
+    update studios set deleted_at = coalesce(deleted_at, now()), updated_at = now()
+    where id = ${studioId} or live_studio_id = ${studioId}
+    returning id, name, deleted_at, live_studio_id`;
+  const row = rows.find((r) => r.id === studioId);
   if (!row) throw new AppError('not_found', { detail: `no studio ${studioId}` });
-  const keys = await sql<{ hash: string }[]>`select hash from api_keys where studio_id = ${studioId}`;
+  const ids = rows.map((r) => r.id);
+  const keys = await sql<{ hash: string }[]>`select hash from api_keys where studio_id in ${sql(ids)}`;
   // every gateway dropped the studio's keys from its memory, as it confirmed (false: not every one did in time)
   const propagated = await bus.evictKeys(
     keys.map((k) => k.hash),
     { revoked: false },
   );
-  return { ...row, deletedAt: isoOrNull(row.deletedAt), propagated };
+  return {
+    id: row.id,
+    name: row.name,
+    deletedAt: isoOrNull(row.deletedAt),
+    sandboxesDeleted: rows.filter((r) => r.id !== studioId).map((r) => r.id),
+    propagated,
+  };
 }
 
 export async function requireStudio(sql: Db, studioId: string) {

@@ -37,6 +37,8 @@ export const ConfigSchema = T.Object({
   RATE_LIMIT_SECRET: Bucket,
   RATE_LIMIT_PUBLISHABLE_CLIENT: Bucket,
   RATE_LIMIT_PUBLISHABLE: Bucket,
+  /** A test key's own bucket, either kind (docs/design/test-mode.md): in place of RATE_LIMIT_SECRET or RATE_LIMIT_PUBLISHABLE. */
+  RATE_LIMIT_TEST: Bucket,
   /** 401s for unknown keys (well formed, no such key) per client address (IPv6: per /64); over it, 429 before any lookup. */
   RATE_LIMIT_UNKNOWN_KEY: Bucket,
   /** Bytes the gateway's Storefront answer cache may hold, in MiB (every representation of every answer). */
@@ -97,6 +99,7 @@ const DEFAULTS: Partial<Record<keyof Config, string>> = {
   RATE_LIMIT_SECRET: '100:200',
   RATE_LIMIT_PUBLISHABLE_CLIENT: '20:60',
   RATE_LIMIT_PUBLISHABLE: '1000:2000',
+  RATE_LIMIT_TEST: '25:50',
   RATE_LIMIT_UNKNOWN_KEY: '10:50',
   WEBHOOK_SECRET_KEY: 'ZGV2LXdlYmhvb2stc2VjcmV0LWtleS1jaGFuZ2UtbWU=', // base64 of "dev-webhook-secret-key-change-me"
 };

@@ -28,6 +28,7 @@ import { InviteMemberBody, Member, MemberPage, UpdateMemberBody } from './schema
 import { PageQuery } from './schemas/page';
 import { CreatePlanBody, Plan, PlanPage, UpdatePlanBody } from './schemas/plans';
 import { CreateProgramBody, Program, ProgramPage, UpdateProgramBody } from './schemas/programs';
+import { Sandbox } from './schemas/sandboxes';
 import { Occurrence, OccurrencePage, RescheduleBody, ScheduleQuery } from './schemas/schedule';
 import {
   StorefrontClassList,
@@ -59,25 +60,45 @@ export const SCOPES = [
   'schedule:read',
   'schedule:write',
 ] as const;
-export type Scope = (typeof SCOPES)[number];
-export const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).includes(s);
+/**
+ * Scopes only a test key may hold (docs/design/test-mode.md): `sandbox:write` resets the key's sandbox. A live key
+ * asking for one is refused at its creation.
+ */
+export const TEST_SCOPES = ['sandbox:write'] as const;
+export type LiveScope = (typeof SCOPES)[number];
+export type Scope = LiveScope | (typeof TEST_SCOPES)[number];
+const ALL_SCOPES: readonly string[] = [...SCOPES, ...TEST_SCOPES];
+export const isScope = (s: string): s is Scope => ALL_SCOPES.includes(s);
+/** Every scope a key of this mode may hold, in order: the specification's 18, and for a test key `sandbox:write`. */
+export const scopesOfMode = (mode: 'live' | 'test'): readonly Scope[] =>
+  mode === 'test' ? [...SCOPES, ...TEST_SCOPES] : SCOPES;
 
 /** Words that stand for several scopes where a person types them (the CLI's `--scopes`), as the dashboard's read-all and write-all boxes do. */
-export const SCOPE_SHORTHANDS: Readonly<Record<string, readonly Scope[]>> = {
-  all: SCOPES,
-  'read-all': SCOPES.filter((s) => s.endsWith(':read')),
-  'write-all': SCOPES.filter((s) => s.endsWith(':write')),
+export const SCOPE_SHORTHANDS = ['all', 'read-all', 'write-all'] as const;
+const shorthand = (word: string, mode: 'live' | 'test'): readonly Scope[] | null => {
+  const all = scopesOfMode(mode);
+  if (word === 'all') return all;
+  if (word === 'read-all') return all.filter((s) => s.endsWith(':read'));
+  if (word === 'write-all') return all.filter((s) => s.endsWith(':write'));
+  return null;
 };
 
-/** Scopes and shorthands as typed, as the scopes they name (each once, in SCOPES's order); the first unknown word, if any. */
-export function expandScopes(words: readonly string[]): { scopes: Scope[]; unknown: string | null } {
+/**
+ * Scopes and shorthands as typed, as the scopes they name (each once, in their order); the first unknown word, if
+ * any. A shorthand means every scope of its kind that a key of `mode` may hold: `all` for a test key includes
+ * `sandbox:write`.
+ */
+export function expandScopes(
+  words: readonly string[],
+  mode: 'live' | 'test' = 'live',
+): { scopes: Scope[]; unknown: string | null } {
   const chosen = new Set<Scope>();
   for (const w of words) {
-    const named = SCOPE_SHORTHANDS[w] ?? (isScope(w) ? [w] : null);
+    const named = shorthand(w, mode) ?? (isScope(w) ? [w] : null);
     if (!named) return { scopes: [], unknown: w };
     for (const s of named) chosen.add(s);
   }
-  return { scopes: SCOPES.filter((s) => chosen.has(s)), unknown: null };
+  return { scopes: (ALL_SCOPES as Scope[]).filter((s) => chosen.has(s)), unknown: null };
 }
 
 /** The rule of the events operations (docs/design/events.md): any one `:read` scope will do. */
@@ -118,6 +139,8 @@ export interface Operation {
    * returns and refuses a type not listed here; every write lists at least one.
    */
   readonly emits?: readonly EventType[];
+  /** Works on a sandbox only: a live key is refused with 403 `test_mode_required` (docs/design/test-mode.md). */
+  readonly testOnly?: true;
 }
 
 /** Keeps each row's literal types (schemas included), so handlers are typed from the row. */
@@ -704,6 +727,19 @@ export const OPERATIONS = [
     ok: { status: 200, schema: Event },
     description: `One event of the feed. ${EVENTS_READ} An event the key may not read, or another studio's, is 404.`,
   }),
+
+  mg({
+    id: 'managementResetSandbox',
+    changesStorefront: true,
+    method: 'POST',
+    path: '/v1/sandbox/reset',
+    scope: 'sandbox:write',
+    testOnly: true,
+    summary: "Reset the key's sandbox",
+    ok: { status: 200, schema: Sandbox },
+    description:
+      "Test mode only (docs/design/test-mode.md): deletes every record, event, idempotency record and webhook delivery of the test key's sandbox, keeps its keys and webhook endpoints, and seeds it again relative to now (instructors, locations, a month of classes, plans, coupons, programs, videos, a published site and policies). Every gateway drops the sandbox's cached Storefront answers before the answer. For CI: reset, then run your tests. Records no event: the feed starts again empty, so an `after` from before the reset is 404. Needs a test secret key (`svc_sk_test_…`) holding `sandbox:write`; a live key is 403 `test_mode_required`.",
+  }),
 ] as const;
 
 export type AnyOperation = (typeof OPERATIONS)[number];
@@ -771,6 +807,7 @@ export function problemsOf(o: Operation): ProblemCode[] {
     'upstream_timeout',
   ];
   if (o.scope) codes.push('scope_required');
+  if (o.testOnly) codes.push('test_mode_required');
   if (o.surface === 'storefront') codes.push('origin_not_allowed');
   if (isWrite(o)) {
     codes.push(

@@ -13,6 +13,8 @@ export const PROBLEMS = {
   gateway_signature_invalid: [401, 'Gateway signature invalid'],
   unauthenticated: [401, 'Not signed in'],
   scope_required: [403, 'Scope required'],
+  test_mode_required: [403, 'Test mode required'],
+  sandbox_limit_reached: [409, 'Sandbox limit reached'],
   studio_required: [403, 'Studio required'],
   origin_not_allowed: [403, 'Origin not allowed'],
   csrf_failed: [403, 'Form expired'],

@@ -63,6 +63,15 @@ export const PROBLEM_DOCS = {
       'The secret key does not hold the scope this operation needs; requiredScope in the body names it (*:read: any one read scope, such as classes:read, as the events operations need).',
     fix: "Create a secret key with that scope in the dashboard (Keys, Create a key) and use it for this operation. Rolling a key does not help: the new key keeps the old one's scopes.",
   },
+  test_mode_required: {
+    cause:
+      "The operation works on a sandbox (test mode), and the key is a live key: a live key reaches the studio's real data and may never reset it.",
+    fix: 'Call it with a test secret key (svc_sk_test_…) of the sandbox to reset, holding sandbox:write: bun run admin key:create --studio <id> --sandbox default --kind secret --scopes all, or the dashboard in test mode.',
+  },
+  sandbox_limit_reached: {
+    cause: 'The studio has five sandboxes already, the most it may have.',
+    fix: 'Delete a sandbox you no longer use (the dashboard in test mode, Sandboxes), or reset one and reuse it.',
+  },
   studio_required: {
     cause: 'The key belongs to a studio that has been deleted.',
     fix: 'Use a key of an existing studio.',

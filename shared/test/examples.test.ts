@@ -33,6 +33,7 @@ import * as plansModule from '../src/schemas/plans';
 import { CreatePlanBody, PLAN_CONFIGS, Plan, UpdatePlanBody } from '../src/schemas/plans';
 import * as programsModule from '../src/schemas/programs';
 import { CreateProgramBody, Program, UpdateProgramBody } from '../src/schemas/programs';
+import { Sandbox } from '../src/schemas/sandboxes';
 import * as scheduleModule from '../src/schemas/schedule';
 import { Occurrence, RescheduleBody } from '../src/schemas/schedule';
 import * as storefrontModule from '../src/schemas/storefront';
@@ -52,6 +53,7 @@ if (!FormatRegistry.Has('uri')) FormatRegistry.Set('uri', (v) => URL.canParse(v)
 
 /** The schema of every example, by the same name (the type makes a missing one a compile error). */
 const SCHEMAS: { [K in keyof Examples]: TSchema } = {
+  Sandbox,
   CreateClassBody,
   UpdateClassBody,
   Class,

@@ -9,6 +9,7 @@ import {
   hashKey,
   isWrite,
   keyHint,
+  keyModeOf,
   loadConfig,
   newId,
   newRequestId,
@@ -25,6 +26,7 @@ import {
   signedHeaders,
   startTrace,
   statusOf,
+  TEST_SCOPES,
   traceparentOf,
   verifySignature,
 } from '@studio/shared';
@@ -43,7 +45,7 @@ describe('key text', () => {
     for (const kind of ['publishable', 'secret'] as const) {
       const k = generateKey(kind);
       expect(k).toMatch(kind === 'secret' ? /^svc_sk_[0-9A-Za-z]{32}$/ : /^svc_pk_[0-9A-Za-z]{32}$/);
-      expect(parseKey(k)).toBe(kind);
+      expect(parseKey(k)).toEqual({ kind, mode: 'live' });
       for (let i = 7; i < k.length; i++) {
         const typo = k.slice(0, i) + (k[i] === 'x' ? 'y' : 'x') + k.slice(i + 1);
         expect(parseKey(typo)).toBeNull();
@@ -51,6 +53,34 @@ describe('key text', () => {
     }
     expect(parseKey(`svc_xk_${generateKey('secret').slice(7)}`)).toBeNull();
     expect(parseKey(`${generateKey('secret')}a`)).toBeNull();
+  });
+  test('test keys: prefix, test_, then the same 32 base62 and checksum; a typo anywhere, a missing or altered mode word is refused', () => {
+    for (const kind of ['publishable', 'secret'] as const) {
+      const k = generateKey(kind, 'test');
+      expect(k).toMatch(kind === 'secret' ? /^svc_sk_test_[0-9A-Za-z]{32}$/ : /^svc_pk_test_[0-9A-Za-z]{32}$/);
+      expect(k).toHaveLength(44);
+      expect(parseKey(k)).toEqual({ kind, mode: 'test' });
+      expect(keyModeOf(k)).toBe('test');
+      for (let i = 7; i < k.length; i++) {
+        const typo = k.slice(0, i) + (k[i] === 'x' ? 'y' : 'x') + k.slice(i + 1);
+        expect(parseKey(typo)).toBeNull();
+      }
+      // the same random part and checksum read as a live key is a live key: the mode word is part of the text
+      expect(parseKey(k.slice(0, 7) + k.slice(12))).toEqual({ kind, mode: 'live' });
+      expect(parseKey(`${k.slice(0, 7)}TEST_${k.slice(12)}`)).toBeNull();
+      expect(parseKey(`${k.slice(0, 7)}live_${k.slice(12)}`)).toBeNull();
+      expect(parseKey(`${k}a`)).toBeNull();
+      expect(keyHint(k)).toBe(`${kind === 'secret' ? 'svc_sk_test_' : 'svc_pk_test_'}…${k.slice(-4)}`);
+    }
+  });
+  test('redaction: a live or a test key anywhere in a text keeps its prefix and mode, never its characters', () => {
+    const live = generateKey('secret');
+    const test = generateKey('publishable', 'test');
+    const text = `/v1/classes?key=${live}&other=${test}x`;
+    const red = redactKeys(text);
+    expect(red).toBe('/v1/classes?key=svc_sk_[redacted]&other=svc_pk_test_[redacted]x');
+    expect(red).not.toContain(live.slice(7));
+    expect(red).not.toContain(test.slice(12));
   });
   test('keys are distinct, hashed with SHA-256, hinted by the last four', () => {
     const keys = new Set(Array.from({ length: 1000 }, () => generateKey('secret')));
@@ -277,7 +307,10 @@ describe('gateway signatures', () => {
 
 describe('the operations table', () => {
   test('every write declares the event types it records (docs/design/events.md), reads declare none, and every type is emitted by some write', () => {
-    const undeclared = OPERATIONS.filter((o) => isWrite(o) && !('emits' in o && o.emits.length)).map((o) => o.id);
+    // the sandbox reset deletes the sandbox's events and records none (docs/design/test-mode.md)
+    const undeclared = OPERATIONS.filter(
+      (o) => isWrite(o) && !('testOnly' in o) && !('emits' in o && o.emits.length),
+    ).map((o) => o.id);
     expect(undeclared).toEqual([]);
     const readsThatEmit = OPERATIONS.filter((o) => !isWrite(o) && 'emits' in o).map((o) => o.id);
     expect(readsThatEmit).toEqual([]);
@@ -294,13 +327,18 @@ describe('the operations table', () => {
     expect(scopeAllows(['classes:read'], 'classes:read')).toBe(true);
     expect(scopeAllows(['classes:read'], 'classes:write')).toBe(false);
   });
-  test('27 Management operations with ids, 8 reads without, the 9 reads by id of docs/design/resources.md, the 2 events reads, 6 Storefront reads', () => {
+  test('27 Management operations with ids, 8 reads without, the 9 reads by id of docs/design/resources.md, the 2 events reads, the sandbox reset, 6 Storefront reads', () => {
     expect(OPERATIONS.filter((o) => o.surface === 'storefront')).toHaveLength(6);
-    expect(OPERATIONS.filter((o) => o.surface === 'management')).toHaveLength(46);
+    expect(OPERATIONS.filter((o) => o.surface === 'management')).toHaveLength(47);
     expect(new Set(OPERATIONS.map((o) => o.id)).size).toBe(OPERATIONS.length);
     expect(new Set(OPERATIONS.map((o) => `${o.surface} ${o.method} ${o.path}`)).size).toBe(OPERATIONS.length);
     // one scope each, but the events operations, which take any read scope (docs/design/events.md)
-    for (const o of OPERATIONS) if (o.surface === 'management') expect([...SCOPES, ANY_READ]).toContain(o.scope!);
+    for (const o of OPERATIONS)
+      if (o.surface === 'management') expect([...SCOPES, ...TEST_SCOPES, ANY_READ]).toContain(o.scope!);
+    // the test-only scope is the test-only operation's, and only a test-only operation needs one
+    expect(OPERATIONS.filter((o) => 'testOnly' in o).map((o) => [o.id, o.scope])).toEqual([
+      ['managementResetSandbox', 'sandbox:write'],
+    ]);
     expect(OPERATIONS.filter((o) => o.scope === ANY_READ).map((o) => o.id)).toEqual([
       'managementListEvents',
       'managementGetEvent',

@@ -29,9 +29,11 @@ export interface LiveKey {
 
 const inStudio = (db: Db, studioId?: string) => (studioId ? db`and studio_id = ${studioId}` : db``);
 
-export async function studioExists(db: Db, studioId: string): Promise<boolean> {
-  const [studio] = await db`select id from studios where id = ${studioId} and deleted_at is null`;
-  return Boolean(studio);
+/** A live (not deleted) studio's mode: `test` for a sandbox (its keys are test keys), or null when there is none. */
+export async function studioMode(db: Db, studioId: string): Promise<'live' | 'test' | null> {
+  const [studio] = await db<{ sandbox: boolean }[]>`
+    select live_studio_id is not null as sandbox from studios where id = ${studioId} and deleted_at is null`;
+  return studio ? (studio.sandbox ? 'test' : 'live') : null;
 }
 
 /** The new key's row, or undefined when a key with its id exists already. */

@@ -7,6 +7,8 @@ import {
   isScope,
   type KeyKind,
   keyHint,
+  keyModeOf,
+  TEST_SCOPES,
   newId,
   parseOriginList,
 } from '@studio/shared';
@@ -25,6 +27,8 @@ export const keyRecordJson = (r: q.ApiKeyRow) => ({
   id: r.id,
   studioId: r.studioId,
   kind: r.kind,
+  /** `test`: a sandbox's key (docs/design/test-mode.md), as its text (and so its hint) says. */
+  mode: keyModeOf(r.hint),
   name: r.name,
   scopes: r.kind === 'secret' ? r.scopes : [],
   hint: r.hint,
@@ -80,9 +84,15 @@ export async function createApiKey(
     throw new AppError('validation_failed', { detail: 'publishable keys have no scopes' });
   const name = checkedName(input.name);
   const allowedOrigins = checkedOrigins(input.kind, input.allowedOrigins);
-  if (!(await q.studioExists(sql, input.studioId)))
-    throw new AppError('not_found', { detail: `no studio ${input.studioId}` });
-  const key = generateKey(input.kind);
+  // a sandbox's keys are test keys, and only they may hold a test-only scope
+  const mode = await q.studioMode(sql, input.studioId);
+  if (!mode) throw new AppError('not_found', { detail: `no studio ${input.studioId}` });
+  const testOnly = scopes.filter((s) => (TEST_SCOPES as readonly string[]).includes(s));
+  if (mode === 'live' && testOnly.length)
+    throw new AppError('validation_failed', {
+      detail: `${testOnly.join(', ')} is for test keys only (a sandbox's); a live key never resets anything`,
+    });
+  const key = generateKey(input.kind, mode);
   const id = input.id ?? newId('key');
   const row = await q.insertKey(sql, {
     id,

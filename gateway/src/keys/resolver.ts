@@ -1,4 +1,4 @@
-import type { KeyKind } from '@studio/shared';
+import type { KeyKind, KeyMode } from '@studio/shared';
 import { RECORD_TTL_S, type redisNames } from '@studio/shared';
 import type { Sql } from '@studio/shared/io';
 import { bounded, type Redis, redisUsable } from '@studio/shared/io';
@@ -8,6 +8,8 @@ export interface KeyRecord {
   id: string;
   studioId: string;
   kind: KeyKind;
+  /** `test`: a sandbox's key (its studio is a sandbox, docs/design/test-mode.md). */
+  mode: KeyMode;
   scopes: string[];
   revoked: boolean;
   /** False once the key's studio is deleted: 403 `studio_required`. */
@@ -20,7 +22,8 @@ export interface KeyRecord {
 
 /** A record as kept in Redis: stamped with when it was cached (the writing replica's clock). */
 type Shared = KeyRecord & { cachedAt: number };
-const toRecord = ({ cachedAt: _, ...rec }: Shared): KeyRecord => rec;
+/** A record cached before test mode existed names no mode: it is a live key's. */
+const toRecord = ({ cachedAt: _, ...rec }: Shared): KeyRecord => (rec.mode ? rec : { ...rec, mode: 'live' });
 
 const LOCAL_TTL_MS = 60_000;
 const NEGATIVE_TTL_MS = 5_000;
@@ -158,9 +161,11 @@ export class KeyResolver {
         expiresAt: Date | null;
         deletedAt: Date | null;
         allowedOrigins: string[] | null;
+        sandbox: boolean;
       }[]
     >`
-      select k.id, k.studio_id, k.kind, k.scopes, k.revoked_at, k.expires_at, k.allowed_origins, s.deleted_at
+      select k.id, k.studio_id, k.kind, k.scopes, k.revoked_at, k.expires_at, k.allowed_origins, s.deleted_at,
+             s.live_studio_id is not null as sandbox
       from api_keys k join studios s on s.id = k.studio_id
       where k.hash = ${hash}`;
     if (!row) return null;
@@ -168,6 +173,7 @@ export class KeyResolver {
       id: row.id,
       studioId: row.studioId,
       kind: row.kind,
+      mode: row.sandbox ? 'test' : 'live',
       scopes: row.scopes,
       revoked: row.revokedAt !== null,
       studioLive: row.deletedAt === null,

@@ -86,15 +86,17 @@ export class RateLimiter {
   readonly secret;
   readonly publishableClient;
   readonly publishable;
+  readonly test;
   readonly unknownKey;
 
   constructor(
     private store: BucketStore,
-    cfg: { secret: string; publishableClient: string; publishable: string; unknownKey?: string },
+    cfg: { secret: string; publishableClient: string; publishable: string; test?: string; unknownKey?: string },
   ) {
     this.secret = parseBucket(cfg.secret);
     this.publishableClient = parseBucket(cfg.publishableClient);
     this.publishable = parseBucket(cfg.publishable);
+    this.test = parseBucket(cfg.test ?? '25:50');
     this.unknownKey = parseBucket(cfg.unknownKey ?? '10:50');
   }
 
@@ -166,19 +168,21 @@ export class RateLimiter {
 
   /**
    * `client` matters for publishable keys only (one key is shared by every visitor of a site), counted by its block
-   * (`clientBlock`): an IPv6 visitor picking a fresh address of its /64 for each call gets no fresh limit.
+   * (`clientBlock`): an IPv6 visitor picking a fresh address of its /64 for each call gets no fresh limit. A test
+   * key's own bucket is RATE_LIMIT_TEST's, whatever its kind (a publishable one keeps its per-visitor bucket).
    */
-  groupFor(keyId: string, kind: 'secret' | 'publishable', client: string): Group {
+  groupFor(keyId: string, kind: 'secret' | 'publishable', client: string, mode: 'live' | 'test' = 'live'): Group {
     const visitor = kind === 'secret' ? '' : clientBlock(client);
     let visitors = this.groups.get(keyId);
     let g = visitors?.get(visitor);
     if (!g) {
+      const own = mode === 'test' ? this.test : kind === 'secret' ? this.secret : this.publishable;
       const buckets: Bucket[] =
         kind === 'secret'
-          ? [{ policy: 'key', name: keyId, ...this.secret }]
+          ? [{ policy: 'key', name: keyId, ...own }]
           : [
               { policy: 'client', name: `${keyId}:${visitor}`, ...this.publishableClient },
-              { policy: 'key', name: keyId, ...this.publishable },
+              { policy: 'key', name: keyId, ...own },
             ];
       if (this.groupCount >= GROUPS_MAX) {
         this.groups.clear();

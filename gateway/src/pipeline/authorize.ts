@@ -44,6 +44,11 @@ export function authorizeStep(p: SurfaceProfile) {
         detail: `This key may not be used from ${quote(origin)}; it is restricted to its studio's own websites.`,
       });
     }
+    // before the scope: a live key can never hold the scope of a test-only operation, so say why
+    if (op.testOnly && k.mode !== 'test')
+      return refuse(p, c, 'test_mode_required', {
+        detail: `${c.method} ${c.path} works on a sandbox: call it with a test secret key (svc_sk_test_…), not a live key.`,
+      });
     if (op.scope && !scopeAllows(k.scopes, op.scope)) {
       const needs = op.scope === ANY_READ ? 'any one read scope (such as classes:read)' : `the ${op.scope} scope`;
       return refuse(p, c, 'scope_required', {

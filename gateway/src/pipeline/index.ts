@@ -54,7 +54,13 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   const limit = limitStep(p, deps.limiter, deps.keys, trusted, m?.limitDecisions);
   const cached = p.cache ? cacheStep(p, p.cache, m?.upstreamErrors) : null;
   const { activity, tracing } = deps;
-  const { record, answerHeaders } = recordStep(p, { activity, metrics: m?.requests, tracing, trusted });
+  const { record, answerHeaders } = recordStep(p, {
+    activity,
+    metrics: m?.requests,
+    tracing,
+    trusted,
+    testModeCount: m?.testModeRequests,
+  });
   const begin = tracing?.start ?? startTrace; // chosen once: without tracing, plain ids and no span object
   const recorded = (c: Ctx, r: Answer) => record(c, r, true);
   const forwardCall = forwardStep(p, m?.upstreamErrors, recorded);

@@ -47,7 +47,7 @@ export function limitStep(
    */
   function limit(c: Ctx): HeldAnswer | null | Promise<HeldAnswer | null> {
     const k = c.key!;
-    const group = limiter.groupFor(k.id, k.kind, k.kind === 'publishable' ? clientAddressOf(c, trusted) : '');
+    const group = limiter.groupFor(k.id, k.kind, k.kind === 'publishable' ? clientAddressOf(c, trusted) : '', k.mode);
     const known = limiter.peek(group, c.hash!, k.revoked);
     if (known !== undefined) return decide(c, known);
     return limiter.check(c.hash!, group, k.revoked).then((l) => decide(c, l));

@@ -19,6 +19,8 @@ export interface RecordDeps {
   tracing?: Tracing | null;
   /** TRUSTED_PROXIES (`trustedProxySet`): whose X-Forwarded-For names the caller's address. */
   trusted?: ReadonlySet<string>;
+  /** Counts a test key's call (`studio_test_mode_requests_total`); a live call costs nothing more. */
+  testModeCount?: (labels: { surface: string }) => void;
 }
 
 /** What an entry keeps of a path, a query, a caller's address (a trusted proxy's X-Forwarded-For hop is the caller's to write), user agent or problem detail, at most. */
@@ -31,7 +33,11 @@ export const ENTRY_TEXT_MAX = 512;
  * call whose key resolved to a studio leaves an activity entry, whatever its outcome,
  * encoded now and written in batches off the request path (ActivityWriter).
  */
-export function recordStep(p: SurfaceProfile, { activity, metrics, tracing, trusted = new Set() }: RecordDeps) {
+export function recordStep(
+  p: SurfaceProfile,
+  { activity, metrics, tracing, trusted = new Set(), testModeCount }: RecordDeps,
+) {
+  const testLabels = { surface: p.surface };
   /** The headers of this request's answer: the only place they are added, to forwarded and cached answers alike. */
   function answerHeaders(c: Ctx): Record<string, string> {
     // one object, assigned in place: this runs on every cached read
@@ -62,7 +68,10 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, tracing, trus
     const operation = c.op?.id;
     // once for the access line and the activity entry alike
     const path = redactKeys(c.path);
-    if (key) recordEntry(activity, trusted, c, path, status, durationMs);
+    if (key) {
+      recordEntry(activity, trusted, c, path, status, durationMs);
+      if (key.mode === 'test') testModeCount?.(testLabels);
+    }
     metrics?.request(p.surface, operation, status, durationMs / 1000);
     if (accessLogOn(status))
       logRequest({
@@ -76,6 +85,7 @@ export function recordStep(p: SurfaceProfile, { activity, metrics, tracing, trus
         durationMs,
         keyId: key?.id ?? null,
         problem: c.problem,
+        mode: key?.mode,
         ownIds: true, // newCtx made both
       });
     tracing?.end(c.trace, {

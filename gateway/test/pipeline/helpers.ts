@@ -26,6 +26,7 @@ export const record = (over: Partial<KeyRecord> = {}): KeyRecord => ({
   id: 'key_unit',
   studioId: 'std_unit',
   kind: 'secret',
+  mode: 'live',
   scopes: ['classes:read'],
   revoked: false,
   studioLive: true,

@@ -122,6 +122,16 @@ export function redisLocks(redis: Redis | null, prefix: string): IdempotencyLock
 }
 
 /**
+ * Drops the Redis copies of a studio's records (a sandbox reset deleted them in Postgres): no answer of before is
+ * replayed after. One key at a time (on a Redis Cluster they lie in different slots); a Redis that is down keeps its
+ * copies until they expire, which the reset's page says (docs/design/test-mode.md).
+ */
+export async function forgetHotCopies(redis: Redis | null, prefix: string, studioId: string, keys: string[]) {
+  if (!redisUsable(redis)) return;
+  await Promise.all(keys.map((key) => bounded(redis, redis.del(names(prefix, studioId, key).record)).catch(() => 0)));
+}
+
+/**
  * Postgres alone (single-node mode, docs/design/single-node.md): the lock is the transaction-scoped advisory
  * lock `tryKeyLock` takes in the write's own transaction, held by a request in flight until it
  * commits or rolls back and freed with its connection if the process dies; no hot copy (the

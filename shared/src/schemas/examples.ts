@@ -30,6 +30,7 @@ import type {
 import type { InviteMemberBody, Member, UpdateMemberBody } from './members';
 import type { CreatePlanBody, MembershipConfig, Plan, UpdatePlanBody } from './plans';
 import type { CreateProgramBody, Program, UpdateProgramBody } from './programs';
+import type { Sandbox } from './sandboxes';
 import type { Occurrence, RescheduleBody } from './schedule';
 import type {
   StorefrontClassList,
@@ -87,11 +88,14 @@ export interface Examples {
   StorefrontInstructorList: Static<typeof StorefrontInstructorList>;
   StorefrontPlanList: Static<typeof StorefrontPlanList>;
   StorefrontPolicies: Static<typeof StorefrontPolicies>;
+  // test mode
+  Sandbox: Static<typeof Sandbox>;
 }
 
 /** Ids of the story: prefix + 22 base62 characters of a UUIDv7 stamped at the record's `createdAt`. */
 const ID = {
   studio: 'std_034OZuSKrHH6DL4GP7n9lb',
+  sandbox: 'std_034OZv3qLJ1TmcZx8Fhd2Q',
   location: 'loc_034OahR1gsLCeNP6WMCf1f',
   room: 'room_034Oal9LGAKJpvayUB030A',
   instructor: 'ins_034PBlth6FYks2Mbjg82RS',
@@ -418,6 +422,25 @@ const STORY = {
         config: MEMBERSHIP_CONFIG,
       },
     ],
+  },
+  Sandbox: {
+    id: ID.sandbox,
+    name: 'default',
+    liveStudioId: ID.studio,
+    studioName: 'Lotus Yoga (test)',
+    resetAt: '2026-10-01T09:52:40.118Z',
+    seeded: {
+      instructors: 4,
+      locations: 2,
+      rooms: 3,
+      plans: 3,
+      classes: 6,
+      occurrences: 65,
+      members: 3,
+      coupons: 2,
+      programs: 2,
+      videos: 3,
+    },
   },
   StorefrontPolicies: {
     cancellation: 'Cancel up to 12 hours before class and the class is credited back to you.',

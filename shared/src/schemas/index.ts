@@ -12,5 +12,6 @@ export * from './page';
 export * from './plans';
 export * from './problem';
 export * from './programs';
+export * from './sandboxes';
 export * from './schedule';
 export * from './storefront';
