@@ -408,12 +408,29 @@ describe('the README quickstart', () => {
           return [m[1]!, m[2]!];
         }),
     );
-    expect(Object.keys(vars).sort()).toEqual(['PUBLISHABLE_KEY', 'SECRET_KEY', 'STUDIO_ID']);
+    expect(Object.keys(vars).sort()).toEqual([
+      'PUBLISHABLE_KEY',
+      'SECRET_KEY',
+      'STUDIO_ID',
+      'TEST_PUBLISHABLE_KEY',
+      'TEST_SECRET_KEY',
+    ]);
     const classes = await s.sf('/v1/classes', vars.PUBLISHABLE_KEY!);
     expect(classes.status).toBe(200);
     expect(((await classes.json()) as { classes: unknown[] }).classes.length).toBeGreaterThan(0);
     const instructors = await s.mg('/v1/instructors', vars.SECRET_KEY!);
     expect(instructors.status).toBe(200);
     expect(((await instructors.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
+    // the test pair: the default sandbox's, seeded alike, its studio named as a test one
+    expect(vars.TEST_PUBLISHABLE_KEY).toStartWith('svc_pk_test_');
+    expect(vars.TEST_SECRET_KEY).toStartWith('svc_sk_test_');
+    const config = await s.sf('/v1/config', vars.TEST_PUBLISHABLE_KEY!);
+    expect(((await config.json()) as { studio: { name: string } }).studio.name).toEndWith(' (test)');
+    const reset = await s.mg('/v1/sandbox/reset', vars.TEST_SECRET_KEY!, {
+      method: 'POST',
+      headers: { 'idempotency-key': crypto.randomUUID() },
+    });
+    expect(reset.status).toBe(200);
+    await reset.arrayBuffer();
   });
 });

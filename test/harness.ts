@@ -141,6 +141,7 @@ function stackEnv(dbUrl: URL, prefix: string, single: boolean, env: Record<strin
     RATE_LIMIT_SECRET: '1000:2000',
     RATE_LIMIT_PUBLISHABLE_CLIENT: '1000:2000',
     RATE_LIMIT_PUBLISHABLE: '1000:2000',
+    RATE_LIMIT_TEST: '1000:2000',
     // every test calls from 127.0.0.1, and several walk unknown keys across the whole table
     RATE_LIMIT_UNKNOWN_KEY: '1000:2000',
     UPSTREAM_TIMEOUT_MS: '10000',

@@ -51,10 +51,16 @@ test('a failure at the last step (the keys) leaves no studio, instructor, class 
   expect(demo.keys.publishable).toBeTruthy();
   expect(demo.keys.secret).toBeTruthy();
   const after = await counts();
-  expect(after).toMatchObject({ studios: 1, members: 1, sites: 1, api_keys: 2 });
-  expect(after.instructors).toBe(demo.created.instructors);
-  expect(after.classes).toBe(demo.created.classes);
-  expect(after.occurrences).toBe(demo.created.occurrences);
-  const [studio] = await sql<{ id: string }[]>`select id from studios`;
-  expect(studio!.id).toBe(demo.studio.id);
+  // the live studio and its default sandbox, each seeded alike, each with a key of each kind
+  expect(after).toMatchObject({ studios: 2, members: 2 * demo.created.members, sites: 2, api_keys: 4 });
+  expect(after.instructors).toBe(2 * demo.created.instructors);
+  expect(after.classes).toBe(2 * demo.created.classes);
+  expect(after.occurrences).toBe(2 * demo.created.occurrences);
+  const studios = await sql<
+    { id: string; liveStudioId: string | null }[]
+  >`select id, live_studio_id from studios order by live_studio_id nulls first`;
+  expect([...studios]).toEqual([
+    { id: demo.studio.id, liveStudioId: null },
+    { id: demo.sandbox.id, liveStudioId: demo.studio.id },
+  ]);
 }, 20_000);

@@ -3,12 +3,15 @@
  * way a key can be wrong, answered by the gateway before any service sees it.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { ANY_READ, generateKey, OPERATIONS, type Operation, SCOPES } from '@studio/shared';
+import { ensureDefaultSandbox } from '@studio/management-service/sandboxes';
+import { ANY_READ, generateKey, OPERATIONS, type Operation, SCOPES, type Scope, scopesOfMode } from '@studio/shared';
 import { expectProblem, type Stack, startStack } from '../../test/harness';
 
 let s: Stack;
 let studioA: { id: string };
-const k = {} as Record<'pk' | 'sk' | 'skNone' | 'pkRevoked' | 'skRevoked', string>;
+const k = {} as Record<'pk' | 'sk' | 'skNone' | 'pkRevoked' | 'skRevoked' | 'testSk' | 'testSkNone', string>;
+/** studioA's default sandbox (test mode): a test-only operation's keys are its. */
+let sandboxA: { id: string };
 
 beforeAll(async () => {
   s = await startStack();
@@ -22,6 +25,9 @@ beforeAll(async () => {
   await s.revoke(skr.id);
   k.pkRevoked = pkr.key;
   k.skRevoked = skr.key;
+  sandboxA = (await ensureDefaultSandbox(s.sql, studioA.id)).sandbox;
+  k.testSk = (await s.key(sandboxA.id, 'secret', scopesOfMode('test'))).key;
+  k.testSkNone = (await s.key(sandboxA.id, 'secret', [])).key;
 });
 afterAll(() => s.close());
 
@@ -37,7 +43,11 @@ const call = (op: Operation, key: string | null, headers: Record<string, string>
 };
 
 describe.each(OPERATIONS.map((op) => [`${op.method} ${op.path} (${op.id})`, op] as const))('%s', (_name, op) => {
-  const own = () => (op.surface === 'storefront' ? k.pk : k.sk);
+  // a test-only operation (the sandbox reset) is a test key's: its scopes are judged among a test key's
+  const testOnly = 'testOnly' in op;
+  const own = () => (op.surface === 'storefront' ? k.pk : testOnly ? k.testSk : k.sk);
+  const scopeHolder = () => (testOnly ? sandboxA : studioA);
+  const allScopes: readonly Scope[] = testOnly ? scopesOfMode('test') : SCOPES;
   const other = () => (op.surface === 'storefront' ? k.sk : k.pk);
   const revoked = () => (op.surface === 'storefront' ? k.pkRevoked : k.skRevoked);
   const prefix = op.surface === 'storefront' ? 'svc_pk_' : 'svc_sk_';
@@ -68,7 +78,7 @@ describe.each(OPERATIONS.map((op) => [`${op.method} ${op.path} (${op.id})`, op] 
   });
   if (op.scope) {
     test(`secret key without ${op.scope} -> 403 scope_required`, async () => {
-      const body = await expectProblem(await call(op, k.skNone), 403, 'scope_required');
+      const body = await expectProblem(await call(op, testOnly ? k.testSkNone : k.skNone), 403, 'scope_required');
       expect(body.requiredScope).toBe(op.scope);
     });
     test(
@@ -79,9 +89,9 @@ describe.each(OPERATIONS.map((op) => [`${op.method} ${op.path} (${op.id})`, op] 
         // "*:read" (the events operations): any one read scope would do, so the nearest miss holds none
         const almost = (
           await s.key(
-            studioA.id,
+            scopeHolder().id,
             'secret',
-            SCOPES.filter((x) => (op.scope === ANY_READ ? !x.endsWith(':read') : x !== op.scope)),
+            allScopes.filter((x) => (op.scope === ANY_READ ? !x.endsWith(':read') : x !== op.scope)),
           )
         ).key;
         await expectProblem(await call(op, almost), 403, 'scope_required');
@@ -96,6 +106,11 @@ describe.each(OPERATIONS.map((op) => [`${op.method} ${op.path} (${op.id})`, op] 
       });
     }
   }
+  if (testOnly)
+    test('a live key holding every scope -> 403 test_mode_required, before its scopes are judged', async () => {
+      const body = await expectProblem(await call(op, k.sk), 403, 'test_mode_required');
+      expect(body.detail).toContain('svc_sk_test_');
+    });
   test('the right key passes the gateway (no 401/403 from it)', async () => {
     const res = await call(op, own());
     expect([401, 403]).not.toContain(res.status);

@@ -20,6 +20,7 @@ import * as members from './schemas/members';
 import * as plans from './schemas/plans';
 import { Problem } from './schemas/problem';
 import * as programs from './schemas/programs';
+import * as sandboxes from './schemas/sandboxes';
 import * as schedule from './schemas/schedule';
 import * as storefront from './schemas/storefront';
 
@@ -41,6 +42,7 @@ for (const mod of [
   schedule,
   storefront,
   events,
+  sandboxes,
   { Problem },
 ]) {
   for (const [name, value] of Object.entries(mod)) if (isSchema(value) && !NAMES.has(value)) NAMES.set(value, name);
@@ -402,22 +404,24 @@ const SURFACES = {
       'Read-only public data of one studio, for its website. Authenticate with a publishable key: `Authorization: Bearer svc_pk_…`. ' +
       'A successful read (200) carries `ETag` and `Cache-Control: public, max-age=30`: send the tag back in `If-None-Match` and an unchanged answer is 304 without a body. ' +
       "Problem answers carry neither. Every answer carries the CORS headers, and a browser's preflight (`OPTIONS`) is answered without a key: any website may call, " +
-      "unless the key is restricted to its studio's websites.",
+      "unless the key is restricted to its studio's websites. " +
+      "A test publishable key (`svc_pk_test_…`) reads one of the studio's sandboxes instead: the same operations on test data, seeded and reset apart from live data.",
     scheme: [
       'PublishableKeyAuth',
-      'A publishable key (`svc_pk_…`): read-only, one studio, safe in browser code.',
-      'svc_pk_<32 base62>',
+      "A publishable key (`svc_pk_…`): read-only, one studio, safe in browser code. A test key (`svc_pk_test_…`) reads one of the studio's sandboxes (test mode), never live data.",
+      'svc_pk_<32 base62> or svc_pk_test_<32 base62>',
     ],
   },
   management: {
     title: 'Studio API: Management',
     description:
       'Back-office reads and scoped writes of one studio, with a secret key (`svc_sk_…`) that holds the scopes of the operations it calls. ' +
-      'Every write needs `Idempotency-Key`; write bodies are `application/json` only (else 415).',
+      'Every write needs `Idempotency-Key`; write bodies are `application/json` only (else 415). ' +
+      "A test secret key (`svc_sk_test_…`) works on one of the studio's sandboxes: its own records, events, webhooks, rate limit and activity, never live data; `POST /v1/sandbox/reset` resets it.",
     scheme: [
       'SecretKeyAuth',
-      'A secret key (`svc_sk_…`) with the scopes of the operations it calls (`x-required-scope`; `*:read` means any one read scope). Keep it on your server.',
-      'svc_sk_<32 base62>',
+      "A secret key (`svc_sk_…`) with the scopes of the operations it calls (`x-required-scope`; `*:read` means any one read scope). Keep it on your server. A test key (`svc_sk_test_…`) works on one of the studio's sandboxes (test mode), never on live data, and may also hold `sandbox:write`.",
+      'svc_sk_<32 base62> or svc_sk_test_<32 base62>',
     ],
   },
 } as const;

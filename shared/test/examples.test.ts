@@ -33,7 +33,7 @@ import * as plansModule from '../src/schemas/plans';
 import { CreatePlanBody, PLAN_CONFIGS, Plan, UpdatePlanBody } from '../src/schemas/plans';
 import * as programsModule from '../src/schemas/programs';
 import { CreateProgramBody, Program, UpdateProgramBody } from '../src/schemas/programs';
-import { Sandbox } from '../src/schemas/sandboxes';
+import { Sandbox, SandboxSeed } from '../src/schemas/sandboxes';
 import * as scheduleModule from '../src/schemas/schedule';
 import { Occurrence, RescheduleBody } from '../src/schemas/schedule';
 import * as storefrontModule from '../src/schemas/storefront';
@@ -103,6 +103,7 @@ const RECORDS = [
   'Program',
   'Video',
   'Event',
+  'Sandbox',
 ] as const;
 /** Success responses of the Storefront API. */
 const STOREFRONT_RESPONSES = [
@@ -126,6 +127,7 @@ const MODULES = {
   schedule: scheduleModule,
   storefront: storefrontModule,
   events: eventsModule,
+  sandboxes: { Sandbox, SandboxSeed },
 };
 const isSchema = (v: unknown): v is TSchema =>
   !!v && typeof v === 'object' && Object.getOwnPropertySymbols(v).length > 0;
@@ -166,6 +168,7 @@ const PREFIX: Record<(typeof RECORDS)[number], string> = {
   Program: 'prg',
   Video: 'vid',
   Event: 'evt',
+  Sandbox: 'std',
 };
 const ID_RE = /^(cls|occ|ins|mem|pln|cpn|prg|loc|room|vid|std|evt)_[0-9A-Za-z]{22}$/;
 const UTC_MS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -230,7 +233,9 @@ describe('examples', () => {
       const p = id.slice(0, id.indexOf('_'));
       (byPrefix.get(p) ?? byPrefix.set(p, new Set()).get(p)!).add(id);
     }
-    for (const [p, set] of byPrefix) expect({ p, ids: [...set] }).toEqual({ p, ids: [[...set][0]!] });
+    // a sandbox is a studio of its own: the studio and its sandbox are the two studio ids
+    for (const [p, set] of byPrefix)
+      expect({ p, ids: [...set] }).toEqual({ p, ids: [...set].slice(0, p === 'std' ? 2 : 1) });
   });
 
   test('timestamps are ISO 8601 UTC with milliseconds, in 2026–27, and records are updated after creation', () => {

@@ -8,9 +8,9 @@ import {
   type KeyKind,
   keyHint,
   keyModeOf,
-  TEST_SCOPES,
   newId,
   parseOriginList,
+  TEST_SCOPES,
 } from '@studio/shared';
 import type { Broadcasts, Sql, Tx } from '@studio/shared/io';
 import * as q from './queries';

@@ -14,7 +14,7 @@ import { frontDoor } from './front';
 import { keyStep } from './key';
 import { limitStep } from './limit';
 import type { SurfaceProfile } from './profile';
-import { recordStep } from './record';
+import { type RecordDeps, recordStep } from './record';
 import { routeStep } from './route';
 
 export interface PipelineDeps {
@@ -53,14 +53,8 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   const key = keyStep(deps.keys, deps.limiter, trusted);
   const limit = limitStep(p, deps.limiter, deps.keys, trusted, m?.limitDecisions);
   const cached = p.cache ? cacheStep(p, p.cache, m?.upstreamErrors) : null;
-  const { activity, tracing } = deps;
-  const { record, answerHeaders } = recordStep(p, {
-    activity,
-    metrics: m?.requests,
-    tracing,
-    trusted,
-    testModeCount: m?.testModeRequests,
-  });
+  const { tracing } = deps;
+  const { record, answerHeaders } = recordStep(p, recordDepsOf(deps, trusted));
   const begin = tracing?.start ?? startTrace; // chosen once: without tracing, plain ids and no span object
   const recorded = (c: Ctx, r: Answer) => record(c, r, true);
   const forwardCall = forwardStep(p, m?.upstreamErrors, recorded);
@@ -109,6 +103,15 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
   /** Bun.serve's `fetch`: the steps hold their answer's parts, and one Response is made of them here, at the end. */
   return (req: Request, server: Server): Response | Promise<Response> => responseOf(answer(newCtx(req, server, begin)));
 }
+
+/** What the record step counts and writes to, from the surface's deps. */
+const recordDepsOf = (deps: PipelineDeps, trusted: ReadonlySet<string>): RecordDeps => ({
+  activity: deps.activity,
+  metrics: deps.metrics?.requests,
+  tracing: deps.tracing,
+  trusted,
+  testModeCount: deps.metrics?.testModeRequests,
+});
 
 const responseOf = (a: Answer | Promise<Answer>) => (a instanceof Promise ? a.then(asResponse) : asResponse(a));
 export type SurfaceHandler = ReturnType<typeof createSurface>;

@@ -38,28 +38,7 @@ export function recordStep(
   { activity, metrics, tracing, trusted = new Set(), testModeCount }: RecordDeps,
 ) {
   const testLabels = { surface: p.surface };
-  /** The headers of this request's answer: the only place they are added, to forwarded and cached answers alike. */
-  function answerHeaders(c: Ctx): Record<string, string> {
-    // one object, assigned in place: this runs on every cached read
-    // nosniff on every answer, cached ones included (docs/design/hostile-callers.md)
-    const h: Record<string, string> = {
-      [REQUEST_ID]: c.requestId,
-      [TRACERESPONSE]: traceparentOf(c.trace),
-      'x-content-type-options': 'nosniff',
-    };
-    if (p.cors) {
-      h['access-control-allow-origin'] = CORS_HEADERS['access-control-allow-origin'];
-      h['access-control-expose-headers'] = CORS_HEADERS['access-control-expose-headers'];
-      // a key held to its sites names the one allowed origin, not any (Storefront answers vary by Origin)
-      if (c.key?.allowedOrigins && !c.problem) {
-        const origin = c.req.headers.get('origin');
-        if (origin) h['access-control-allow-origin'] = origin;
-      }
-    }
-    const limit = c.limitHeaders;
-    if (limit) for (const k in limit) h[k] = limit[k]!;
-    return h;
-  }
+  const answerHeaders = answerHeadersOf(p);
 
   function record<A extends Answer>(c: Ctx, res: A, headersBuiltIn = false): A {
     const key = c.key;
@@ -98,6 +77,33 @@ export function recordStep(
     return headersBuiltIn ? res : setHeaders(res, answerHeaders(c));
   }
   return { record, answerHeaders };
+}
+
+/** The surface's answer headers (`answerHeaders`): made once a surface. */
+function answerHeadersOf(p: SurfaceProfile) {
+  /** The headers of this request's answer: the only place they are added, to forwarded and cached answers alike. */
+  function answerHeaders(c: Ctx): Record<string, string> {
+    // one object, assigned in place: this runs on every cached read
+    // nosniff on every answer, cached ones included (docs/design/hostile-callers.md)
+    const h: Record<string, string> = {
+      [REQUEST_ID]: c.requestId,
+      [TRACERESPONSE]: traceparentOf(c.trace),
+      'x-content-type-options': 'nosniff',
+    };
+    if (p.cors) {
+      h['access-control-allow-origin'] = CORS_HEADERS['access-control-allow-origin'];
+      h['access-control-expose-headers'] = CORS_HEADERS['access-control-expose-headers'];
+      // a key held to its sites names the one allowed origin, not any (Storefront answers vary by Origin)
+      if (c.key?.allowedOrigins && !c.problem) {
+        const origin = c.req.headers.get('origin');
+        if (origin) h['access-control-allow-origin'] = origin;
+      }
+    }
+    const limit = c.limitHeaders;
+    if (limit) for (const k in limit) h[k] = limit[k]!;
+    return h;
+  }
+  return answerHeaders;
 }
 
 /** The call's activity entry: every text it keeps is cut at ENTRY_TEXT_MAX (docs/design/hostile-callers.md). */

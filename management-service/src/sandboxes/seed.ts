@@ -111,9 +111,9 @@ async function seedPlans(tx: Tx, studioId: string) {
   return plans;
 }
 
-/** A month of classes: weekly and daily series on separate hours, so no instructor is double-booked. */
-function demoSeries(instructors: Row[], { locations, rooms }: { locations: Row[]; rooms: Row[] }) {
-  const [maya, tomas, aiko, jonas] = instructors.map((i) => i.id) as [string, string, string, string];
+/** Maya's and Tomás's series: morning vinyasa, evening yin and power yoga. */
+function yogaSeries(instructors: Row[], { locations, rooms }: { locations: Row[]; rooms: Row[] }) {
+  const [maya, tomas] = instructors.map((i) => i.id) as [string, string];
   return [
     {
       title: 'Morning Vinyasa',
@@ -151,6 +151,13 @@ function demoSeries(instructors: Row[], { locations, rooms }: { locations: Row[]
       roomId: rooms[2]!.id,
       recurrence: { intervalDays: 2, count: 15 },
     },
+  ] as const;
+}
+
+/** Aiko's and Jonas's series: pilates, private coaching and Sunday meditation. */
+function pilatesAndMeditationSeries(instructors: Row[], { locations, rooms }: { locations: Row[]; rooms: Row[] }) {
+  const [, , aiko, jonas] = instructors.map((i) => i.id) as [string, string, string, string];
+  return [
     {
       title: 'Mat Pilates',
       mode: 'community',
@@ -188,6 +195,12 @@ function demoSeries(instructors: Row[], { locations, rooms }: { locations: Row[]
   ] as const;
 }
 
+/** A month of classes: weekly and daily series on separate hours, so no instructor is double-booked. */
+const demoSeries = (instructors: Row[], places: { locations: Row[]; rooms: Row[] }) => [
+  ...yogaSeries(instructors, places),
+  ...pilatesAndMeditationSeries(instructors, places),
+];
+
 async function seedClasses(
   tx: Tx,
   studioId: string,
@@ -210,8 +223,7 @@ async function seedClasses(
   return { series, classIds };
 }
 
-async function seedCatalog(tx: Tx, studioId: string, instructors: Row[], classIds: string[]) {
-  const [maya, , aiko, jonas] = instructors.map((i) => i.id) as [string, string, string, string];
+async function seedCoupons(tx: Tx, studioId: string) {
   const coupons = [
     {
       id: newId('coupon'),
@@ -229,7 +241,10 @@ async function seedCatalog(tx: Tx, studioId: string, instructors: Row[], classId
     },
   ];
   await tx`insert into coupons ${tx(coupons)}`;
+  return coupons;
+}
 
+async function seedPrograms(tx: Tx, studioId: string, classIds: string[]) {
   const programs = [
     {
       id: newId('program'),
@@ -253,7 +268,11 @@ async function seedCatalog(tx: Tx, studioId: string, instructors: Row[], classId
     },
   ];
   await tx`insert into programs ${tx(programs)}`;
+  return programs;
+}
 
+async function seedVideos(tx: Tx, studioId: string, instructors: Row[]) {
+  const [maya, , aiko, jonas] = instructors.map((i) => i.id) as [string, string, string, string];
   const videos = [
     {
       id: newId('content'),
@@ -285,7 +304,7 @@ async function seedCatalog(tx: Tx, studioId: string, instructors: Row[], classId
     },
   ];
   await tx`insert into content ${tx(videos)}`;
-  return { coupons, programs, videos };
+  return videos;
 }
 
 async function seedPolicies(tx: Tx, studioId: string) {
@@ -305,7 +324,9 @@ async function seedCatalogue(tx: Tx, studioId: string) {
   const { locations, rooms } = await seedPlaces(tx, studioId);
   const plans = await seedPlans(tx, studioId);
   const { series, classIds } = await seedClasses(tx, studioId, instructors, { locations, rooms }, plans);
-  const { coupons, programs, videos } = await seedCatalog(tx, studioId, instructors, classIds);
+  const coupons = await seedCoupons(tx, studioId);
+  const programs = await seedPrograms(tx, studioId, classIds);
+  const videos = await seedVideos(tx, studioId, instructors);
   await seedPolicies(tx, studioId);
   return {
     instructors: instructors.length,

@@ -23,9 +23,9 @@ export type SandboxSeed = Static<typeof SandboxSeed>;
 
 export const Sandbox = t.Object({
   id: IdOut('std_…: the sandbox is a studio of its own'),
-  name: t.String({ description: '`default`, or the name it was given (for example `ci`)' }),
+  name: t.String({ maxLength: 40, description: '`default`, or the name it was given (for example `ci`)' }),
   liveStudioId: IdOut('std_…: the live studio it belongs to'),
-  studioName: t.String({ description: 'The live studio\'s name with " (test)"' }),
+  studioName: t.String({ maxLength: 120, description: 'The live studio\'s name with " (test)"' }),
   resetAt: Timestamp,
   seeded: SandboxSeed,
 });
