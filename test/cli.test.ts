@@ -408,12 +408,22 @@ describe('the README quickstart', () => {
           return [m[1]!, m[2]!];
         }),
     );
-    expect(Object.keys(vars).sort()).toEqual(['PUBLISHABLE_KEY', 'SECRET_KEY', 'STUDIO_ID']);
+    expect(Object.keys(vars).sort()).toEqual([
+      'PUBLISHABLE_KEY',
+      'SECRET_KEY',
+      'STUDIO_ID',
+      'TEST_PUBLISHABLE_KEY',
+      'TEST_SECRET_KEY',
+    ]);
     const classes = await s.sf('/v1/classes', vars.PUBLISHABLE_KEY!);
     expect(classes.status).toBe(200);
     expect(((await classes.json()) as { classes: unknown[] }).classes.length).toBeGreaterThan(0);
     const instructors = await s.mg('/v1/instructors', vars.SECRET_KEY!);
     expect(instructors.status).toBe(200);
     expect(((await instructors.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
+    // the test pair reaches the default sandbox, seeded as the studio is
+    const sandboxed = await s.mg('/v1/instructors', vars.TEST_SECRET_KEY!);
+    expect(sandboxed.status).toBe(200);
+    expect(((await sandboxed.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
   });
 });
