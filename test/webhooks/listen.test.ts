@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { EVENT_TYPES } from '@studio/shared';
 import { Webhook } from 'standardwebhooks';
+import { listen } from '../../scripts/lib/listen';
 import { seedDemo } from '../../scripts/lib/seed';
 import { TRIGGER_TYPES, triggerEvent } from '../../scripts/lib/trigger';
 import { type Stack, startStack } from '../harness';
@@ -201,3 +202,45 @@ test('event:trigger makes each type it lists happen in the sandbox, each found i
   expect(TRIGGER_TYPES.toSorted()).toEqual([...EVENT_TYPES].sort());
   expect((await feed(demo.keys.secret)).data).toEqual([]);
 }, 60_000);
+
+test("webhook:listen waits as a 429's Retry-After asks, and backs off while the feed fails", async () => {
+  // an API that limits, then fails, then serves: when each call came, and what it answered
+  const answers = [429, 429, 503, 200];
+  const calls: number[] = [];
+  const api = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch() {
+      calls.push(Date.now());
+      const status = answers.shift() ?? 200;
+      if (status === 200) return Response.json({ data: [], next_cursor: null });
+      const code = status === 429 ? 'rate_limited' : 'service_unavailable';
+      return Response.json({ code, detail: 'x' }, { status, headers: status === 429 ? { 'retry-after': '1' } : {} });
+    },
+  });
+  const stop = new AbortController();
+  const said: string[] = [];
+  const warned: string[] = [];
+  const running = listen({
+    apiUrl: `http://127.0.0.1:${api.port}`,
+    key: demo.testKeys.secret,
+    forwardTo: 'http://127.0.0.1:9/hook',
+    signal: stop.signal,
+    say: (l) => said.push(l),
+    warn: (l) => warned.push(l),
+  });
+  try {
+    await until(() => said.some((l) => l.startsWith('Listening')), 15_000);
+  } finally {
+    stop.abort();
+    api.stop(true);
+  }
+  expect(await running).toEqual({ forwarded: 0, failed: 0 });
+  // two waits of Retry-After's second, then the 503 said once and waited 2 s
+  expect(calls[1]! - calls[0]!).toBeGreaterThanOrEqual(950);
+  expect(calls[2]! - calls[1]!).toBeGreaterThanOrEqual(950);
+  expect(calls[3]! - calls[2]!).toBeGreaterThanOrEqual(1_950);
+  expect(warned).toEqual([
+    expect.stringMatching(/^warning: the events feed: .*503 service_unavailable.*; trying again in 2\.0 s$/),
+  ]);
+}, 30_000);
