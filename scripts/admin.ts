@@ -20,6 +20,7 @@ import {
   DEFAULT_REDIS_URL,
   expandScopes,
   type KeyKind,
+  loadConfig,
   loadConfigOrExit,
   parseOriginList,
   type RedisMode,
@@ -39,8 +40,10 @@ import {
   redisBroadcasts,
   runningGatewayMode,
 } from '@studio/shared/io';
+import { listen } from './lib/listen';
 import { migrate } from './lib/migrate';
 import { createStudio, deleteStudio, publishSite, requireStudio } from './lib/studios';
+import { TRIGGER_TYPES, triggerEvent } from './lib/trigger';
 import {
   webhookCreate,
   webhookDelete,
@@ -86,7 +89,12 @@ const USAGE = `usage: bun run admin <command> [options]
   webhook:list --studio <id>
   webhook:enable|webhook:disable|webhook:delete --endpoint <id>
   webhook:roll-secret --endpoint <id> [--expires-in 24h]   (a new secret; the old one also signs until then, 0 for not at all)
-  webhook:test --endpoint <id>   (sends it a webhook.test event; with replays, 10 at once, then 1 a second)`;
+  webhook:test --endpoint <id>   (sends it a webhook.test event; with replays, 10 at once, then 1 a second)
+  webhook:listen --forward-to http://localhost:3000/hook --key <secret key> [--after <evt_id> | --from-start]
+                 [--api-url <url>]   (runs until Ctrl-C: forwards each new event of the key's feed, signed with a
+                  secret printed at the start, one line per delivery; not retried)
+  event:trigger <type> --key <test secret key> [--api-url <url>]   (a change in the key's sandbox through the API,
+                 so the event follows; types: ${TRIGGER_TYPES.join(', ')})`;
 
 const [command, ...rest] = Bun.argv.slice(2);
 // asked for: the usage on stdout, exit 0 (no database is touched)
@@ -112,8 +120,16 @@ const OPTIONS = {
   events: { type: 'string' },
   endpoint: { type: 'string' },
   sandbox: { type: 'string' },
+  'forward-to': { type: 'string' },
+  'api-url': { type: 'string' },
+  after: { type: 'string' },
+  'from-start': { type: 'boolean' },
 } as const;
-let opts: Partial<Record<Exclude<keyof typeof OPTIONS, 'export'>, string>> & { export?: boolean } = {};
+type Flag = 'export' | 'from-start';
+let opts: Partial<Record<Exclude<keyof typeof OPTIONS, Flag>, string>> & Partial<Record<Flag, boolean>> = {};
+let positionals: string[] = [];
+/** What a command that printed its own output (a long-running one) returns: nothing more to print. */
+const PRINTED = Symbol('printed');
 
 const need = (name: keyof typeof opts): string => {
   const v = opts[name];
@@ -291,6 +307,44 @@ async function seedDemoCommand() {
   });
 }
 
+/**
+ * The Management API the API's clients among the commands call: `--api-url`, else MANAGEMENT_PUBLIC_URL. Read without
+ * looking for a database: these commands need none (the API may run on another machine).
+ */
+const apiUrl = () => opts['api-url'] ?? loadConfig(process.env).MANAGEMENT_PUBLIC_URL;
+
+/** `webhook:listen`: runs until SIGINT or SIGTERM, one line per delivery on stdout (docs/design/cli.md). */
+async function webhookListen() {
+  const [forwardTo, key] = [need('forward-to'), need('key')];
+  if (opts.after !== undefined && opts['from-start'])
+    throw new UsageError('--after and --from-start: one or the other');
+  if (opts.after !== undefined && !/^evt_[0-9A-Za-z]{22}$/.test(opts.after))
+    throw new UsageError(`--after takes an event id (evt_…), not ${opts.after}`);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const done = await listen({
+    apiUrl: apiUrl(),
+    key,
+    forwardTo,
+    after: opts.after,
+    fromStart: opts['from-start'],
+    signal: stop.signal,
+    say: (line) => console.log(line),
+    warn: (line) => console.error(line),
+  });
+  console.log(`Stopped: ${done.forwarded} event(s) forwarded, ${done.failed} of them failed`);
+  return PRINTED;
+}
+
+function eventTrigger() {
+  const [type, ...more] = positionals;
+  if (!type || more.length)
+    throw new UsageError(`event:trigger takes one event type (${TRIGGER_TYPES.join(', ')}) and --key`);
+  return triggerEvent(apiUrl(), need('key'), type);
+}
+
 /** Each command of USAGE, run once its options are parsed. */
 const COMMANDS: Record<string, () => unknown> = {
   migrate: async () => ({ applied: await migrate(configOf().DATABASE_URL) }),
@@ -394,22 +448,30 @@ const COMMANDS: Record<string, () => unknown> = {
       opts['expires-in'] === undefined ? undefined : duration(opts['expires-in']),
     ),
   'webhook:test': () => webhookTest(db(), need('endpoint')),
+  'webhook:listen': webhookListen,
+  'event:trigger': eventTrigger,
 };
+/** The commands that take words besides their options. */
+const TAKES_POSITIONALS = new Set(['event:trigger']);
 
 async function run(): Promise<unknown> {
   try {
-    opts = parseArgs({ args: rest, options: OPTIONS, strict: true }).values as typeof opts;
+    const parsed = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: true });
+    opts = parsed.values as typeof opts;
+    positionals = parsed.positionals;
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
   if (!command || !Object.hasOwn(COMMANDS, command))
     throw new UsageError(command ? `unknown command ${command}` : 'a command is required');
+  if (positionals.length && !TAKES_POSITIONALS.has(command))
+    throw new UsageError(`unexpected argument ${positionals[0]} (options are written --name value)`);
   return COMMANDS[command]!();
 }
 
 try {
   const out = await run();
-  console.log(out instanceof ShellExports ? String(out) : JSON.stringify(out, null, 2));
+  if (out !== PRINTED) console.log(out instanceof ShellExports ? String(out) : JSON.stringify(out, null, 2));
   await sql?.end({ timeout: 2 });
   process.exit(0);
 } catch (err) {
