@@ -280,6 +280,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     sql,
     readiness: dashboardReadiness,
     bus,
+    redis: appRedis,
     metrics: dashboardMetrics,
     tracing: dashboardTracing,
   });

@@ -10,7 +10,8 @@
  *
  * And the workspaces' surfaces (docs/design/workspaces.md): no `exports` pattern (`./*`), and no production file
  * (a workspace's `src/`, `scripts/`) imports `@studio/x/sub` that `x` does not declare, nor reaches into another
- * workspace by relative path. Tests may reach internals by relative path; they test them.
+ * workspace by relative path. Tests may reach internals by relative path; they test them. And their order: a
+ * workspace's production code imports only the workspaces (or the one entry point) `MAY_IMPORT` gives it.
  */
 import { describe, expect, test } from 'bun:test';
 import {
@@ -218,6 +219,43 @@ function surfaceBreaches(root: string, files: string[], workspaces: Workspace[])
   });
 }
 
+/**
+ * The order of workspaces (docs/design/workspaces.md): the workspaces, or single entry points (`name/sub`), that each
+ * workspace's production code may import; a name alone allows each of its entry points. No workspace imports the
+ * gateway, a service or the dashboard, with one entry point excepted: the dashboard imports the Management service's
+ * sandboxes, whose seed and reset are that service's records written with its rules (the dashboard does in-process
+ * what the API's reset does).
+ */
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  '@studio/shared': [],
+  '@studio/control': ['@studio/shared'],
+  '@studio/gateway': ['@studio/shared'],
+  '@studio/storefront-service': ['@studio/shared'],
+  '@studio/management-service': ['@studio/shared'],
+  '@studio/dashboard': ['@studio/shared', '@studio/control', '@studio/management-service/sandboxes'],
+};
+
+/** In `files` (relative to `root`), each import of another workspace that its workspace may not make (`mayImport`). */
+function orderBreaches(
+  root: string,
+  files: string[],
+  workspaces: Workspace[],
+  mayImport: Record<string, readonly string[]>,
+): string[] {
+  return files.flatMap((rel) => {
+    const own = workspaces.find((w) => join(root, rel).startsWith(w.dir + sep));
+    if (!own) return []; // scripts/: the CLI and the benches drive every workspace
+    const allowed = mayImport[own.name] ?? [];
+    return ts
+      .preProcessFile(readFileSync(join(root, rel), 'utf8'), true, true)
+      .importedFiles.flatMap(({ fileName: spec }) => {
+        const ws = workspaces.find((w) => spec === w.name || spec.startsWith(`${w.name}/`));
+        if (!ws || ws === own || allowed.includes(ws.name) || allowed.includes(spec)) return [];
+        return [`${rel} imports '${spec}': ${own.name} may import ${allowed.join(', ') || 'no workspace'}`];
+      });
+  });
+}
+
 const workspaces = workspacesOf(ROOT);
 const trees = workspaces.map((w) => join(w.dir, 'src')).filter((d) => existsSync(d));
 const { graph, unresolved } = importGraph(trees, workspaces);
@@ -278,6 +316,11 @@ describe("the workspaces' surfaces", () => {
   test('production code (src/, scripts/, the benches, the CLI) imports other workspaces only through their entry points', () => {
     expect(production.filter((f) => f.startsWith('scripts/bench/')).length).toBeGreaterThan(10);
     expect(surfaceBreaches(ROOT, production, workspaces)).toEqual([]);
+  });
+
+  test('production code keeps the order of workspaces: each imports only what MAY_IMPORT gives it', () => {
+    expect(workspaces.map((w) => w.name).sort()).toEqual(Object.keys(MAY_IMPORT).sort());
+    expect(orderBreaches(ROOT, production, workspaces, MAY_IMPORT)).toEqual([]);
   });
 });
 
@@ -352,6 +395,12 @@ describe('the checks themselves', () => {
         "app/src/app.ts imports '@studio/lib/inner', not an entry point of @studio/lib (., ./*)",
         "app/src/near.ts reaches into @studio/lib by '../../lib/src/inner'",
       ]);
+      // one entry point allowed is not the workspace: its `.` and its other entry points are still out of order
+      expect(orderBreaches(dir, files, ws, { '@studio/app': ['@studio/lib/inner'] })).toEqual([
+        "app/src/app.ts imports '@studio/lib': @studio/app may import @studio/lib/inner",
+      ]);
+      expect(orderBreaches(dir, files, ws, { '@studio/app': ['@studio/lib'] })).toEqual([]);
+      expect(orderBreaches(dir, ['lib/src/index.ts'], ws, {})).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

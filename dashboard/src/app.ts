@@ -22,6 +22,7 @@ import { sessionGuard } from './guard';
 import { messagePage, redirect, SECURITY_HEADERS } from './html';
 import { keysRoutes } from './keys/routes';
 import { notAllowed, notFound } from './routing';
+import { SANDBOX_ACTIONS, sandboxesRoutes } from './sandboxes/routes';
 import { signinRoutes } from './signin/routes';
 import { webhooksRoutes } from './webhooks/routes';
 import { DELIVERY_ID, ENDPOINT_ACTIONS, ENDPOINT_ID } from './webhooks/service';
@@ -36,7 +37,20 @@ const ENTRY_PATH = /^\/activity\/([0-9A-Za-z_-]{1,100})$/;
 /** `/webhooks/{endpointId}` (its delivery log) and `/webhooks/{endpointId}/{action}`. */
 const ENDPOINT_PATH = new RegExp(`^/webhooks/${ENDPOINT_ID}(?:/(${ENDPOINT_ACTIONS.join('|')}))?$`);
 const REPLAY_PATH = new RegExp(`^/webhooks/${ENDPOINT_ID}/deliveries/${DELIVERY_ID}/replay$`);
-const FIXED = new Set(['/', '/healthz', '/readyz', '/sign-in', '/login', '/logout', '/keys', '/activity', '/webhooks']);
+const SANDBOX_PATH = new RegExp(`^/sandboxes/std_[0-9A-Za-z]{1,64}/(${SANDBOX_ACTIONS.join('|')})$`);
+const FIXED = new Set([
+  '/',
+  '/healthz',
+  '/readyz',
+  '/sign-in',
+  '/login',
+  '/logout',
+  '/keys',
+  '/activity',
+  '/webhooks',
+  '/mode',
+  '/sandboxes',
+]);
 
 /** The route a path belongs to, for metrics and the access line: a route's name, never the raw path (bounded labels). */
 function routeName(path: string): string {
@@ -46,6 +60,8 @@ function routeName(path: string): string {
   const endpoint = ENDPOINT_PATH.exec(path);
   if (endpoint) return `/webhooks/{endpointId}${endpoint[2] ? `/${endpoint[2]}` : ''}`;
   if (REPLAY_PATH.test(path)) return '/webhooks/{endpointId}/deliveries/{deliveryId}/replay';
+  const sandbox = SANDBOX_PATH.exec(path);
+  if (sandbox) return `/sandboxes/{sandboxId}/${sandbox[1]}`;
   return FIXED.has(path) || Object.hasOwn(ASSETS, path) ? path : 'unknown';
 }
 
@@ -65,7 +81,8 @@ function assets() {
 }
 
 /**
- * The dashboard's routes (Elysia, as the services'): each resource's own (sign-in, keys, activity, webhooks), the
+ * The dashboard's routes (Elysia, as the services'): each resource's own (sign-in, keys, activity, webhooks,
+ * sandboxes and the mode switch), the
  * process's health on its public port, and its files. A page that throws is answered by `failurePage`.
  */
 export function dashboardApp(deps: DashboardDeps) {
@@ -86,7 +103,8 @@ export function dashboardApp(deps: DashboardDeps) {
     .use(signinRoutes(deps, signedIn))
     .use(keysRoutes(deps, signedIn))
     .use(activityRoutes(deps, signedIn))
-    .use(webhooksRoutes(deps, signedIn));
+    .use(webhooksRoutes(deps, signedIn))
+    .use(sandboxesRoutes(deps, signedIn));
   for (const path of Object.keys(ASSETS))
     app.get(path, ({ request }) => asset(request, path)).all(path, notAllowed('GET'));
   return app;

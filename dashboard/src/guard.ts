@@ -1,7 +1,7 @@
 import { AppError, type Config, readBody } from '@studio/shared';
 import type { DashboardDeps } from './deps';
 import { chromeOf, messagePage, redirect } from './html';
-import { csrfMatches, loadSession, type Session, sameOrigin } from './signin/session';
+import { csrfMatches, csrfOfSession, loadSession, type Session, sameOrigin } from './signin/session';
 
 const MAX_FORM_BYTES = 64 * 1024;
 
@@ -39,24 +39,41 @@ export async function readForm(req: Request, config: Config): Promise<FormData |
   }
 }
 
-/** Pages that need a session: none without one, and every POST checks Origin and the CSRF token. */
+/**
+ * Pages that need a session: none without one, and every POST checks Origin and the CSRF token. A form carries its
+ * mode's token (test mode's is bound to the sandbox), so a form drawn in the other mode, before another tab switched,
+ * changes nothing: the answer says the mode changed. `anyMode` forms (the switch itself, sign-out) take either.
+ */
 export function sessionGuard(deps: DashboardDeps) {
   const { sql, config } = deps;
-  return (h: SessionHandler): Handler =>
+  return (h: SessionHandler, o: { anyMode?: boolean } = {}): Handler =>
     async (req, url) => {
       const s = await loadSession(sql, config, req);
       if (!s) return redirect('/sign-in');
       if (req.method !== 'POST') return h(req, url, s, null);
       const form = await readForm(req, config);
       if (form instanceof Response) return form;
-      if (!sameOrigin(config, req) || !csrfMatches(s, form.get('csrf')))
-        return messagePage(
-          403,
-          'Form expired',
-          'This form is out of date or did not come from this site. Reload the page and try again.',
-          chromeOf(config, s, 'keys'),
-        );
-      return h(req, url, s, form);
+      const sent = form.get('csrf');
+      const ours = sameOrigin(config, req) && csrfOfSession(s, sent);
+      if (ours && (o.anyMode || csrfMatches(s, sent))) return h(req, url, s, form);
+      if (ours) return modeChanged(config, s);
+      return messagePage(
+        403,
+        'Form expired',
+        'This form is out of date or did not come from this site. Reload the page and try again.',
+        chromeOf(config, s, 'keys'),
+      );
     };
 }
+
+/** A form drawn in another mode (or for another sandbox) than the session's now: nothing is done. */
+const modeChanged = (config: Config, s: Session) =>
+  messagePage(
+    409,
+    'Mode changed',
+    s.sandbox
+      ? `This form was drawn before the dashboard switched to test mode (sandbox ${s.sandbox.name}), in another tab or window. Nothing was changed. Reload the page to act on what it shows now.`
+      : 'This form was drawn in test mode, and the dashboard has since switched to live mode in another tab or window. Nothing was changed. Reload the page to act on what it shows now.',
+    chromeOf(config, s, 'keys'),
+  );
 export type Guard = ReturnType<typeof sessionGuard>;

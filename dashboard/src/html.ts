@@ -39,12 +39,20 @@ export const SECURITY_HEADERS: Record<string, string> = {
 /** The signed-in studio, as every page's header shows it. */
 export interface StudioChrome {
   name: string;
+  /** The id of the studio the pages show: the live studio's, or in test mode the sandbox's. */
   id?: string;
+  /** The token of the page's mode (the switch and sign-out take any of the session's). */
   csrf: string;
-  current: 'keys' | 'activity' | 'webhooks';
+  current: Section;
   /** Each surface's API reference. */
   docs?: { storefront: string; management: string };
+  /** Test mode: the sandbox the pages show (absent in live mode). */
+  sandbox?: { id: string; name: string };
 }
+
+/** The sections of the header's navigation; the mode switch returns to the one it was sent from. */
+export const SECTIONS = ['keys', 'activity', 'webhooks', 'sandboxes'] as const;
+export type Section = (typeof SECTIONS)[number];
 
 export interface PageChrome {
   title: string;
@@ -55,7 +63,12 @@ export interface PageChrome {
 /** The chrome of a signed-in page. */
 export function chromeOf(
   config: Config,
-  s: { studioName: string; studioId: string; csrfToken: string },
+  s: {
+    studioName: string;
+    studioId: string;
+    csrfToken: string;
+    sandbox: { id: string; name: string } | null;
+  },
   current: StudioChrome['current'],
 ): StudioChrome {
   return {
@@ -67,18 +80,40 @@ export function chromeOf(
       storefront: `${publicUrlOf(config, 'storefront')}/docs`,
       management: `${publicUrlOf(config, 'management')}/docs`,
     },
+    ...(s.sandbox ? { sandbox: s.sandbox } : {}),
   };
 }
 
+const navLink = (s: StudioChrome, section: Section, label: string) =>
+  html`<a href="/${section}" ${s.current === section ? html`aria-current="page"` : ''}>${label}</a>`;
+
+/** Stripe's "Test mode" toggle: a form, so it works without JavaScript; it returns to the same section. */
+function modeSwitch(s: StudioChrome): Html {
+  const test = Boolean(s.sandbox);
+  return html`<form method="post" action="/mode" class="mode-switch">
+    <input type="hidden" name="csrf" value="${s.csrf}">
+    <input type="hidden" name="mode" value="${test ? 'live' : 'test'}">
+    <input type="hidden" name="back" value="${s.current}">
+    <button type="submit" class="switch" role="switch" aria-checked="${test ? 'true' : 'false'}" title="${test ? 'Switch to live mode: your studio’s real data and keys' : 'Switch to test mode: a sandbox with test data and test keys'}"><span class="switch-track" aria-hidden="true"><span class="switch-thumb"></span></span> Test mode</button>
+  </form>`;
+}
+
+/** What makes test mode unmistakable: a band across the top of every page, above the header. */
+const testBand = (sandbox: { id: string; name: string }) =>
+  html`<div class="test-band" role="note"><strong>TEST MODE</strong> — sandbox <strong class="test-band-name">${sandbox.name}</strong>: test data, test keys; nothing here touches live data. <a href="/sandboxes">Sandboxes</a></div>`;
+
 export function layout(chrome: PageChrome, body: Html): Html {
   const s = chrome.studio;
+  const test = s?.sandbox;
   const nav = s
     ? html`<nav class="nav" aria-label="Sections">
-        <a href="/keys" ${s.current === 'keys' ? html`aria-current="page"` : ''}>API keys</a>
-        <a href="/activity" ${s.current === 'activity' ? html`aria-current="page"` : ''}>Activity</a>
-        <a href="/webhooks" ${s.current === 'webhooks' ? html`aria-current="page"` : ''}>Webhooks</a>
+        ${navLink(s, 'keys', 'API keys')}
+        ${navLink(s, 'activity', 'Activity')}
+        ${navLink(s, 'webhooks', 'Webhooks')}
+        ${test ? navLink(s, 'sandboxes', 'Sandboxes') : ''}
         ${s.docs ? html`<a href="${s.docs.storefront}" rel="noopener">Storefront docs</a> <a href="${s.docs.management}" rel="noopener">Management docs</a>` : ''}
       </nav>
+      ${modeSwitch(s)}
       <form method="post" action="/logout" class="signout">
         <input type="hidden" name="csrf" value="${s.csrf}">
         <button type="submit" class="btn btn-quiet">Sign out</button>
@@ -90,14 +125,15 @@ export function layout(chrome: PageChrome, body: Html): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${chrome.title} · Developer settings</title>
+<title>${test ? 'TEST MODE · ' : ''}${chrome.title} · Developer settings</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/dashboard.css">
 <script src="/assets/dashboard.js" defer></script>
 </head>
-<body>
+<body${test ? html` class="test-mode"` : ''}>
+${test ? testBand(test) : ''}
 <header class="top">
-  <div class="brand"><span class="brand-mark" aria-hidden="true">◆</span> Developer settings${s ? html` <span class="studio">${s.name}</span>${s.id ? html` <code class="studio-id" title="Studio id">${s.id}</code>` : ''}` : ''}</div>
+  <div class="brand"><span class="brand-mark" aria-hidden="true">◆</span> Developer settings${s ? html` <span class="studio">${s.name}</span>${test ? html` <span class="mode-badge">Test mode</span>` : ''}${s.id ? html` <code class="studio-id" title="${test ? `Sandbox ${test.name}: a studio of its own` : 'Studio id'}">${s.id}</code>` : ''}` : ''}</div>
   ${nav}
 </header>
 <main class="main">

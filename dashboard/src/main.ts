@@ -30,7 +30,7 @@ const tracing = createTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'dashboard');
 const state = { draining: false };
 const readiness = readinessCheck(sql, redisMode(config) === 'single-node' ? 'none' : redis, state);
 const bus = broadcastsFor(config, sql, redis);
-const dashboard = createDashboard({ config, sql, readiness, bus, metrics, tracing });
+const dashboard = createDashboard({ config, sql, readiness, bus, redis, metrics, tracing });
 
 // production mode on both ports (no development error pages), a problem+json 500 as the last resort
 const common = { ...SERVE_DEFAULTS, hostname: config.HOST, idleTimeout: 30 };

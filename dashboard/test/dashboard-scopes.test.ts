@@ -11,3 +11,9 @@ test('scopes are summarised in a few words', () => {
   expect(scopeSummary(['classes:read', 'classes:write', 'members:read'])).toBe('classes: read, write; members: read');
   expect(scopeSummary([])).toBe('none');
 });
+
+test("a test key's sandbox:write is named after the rest", () => {
+  expect(scopeSummary([...SCOPES, 'sandbox:write'])).toBe('all; sandbox: write');
+  expect(scopeSummary(['sandbox:write'])).toBe('sandbox: write');
+  expect(scopeSummary(['classes:read', 'sandbox:write'])).toBe('classes: read; sandbox: write');
+});

@@ -1,5 +1,5 @@
 import { type ApiKeyJson, createApiKey, listApiKeys, revokeApiKey, revokedKeyName, studioKey } from '@studio/control';
-import { AppError, isScope, type KeyKind, parseOriginList, SCOPES } from '@studio/shared';
+import { AppError, isScope, type KeyKind, parseOriginList, scopesOfMode } from '@studio/shared';
 import type { DashboardDeps } from '../deps';
 import { chromeOf, type Html, html, layout, messagePage, page, redirect, timeTag } from '../html';
 import { onceField, onceId } from '../once';
@@ -8,7 +8,9 @@ import { scopeSummary } from './scopes';
 
 /** The Keys page: list, create (the full key shown once, on the POST's own response), revoke with confirmation. */
 
-const RESOURCES = [...new Set(SCOPES.map((s) => s.split(':')[0]!))];
+/** The scopes a key made on this page may hold: a test key's (test mode, a sandbox's) include `sandbox:write`. */
+const scopesOf = (s: Session) => scopesOfMode(s.sandbox ? 'test' : 'live');
+const resourcesOf = (scopes: readonly string[]) => [...new Set(scopes.map((sc) => sc.split(':')[0]!))];
 
 interface CreateForm {
   kind: KeyKind;
@@ -118,7 +120,7 @@ function keyRow(k: ApiKeyJson, s: Session, lineage: Lineage): Html {
 
 function revealPanel(r: NonNullable<KeysView['reveal']>): Html {
   return html`<section class="card reveal" aria-labelledby="reveal-title">
-    <h2 id="reveal-title">Your new ${r.record.kind} key “${r.record.name}”</h2>
+    <h2 id="reveal-title">Your new ${r.record.mode === 'test' ? 'test ' : ''}${r.record.kind} key “${r.record.name}”</h2>
     <p class="warning"><strong>Copy it now: it will not be shown again.</strong> We keep only a fingerprint of it. If you lose it, revoke it and create another.</p>
     <div class="secret-row">
       <code id="new-key" class="secret">${r.key}</code>
@@ -129,12 +131,14 @@ function revealPanel(r: NonNullable<KeysView['reveal']>): Html {
       r.record.kind === 'secret'
         ? html`Send it from your server as <code>Authorization: Bearer …</code> to the Management API. Never put it in a browser or an app.`
         : html`Use it in your website's code as <code>Authorization: Bearer …</code> for the Storefront API.`
-    }</p>
+    }${r.record.mode === 'test' ? ' A test key calls the same API at the same addresses, and sees and changes only its sandbox.' : ''}</p>
   </section>`;
 }
 
-function scopeGrid(chosen: Set<string>): Html {
+function scopeGrid(scopes: readonly string[], chosen: Set<string>): Html {
+  const offered = new Set(scopes);
   const box = (scope: string, label: string) =>
+    offered.has(scope) &&
     html`<label class="check"><input type="checkbox" name="scope" value="${scope}" data-scope="${scope.split(':')[1]}" ${chosen.has(scope) ? html`checked` : ''}> <span class="sr-label">${label}</span></label>`;
   return html`<table class="scopes">
     <thead><tr><th scope="col">Resource</th><th scope="col">Read</th><th scope="col">Write</th></tr></thead>
@@ -142,7 +146,7 @@ function scopeGrid(chosen: Set<string>): Html {
       <tr class="all"><th scope="row">all</th>
         <td><label class="check"><input type="checkbox" name="all" value="read" data-scope-all="read" ${chosen.has('all:read') ? html`checked` : ''}> <span>read-all</span></label></td>
         <td><label class="check"><input type="checkbox" name="all" value="write" data-scope-all="write" ${chosen.has('all:write') ? html`checked` : ''}> <span>write-all</span></label></td></tr>
-      ${RESOURCES.map((r) => html`<tr><th scope="row">${r}</th><td>${box(`${r}:read`, `${r}:read`)}</td><td>${box(`${r}:write`, `${r}:write`)}</td></tr>`)}
+      ${resourcesOf(scopes).map((r) => html`<tr><th scope="row">${r}</th><td>${box(`${r}:read`, `${r}:read`)}</td><td>${box(`${r}:write`, `${r}:write`)}</td></tr>`)}
     </tbody>
   </table>`;
 }
@@ -176,7 +180,11 @@ function createForms(deps: DashboardDeps, s: Session, error?: KeysView['error'])
         <input type="hidden" name="kind" value="secret">
         <label class="field">Name <input name="name" required maxlength="100" placeholder="e.g. booking-sync" value="${name('secret')}" ${focus('secret')}></label>
         ${expirySelect(expires('secret'))}
-        <fieldset><legend>Scopes</legend>${scopeGrid(new Set(error?.kind === 'secret' ? error.form.scopes : []))}</fieldset>
+        <fieldset><legend>Scopes</legend>${scopeGrid(scopesOf(s), new Set(error?.kind === 'secret' ? error.form.scopes : []))}${
+          s.sandbox
+            ? html`<p class="muted small"><code>sandbox:write</code> lets the key reset its sandbox (<code>POST /v1/sandbox/reset</code>), as CI does before its tests; only test keys may hold it.</p>`
+            : ''
+        }</fieldset>
         <button type="submit" class="btn btn-primary">Create secret key</button>
       </form>
       <form method="post" action="/keys" class="card">
@@ -196,6 +204,12 @@ function createForms(deps: DashboardDeps, s: Session, error?: KeysView['error'])
   </section>`;
 }
 
+/** Test mode's keys: what they are, and that the docs are the same. */
+function testKeysNote(deps: DashboardDeps, s: Session, sandbox: string): Html {
+  const docs = chrome(deps, s).docs!;
+  return html`<p class="test-note">These are sandbox <strong>${sandbox}</strong>'s test keys (<code>svc_sk_test_…</code>, <code>svc_pk_test_…</code>). They call the same Storefront and Management APIs, at the same addresses and as the same <a href="${docs.storefront}" rel="noopener">Storefront docs</a> and <a href="${docs.management}" rel="noopener">Management docs</a> describe, but see and change only this sandbox's test data. A key made here is a test key.</p>`;
+}
+
 export async function keysPage(deps: DashboardDeps, s: Session, view: KeysView = {}, status = 200): Promise<Response> {
   const keys = await listApiKeys(deps.sql, s.studioId);
   const live = keys.filter((k) => !k.revokedAt && !expired(k));
@@ -206,7 +220,8 @@ export async function keysPage(deps: DashboardDeps, s: Session, view: KeysView =
     ${view.reveal ? revealPanel(view.reveal) : ''}
     ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
     <section aria-labelledby="keys-title">
-      <h1 id="keys-title">API keys</h1>
+      <h1 id="keys-title">${s.sandbox ? 'Test keys' : 'API keys'}</h1>
+      ${s.sandbox ? testKeysNote(deps, s, s.sandbox.name) : ''}
       <p class="muted">${live.length} active of ${keys.length}. “Last used” counts only calls the key was allowed to make, and may lag by a second or two.
         ${
           inactive
@@ -229,27 +244,28 @@ export async function keysPage(deps: DashboardDeps, s: Session, view: KeysView =
 }
 
 /** Reads the create form; `all=read` / `all=write` stand for every read / write scope (works without JavaScript). */
-export function parseCreateForm(form: FormData): CreateForm {
+export function parseCreateForm(form: FormData, scopes: readonly string[]): CreateForm {
   const kind = form.get('kind') === 'publishable' ? 'publishable' : 'secret';
-  const scopes = new Set(form.getAll('scope').map(String));
+  const offered = scopes;
+  const chosen = new Set(form.getAll('scope').map(String));
   for (const all of form.getAll('all').map(String)) {
     if (all === 'read' || all === 'write') {
-      for (const sc of SCOPES) if (sc.endsWith(`:${all}`)) scopes.add(sc);
-      scopes.add(`all:${all}`);
+      for (const sc of offered) if (sc.endsWith(`:${all}`)) chosen.add(sc);
+      chosen.add(`all:${all}`);
     }
   }
   const expires = String(form.get('expires') ?? '');
   return {
     kind,
     name: String(form.get('name') ?? ''),
-    scopes: [...scopes],
+    scopes: [...chosen],
     expires: Object.hasOwn(EXPIRIES, expires) ? expires : '', // not `constructor` or the like
     origins: String(form.get('origins') ?? ''),
   };
 }
 
 export async function createKey(deps: DashboardDeps, s: Session, form: FormData): Promise<Response> {
-  const input = parseCreateForm(form);
+  const input = parseCreateForm(form, scopesOf(s));
   const scopes = input.kind === 'secret' ? input.scopes.filter(isScope) : [];
   const fail = (message: string) => keysPage(deps, s, { error: { kind: input.kind, message, form: input } }, 422);
   if (form.get('kind') !== 'secret' && form.get('kind') !== 'publishable')

@@ -28,5 +28,5 @@ export const signinRoutes = (deps: DashboardDeps, signedIn: Guard) =>
       }),
     )
     .all('/login', notAllowed('GET, POST'))
-    .post('/logout', pageOf(signedIn((_req, _url, s) => signOut(deps, s))))
+    .post('/logout', pageOf(signedIn((_req, _url, s) => signOut(deps, s), { anyMode: true })))
     .all('/logout', notAllowed('POST'));

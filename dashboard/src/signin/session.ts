@@ -1,13 +1,38 @@
 import { timingSafeEqual } from 'node:crypto';
+import { ensureDefaultSandbox } from '@studio/management-service/sandboxes';
 import type { Config } from '@studio/shared';
 import { encodeBase62, randomBase62 } from '@studio/shared';
 import type { Sql } from '@studio/shared/io';
-import type { Session } from './queries';
 import * as q from './queries';
 
 export const SESSION_TTL_MS = 12 * 3600_000;
 
-export type { Session } from './queries';
+/**
+ * A signed-in session as the pages use it. It belongs to a live studio; in test mode (docs/design/dashboard.md) its
+ * pages show and change one of that studio's sandboxes instead, a studio of its own, so `studioId` is the one every
+ * page reads and writes, and `liveStudioId` the one the session signed in to.
+ */
+export interface Session {
+  /** SHA-256 of the cookie value; the cookie itself is never stored. */
+  id: string;
+  /** The studio the pages show and change: the live studio, or in test mode its sandbox. */
+  studioId: string;
+  /** The studio the session signed in to; a sandbox is reached only as one of its own. */
+  liveStudioId: string;
+  /** The live studio's name. */
+  studioName: string;
+  /** IANA zone of the studio, for local times beside UTC. */
+  studioTimezone: string;
+  /**
+   * The token of this mode's forms: the session's own in live mode, bound to the sandbox in test mode, so a form
+   * drawn in the other mode (another tab switched meanwhile) changes nothing.
+   */
+  csrfToken: string;
+  /** The session's own token, which the token of each mode's forms begins with. */
+  sessionCsrf: string;
+  /** In test mode, the sandbox the pages show; null in live mode. */
+  sandbox: { id: string; name: string } | null;
+}
 
 const sha256 = (s: string) => new Bun.CryptoHasher('sha256').update(s).digest('hex');
 
@@ -70,19 +95,59 @@ export async function createSession(sql: Sql, config: Config, studioId: string) 
 export async function loadSession(sql: Sql, config: Config, req: Request): Promise<Session | null> {
   const value = readCookie(req, cookieName(config));
   if (!value || !/^[0-9A-Za-z]{43}$/.test(value) || !signedByUs(config, value)) return null;
-  return (await q.liveSession(sql, sha256(value))) ?? null;
+  let row = await q.liveSession(sql, sha256(value));
+  if (row?.testMode && !row.sandboxId) {
+    // test mode with no live sandbox (its sandboxes deleted meanwhile, by the CLI): the default again
+    const { sandbox } = await ensureDefaultSandbox(sql, row.studioId);
+    row = { ...row, sandboxId: sandbox.id, sandboxName: sandbox.name };
+  }
+  return row ? sessionOf(row) : null;
 }
+
+function sessionOf(row: q.SessionRow): Session {
+  const sandbox = row.testMode && row.sandboxId ? { id: row.sandboxId, name: row.sandboxName! } : null;
+  return {
+    id: row.id,
+    studioId: sandbox?.id ?? row.studioId,
+    liveStudioId: row.studioId,
+    studioName: row.studioName,
+    studioTimezone: row.studioTimezone,
+    csrfToken: sandbox ? `${row.csrfToken}.${sandbox.id}` : row.csrfToken,
+    sessionCsrf: row.csrfToken,
+    sandbox,
+  };
+}
+
+/**
+ * Live or test mode for a session's pages from now on; `sandboxId` picks one of its studio's sandboxes (false when
+ * it is not one of them: nothing changed).
+ */
+export const setMode = (sql: Sql, session: Session, testMode: boolean, sandboxId: string | null = null) =>
+  q.setSessionMode(sql, { id: session.id, studioId: session.liveStudioId }, testMode, sandboxId);
 
 export async function deleteSession(sql: Sql, session: Session) {
-  await q.deleteSession(sql, session);
+  await q.deleteSession(sql, { id: session.id, studioId: session.liveStudioId });
 }
 
-/** Constant-time comparison of the form's token with the session's. */
-export function csrfMatches(session: Session, sent: unknown): boolean {
-  if (typeof sent !== 'string') return false;
+const sameText = (sent: string, want: string) => {
   const a = Buffer.from(sent);
-  const b = Buffer.from(session.csrfToken);
+  const b = Buffer.from(want);
   return a.length === b.length && timingSafeEqual(a, b);
+};
+
+/** Constant-time comparison of the form's token with the token of the session's mode. */
+export function csrfMatches(session: Session, sent: unknown): boolean {
+  return typeof sent === 'string' && sameText(sent, session.csrfToken);
+}
+
+/**
+ * Whether a form's token is this session's, drawn in any mode: the session's own token, or it bound to a sandbox
+ * (the form was drawn before a switch, or is the switch itself).
+ */
+export function csrfOfSession(session: Session, sent: unknown): boolean {
+  if (typeof sent !== 'string') return false;
+  const own = session.sessionCsrf;
+  return sameText(sent.slice(0, own.length), own) && (sent.length === own.length || sent[own.length] === '.');
 }
 
 /**
