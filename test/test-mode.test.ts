@@ -296,6 +296,14 @@ describe.each(MODES)('test mode (%s)', (mode) => {
     expect(made.record.scopes).toContain('sandbox:write');
   });
 
+  test("a sign-in link is a live studio's: one for a sandbox is refused, naming its live studio", async () => {
+    const { createLoginLink } = await import('@studio/control');
+    const refused = await createLoginLink(s.sql, s.config, sandbox.studioId).catch((e) => e);
+    expect(refused).toMatchObject({ code: 'validation_failed' });
+    expect(refused.message).toContain(live.studioId);
+    expect((await createLoginLink(s.sql, s.config, live.studioId)).url).toContain('/login?token=');
+  });
+
   test("a test key pasted into a URL is kept redacted in the sandbox's activity, its mode word kept", async () => {
     const r = await s.mg(`/v1/instructors?api_key=${sandbox.sk}`, sandbox.sk);
     const id = r.headers.get('x-request-id');

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Config } from '@studio/shared';
-import { randomBase62 } from '@studio/shared';
+import { AppError, randomBase62 } from '@studio/shared';
 import type { Sql } from '@studio/shared/io';
 
 export const LOGIN_LINK_TTL_MS = 15 * 60_000;
@@ -8,8 +8,17 @@ export const LOGIN_LINK_TTL_MS = 15 * 60_000;
 export const signLinkId = (secret: string, linkId: string) =>
   new Bun.CryptoHasher('sha256', secret).update(`login-link:${linkId}`).digest('base64url');
 
-/** A single-use, signed sign-in link for one studio's dashboard, valid 15 minutes. */
+/**
+ * A single-use, signed sign-in link for one studio's dashboard, valid 15 minutes. Only a live studio's: its
+ * sandboxes are reached through its dashboard's test mode (docs/design/test-mode.md).
+ */
 export async function createLoginLink(sql: Sql, config: Config, studioId: string) {
+  const [sandbox] = await sql<{ liveStudioId: string }[]>`
+    select live_studio_id from studios where id = ${studioId} and live_studio_id is not null`;
+  if (sandbox)
+    throw new AppError('validation_failed', {
+      detail: `${studioId} is a sandbox: sign in to its live studio (${sandbox.liveStudioId}) and switch to test mode`,
+    });
   const id = randomBase62(24);
   const expiresAt = new Date(Date.now() + LOGIN_LINK_TTL_MS);
   await sql`insert into login_links ${sql({ id, studioId, expiresAt })}`;
