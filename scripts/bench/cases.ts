@@ -86,6 +86,22 @@ export const CASES = [
     ],
   },
   {
+    name: 'sandbox',
+    measures: "test mode: making a sandbox (a studio seeded with the demo's records) and resetting a used one",
+    anchor: 'absolute: the bounds test mode promises (docs/design/test-mode.md)',
+    file: 'sandbox.ts',
+    targets: [
+      { figure: 'create p50 ms', what: 'a sandbox made and seeded, median of 10', op: '<=', value: 1_000, unit: 'ms' },
+      {
+        figure: 'reset p50 ms',
+        what: 'a sandbox with 2,000 events reset and seeded again, median of 10',
+        op: '<=',
+        value: 2_000,
+        unit: 'ms',
+      },
+    ],
+  },
+  {
     name: 'limits',
     measures: 'one 10:10 secret key hammered through two gateway replicas sharing one Redis',
     anchor: "the limit's own allowance (burst + rate × seconds)",
