@@ -4,7 +4,8 @@
  * service's line of one proxied request are told apart; a dashboard request is logged too.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { SCOPES } from '@studio/shared';
+import { ensureDefaultSandbox } from '@studio/management-service/sandboxes';
+import { SCOPES, scopesOfMode } from '@studio/shared';
 import { type Stack, startStack } from './harness';
 import { type SpawnedStack, spawnStack } from './spawned-stack';
 
@@ -77,6 +78,38 @@ test('a proxied request is logged once by the gateway and once by its service, e
     expect(lines.length).toBeGreaterThan(0);
     expect(`${p.name}: ${lines.filter((l) => l.service !== p.name).map((l) => JSON.stringify(l))}`).toBe(`${p.name}: `);
   }
+});
+
+test("a test key's call: its gateway line says mode test, and no process writes the key's text, pasted into a path or query or not", async () => {
+  const studioId = (await s.studio()).id;
+  const { sandbox } = await ensureDefaultSandbox(s.sql, studioId);
+  const { key } = await s.key(sandbox.id, 'secret', scopesOfMode('test'));
+  const pk = (await s.key(sandbox.id, 'publishable')).key;
+  const calls = [
+    fetch(`${stack.urls.management}/v1/instructors?api_key=${key}`, { headers: { authorization: `Bearer ${key}` } }),
+    fetch(`${stack.urls.management}/v1/${key}`, { headers: { authorization: `Bearer ${key}` } }),
+    fetch(`${stack.urls.storefront}/v1/classes?key=${pk}`, { headers: { authorization: `Bearer ${pk}` } }),
+  ];
+  const answers = await Promise.all(calls);
+  // an unknown query parameter is 422 on Management, and ignored by the Storefront
+  expect(answers.map((r) => r.status)).toEqual([422, 404, 200]);
+  const lines = await requestLines('gateway', (l) => l.requestId === answers[0]!.headers.get('x-request-id'));
+  expect(lines[0]).toMatchObject({ mode: 'test', status: 422 });
+  const [pasted] = await requestLines('gateway', (l) => l.requestId === answers[1]!.headers.get('x-request-id'));
+  expect(pasted).toMatchObject({ mode: 'test', path: '/v1/svc_sk_test_[redacted]' });
+  // a live key's line names no mode
+  const live = (await s.key(studioId, 'secret', SCOPES)).key;
+  const liveRes = await fetch(`${stack.urls.management}/v1/instructors`, {
+    headers: { authorization: `Bearer ${live}` },
+  });
+  const [liveLine] = await requestLines('gateway', (l) => l.requestId === liveRes.headers.get('x-request-id'));
+  expect(liveLine!.mode).toBeUndefined();
+  await Bun.sleep(250); // every process's batch
+  for (const p of stack.procs)
+    for (const text of [key.slice(12), pk.slice(12)]) {
+      expect(`${p.name}: ${p.out.text.includes(text)}`).toBe(`${p.name}: false`);
+      expect(`${p.name}: ${p.err.text.includes(text)}`).toBe(`${p.name}: false`);
+    }
 });
 
 test("a service's error line names its process too (a stored record its answer cannot carry: 500)", async () => {
