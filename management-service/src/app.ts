@@ -5,6 +5,7 @@ import { contentHandlers } from './content/routes';
 import { couponHandlers } from './coupons/routes';
 import { eventHandlers } from './events/routes';
 import { instructorHandlers } from './instructors/routes';
+import { keyHandlers } from './keys/routes';
 import type { ManagementDeps } from './kit/deps';
 import { writeGuard } from './kit/guard';
 import { refusedWrite, writeCounters } from './kit/write';
@@ -43,6 +44,7 @@ export function createManagementService(deps: ManagementDeps) {
         ...contentHandlers(deps),
         ...eventHandlers(deps),
         ...sandboxHandlers(deps),
+        ...keyHandlers(deps),
       }),
     );
 }

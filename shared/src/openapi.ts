@@ -15,6 +15,7 @@ import * as events from './schemas/events';
 import { EXAMPLES } from './schemas/examples';
 import { MAX_ID_LENGTH } from './schemas/fields';
 import * as instructors from './schemas/instructors';
+import * as keys from './schemas/keys';
 import * as locations from './schemas/locations';
 import * as members from './schemas/members';
 import * as plans from './schemas/plans';
@@ -43,6 +44,7 @@ for (const mod of [
   storefront,
   events,
   sandboxes,
+  keys,
   { Problem },
 ]) {
   for (const [name, value] of Object.entries(mod)) if (isSchema(value) && !NAMES.has(value)) NAMES.set(value, name);

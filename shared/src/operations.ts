@@ -14,6 +14,7 @@ import { UpdateContentBody, Video, VideoPage } from './schemas/content';
 import { Coupon, CouponPage, CreateCouponBody } from './schemas/coupons';
 import { Event, EventPage, EventsQuery } from './schemas/events';
 import { CreateInstructorBody, Instructor, InstructorPage, UpdateInstructorBody } from './schemas/instructors';
+import { KeyInfo } from './schemas/keys';
 import {
   CreateLocationBody,
   CreateRoomBody,
@@ -117,7 +118,10 @@ export interface Operation {
   readonly surface: Surface;
   readonly method: Method;
   readonly path: string;
-  /** null on the Storefront surface, which needs only a publishable key; `*:read`: any read scope. */
+  /**
+   * null on the Storefront surface, which needs only a publishable key, and for the key's own description, which every
+   * key may read; `*:read`: any read scope.
+   */
   readonly scope: ScopeRule | null;
   readonly summary: string;
   readonly description?: string;
@@ -141,6 +145,8 @@ export interface Operation {
   readonly emits?: readonly EventType[];
   /** Works on a sandbox only: a live key is refused with 403 `test_mode_required` (docs/design/test-mode.md). */
   readonly testOnly?: true;
+  /** Its answer is the calling key's own (not its studio's): never answered from the gateway's Storefront cache. */
+  readonly perKey?: true;
 }
 
 /** Keeps each row's literal types (schemas included), so handlers are typed from the row. */
@@ -163,6 +169,9 @@ const EVENTS_FEED =
   'A `cursor` carries the filters it was made with; sent with `after`, the cursor wins. A page may hold fewer events than `limit` while `next_cursor` is set (a filtered page reads a bounded stretch of the feed); null means you have reached the end for now. ' +
   `An \`after\` naming an event deleted by the 30-day retention is 410 \`events_expired\` (resync, then resume from a new event); one that is not an event of the studio, or that the key may not read, is 404. ${EVENTS_READ}`;
 
+const KEY_INFO =
+  "What the calling key is: its id and name, kind, mode (`live`, or `test` for a sandbox's key), the studio it reaches (and, in test mode, its sandbox's name and live studio), its scopes, expiry and allowed origins; never its text. Check a key with it when your integration starts.";
+
 export const OPERATIONS = [
   sf({
     id: 'storefrontGetConfig',
@@ -171,6 +180,14 @@ export const OPERATIONS = [
     ok: { status: 200, schema: StorefrontConfig },
     description:
       'What a studio website needs to render: studio identity, time zone, currency, locale, enabled class modes and branding.',
+  }),
+  sf({
+    id: 'storefrontGetKey',
+    path: '/v1/key',
+    summary: 'Describe this key',
+    ok: { status: 200, schema: KeyInfo },
+    perKey: true,
+    description: KEY_INFO,
   }),
   sf({
     id: 'storefrontGetSite',
@@ -728,6 +745,16 @@ export const OPERATIONS = [
     description: `One event of the feed. ${EVENTS_READ} An event the key may not read, or another studio's, is 404.`,
   }),
 
+  mg({
+    id: 'managementGetKey',
+    method: 'GET',
+    path: '/v1/key',
+    scope: null,
+    summary: 'Describe this key',
+    ok: { status: 200, schema: KeyInfo },
+    perKey: true,
+    description: `${KEY_INFO} Needs no scope: a secret key holding none may call it.`,
+  }),
   mg({
     id: 'managementResetSandbox',
     changesStorefront: true,

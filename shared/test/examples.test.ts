@@ -18,6 +18,7 @@ import { EXAMPLES, type Examples } from '../src/schemas/examples';
 import { isCurrency } from '../src/schemas/fields';
 import * as instructorsModule from '../src/schemas/instructors';
 import { CreateInstructorBody, Instructor, UpdateInstructorBody } from '../src/schemas/instructors';
+import { KeyInfo } from '../src/schemas/keys';
 import * as locationsModule from '../src/schemas/locations';
 import {
   CreateLocationBody,
@@ -54,6 +55,7 @@ if (!FormatRegistry.Has('uri')) FormatRegistry.Set('uri', (v) => URL.canParse(v)
 /** The schema of every example, by the same name (the type makes a missing one a compile error). */
 const SCHEMAS: { [K in keyof Examples]: TSchema } = {
   Sandbox,
+  KeyInfo,
   CreateClassBody,
   UpdateClassBody,
   Class,
@@ -104,6 +106,7 @@ const RECORDS = [
   'Video',
   'Event',
   'Sandbox',
+  'KeyInfo',
 ] as const;
 /** Success responses of the Storefront API. */
 const STOREFRONT_RESPONSES = [
@@ -128,6 +131,7 @@ const MODULES = {
   storefront: storefrontModule,
   events: eventsModule,
   sandboxes: { Sandbox, SandboxSeed },
+  keys: { KeyInfo },
 };
 const isSchema = (v: unknown): v is TSchema =>
   !!v && typeof v === 'object' && Object.getOwnPropertySymbols(v).length > 0;
@@ -169,8 +173,9 @@ const PREFIX: Record<(typeof RECORDS)[number], string> = {
   Video: 'vid',
   Event: 'evt',
   Sandbox: 'std',
+  KeyInfo: 'key',
 };
-const ID_RE = /^(cls|occ|ins|mem|pln|cpn|prg|loc|room|vid|std|evt)_[0-9A-Za-z]{22}$/;
+const ID_RE = /^(cls|occ|ins|mem|pln|cpn|prg|loc|room|vid|std|evt|key)_[0-9A-Za-z]{22}$/;
 const UTC_MS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('examples', () => {

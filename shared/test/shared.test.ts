@@ -327,14 +327,19 @@ describe('the operations table', () => {
     expect(scopeAllows(['classes:read'], 'classes:read')).toBe(true);
     expect(scopeAllows(['classes:read'], 'classes:write')).toBe(false);
   });
-  test('27 Management operations with ids, 8 reads without, the 9 reads by id of docs/design/resources.md, the 2 events reads, the sandbox reset, 6 Storefront reads', () => {
-    expect(OPERATIONS.filter((o) => o.surface === 'storefront')).toHaveLength(6);
-    expect(OPERATIONS.filter((o) => o.surface === 'management')).toHaveLength(47);
+  test("27 Management operations with ids, 8 reads without, the 9 reads by id of docs/design/resources.md, the 2 events reads, the sandbox reset, 6 Storefront reads, and each surface's key description", () => {
+    expect(OPERATIONS.filter((o) => o.surface === 'storefront')).toHaveLength(7);
+    expect(OPERATIONS.filter((o) => o.surface === 'management')).toHaveLength(48);
     expect(new Set(OPERATIONS.map((o) => o.id)).size).toBe(OPERATIONS.length);
     expect(new Set(OPERATIONS.map((o) => `${o.surface} ${o.method} ${o.path}`)).size).toBe(OPERATIONS.length);
     // one scope each, but the events operations, which take any read scope (docs/design/events.md)
+    // the key's own description is every key's, whatever its scopes
     for (const o of OPERATIONS)
-      if (o.surface === 'management') expect([...SCOPES, ...TEST_SCOPES, ANY_READ]).toContain(o.scope!);
+      if (o.surface === 'management' && o.id !== 'managementGetKey')
+        expect([...SCOPES, ...TEST_SCOPES, ANY_READ]).toContain(o.scope!);
+    expect(OPERATIONS.filter((o) => o.scope === null && o.surface === 'management').map((o) => o.id)).toEqual([
+      'managementGetKey',
+    ]);
     // the test-only scope is the test-only operation's, and only a test-only operation needs one
     expect(OPERATIONS.filter((o) => 'testOnly' in o).map((o) => [o.id, o.scope])).toEqual([
       ['managementResetSandbox', 'sandbox:write'],

@@ -63,7 +63,7 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
     const refused = bodyTooLarge(p, c);
     if (refused) return record(c, refused);
     const headers = answerHeaders(c);
-    const hit = cached?.(c, headers);
+    const hit = c.op!.perKey ? null : cached?.(c, headers); // a key's own answer is never the studio's to share
     // a forwarded call is recorded by the forward step, in the reaction that has its answer
     return hit ? then(hit, (r) => recorded(c, r)) : forwardCall(c, headers);
   }

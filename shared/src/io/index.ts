@@ -6,6 +6,7 @@ export * from './broadcasts/bus';
 export * from './db';
 export * from './gateway-lock';
 export * from './invalidation';
+export * from './key-info';
 export * from './metrics';
 export * from './ops';
 export * from './readiness';

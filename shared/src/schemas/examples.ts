@@ -18,6 +18,7 @@ import type { UpdateContentBody, Video } from './content';
 import type { Coupon, CreateCouponBody, PercentCouponConfig } from './coupons';
 import type { Event } from './events';
 import type { CreateInstructorBody, Instructor, UpdateInstructorBody } from './instructors';
+import type { KeyInfo } from './keys';
 import type {
   Address,
   CreateLocationBody,
@@ -90,12 +91,15 @@ export interface Examples {
   StorefrontPolicies: Static<typeof StorefrontPolicies>;
   // test mode
   Sandbox: Static<typeof Sandbox>;
+  // keys
+  KeyInfo: Static<typeof KeyInfo>;
 }
 
 /** Ids of the story: prefix + 22 base62 characters of a UUIDv7 stamped at the record's `createdAt`. */
 const ID = {
   studio: 'std_034OZuSKrHH6DL4GP7n9lb',
   sandbox: 'std_034OZv3qLJ1TmcZx8Fhd2Q',
+  key: 'key_034OZwB7pPfqg1oYpY3s0n',
   location: 'loc_034OahR1gsLCeNP6WMCf1f',
   room: 'room_034Oal9LGAKJpvayUB030A',
   instructor: 'ins_034PBlth6FYks2Mbjg82RS',
@@ -422,6 +426,17 @@ const STORY = {
         config: MEMBERSHIP_CONFIG,
       },
     ],
+  },
+  KeyInfo: {
+    id: ID.key,
+    name: 'booking-sync',
+    kind: 'secret',
+    mode: 'live',
+    studio: { id: ID.studio, name: 'Lotus Yoga' },
+    sandbox: null,
+    scopes: ['classes:read', 'classes:write', 'schedule:read'],
+    expiresAt: null,
+    allowedOrigins: null,
   },
   Sandbox: {
     id: ID.sandbox,

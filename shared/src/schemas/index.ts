@@ -6,6 +6,7 @@ export * from './events';
 export * from './examples';
 export * from './fields';
 export * from './instructors';
+export * from './keys';
 export * from './locations';
 export * from './members';
 export * from './page';

@@ -1,10 +1,10 @@
 import { problems } from '@studio/shared';
-import type { HandlersFor } from '@studio/shared/io';
+import { describeKey, type HandlersFor } from '@studio/shared/io';
 import { cacheable } from '../kit/cacheable';
 import type { StorefrontDeps } from '../kit/deps';
 import { studioConfig } from './queries';
 
-/** storefrontGetConfig. */
+/** storefrontGetConfig, and storefrontGetKey (the calling key's own description, never cached). */
 export const configHandlers = ({ sql }: StorefrontDeps) =>
   ({
     storefrontGetConfig: async ({ caller, request }) => {
@@ -12,4 +12,10 @@ export const configHandlers = ({ sql }: StorefrontDeps) =>
       if (!config) throw problems.studioGone();
       return cacheable(request, config);
     },
-  }) satisfies HandlersFor<'storefrontGetConfig'>;
+    // with its ETag like every Storefront read (Vary: Authorization keeps it the key's own in any shared cache)
+    storefrontGetKey: async ({ caller, request }) => {
+      const key = await describeKey(sql, caller);
+      if (!key) throw problems.studioGone();
+      return cacheable(request, key);
+    },
+  }) satisfies HandlersFor<'storefrontGetConfig' | 'storefrontGetKey'>;
