@@ -253,6 +253,17 @@ export class StorefrontCache {
   }
 
   /**
+   * Refreshes a stale entry (`stale`) unless a refresh of it runs already. The one that starts is `fill`'s; the others
+   * return at once, holding nothing: under a flood of stale hits (a pipelined one, when the event loop turns slowly)
+   * a frame waiting on the refresh per hit kept each hit's request and context alive until the refresh ended, over
+   * 100,000 of them (docs/design/serving.md, "Known limits").
+   */
+  refresh(studioId: string, key: string, load: () => Loader): Promise<HeldAnswer> | null {
+    const id = `${studioId}\n${key}`;
+    return this.cache.filling(id) ? null : this.fill(studioId, key, null, null, load());
+  }
+
+  /**
    * Single flight: concurrent misses of one entry share one upstream call (`load`),
    * and each gets its own response from the shared answer. An entry being refreshed
    * is revalidated: unchanged data comes back as a 304, with nothing to compress again.

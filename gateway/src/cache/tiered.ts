@@ -142,6 +142,11 @@ export class TieredCache<V> {
     this.fill(key, origin).catch(() => {}); // the stale value stays until its window ends
   }
 
+  /** Whether a fill of `key` is running (`fill`, `refresh`). */
+  filling(key: string): boolean {
+    return this.flights.has(key);
+  }
+
   /** Single flight: concurrent callers of one key share one shared-tier read and at most one origin call. */
   fill(key: string, origin: Origin<V>): Promise<V> {
     let flight = this.flights.get(key);

@@ -1,6 +1,6 @@
 import { JSON_TYPE, log, operationsOf, traceparentOf } from '@studio/shared';
 import type { Answer } from '../answer';
-import { StorefrontCache } from '../cache/storefront';
+import { type Loader, StorefrontCache } from '../cache/storefront';
 import { forward } from '../forward/proxy';
 import {
   answered,
@@ -40,27 +40,31 @@ export function cacheStep(p: SurfaceProfile, cache: StorefrontCache, count?: Ups
     const acceptEncoding = c.req.headers.get('accept-encoding');
     const hit = cache.lookup(studioId, key, conditional, acceptEncoding, headers);
     if (hit) return hit;
-    // the client's own validators stay here: upstream is asked for the full answer, or to confirm the kept one
-    const caller = signedCallerOf(c);
-    // one upstream call serves every waiter of a fill: it is counted once, here, failed or not waited on (a refresh)
-    const load = (etag: string | null) =>
-      forward(
-        askFor(c.req.url, etag),
-        { pathAndQuery: c.pathAndQuery, caller, traceparent: traceparentOf(c.trace) },
-        p.forward,
-      ).catch((err) => {
-        countUpstreamError(p, err, count);
-        throw err;
-      });
     const stale = cache.stale(studioId, key, conditional, acceptEncoding, headers);
     if (stale) {
       cache
-        .fill(studioId, key, null, null, load)
-        .catch((err) => log('warn', 'storefront cache refresh failed', { error: String(err) }));
+        .refresh(studioId, key, () => loader(c))
+        ?.catch((err) => log('warn', 'storefront cache refresh failed', { error: String(err) }));
       return stale;
     }
     return cache
-      .fill(studioId, key, conditional, acceptEncoding, load, headers, (a) => answered(c, a))
+      .fill(studioId, key, conditional, acceptEncoding, loader(c), headers, (a) => answered(c, a))
       .catch((err) => setHeaders(upstreamFailure(p, c, err), headers));
   };
+
+  /**
+   * The upstream call of a fill, made of what it needs of the request, not the request: a refresh may outlive its
+   * answer by seconds, and nothing of the request that started it need wait with it.
+   */
+  function loader(c: Ctx): Loader {
+    const url = c.req.url;
+    // the client's own validators stay here: upstream is asked for the full answer, or to confirm the kept one
+    const call = { pathAndQuery: c.pathAndQuery, caller: signedCallerOf(c), traceparent: traceparentOf(c.trace) };
+    // one upstream call serves every waiter of a fill: it is counted once, here, failed or not waited on (a refresh)
+    return (etag) =>
+      forward(askFor(url, etag), call, p.forward).catch((err) => {
+        countUpstreamError(p, err, count);
+        throw err;
+      });
+  }
 }

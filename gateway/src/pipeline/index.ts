@@ -100,8 +100,24 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
     return afterKey(c, found);
   }
 
-  /** Bun.serve's `fetch`: the steps hold their answer's parts, and one Response is made of them here, at the end. */
-  return (req: Request, server: Server): Response | Promise<Response> => responseOf(answer(newCtx(req, server, begin)));
+  /**
+   * Bun.serve's `fetch`: the steps hold their answer's parts, and one Response is made of them here, at the end. A
+   * request that comes when this turn of the event loop has already answered for LONG_TURN_MS is answered on the
+   * next turn (`longTurn`).
+   */
+  return (req: Request, server: Server): Response | Promise<Response> => {
+    const c = newCtx(req, server, begin);
+    if (!longTurn(c.started)) return responseOf(answer(c));
+    return new Promise((resolve, reject) =>
+      setImmediate(() => {
+        try {
+          resolve(responseOf(answer(c)));
+        } catch (err) {
+          reject(err); // Bun.serve's `error` answers it, as it would have
+        }
+      }),
+    );
+  };
 }
 
 /** What the record step counts and writes to, from the surface's deps. */
@@ -114,4 +130,31 @@ const recordDepsOf = (deps: PipelineDeps, trusted: ReadonlySet<string>): RecordD
 });
 
 const responseOf = (a: Answer | Promise<Answer>) => (a instanceof Promise ? a.then(asResponse) : asResponse(a));
+
+/**
+ * How long one turn of the event loop answers requests before the rest wait for the next turn. Bun.serve hands our
+ * `fetch` every request it read from a ready connection, one after the other, in the same turn: 50 connections
+ * pipelining cached reads (single-node mode, every answer made at once) held turns of seconds, in which no timer
+ * ran, `/healthz` on the operations port timed out and the activity log's flush could not reach Postgres, so 200,000
+ * entries waited in memory as objects (the gateway grew by 340-390 MiB; `gateway/test/flood-process.test.ts`). A
+ * request answered on the next turn is answered later but unchanged; Bun.serve closes a connection that pipelines
+ * another request behind it (docs/design/serving.md, "Known limits"), as it does behind any answer not made at once.
+ * Without pipelining a turn answers at most one request a connection, far below this.
+ */
+export const LONG_TURN_MS = 50;
+/** When this turn's first request came (`performance.now()`); -1 until one does. */
+let turnStarted = -1;
+const endTurn = () => {
+  turnStarted = -1;
+};
+
+/** Whether this turn of the event loop has been answering requests for over LONG_TURN_MS (`now`: this request's arrival). */
+function longTurn(now: number): boolean {
+  if (turnStarted < 0) {
+    turnStarted = now;
+    setImmediate(endTurn); // the next turn starts afresh
+    return false;
+  }
+  return now - turnStarted > LONG_TURN_MS;
+}
 export type SurfaceHandler = ReturnType<typeof createSurface>;

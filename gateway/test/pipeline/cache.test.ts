@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { asResponse, HeldAnswer } from '../../src/answer';
-import { acceptedCodings } from '../../src/cache/storefront';
+import { acceptedCodings, StorefrontCache } from '../../src/cache/storefront';
 import { Pool } from '../../src/forward/http1';
 import { cacheStep } from '../../src/pipeline/cache';
 import { routeStep } from '../../src/pipeline/route';
@@ -77,6 +77,26 @@ describe('cache step', () => {
     const { p, cached, ctx } = setup();
     p.cache.enabled = false;
     expect(cached(ctx('/v1/instructors'), {})).toBeNull();
+  });
+
+  test('stale reads while a refresh runs are answered at once and start nothing: one fill, one upstream call', async () => {
+    const { p, ctx } = setup();
+    const cache = new StorefrontCache({ ttlMs: 1 });
+    cache.enabled = true;
+    const cached = cacheStep(p.storefront, cache);
+    await cached(ctx('/v1/instructors'), {});
+    await Bun.sleep(5); // past its lifetime, within the grace period
+    const fill = cache.fill.bind(cache);
+    let fills = 0;
+    cache.fill = (...args) => (fills++, fill(...args));
+    const before = calls;
+    // each answered from the stale entry: a fill per read would keep each read's request until the refresh ends
+    const stale = Array.from({ length: 50 }, (_, i) => cached(ctx('/v1/instructors'), { 'x-request-id': `req_${i}` }));
+    for (const a of stale) expect(a).toBeInstanceOf(HeldAnswer);
+    expect(fills).toBe(1);
+    await Bun.sleep(50);
+    expect(calls).toBe(before + 1);
+    expect(cached(ctx('/v1/instructors'), {})).toBeInstanceOf(HeldAnswer); // fresh again
   });
 
   test("an upstream failure becomes this surface's problem answer, with the request's headers", async () => {
