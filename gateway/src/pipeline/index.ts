@@ -100,11 +100,15 @@ export function createSurface(p: SurfaceProfile, deps: PipelineDeps) {
     return afterKey(c, found);
   }
 
-  /**
-   * Bun.serve's `fetch`: the steps hold their answer's parts, and one Response is made of them here, at the end. A
-   * request that comes when this turn of the event loop has already answered for LONG_TURN_MS is answered on the
-   * next turn (`longTurn`).
-   */
+  return fetchOf(answer, begin);
+}
+
+/**
+ * Bun.serve's `fetch`: the steps hold their answer's parts, and one Response is made of them here, at the end. A
+ * request that comes when this turn of the event loop has already answered for LONG_TURN_MS is answered on the
+ * next turn (`longTurn`).
+ */
+function fetchOf(answer: (c: Ctx) => Answer | Promise<Answer>, begin: Parameters<typeof newCtx>[2]) {
   return (req: Request, server: Server): Response | Promise<Response> => {
     const c = newCtx(req, server, begin);
     if (!longTurn(c.started)) return responseOf(answer(c));
