@@ -1,8 +1,9 @@
 /**
  * Following the change feed (docs/design/events.md): every event after `after`, in the feed's order, then new ones as
- * they come, polling with backoff while there are none. Store the id of each event you handled; a follower started
+ * they come, polling with backoff while there are none (and through an outage). Store the id of each event you handled; a follower started
  * again with `after` that id resumes there, missing and repeating nothing.
  */
+import { StudioApiError } from './errors.js';
 import type { StudioEvent } from './webhooks.js';
 
 export interface FollowOptions {
@@ -35,6 +36,9 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+const transient = (err: unknown) =>
+  err instanceof StudioApiError && (err.status === undefined || err.status === 429 || err.status >= 500);
+
 export async function* follow(list: ListEvents, o: FollowOptions = {}): AsyncGenerator<StudioEvent> {
   const first = o.interval ?? 1000;
   const max = o.maxInterval ?? 30_000;
@@ -52,7 +56,12 @@ export async function* follow(list: ListEvents, o: FollowOptions = {}): AsyncGen
       );
     } catch (err) {
       if (o.signal?.aborted) return;
-      throw err;
+      // an outage outlasting the call's own retries: wait and ask again, as when the feed is quiet; a refusal
+      // (a revoked key, an `after` retention deleted) is the caller's to handle
+      if (!transient(err)) throw err;
+      await pause(wait, o.signal);
+      wait = Math.min(wait * 2, max);
+      continue;
     }
     for (const event of page.data) {
       yield event;

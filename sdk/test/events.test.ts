@@ -89,3 +89,23 @@ test('events.follow hands over every event in order, and a follower started agai
   const names = handled.map((e) => (e.type === 'instructor.created' ? e.data.object.name : e.type));
   expect(names.slice(-3)).toEqual(['Later 0', 'Later 1', 'Later 2']);
 });
+
+test('events.follow waits out an outage longer than its calls retry, and a refusal ends it', async () => {
+  const { id: studioId } = await s.studio();
+  const key = (await s.key(studioId, 'secret', SCOPES)).key as `svc_sk_${string}`;
+  await new Studio({ apiKey: key, baseUrl: s.managementUrl }).instructors.create({ name: 'After the outage' });
+  let down = 3;
+  const flaky = (url: string, init: RequestInit) =>
+    down-- > 0 ? Promise.reject(new TypeError('connection refused')) : fetch(url, init);
+  const studio = new Studio({ apiKey: key, baseUrl: s.managementUrl, fetch: flaky, maxRetries: 0 });
+  for await (const event of studio.events.follow({ interval: 20 })) {
+    expect(event.type).toBe('instructor.created');
+    break;
+  }
+  expect(down).toBeLessThan(0);
+  const revoked = new Studio({ apiKey: `svc_sk_${'y'.repeat(32)}`, baseUrl: s.managementUrl });
+  const err = await (async () => {
+    for await (const _ of revoked.events.follow({ interval: 20 })) return null;
+  })().catch((e) => e);
+  expect(err?.code).toBe('api_key_invalid');
+});

@@ -89,15 +89,18 @@ export async function startProxy(upstream: string) {
 /** A `fetch` that records each attempt's status (or its failure) before the SDK sees it. */
 export function countingFetch() {
   const attempts: (number | 'error')[] = [];
+  /** Each answer's `Retry-After`, or null. */
+  const retryAfter: (string | null)[] = [];
   const f = async (url: string, init: RequestInit) => {
     try {
       const res = await fetch(url, init);
       attempts.push(res.status);
+      retryAfter.push(res.headers.get('retry-after'));
       return res;
     } catch (err) {
       attempts.push('error');
       throw err;
     }
   };
-  return { fetch: f, attempts };
+  return { fetch: f, attempts, retryAfter };
 }
