@@ -13,6 +13,7 @@ import { SCOPES } from '@studio/shared';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../../test/browser';
 import { type Stack, startStack } from '../../test/harness';
+import { needs } from '../../test/needs';
 import pkg from '../package.json';
 
 const SDK = join(import.meta.dir, '..');
@@ -92,7 +93,7 @@ test('the packed module imports and runs under Node 20', async () => {
   expect(JSON.parse(r.out)).toEqual({ same: true, n: 1, notFound: true, code: 'not_found' });
 }, 30_000);
 
-test.skipIf(!Bun.which('deno'))(
+needs('deno').test(
   'the packed module imports and runs under Deno',
   async () => {
     await Bun.write(
