@@ -19,6 +19,9 @@ export function documentAjv(surface: Surface) {
   const rewrite = (v: unknown) => JSON.parse(JSON.stringify(v).replaceAll('"#/components/schemas/', `"${id}#/$defs/`));
   const ajv = new Ajv2020({ strict: true, allErrors: true });
   addFormats(ajv);
+  // OpenAPI's `discriminator` (the events' union) is a hint for generators; `oneOf` alone decides (ajv's own
+  // discriminator option refuses a `mapping`)
+  ajv.addKeyword({ keyword: 'discriminator' });
   ajv.addSchema({ $id: id, $defs: rewrite(doc.components.schemas) });
   /** A response object, following a `$ref` into components.responses. */
   const response = (r: Json): Json => (r.$ref ? doc.components.responses[r.$ref.split('/').pop()] : r);

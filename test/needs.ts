@@ -8,13 +8,14 @@ import { relative } from 'node:path';
 import { throwawayPostgresBinaries } from '../scripts/lib/throwaway-pg';
 import type { Mode } from './harness';
 
-export type Need = 'redis' | 'redis-server' | 'pg-binaries';
+export type Need = 'redis' | 'redis-server' | 'pg-binaries' | 'deno';
 
 /** What each need is, as the summary says it is missing. */
 const MISSING: Record<Need, string> = {
   redis: 'no Redis server',
   'redis-server': 'no redis-server binary',
   'pg-binaries': 'no initdb and pg_ctl',
+  deno: 'no deno (npm i -g deno)',
 };
 
 /**
@@ -29,6 +30,8 @@ export function has(need: Need): boolean {
       return Bun.which('redis-server') !== null && Bun.which('redis-cli') !== null;
     case 'pg-binaries':
       return throwawayPostgresBinaries() !== null;
+    case 'deno':
+      return Bun.which('deno') !== null;
   }
 }
 

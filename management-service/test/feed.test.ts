@@ -39,7 +39,11 @@ const EXAMPLE_OF: Record<EventResource, object> = {
   coupon: EXAMPLES.Coupon,
   program: EXAMPLES.Program,
 };
-const ev = (type: EventType, id?: string) => event(type, { ...EXAMPLE_OF[resourceOf(type)], ...(id ? { id } : {}) });
+// an update or a reschedule carries previousAttributes, as the write runner records it (the documents require it)
+const ev = (type: EventType, id?: string) => ({
+  ...event(type, { ...EXAMPLE_OF[resourceOf(type)], ...(id ? { id } : {}) }),
+  ...(/\.(updated|rescheduled)$/.test(type) ? { previousAttributes: { createdAt: EXAMPLES.Class.createdAt } } : {}),
+});
 
 /** Records events of the given types in one transaction, as the write runner does. */
 async function record(studioId: string, types: EventType[]): Promise<string[]> {

@@ -102,6 +102,21 @@ export const CASES = [
     ],
   },
   {
+    name: 'sdk',
+    measures: "the SDK's cost per call: studio.instructors.list() of the built package, GET /v1/instructors (20 rows)",
+    anchor: 'a bare fetch of the same call with the key and JSON.parse, in turns in the same run',
+    file: 'sdk.ts',
+    targets: [
+      {
+        figure: 'ratio',
+        what: 'time per call over the bare fetch (median of rounds)',
+        op: '<=',
+        value: 1.05,
+        unit: '×',
+      },
+    ],
+  },
+  {
     name: 'limits',
     measures: 'one 10:10 secret key hammered through two gateway replicas sharing one Redis',
     anchor: "the limit's own allowance (burst + rate × seconds)",

@@ -297,6 +297,39 @@ function webhookOperation(name: string, summary: string, description: string, sc
 
 const article = (noun: string) => `${/^[aeiou]/.test(noun) ? 'an' : 'a'} ${noun}`;
 
+/** An event type's component name: `class.created` -> `ClassCreatedEvent`, `webhook.test` -> `WebhookTestEvent`. */
+export const eventSchemaName = (type: string) =>
+  `${type
+    .split(/[._]/)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('')}Event`;
+
+/**
+ * The feed's `Event` as a union discriminated by `type` (`oneOf` + `discriminator`), one component per type, so a
+ * client generator narrows `data.object` by `type` (docs/design/events.md). Each component is the body its
+ * webhook sends.
+ */
+export function eventUnion(doc: SchemaDoc): { event: Json; components: Record<string, Json> } {
+  const components: Record<string, Json> = {};
+  const mapping: Record<string, string> = {};
+  for (const type of EVENT_TYPES) {
+    const name = eventSchemaName(type);
+    components[name] = { ...webhookPayloadSchema(type, doc), examples: [webhookExample(type)] };
+    mapping[type] = `#/components/schemas/${name}`;
+  }
+  components[eventSchemaName(TEST_EVENT_TYPE)] = { ...testPayloadSchema(), examples: [TEST_EXAMPLE] };
+  return {
+    event: {
+      description:
+        'What changed, with the resource as its GET returns it: one schema per `type` (new types may be added within v1: ignore the ones you do not know).',
+      oneOf: Object.values(mapping).map(($ref) => ({ $ref })),
+      discriminator: { propertyName: 'type', mapping },
+      examples: [webhookExample('plan.updated')],
+    },
+    components,
+  };
+}
+
 /** The `webhooks` object: one entry per event type (`class.created`, …) and the test event, in the order of docs/design/events.md. */
 export function webhooksDocument(doc: SchemaDoc): Record<string, Json> {
   const out: Record<string, Json> = {};

@@ -5,7 +5,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { JSON_TYPE } from './http';
-import { WEBHOOK_PARAMETERS, WEBHOOKS_DESCRIPTION, webhooksDocument } from './openapi-webhooks';
+import { eventUnion, WEBHOOK_PARAMETERS, WEBHOOKS_DESCRIPTION, webhooksDocument } from './openapi-webhooks';
 import { ANY_READ, isWrite, type Operation, operationsOf, pathParams, problemsOf, type Surface } from './operations';
 import { PROBLEM_CONTENT_TYPE, PROBLEMS, type ProblemCode } from './problem';
 import * as classes from './schemas/classes';
@@ -433,6 +433,27 @@ export interface OpenApiOptions {
   publicUrl: string;
 }
 
+/** The components the document refers to (`refs`, which grows as they refer to further ones), each by its name. */
+function componentSchemas(refs: Set<string>): Record<string, unknown> {
+  const schemas: Record<string, unknown> = {};
+  // the feed's events, documented as a union discriminated by `type` (each branch the body of that type's webhook)
+  if (refs.has('Event')) {
+    const { event, components } = eventUnion((schema) => toDoc(schema, refs, false));
+    Object.assign(schemas, components, { Event: event });
+  }
+  // components may refer to further components: resolve until nothing new appears
+  for (let pending = [...refs].filter((n) => !(n in schemas)); pending.length; ) {
+    for (const name of pending) {
+      const schema = [...NAMES].find(([, n]) => n === name)![0];
+      const doc = toDoc(schema, refs, true) as Json;
+      const example = exampleOf(name);
+      schemas[name] = example === undefined ? doc : { ...doc, examples: [example] };
+    }
+    pending = [...refs].filter((n) => !(n in schemas));
+  }
+  return schemas;
+}
+
 /** The whole OpenAPI 3.1 document of a surface. */
 export function openApiDocument(surface: Surface, o: OpenApiOptions): Json {
   const meta = SURFACES[surface];
@@ -445,16 +466,7 @@ export function openApiDocument(surface: Surface, o: OpenApiOptions): Json {
   if (surface === 'storefront') for (const path of Object.keys(paths)) paths[path]!.options = preflightDoc(path);
   // Management's changes are also pushed: one entry per event type (OpenAPI 3.1 `webhooks`), its resources $refs like the operations'
   const webhooks = surface === 'management' ? webhooksDocument((schema) => toDoc(schema, refs, false)) : null;
-  const schemas: Record<string, unknown> = {};
-  // components may refer to further components: resolve until nothing new appears
-  for (let pending = [...refs]; pending.length; pending = [...refs].filter((n) => !(n in schemas))) {
-    for (const name of pending) {
-      const schema = [...NAMES].find(([, n]) => n === name)![0];
-      const doc = toDoc(schema, refs, true) as Json;
-      const example = exampleOf(name);
-      schemas[name] = example === undefined ? doc : { ...doc, examples: [example] };
-    }
-  }
+  const schemas = componentSchemas(refs);
   const [schemeName, schemeText, bearerFormat] = meta.scheme;
   return {
     openapi: '3.1.0',
