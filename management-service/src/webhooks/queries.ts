@@ -15,7 +15,12 @@
 import { newId } from '@studio/shared';
 import type { Db, Sql } from '@studio/shared/io';
 import type { DeliveryRow } from '@studio/shared/webhooks';
-import { DISABLE_AFTER_FAILING_MS, disableEndpointIn, type EndpointRow } from '@studio/shared/webhooks';
+import {
+  DISABLE_AFTER_FAILING_MS,
+  disableEndpointIn,
+  type EndpointRow,
+  tenantPendingCount,
+} from '@studio/shared/webhooks';
 import type postgres from 'postgres';
 import type { AttemptResult } from './send';
 
@@ -65,14 +70,29 @@ function byEvent(rows: ExpandedRow[]) {
   return events;
 }
 
-/** Each studio's pending deliveries, counted up to `budget` (an index-only read of at most that many entries). */
-async function pendingOf(tx: Db, studioIds: string[], budget: number): Promise<Map<string, number>> {
-  if (!studioIds.length) return new Map();
-  const rows = await tx<{ studioId: string; pending: number }[]>`
-    select s.studio_id, (select count(*) from (select 1 from webhook_deliveries d
-      where d.studio_id = s.studio_id and d.status = 'pending' limit ${budget}) x)::int as pending
-    from unnest(${studioIds}::text[]) as s (studio_id)`;
-  return new Map(rows.map((r) => [r.studioId, r.pending]));
+/**
+ * Each studio's tenant (a studio and its sandboxes are one: `coalesce(live_studio_id, id)`, by the primary key) and
+ * each of those tenants' pending deliveries, its studios' together, counted up to `budget` (`tenantPendingCount`: an
+ * index-only read of at most that many entries, whatever the backlog). `pending` is keyed by tenant.
+ */
+async function pendingOf(tx: Db, studioIds: string[], budget: number) {
+  const tenantOf = new Map<string, string>();
+  const pending = new Map<string, number>();
+  if (!studioIds.length) return { tenantOf, pending };
+  const rows = await tx<{ studioId: string; tenantId: string; pending: number }[]>`
+    with s as (
+      select u.studio_id, coalesce(st.live_studio_id, st.id) as tenant_id
+      from unnest(${studioIds}::text[]) as u (studio_id) join studios st on st.id = u.studio_id
+    ), t as (
+      select t.tenant_id, ${tenantPendingCount(tx, tx`t.tenant_id`, budget)} as pending
+      from (select distinct tenant_id from s) t
+    )
+    select s.studio_id, s.tenant_id, t.pending from s join t using (tenant_id)`;
+  for (const r of rows) {
+    tenantOf.set(r.studioId, r.tenantId);
+    pending.set(r.tenantId, r.pending);
+  }
+  return { tenantOf, pending };
 }
 
 async function insertDeliveries(tx: Db, rows: ExpandedRow[]) {
@@ -90,13 +110,13 @@ async function insertDeliveries(tx: Db, rows: ExpandedRow[]) {
 
 /**
  * What one fan-out transaction does with `events`: the deliveries it makes (up to `FAN_OUT_DELIVERIES`, whole events),
- * the studios it defers (at their budget: from that event on), and how many events it passes (expanded, deferred, or
- * of a studio already deferred, or with no endpoint).
+ * the studios it defers (their tenant at its budget: from that event on), and how many events it passes (expanded,
+ * deferred, or of a studio already deferred, or with no endpoint). `pending` is by tenant (`pendingOf`).
  */
 function batchOf(
   events: ReturnType<typeof byEvent>,
   deferred: Set<string>,
-  pending: Map<string, number>,
+  { tenantOf, pending }: Awaited<ReturnType<typeof pendingOf>>,
   budget: number,
 ) {
   const take: ExpandedRow[] = [];
@@ -107,14 +127,15 @@ function batchOf(
     if (n && take.length && take.length + n > FAN_OUT_DELIVERIES) break;
     passed++;
     if (!n || deferred.has(event.studioId)) continue;
-    const before = pending.get(event.studioId) ?? 0;
+    const tenant = tenantOf.get(event.studioId) ?? event.studioId;
+    const before = pending.get(tenant) ?? 0;
     if (before >= budget) {
       // from this event on, the studio's events wait for catchUpDeferred (just before it: seq is unique)
       deferred.add(event.studioId);
       defer.push({ studioId: event.studioId, afterXid: event.xid, afterSeq: String(BigInt(event.seq) - 1n) });
       continue;
     }
-    pending.set(event.studioId, before + n);
+    pending.set(tenant, before + n);
     take.push(...event.deliveries);
   }
   return { take, defer, passed };
@@ -124,8 +145,8 @@ function batchOf(
  * Expands one batch of events past the cursor into deliveries. Returns how many events it moved the cursor over (0
  * when there is nothing to do, or when another dispatcher holds the cursor: that one sees the same events).
  *
- * Fair by construction: a batch stops at `FAN_OUT_DELIVERIES`, and a studio at its pending `budget`
- * (WEBHOOK_PENDING_BUDGET) is deferred
+ * Fair by construction: a batch stops at `FAN_OUT_DELIVERIES`, and a studio whose tenant (it and its sandboxes, or its
+ * live studio and that one's sandboxes) is at its pending `budget` (WEBHOOK_PENDING_BUDGET) is deferred
  * (its events skipped, from where they begin, for `catchUpDeferred`), so the events of a studio behind another's burst
  * wait for a few short transactions, not for the burst.
  */
@@ -177,7 +198,7 @@ export async function fanOutBatch(sql: Sql, budget: number): Promise<number> {
 }
 
 /**
- * Expands the deferred events of studios whose backlog is below the budget again, oldest deferral first, up to
+ * Expands the deferred events of studios whose tenant's backlog is below the budget again, oldest deferral first, up to
  * `FAN_OUT_DELIVERIES` in one transaction and up to the cursor (beyond it the fan-out takes them, once the studio's
  * row is gone). A studio caught up loses its row, under the cursor's lock, so no event of it is skipped in between.
  * Returns how many events it expanded and studios it let go (0: nothing to do, or another dispatcher is fanning out).
@@ -191,7 +212,7 @@ export async function catchUpDeferred(sql: Sql, budget: number): Promise<number>
     if (!cursor) return 0;
     const rows = await tx<{ studioId: string; afterXid: string; afterSeq: string }[]>`
       select studio_id, after_xid::text, after_seq from webhook_fanout_deferred order by deferred_at, studio_id`;
-    const pending = await pendingOf(
+    const { tenantOf, pending } = await pendingOf(
       tx,
       rows.map((r) => r.studioId),
       budget,
@@ -200,7 +221,8 @@ export async function catchUpDeferred(sql: Sql, budget: number): Promise<number>
     let expandedEvents = 0;
     let caughtUp = 0;
     for (const row of rows) {
-      let count = pending.get(row.studioId) ?? 0;
+      const tenant = tenantOf.get(row.studioId) ?? row.studioId;
+      let count = pending.get(tenant) ?? 0;
       if (count >= budget) continue;
       if (made >= FAN_OUT_DELIVERIES) break;
       const events = byEvent(
@@ -222,6 +244,7 @@ export async function catchUpDeferred(sql: Sql, budget: number): Promise<number>
         count += n;
         take.push(...event.deliveries);
       }
+      pending.set(tenant, count); // the tenant's next deferred studio counts these too
       await insertDeliveries(tx, take);
       made += take.length;
       expandedEvents += passed;
@@ -453,7 +476,7 @@ export async function recordSuccesses(
 }
 
 /**
- * The gauges: pending deliveries, the studios whose fan-out is deferred (past their pending budget), and how long the
+ * The gauges: pending deliveries, the studios whose fan-out is deferred (their tenant past its pending budget), and how long the
  * oldest undelivered change has waited (a pending delivery, an event the fan-out has not reached yet, or a deferred one).
  */
 export async function pendingStats(
