@@ -77,7 +77,7 @@ export const ConfigSchema = T.Object({
   }),
   /** Attempts in flight to one endpoint at once, per dispatcher. */
   WEBHOOK_ENDPOINT_CONCURRENCY: T.Integer({ minimum: 1, maximum: 1000, default: 16 }),
-  /** A studio's pending webhook deliveries past which its new events wait (deferred, never dropped) for its backlog to drain. */
+  /** A tenant's pending webhook deliveries (a studio's and its sandboxes' together) past which its new events wait (deferred, never dropped) for that backlog to drain. */
   WEBHOOK_PENDING_BUDGET: T.Integer({ minimum: 1, maximum: 10_000_000, default: 10_000 }),
   /** Allows http:// and private or reserved addresses as webhook endpoints: local development and tests only. */
   WEBHOOK_ALLOW_PRIVATE_URLS: T.Boolean({ default: false }),

@@ -3,13 +3,18 @@
  * - an endpoint that hangs does not hold its studio's other endpoints' deliveries (three hanging receivers held a
  *   healthy one's for up to 10 s: they filled the studio's 48 slots);
  * - a studio past its pending budget has its later events deferred, never dropped: each delivered exactly once when
- *   its backlog drains, while another studio's deliveries go at once; the gauge and the backlog read say so.
+ *   its backlog drains, while another studio's deliveries go at once; the gauge and the backlog read say so;
+ * - a studio and its sandboxes are one tenant (issue 57): claims take turns by tenant (a live studio with three
+ *   sandboxes takes one turn, not four: claimDue directly, deterministic), the pending budget counts the tenant (a
+ *   sandbox's backlog and its live studio's together defer a new event of either, not another studio's), and hanging
+ *   endpoints of a studio and its sandboxes hold at most the tenant's share of the slots.
  */
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test';
 import { createEndpoint, deleteEndpoint, studioBacklog, webhookContext } from '@studio/control';
+import { createSandbox } from '@studio/management-service/sandboxes';
 import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks';
 import { newId } from '@studio/shared';
-import { pendingStats } from '../../management-service/src/webhooks/queries';
+import { catchUpDeferred, claimDue, fanOutBatch, pendingStats } from '../../management-service/src/webhooks/queries';
 import { freshDatabase, recordEvent, startReceiver, type TestDatabase, until } from './helpers';
 
 let s: TestDatabase;
@@ -108,9 +113,18 @@ test('a studio past its pending budget waits, deferred; another studio does not;
   const stats = await pendingStats(s.sql);
   expect(stats.deferredStudios).toBe(1);
   expect(stats.oldestSeconds).toBeGreaterThan(0);
-  expect(await studioBacklog(s.sql, a, budget)).toMatchObject({ pending: budget, atBudget: true });
+  expect(await studioBacklog(s.sql, a, budget)).toMatchObject({
+    pending: budget,
+    tenantPending: budget,
+    atBudget: true,
+  });
   expect((await studioBacklog(s.sql, a, budget)).deferredSince).toBeInstanceOf(Date);
-  expect(await studioBacklog(s.sql, b, budget)).toEqual({ pending: 0, atBudget: false, deferredSince: null });
+  expect(await studioBacklog(s.sql, b, budget)).toEqual({
+    pending: 0,
+    tenantPending: 0,
+    atBudget: false,
+    deferredSince: null,
+  });
 
   // B is not held back, and A's events recorded meanwhile wait behind A's deferred ones
   const bEvent = await recordEvent(s.sql, b);
@@ -148,3 +162,133 @@ test('a studio past its pending budget waits, deferred; another studio does not;
   await until(() => arrivals.filter((x) => x.endsWith(next)).length === 4, 5_000, "A's next event");
   expect((await pendingStats(s.sql)).deferredStudios).toBe(0);
 }, 60_000);
+
+/** A live studio and `n` sandboxes of it: [live, ...sandboxes]. */
+async function tenant(n: number): Promise<string[]> {
+  const { id } = await s.studio();
+  const sandboxes = [];
+  for (let i = 0; i < n; i++) sandboxes.push((await createSandbox(s.sql, id, `sb-${i}`)).id);
+  return [id, ...sandboxes];
+}
+/** `n` deliveries to the endpoint, due since `agoSeconds` (the oldest first), as the fan-out makes them. */
+async function backlog(studioId: string, endpointId: string, n: number, agoSeconds: number) {
+  const rows = Array.from({ length: n }, (_, i) => ({
+    studio_id: studioId,
+    id: newId('webhookDelivery'),
+    endpoint_id: endpointId,
+    event_id: newId('event'),
+    event_type: 'instructor.updated',
+    next_attempt_at: new Date(Date.now() - (agoSeconds - i) * 1000),
+  }));
+  await s.sql`insert into webhook_deliveries ${s.sql(rows)}`;
+}
+const pendingOf = async (studioId: string) =>
+  (
+    await s.sql<{ n: number }[]>`
+      select count(*)::int as n from webhook_deliveries where studio_id = ${studioId} and status = 'pending'`
+  )[0]!.n;
+const deferredOf = async (studioIds: string[]) =>
+  (
+    await s.sql<
+      { studioId: string }[]
+    >`select studio_id from webhook_fanout_deferred where studio_id in ${s.sql(studioIds)}`
+  )
+    .map((r) => r.studioId)
+    .toSorted();
+
+test("a live studio with three sandboxes takes one turn per round: another studio's deliveries are claimed at the rate of that tenant as a whole", async () => {
+  const a = await tenant(3);
+  const [b] = await tenant(0);
+  const url = 'http://127.0.0.1:9/hooks';
+  // A's deliveries are older than B's: by studio, A's four studios' firsts went before B's first
+  for (const studio of a) await backlog(studio, (await endpoint(studio, url)).id, 20, 600);
+  await backlog(b!, (await endpoint(b!, url)).id, 20, 60);
+
+  const claim = (limit: number, busyTenants: string[] = []) =>
+    claimDue(s.sql, { limit, perEndpoint: 16, busy: [], busyTenants, lease: crypto.randomUUID(), leaseMs: 60_000 });
+  const tenantOf = (studioId: string) => (a.includes(studioId) ? a[0] : studioId);
+
+  // two slots: a tenant's first before any tenant's second (A's oldest first)
+  const two = await claim(2);
+  expect(two.map((c) => c.tenantId)).toEqual([a[0]!, b!]);
+  expect(two.map((c) => tenantOf(c.studioId))).toEqual([a[0]!, b!]);
+
+  // eight slots, three times: half each, and within A its four studios' endpoints in turns
+  for (let round = 0; round < 3; round++) {
+    const claimed = await claim(8);
+    expect(claimed.filter((c) => c.tenantId === b).length).toBe(4);
+    expect(claimed.filter((c) => c.tenantId === a[0]).length).toBe(4);
+    expect(new Set(claimed.filter((c) => c.tenantId === a[0]).map((c) => c.studioId)).size).toBe(4);
+    for (const c of claimed) expect(c.tenantId).toBe(tenantOf(c.studioId)!);
+  }
+
+  // a tenant at its in-flight bound is left out whole: none of its sandboxes' deliveries either
+  const others = await claim(8, [a[0]!]);
+  expect(others.length).toBeGreaterThan(0);
+  expect(others.every((c) => c.studioId === b)).toBe(true);
+});
+
+test("the pending budget counts a studio and its sandboxes together: at it, a new event of either is deferred, another studio's is not, until the tenant's backlog is below it", async () => {
+  const budget = 12;
+  const [live, sandbox] = await tenant(1);
+  const [b] = await tenant(0);
+  const r = receiver();
+  for (const studio of [live!, sandbox!, b!]) await endpoint(studio, r.url);
+  const fanOut = (want: () => Promise<boolean>, what: string) =>
+    until(async () => (await fanOutBatch(s.sql, budget), await catchUpDeferred(s.sql, budget), want()), 5_000, what);
+
+  // six pending for the sandbox and six for its live studio: each studio below the budget, the tenant at it
+  const first = [];
+  for (let i = 0; i < 6; i++) first.push(await recordEvent(s.sql, sandbox!), await recordEvent(s.sql, live!));
+  await fanOut(async () => (await pendingOf(live!)) === 6 && (await pendingOf(sandbox!)) === 6, 'the first deliveries');
+  expect(await deferredOf([live!, sandbox!, b!])).toEqual([]);
+
+  const later = [await recordEvent(s.sql, live!), await recordEvent(s.sql, sandbox!), await recordEvent(s.sql, b!)];
+  await fanOut(async () => (await pendingOf(b!)) === 1, "B's delivery");
+  expect(await deferredOf([live!, sandbox!, b!])).toEqual([live!, sandbox!].toSorted());
+  expect(await pendingOf(live!)).toBe(6);
+  expect(await pendingOf(sandbox!)).toBe(6);
+  expect((await pendingStats(s.sql)).deferredStudios).toBe(2);
+  // what the dashboard reads: each studio's own backlog, and the tenant's, at the budget
+  expect(await studioBacklog(s.sql, sandbox!, budget)).toMatchObject({ pending: 6, tenantPending: 12, atBudget: true });
+  expect((await studioBacklog(s.sql, sandbox!, budget)).deferredSince).toBeInstanceOf(Date);
+  expect(await studioBacklog(s.sql, live!, budget)).toMatchObject({ pending: 6, tenantPending: 12, atBudget: true });
+  expect(await studioBacklog(s.sql, b!, budget)).toEqual({
+    pending: 1,
+    tenantPending: 1,
+    atBudget: false,
+    deferredSince: null,
+  });
+
+  // each studio's own backlog is below the budget, the tenant's is not: nothing is let go
+  expect(await catchUpDeferred(s.sql, budget)).toBe(0);
+  expect(await deferredOf([live!, sandbox!])).toHaveLength(2);
+
+  // the receiver drains the backlog (a real dispatcher, over HTTP): the deferred events follow, each exactly once
+  dispatcher({ config: { ...s.config, WEBHOOK_PENDING_BUDGET: budget }, pollMs: 100 });
+  const every = [...first, ...later];
+  await until(() => every.every((id) => r.of(id).length === 1), 10_000, 'every delivery');
+  await until(async () => (await deferredOf([live!, sandbox!])).length === 0, 5_000, 'the tenant caught up');
+  await Bun.sleep(300);
+  expect(r.received.length).toBe(every.length);
+});
+
+test("hanging endpoints of a studio and its sandboxes hold at most the tenant's share of the slots: another studio's deliveries arrive within 1 s", async () => {
+  const a = await tenant(3);
+  const [b] = await tenant(0);
+  const hanging = receiver([], 'hang');
+  const healthy = receiver();
+  for (const studio of a) await endpoint(studio, `${hanging.url}/${studio}`);
+  await endpoint(b!, healthy.url);
+  dispatcher();
+  for (const studio of a) for (let i = 0; i < 20; i++) await recordEvent(s.sql, studio);
+  // each of A's four studios' one endpoint could take its 16 slots: by studio, together the 64 of the process
+  await until(() => hanging.received.length >= 32, 5_000, "A's attempts");
+  const ids: string[] = [];
+  for (let i = 0; i < 10; i++) ids.push(await recordEvent(s.sql, b!));
+  const recordedAt = Date.now();
+  await until(() => ids.every((id) => healthy.of(id).length === 1), 5_000, "B's deliveries");
+  expect(Math.max(...healthy.received.map((x) => x.at)) - recordedAt).toBeLessThan(1_000);
+  // in flight to A's hanging endpoints: at most half of the 64 slots, and one more for an endpoint with none in flight
+  expect(hanging.received.length).toBeLessThanOrEqual(33);
+}, 30_000);

@@ -34,13 +34,19 @@ export const deliveryJson = (d: DeliveryRow, attempts: AttemptRow[] = []) => ({
 export type DeliveryJson = ReturnType<typeof deliveryJson>;
 
 /**
- * A studio's webhook backlog, as its dashboard shows it: pending deliveries (counted up to `budget`,
- * WEBHOOK_PENDING_BUDGET: `atBudget` when it is reached) and, while its new events wait for the backlog to drain
- * (the fan-out deferred them), since when.
+ * A studio's webhook backlog, as its dashboard shows it: its own pending deliveries (`pending`) and its tenant's
+ * (`tenantPending`: with its live studio and their sandboxes, what the budget counts; the same as `pending` for a
+ * studio without sandboxes), each counted up to `budget` (WEBHOOK_PENDING_BUDGET: `atBudget` when the tenant's reaches
+ * it) and, while its new events wait for that backlog to drain (the fan-out deferred them), since when.
  */
 export async function studioBacklog(sql: Db, studioId: string, budget: number) {
   const row = await q.studioBacklogRow(sql, studioId, budget);
-  return { pending: row.pending, atBudget: row.pending >= budget, deferredSince: row.deferredSince };
+  return {
+    pending: row.pending,
+    tenantPending: row.tenantPending,
+    atBudget: row.tenantPending >= budget,
+    deferredSince: row.deferredSince,
+  };
 }
 
 /**

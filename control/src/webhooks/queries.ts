@@ -1,7 +1,7 @@
 /** The SQL of webhook administration (`endpoints.ts` and `deliveries.ts` hold the rules); `studio_id` first in each. */
 import type { Db, Sql, Tx } from '@studio/shared/io';
 import type { AttemptRow, DeliveryRow } from '@studio/shared/webhooks';
-import { type EndpointRow, EVENTS_CHANNEL } from '@studio/shared/webhooks';
+import { type EndpointRow, EVENTS_CHANNEL, tenantPendingCount } from '@studio/shared/webhooks';
 
 const byId = (sql: Db, endpointId: string, studioId?: string) =>
   studioId ? sql`studio_id = ${studioId} and id = ${endpointId}` : sql`id = ${endpointId}`;
@@ -93,12 +93,18 @@ export async function replaceSecret(
   return row;
 }
 
+/**
+ * The studio's own pending deliveries and its tenant's (it, its live studio, their sandboxes: what the pending budget
+ * counts), each up to `budget`, and since when its new events wait, if they do.
+ */
 export async function studioBacklogRow(sql: Db, studioId: string, budget: number) {
-  const [row] = await sql<{ pending: number; deferredSince: Date | null }[]>`
+  const [row] = await sql<{ pending: number; tenantPending: number; deferredSince: Date | null }[]>`
     select (select count(*) from (select 1 from webhook_deliveries
         where studio_id = ${studioId} and status = 'pending' limit ${budget}) x)::int as pending,
+      (select ${tenantPendingCount(sql, sql`t.tenant_id`, budget)}
+        from (select coalesce(live_studio_id, id) as tenant_id from studios where id = ${studioId}) t) as tenant_pending,
       (select deferred_at from webhook_fanout_deferred where studio_id = ${studioId}) as deferred_since`;
-  return row!;
+  return { ...row!, tenantPending: row!.tenantPending ?? row!.pending };
 }
 
 export const notifyDispatchers = (sql: Db) => sql`select pg_notify(${EVENTS_CHANNEL}, '')`;

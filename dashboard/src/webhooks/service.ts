@@ -195,18 +195,23 @@ function createForm(
 }
 
 /**
- * The studio's deliveries waiting to be sent, when there are any; past WEBHOOK_PENDING_BUDGET its new events wait too
- * (docs/design/webhooks.md, "Fairness"), and the page says so, and since when.
+ * The studio's deliveries waiting to be sent, when there are any; past WEBHOOK_PENDING_BUDGET, counted over the studio
+ * and its sandboxes together (its tenant), its new events wait too (docs/design/webhooks.md, "Fairness"), and the page
+ * says so, and since when, and what the other studios of its tenant add.
  */
 function backlogNote(backlog: Awaited<ReturnType<typeof studioBacklog>>, s: Session, budget: number): Html {
   if (!backlog.pending && !backlog.deferredSince) return html``;
-  const count = backlog.atBudget
-    ? `${budget.toLocaleString('en-US')} or more`
-    : backlog.pending.toLocaleString('en-US');
+  const counted = (n: number) =>
+    n >= budget ? `${budget.toLocaleString('en-US')} or more` : n.toLocaleString('en-US');
+  const count = counted(backlog.pending);
   const deliveries = backlog.pending === 1 ? 'delivery is' : 'deliveries are';
+  const tenant =
+    backlog.tenantPending > backlog.pending
+      ? ` (${counted(backlog.tenantPending)} with the live studio and its sandboxes together)`
+      : '';
   if (!backlog.deferredSince)
-    return html`<p class="muted small" data-backlog>${count} ${deliveries} waiting to be sent or retried.</p>`;
-  return html`<p class="warning" role="status" data-backlog><strong>New events are waiting</strong> (since ${dateIn(s)(iso(backlog.deferredSince))}): ${count} ${deliveries} waiting to be sent or retried, and past ${budget.toLocaleString('en-US')} a studio's new events wait for its backlog to drain.
+    return html`<p class="muted small" data-backlog>${count} ${deliveries} waiting to be sent or retried${tenant}.</p>`;
+  return html`<p class="warning" role="status" data-backlog><strong>New events are waiting</strong> (since ${dateIn(s)(iso(backlog.deferredSince))}): ${count} ${deliveries} waiting to be sent or retried${tenant}, and past ${budget.toLocaleString('en-US')}, counted over a live studio and its sandboxes together, a studio's new events wait for that backlog to drain.
     They are sent in order as your endpoints work through it; none is dropped. An endpoint that answers slowly or fails holds it up: check each one's log.</p>`;
 }
 

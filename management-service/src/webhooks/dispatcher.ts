@@ -7,9 +7,9 @@
  *   → fan-out (events → deliveries, outside the writes' transactions)
  *   → claim due deliveries (SKIP LOCKED, leased) → attempt each → record it.
  *
- * Claims take the studios with due deliveries in turns, and each studio's endpoints in turns (queries.ts).
- * Concurrency is bounded overall (`maxInFlight`), per studio and per endpoint (WEBHOOK_ENDPOINT_CONCURRENCY):
- * an endpoint or studio at its bound is left out of the next claim, so a slow receiver holds at most its own
+ * Claims take the tenants with due deliveries in turns (a studio and its sandboxes are one tenant), and each tenant's
+ * endpoints in turns (queries.ts). Concurrency is bounded overall (`maxInFlight`), per tenant and per endpoint
+ * (WEBHOOK_ENDPOINT_CONCURRENCY): an endpoint or tenant at its bound is left out of the next claim, so a slow receiver holds at most its own
  * share of the slots and never the others' (`mayTake`). A Postgres outage only pauses it: the loop retries
  * every poll, an attempt's result is kept in memory and recorded once Postgres is back, and a
  * delivery whose recording was lost with the process is redone when its lease ends (at least once).
@@ -87,8 +87,8 @@ export class Dispatcher {
   private readonly leaseMs: number;
   private readonly maxInFlight: number;
   private readonly perEndpointMax: number;
-  private readonly perStudioMax: number;
-  private readonly perStudioShared: number;
+  private readonly perTenantMax: number;
+  private readonly perTenantShared: number;
   private readonly pendingBudget: number;
   private readonly pollMs: number;
   private readonly schedule: number[];
@@ -104,9 +104,10 @@ export class Dispatcher {
   private running: Promise<void> | null = null;
   private active = 0;
   private readonly perEndpoint = new Map<string, number>();
-  private readonly perStudio = new Map<string, number>();
-  /** The studio of each endpoint with attempts in flight. */
-  private readonly studioOf = new Map<string, string>();
+  /** Attempts in flight per tenant: a studio and its sandboxes together (`Claimed.tenantId`). */
+  private readonly perTenant = new Map<string, number>();
+  /** The tenant of each endpoint with attempts in flight. */
+  private readonly tenantOf = new Map<string, string>();
   private readonly tasks = new Set<Promise<void>>();
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
   private listener: { unlisten(): Promise<void> } | null = null;
@@ -152,11 +153,11 @@ export class Dispatcher {
     this.leaseMs = deps.leaseMs ?? this.timeoutMs + 20_000;
     this.maxInFlight = deps.maxInFlight ?? 64;
     this.perEndpointMax = config.WEBHOOK_ENDPOINT_CONCURRENCY;
-    // a studio's endpoints together hold at most three quarters of the slots: the other studios always have a quarter;
-    // past half, only an endpoint with nothing in flight takes one more (its first), so the endpoints that hang cannot
-    // hold all of their studio's slots and leave its healthy ones none
-    this.perStudioMax = Math.max(1, this.maxInFlight - Math.max(1, Math.floor(this.maxInFlight / 4)));
-    this.perStudioShared = Math.max(1, Math.floor(this.maxInFlight / 2));
+    // a tenant's endpoints together (a studio's and its sandboxes') hold at most three quarters of the slots: the other
+    // tenants always have a quarter; past half, only an endpoint with nothing in flight takes one more (its first), so
+    // the endpoints that hang cannot hold all of their tenant's slots and leave its healthy ones none
+    this.perTenantMax = Math.max(1, this.maxInFlight - Math.max(1, Math.floor(this.maxInFlight / 4)));
+    this.perTenantShared = Math.max(1, Math.floor(this.maxInFlight / 2));
     this.pendingBudget = config.WEBHOOK_PENDING_BUDGET;
     this.pollMs = deps.pollMs ?? 1_000;
     this.schedule = deps.retryScheduleMs ?? parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE);
@@ -182,7 +183,7 @@ export class Dispatcher {
     );
     deps.metrics?.gauge(
       'studio_webhook_deferred_studios',
-      'Studios past their pending-delivery budget (WEBHOOK_PENDING_BUDGET), whose new events wait for their backlog to drain.',
+      'Studios (live or sandbox) whose new events wait: their tenant (a studio and its sandboxes) is past its pending-delivery budget (WEBHOOK_PENDING_BUDGET) and its backlog must drain.',
       () => this.stats.deferredStudios,
     );
     deps.metrics?.gauge(
@@ -400,8 +401,8 @@ export class Dispatcher {
   private startAttempt(c: Claimed, lease: string) {
     this.active++;
     tally(this.perEndpoint, c.endpointId, 1);
-    tally(this.perStudio, c.studioId, 1);
-    this.studioOf.set(c.endpointId, c.studioId);
+    tally(this.perTenant, c.tenantId, 1);
+    this.tenantOf.set(c.endpointId, c.tenantId);
     const task = this.deliver(c, lease)
       .catch((err) =>
         log('error', 'webhook delivery failed unexpectedly', {
@@ -412,8 +413,8 @@ export class Dispatcher {
       .finally(() => {
         this.active--;
         tally(this.perEndpoint, c.endpointId, -1);
-        tally(this.perStudio, c.studioId, -1);
-        if (!this.perEndpoint.has(c.endpointId)) this.studioOf.delete(c.endpointId);
+        tally(this.perTenant, c.tenantId, -1);
+        if (!this.perEndpoint.has(c.endpointId)) this.tenantOf.delete(c.endpointId);
         this.tasks.delete(task);
         this.wake();
       });
@@ -421,14 +422,14 @@ export class Dispatcher {
   }
 
   /**
-   * Whether one more attempt to the endpoint may start: its own bound, its studio's (three quarters of the slots), and
-   * past half of the slots only the first of an endpoint.
+   * Whether one more attempt to the endpoint may start: its own bound, its tenant's (a studio and its sandboxes: three
+   * quarters of the slots), and past half of the slots only the first of an endpoint.
    */
-  private mayTake(endpointId: string, studioId: string): boolean {
+  private mayTake(endpointId: string, tenantId: string): boolean {
     const endpoint = this.perEndpoint.get(endpointId) ?? 0;
-    const studio = this.perStudio.get(studioId) ?? 0;
+    const tenant = this.perTenant.get(tenantId) ?? 0;
     return (
-      endpoint < this.perEndpointMax && studio < this.perStudioMax && (endpoint === 0 || studio < this.perStudioShared)
+      endpoint < this.perEndpointMax && tenant < this.perTenantMax && (endpoint === 0 || tenant < this.perTenantShared)
     );
   }
 
@@ -436,23 +437,23 @@ export class Dispatcher {
   private async claimAndStart(eager: boolean): Promise<boolean> {
     const free = this.maxInFlight - this.active;
     if (free <= 0 || (!eager && this.active > 0 && free < this.minClaim)) return false; // a finishing attempt wakes the loop
-    const busy = [...this.perEndpoint.keys()].filter((id) => !this.mayTake(id, this.studioOf.get(id)!));
-    const busyStudios = atBound(this.perStudio, this.perStudioMax);
+    const busy = [...this.perEndpoint.keys()].filter((id) => !this.mayTake(id, this.tenantOf.get(id)!));
+    const busyTenants = atBound(this.perTenant, this.perTenantMax);
     const lease = crypto.randomUUID();
     const claimed = await claimDue(this.sql, {
       limit: free,
       perEndpoint: this.perEndpointMax,
       busy,
-      busyStudios,
+      busyTenants,
       lease,
       leaseMs: this.leaseMs,
     });
     const excess: Claimed[] = [];
     for (const c of claimed) {
-      if (this.mayTake(c.endpointId, c.studioId)) this.startAttempt(c, lease);
+      if (this.mayTake(c.endpointId, c.tenantId)) this.startAttempt(c, lease);
       else excess.push(c);
     }
-    // more of one endpoint's (or studio's) deliveries than its bound allows: back in the queue, due at once
+    // more of one endpoint's (or tenant's) deliveries than its bound allows: back in the queue, due at once
     if (excess.length) await releaseClaims(this.sql, excess, lease);
     // a claim shares its slots among the pairs with due deliveries: while slots are free, the next one takes more
     return excess.length < claimed.length && this.active < this.maxInFlight;
@@ -463,7 +464,7 @@ export class Dispatcher {
     this.fanOutDue = false;
     try {
       while (!this.stopping && (await fanOutBatch(this.sql, this.pendingBudget)) > 0);
-      // the studios whose events waited for their backlog, once it drained below the budget
+      // the studios whose events waited for their tenant's backlog, once it drained below the budget
       while (!this.stopping && (await catchUpDeferred(this.sql, this.pendingBudget)) > 0);
       return null;
     } catch (err) {

@@ -4,8 +4,9 @@
  *   xmin (no transaction that could still add an earlier event is in flight), become one delivery
  *   per enabled endpoint subscribed to the type whose enabling did not see the event (it committed
  *   after the endpoint was created or re-enabled); the cursor moves in the same transaction, under
- *   the cursor row's lock. A studio past its pending budget is deferred, and caught up later.
- * - claim: due deliveries in turns by studio, then by endpoint, `FOR UPDATE SKIP LOCKED`, leased (in flight until
+ *   the cursor row's lock. A studio whose tenant (a studio and its sandboxes) is past its pending budget is deferred,
+ *   and caught up later.
+ * - claim: due deliveries in turns by tenant, then by endpoint, `FOR UPDATE SKIP LOCKED`, leased (in flight until
  *   the lease's end; a dispatcher killed mid-attempt leaves it due again then).
  * - record: the attempt, the delivery's next state and the endpoint's health, the delivery's state
  *   only while the lease is still this dispatcher's.
@@ -14,7 +15,12 @@
 import { newId } from '@studio/shared';
 import type { Db, Sql } from '@studio/shared/io';
 import type { DeliveryRow } from '@studio/shared/webhooks';
-import { DISABLE_AFTER_FAILING_MS, disableEndpointIn, type EndpointRow } from '@studio/shared/webhooks';
+import {
+  DISABLE_AFTER_FAILING_MS,
+  disableEndpointIn,
+  type EndpointRow,
+  tenantPendingCount,
+} from '@studio/shared/webhooks';
 import type postgres from 'postgres';
 import type { AttemptResult } from './send';
 
@@ -64,14 +70,29 @@ function byEvent(rows: ExpandedRow[]) {
   return events;
 }
 
-/** Each studio's pending deliveries, counted up to `budget` (an index-only read of at most that many entries). */
-async function pendingOf(tx: Db, studioIds: string[], budget: number): Promise<Map<string, number>> {
-  if (!studioIds.length) return new Map();
-  const rows = await tx<{ studioId: string; pending: number }[]>`
-    select s.studio_id, (select count(*) from (select 1 from webhook_deliveries d
-      where d.studio_id = s.studio_id and d.status = 'pending' limit ${budget}) x)::int as pending
-    from unnest(${studioIds}::text[]) as s (studio_id)`;
-  return new Map(rows.map((r) => [r.studioId, r.pending]));
+/**
+ * Each studio's tenant (a studio and its sandboxes are one: `coalesce(live_studio_id, id)`, by the primary key) and
+ * each of those tenants' pending deliveries, its studios' together, counted up to `budget` (`tenantPendingCount`: an
+ * index-only read of at most that many entries, whatever the backlog). `pending` is keyed by tenant.
+ */
+async function pendingOf(tx: Db, studioIds: string[], budget: number) {
+  const tenantOf = new Map<string, string>();
+  const pending = new Map<string, number>();
+  if (!studioIds.length) return { tenantOf, pending };
+  const rows = await tx<{ studioId: string; tenantId: string; pending: number }[]>`
+    with s as (
+      select u.studio_id, coalesce(st.live_studio_id, st.id) as tenant_id
+      from unnest(${studioIds}::text[]) as u (studio_id) join studios st on st.id = u.studio_id
+    ), t as (
+      select t.tenant_id, ${tenantPendingCount(tx, tx`t.tenant_id`, budget)} as pending
+      from (select distinct tenant_id from s) t
+    )
+    select s.studio_id, s.tenant_id, t.pending from s join t using (tenant_id)`;
+  for (const r of rows) {
+    tenantOf.set(r.studioId, r.tenantId);
+    pending.set(r.tenantId, r.pending);
+  }
+  return { tenantOf, pending };
 }
 
 async function insertDeliveries(tx: Db, rows: ExpandedRow[]) {
@@ -89,13 +110,13 @@ async function insertDeliveries(tx: Db, rows: ExpandedRow[]) {
 
 /**
  * What one fan-out transaction does with `events`: the deliveries it makes (up to `FAN_OUT_DELIVERIES`, whole events),
- * the studios it defers (at their budget: from that event on), and how many events it passes (expanded, deferred, or
- * of a studio already deferred, or with no endpoint).
+ * the studios it defers (their tenant at its budget: from that event on), and how many events it passes (expanded,
+ * deferred, or of a studio already deferred, or with no endpoint). `pending` is by tenant (`pendingOf`).
  */
 function batchOf(
   events: ReturnType<typeof byEvent>,
   deferred: Set<string>,
-  pending: Map<string, number>,
+  { tenantOf, pending }: Awaited<ReturnType<typeof pendingOf>>,
   budget: number,
 ) {
   const take: ExpandedRow[] = [];
@@ -106,14 +127,15 @@ function batchOf(
     if (n && take.length && take.length + n > FAN_OUT_DELIVERIES) break;
     passed++;
     if (!n || deferred.has(event.studioId)) continue;
-    const before = pending.get(event.studioId) ?? 0;
+    const tenant = tenantOf.get(event.studioId) ?? event.studioId;
+    const before = pending.get(tenant) ?? 0;
     if (before >= budget) {
       // from this event on, the studio's events wait for catchUpDeferred (just before it: seq is unique)
       deferred.add(event.studioId);
       defer.push({ studioId: event.studioId, afterXid: event.xid, afterSeq: String(BigInt(event.seq) - 1n) });
       continue;
     }
-    pending.set(event.studioId, before + n);
+    pending.set(tenant, before + n);
     take.push(...event.deliveries);
   }
   return { take, defer, passed };
@@ -123,8 +145,8 @@ function batchOf(
  * Expands one batch of events past the cursor into deliveries. Returns how many events it moved the cursor over (0
  * when there is nothing to do, or when another dispatcher holds the cursor: that one sees the same events).
  *
- * Fair by construction: a batch stops at `FAN_OUT_DELIVERIES`, and a studio at its pending `budget`
- * (WEBHOOK_PENDING_BUDGET) is deferred
+ * Fair by construction: a batch stops at `FAN_OUT_DELIVERIES`, and a studio whose tenant (it and its sandboxes, or its
+ * live studio and that one's sandboxes) is at its pending `budget` (WEBHOOK_PENDING_BUDGET) is deferred
  * (its events skipped, from where they begin, for `catchUpDeferred`), so the events of a studio behind another's burst
  * wait for a few short transactions, not for the burst.
  */
@@ -176,7 +198,7 @@ export async function fanOutBatch(sql: Sql, budget: number): Promise<number> {
 }
 
 /**
- * Expands the deferred events of studios whose backlog is below the budget again, oldest deferral first, up to
+ * Expands the deferred events of studios whose tenant's backlog is below the budget again, oldest deferral first, up to
  * `FAN_OUT_DELIVERIES` in one transaction and up to the cursor (beyond it the fan-out takes them, once the studio's
  * row is gone). A studio caught up loses its row, under the cursor's lock, so no event of it is skipped in between.
  * Returns how many events it expanded and studios it let go (0: nothing to do, or another dispatcher is fanning out).
@@ -190,7 +212,7 @@ export async function catchUpDeferred(sql: Sql, budget: number): Promise<number>
     if (!cursor) return 0;
     const rows = await tx<{ studioId: string; afterXid: string; afterSeq: string }[]>`
       select studio_id, after_xid::text, after_seq from webhook_fanout_deferred order by deferred_at, studio_id`;
-    const pending = await pendingOf(
+    const { tenantOf, pending } = await pendingOf(
       tx,
       rows.map((r) => r.studioId),
       budget,
@@ -199,7 +221,8 @@ export async function catchUpDeferred(sql: Sql, budget: number): Promise<number>
     let expandedEvents = 0;
     let caughtUp = 0;
     for (const row of rows) {
-      let count = pending.get(row.studioId) ?? 0;
+      const tenant = tenantOf.get(row.studioId) ?? row.studioId;
+      let count = pending.get(tenant) ?? 0;
       if (count >= budget) continue;
       if (made >= FAN_OUT_DELIVERIES) break;
       const events = byEvent(
@@ -221,6 +244,7 @@ export async function catchUpDeferred(sql: Sql, budget: number): Promise<number>
         count += n;
         take.push(...event.deliveries);
       }
+      pending.set(tenant, count); // the tenant's next deferred studio counts these too
       await insertDeliveries(tx, take);
       made += take.length;
       expandedEvents += passed;
@@ -254,6 +278,8 @@ export interface Claimed
       DeliveryRow,
       'studioId' | 'id' | 'endpointId' | 'eventId' | 'eventType' | 'payload' | 'roundAttempts' | 'createdAt'
     > {
+  /** The delivery's tenant: its studio's live studio (a sandbox's), or the studio itself. */
+  tenantId: string;
   endpointEnabled: boolean;
   eventFound: boolean;
   eventCreatedAt: Date | null;
@@ -263,19 +289,23 @@ export interface Claimed
 }
 
 /**
- * Up to `limit` due deliveries, none of the `busy` endpoints' or `busyStudios`', leased to `lease` for `leaseMs`: taken
- * in turns, a studio's first before any studio's second (the studio whose oldest due delivery is oldest first), and
- * within a studio its endpoints' in turns, so no studio's deliveries wait behind another's backlog, nor one endpoint's
- * behind another's. At most `perEndpoint` of one endpoint.
+ * Up to `limit` due deliveries, none of the `busy` endpoints' or `busyTenants`', leased to `lease` for `leaseMs`: taken
+ * in turns by tenant (a studio and its sandboxes are one: `coalesce(live_studio_id, id)`), a tenant's first before any
+ * tenant's second (the tenant whose oldest due delivery is oldest first), and within a tenant its endpoints' (the live
+ * studio's and its sandboxes') in turns, so no tenant's deliveries wait behind another's backlog, nor one endpoint's
+ * behind another's, and a studio with four sandboxes takes one turn, not five. Each tenant's share of the limit is
+ * split among its endpoints, at most `perEndpoint` each. Each claim says its tenant (`tenantId`); its rows stay keyed
+ * by their own studio.
  *
  * The (studio, endpoint) pairs with pending deliveries are found by a loose index scan (one probe of the pending index
- * per pair, about 4 µs: 8 ms with 2,000 pairs and 140,000 pending), and each live pair's oldest due deliveries from the
- * same index, a share of the limit each; never a read of the backlog in one order.
+ * per pair), each due pair's tenant by the studio's primary key (2 µs a pair), and each due pair's oldest due
+ * deliveries from the same index, its share each; never a read of the backlog in one order. The whole claim with 2,016
+ * pairs and 140,000 pending: 40–42 ms on the 2-core VM under load (31–34 ms by studio; docs/design/webhooks.md).
  */
-export async function claimDue(
-  sql: Sql,
-  o: { limit: number; perEndpoint: number; busy: string[]; busyStudios: string[]; lease: string; leaseMs: number },
-): Promise<Claimed[]> {
+export function claimDue(
+  sql: Db,
+  o: { limit: number; perEndpoint: number; busy: string[]; busyTenants: string[]; lease: string; leaseMs: number },
+) {
   return sql<Claimed[]>`
     with recursive pairs as (
       (select studio_id, endpoint_id, next_attempt_at as first_due from webhook_deliveries
@@ -285,33 +315,37 @@ export async function claimDue(
         select studio_id, endpoint_id, next_attempt_at from webhook_deliveries
         where status = 'pending' and (studio_id, endpoint_id) > (p.studio_id, p.endpoint_id)
         order by studio_id, endpoint_id, next_attempt_at limit 1) n
+    ), due_pairs as materialized (
+      select * from pairs where first_due <= now() and endpoint_id <> all (${o.busy}::text[])
     ), live as materialized (
-      select * from pairs
-      where first_due <= now() and endpoint_id <> all (${o.busy}::text[]) and studio_id <> all (${o.busyStudios}::text[])
+      select l.*, t.tenant_id, count(*) over (partition by t.tenant_id) as tenant_pairs
+      from due_pairs l join studios st on st.id = l.studio_id
+      cross join lateral (select coalesce(st.live_studio_id, st.id) as tenant_id) t
+      where t.tenant_id <> all (${o.busyTenants}::text[])
     ), share as (
-      select least(${o.perEndpoint}::int, ceil(${o.limit}::numeric / greatest(1, count(*))))::int as k from live
+      select ceil(${o.limit}::numeric / greatest(1, count(*))) as per_tenant from (select distinct tenant_id from live) t
     ), due as (
-      select x.*, l.first_due from live l cross join lateral (
+      select x.*, l.first_due, l.tenant_id from live l cross join lateral (
         select d.studio_id, d.endpoint_id, d.id, d.next_attempt_at from webhook_deliveries d
         where d.studio_id = l.studio_id and d.endpoint_id = l.endpoint_id and d.status = 'pending' and d.next_attempt_at <= now()
         order by d.next_attempt_at
-        limit (select k from share)
+        limit least(${o.perEndpoint}::int, ceil((select per_tenant from share) / l.tenant_pairs))::int
         for update skip locked) x
     ), turns as (
-      select studio_id, id,
-        row_number() over (partition by studio_id order by turn, first_due, endpoint_id) as studio_turn,
-        min(first_due) over (partition by studio_id) as studio_first
+      select tenant_id, studio_id, id,
+        row_number() over (partition by tenant_id order by turn, first_due, studio_id, endpoint_id) as tenant_turn,
+        min(first_due) over (partition by tenant_id) as tenant_first
       from (select *, row_number() over (partition by studio_id, endpoint_id order by next_attempt_at) as turn from due) t
     ), chosen as (
-      select studio_id, id, row_number() over (order by studio_turn, studio_first, studio_id) as n from turns
-      order by studio_turn, studio_first, studio_id
+      select tenant_id, studio_id, id, row_number() over (order by tenant_turn, tenant_first, tenant_id) as n from turns
+      order by tenant_turn, tenant_first, tenant_id
       limit ${o.limit}
     ), claimed as (
       update webhook_deliveries d set lease = ${o.lease}, next_attempt_at = now() + ${o.leaseMs}::int * interval '1 millisecond'
       from chosen where d.studio_id = chosen.studio_id and d.id = chosen.id
-      returning d.*, chosen.n
+      returning d.*, chosen.n, chosen.tenant_id
     )
-    select c.studio_id, c.id, c.endpoint_id, c.event_id, c.event_type, c.payload, c.round_attempts, c.created_at,
+    select c.tenant_id, c.studio_id, c.id, c.endpoint_id, c.event_id, c.event_type, c.payload, c.round_attempts, c.created_at,
       e.url, e.enabled as endpoint_enabled, e.failing_since, e.secret_ciphertext, e.secret_key_id,
       e.previous_secret_ciphertext, e.previous_secret_key_id, e.previous_secret_until,
       ev.id is not null as event_found, ev.created_at as event_created_at, ev.data as event_data, ev.request_id, ev.trace_id
@@ -442,7 +476,7 @@ export async function recordSuccesses(
 }
 
 /**
- * The gauges: pending deliveries, the studios whose fan-out is deferred (past their pending budget), and how long the
+ * The gauges: pending deliveries, the studios whose fan-out is deferred (their tenant past its pending budget), and how long the
  * oldest undelivered change has waited (a pending delivery, an event the fan-out has not reached yet, or a deferred one).
  */
 export async function pendingStats(
