@@ -34,7 +34,8 @@ const control = args.includes('--control');
 const cached = args.includes('--cached');
 const bEnvAt = args.indexOf('--b-env');
 const bEnv = bEnvAt >= 0 ? (args[bEnvAt + 1] ?? '{}') : null;
-const ref = args.find((a, i) => !a.startsWith('--') && i !== bEnvAt + 1) ?? 'HEAD';
+// the first word that is not a flag, nor --b-env's value
+const ref = args.find((a, i) => !a.startsWith('--') && (bEnvAt < 0 || i !== bEnvAt + 1)) ?? 'HEAD';
 
 const git = (...args: string[]) => {
   const r = Bun.spawnSync(['git', ...args], { cwd: root, stdout: 'pipe', stderr: 'pipe' });
