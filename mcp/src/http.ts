@@ -6,7 +6,6 @@
  * proxy, so per-address limits and the activity log's address stay the agent's.
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { Fetch } from '@studio/sdk';
 import {
   AppError,
   type Config,
@@ -18,6 +17,7 @@ import {
   readBody,
   requestTarget,
 } from '@studio/shared';
+import { forwardingFor } from './clients';
 import { createKeyDescriber, type KeyDescriber } from './keys';
 import { createSessionServer, parseToolsets, surfaceOfKey } from './server';
 import { clientOfSession, sessionIdOf } from './session';
@@ -90,12 +90,11 @@ export function createMcpHttp(o: McpHttpOptions) {
     // the agent's address, after any it was sent through: the gateway reads it from the right while the hop is trusted
     const address = peer.requestIP(req)?.address;
     const forwarded = [req.headers.get('x-forwarded-for'), address].filter(Boolean).join(', ');
-    const fetch: Fetch = (url, init) => {
-      const headers = new Headers(init.headers);
-      if (forwarded) headers.set('x-forwarded-for', forwarded);
-      return globalThis.fetch(url, { ...init, headers });
-    };
-    const described = await describer.describe(apiKey, fetch);
+    return forwardingFor(forwarded, () => answer(req, apiKey, body, toolsets));
+  }
+
+  async function answer(req: Request, apiKey: string, body: unknown, toolsets: string[] | null): Promise<Response> {
+    const described = await describer.describe(apiKey);
     if (!described.ok) {
       const e = described.error;
       if (e.status === 401) return unauthorized(e.detail ?? 'The API refused this key.', 'invalid_token');
@@ -112,7 +111,6 @@ export function createMcpHttp(o: McpHttpOptions) {
       info: described.info,
       baseUrl: urls[surface],
       toolsets,
-      fetch,
       clientInfo: clientOfSession(req.headers.get('mcp-session-id')),
     });
     const transport = new WebStandardStreamableHTTPServerTransport({

@@ -3,34 +3,34 @@
  * request starts one, so answers are kept a minute per key (by its hash, never its text), at most `MAX_KEYS` of them:
  * only the tool list can be that stale, since the gateway checks the key and its scopes on every call anyway.
  */
-import { type Fetch, StudioApiError } from '@studio/sdk';
-import { type KeyInfo, studioOf, surfaceOfKey } from './server';
+import { StudioApiError } from '@studio/sdk';
+import { clientFor, keyHash } from './clients';
+import { type KeyInfo, surfaceOfKey } from './server';
+import { KEY_INFO_TTL_MS } from './ttl';
 import { MCP_VERSION } from './version';
 
-export const KEY_INFO_TTL_MS = 60_000;
 const MAX_KEYS = 10_000;
 
 export type Described = { ok: true; info: KeyInfo } | { ok: false; error: StudioApiError };
 
 export interface KeyDescriber {
-  describe(apiKey: string, fetch?: Fetch): Promise<Described>;
+  describe(apiKey: string): Promise<Described>;
 }
 
 export function createKeyDescriber(urls: { storefront: string; management: string }, ttlMs = KEY_INFO_TTL_MS) {
   const known = new Map<string, { info: KeyInfo; until: number }>();
   return {
-    async describe(apiKey: string, fetch?: Fetch): Promise<Described> {
+    async describe(apiKey: string): Promise<Described> {
       const surface = surfaceOfKey(apiKey);
       if (!surface) throw new TypeError('not a key');
-      const id = new Bun.CryptoHasher('sha256').update(apiKey).digest('base64url');
+      const id = keyHash(apiKey);
       const hit = known.get(id);
       if (hit && hit.until > Date.now()) return { ok: true, info: hit.info };
       try {
-        const studio = studioOf({
+        const studio = clientFor({
           apiKey,
           surface,
           baseUrl: urls[surface],
-          fetch,
           appInfo: { name: 'studio-mcp', version: MCP_VERSION },
         });
         const info = (await studio.key.retrieve()) as KeyInfo;
