@@ -75,6 +75,13 @@ describe('tools from the registry', () => {
     expect(toolsOf('management').map((t) => t.name)).toContain('sandbox_reset');
   });
 
+  test('docs/mcp.md lists every tool of each surface', async () => {
+    const page = await Bun.file(join(import.meta.dir, '../../docs/mcp.md')).text();
+    const [management, storefront] = page.split('### Storefront') as [string, string];
+    for (const t of toolsOf('management')) expect(management).toContain(`| \`${t.name}\` |`);
+    for (const t of toolsOf('storefront')) expect(storefront).toContain(`| \`${t.name}\` |`);
+  });
+
   test('every input and output schema is valid JSON Schema, and every example fits its tool', () => {
     const ajv = new Ajv2020({ strict: true, allErrors: true, strictRequired: false });
     addFormats(ajv);
