@@ -78,8 +78,9 @@ describe('tools from the registry', () => {
   test('docs/mcp.md lists every tool of each surface', async () => {
     const page = await Bun.file(join(import.meta.dir, '../../docs/mcp.md')).text();
     const [management, storefront] = page.split('### Storefront') as [string, string];
-    for (const t of toolsOf('management')) expect(management).toContain(`| \`${t.name}\` |`);
-    for (const t of toolsOf('storefront')) expect(storefront).toContain(`| \`${t.name}\` |`);
+    const row = (name: string) => new RegExp(`^\\| \`${name}\` +\\|`, 'm');
+    for (const t of toolsOf('management')) expect(management).toMatch(row(t.name));
+    for (const t of toolsOf('storefront')) expect(storefront).toMatch(row(t.name));
   });
 
   test('every input and output schema is valid JSON Schema, and every example fits its tool', () => {
