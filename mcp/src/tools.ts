@@ -33,6 +33,8 @@ export interface Tool {
   };
   /** A call's arguments built from the documents' examples; valid against `inputSchema`. */
   readonly example: Json;
+  /** The document's example of the answer; valid against `outputSchema`. */
+  readonly outputExample: unknown;
   /** A write that is not idempotent by nature (a create, an invite): a retry must not act twice. */
   readonly derivesKey: boolean;
 }
@@ -136,7 +138,8 @@ function toolOf(o: Operation, doc: Json, ids: string[]): Tool {
     );
   }
   const okSchema = (spec.responses as Json)[String(o.ok.status)] as Json;
-  const outputSchema = inline(((okSchema.content as Json)['application/json'] as Json).schema, components) as Json;
+  const okMedia = (okSchema.content as Json)['application/json'] as Json;
+  const outputSchema = inline(okMedia.schema, components) as Json;
   // MCP wants an object at the root: a union of objects (an event, one schema per type) says so
   const branches = (outputSchema.oneOf ?? outputSchema.anyOf) as Json[] | undefined;
   if (!outputSchema.type && branches?.every((b) => b.type === 'object')) outputSchema.type = 'object';
@@ -169,6 +172,7 @@ function toolOf(o: Operation, doc: Json, ids: string[]): Tool {
       openWorldHint: false as const,
     },
     example,
+    outputExample: okMedia.example,
     derivesKey: write && !idempotent,
   };
   return { ...base, description: describe(base) };

@@ -83,13 +83,14 @@ describe('tools from the registry', () => {
     for (const t of toolsOf('storefront')) expect(storefront).toMatch(row(t.name));
   });
 
-  test('every input and output schema is valid JSON Schema, and every example fits its tool', () => {
+  test('every input and output schema is valid JSON Schema, and every example (arguments and answer) fits its tool', () => {
     const ajv = new Ajv2020({ strict: true, allErrors: true, strictRequired: false });
     addFormats(ajv);
     for (const surface of ['management', 'storefront'] as const)
       for (const t of toolsOf(surface)) {
         const input = ajv.compile(t.inputSchema);
-        ajv.compile(t.outputSchema);
+        const output = ajv.compile(t.outputSchema);
+        if (!output(t.outputExample)) throw new Error(`${t.name}'s answer: ${ajv.errorsText(output.errors)}`);
         expect(t.inputSchema.type).toBe('object');
         expect(t.outputSchema.type).toBe('object');
         if (!input(t.example)) throw new Error(`${t.name}: ${ajv.errorsText(input.errors)}`);
@@ -269,33 +270,68 @@ test("the activity log shows the MCP client's calls under the agent's key, name 
   expect(rows[0]!.clientAddress).toBe('203.0.113.7');
 });
 
-test('over stdio: the bin serves the key from STUDIO_API_KEY, narrowed by MCP_TOOLSETS', async () => {
-  const { key, id } = await s.key(studioId, 'secret', SCOPES, 'desktop');
+const stdio = async (key: string, extra: Record<string, string> = {}) => {
   const client = new Client({ name: 'desktop-client', version: '2.0' });
-  const transport = new StdioClientTransport({
-    command: 'bun',
-    args: [join(import.meta.dir, '../src/stdio.ts')],
-    env: {
-      PATH: process.env.PATH!,
-      STUDIO_API_KEY: key,
-      MANAGEMENT_PUBLIC_URL: s.managementUrl,
-      STOREFRONT_PUBLIC_URL: s.storefrontUrl,
-      MCP_TOOLSETS: 'classes',
-    },
-    stderr: 'pipe',
+  await client.connect(
+    new StdioClientTransport({
+      command: 'bun',
+      args: [join(import.meta.dir, '../src/stdio.ts')],
+      env: {
+        PATH: process.env.PATH!,
+        STUDIO_API_KEY: key,
+        MANAGEMENT_PUBLIC_URL: s.managementUrl,
+        STOREFRONT_PUBLIC_URL: s.storefrontUrl,
+        ...extra,
+      },
+      stderr: 'pipe',
+    }),
+  );
+  return client;
+};
+
+describe('over stdio', () => {
+  test('the bin serves the key from STUDIO_API_KEY, narrowed by MCP_TOOLSETS, naming the client', async () => {
+    const { key, id } = await s.key(studioId, 'secret', SCOPES, 'desktop');
+    const client = await stdio(key, { MCP_TOOLSETS: 'classes' });
+    expect(await names(client)).toEqual([
+      'classes_cancel',
+      'classes_create',
+      'classes_list',
+      'classes_retrieve',
+      'classes_update',
+      'key_retrieve',
+    ]);
+    const listed = await client.callTool({ name: 'classes_list', arguments: { limit: 1 } });
+    expect(listed.isError).toBeFalsy();
+    await client.close();
+    const rows = (await activityOf(id)).filter((r) => r.operationId === 'managementListClasses');
+    expect(rows[0]!.userAgent).toBe(`studio-sdk-typescript/0.1.0 studio-mcp/${MCP_VERSION} desktop-client/2.0`);
   });
-  await client.connect(transport);
-  expect(await names(client)).toEqual([
-    'classes_cancel',
-    'classes_create',
-    'classes_list',
-    'classes_retrieve',
-    'classes_update',
-    'key_retrieve',
-  ]);
-  const listed = await client.callTool({ name: 'classes_list', arguments: { limit: 1 } });
-  expect(listed.isError).toBeFalsy();
-  await client.close();
-  const rows = (await activityOf(id)).filter((r) => r.operationId === 'managementListClasses');
-  expect(rows[0]!.userAgent).toBe(`studio-sdk-typescript/0.1.0 studio-mcp/${MCP_VERSION} desktop-client/2.0`);
+
+  test("a key's scopes decide the list, a publishable key gets the Storefront's, a refused write is a tool error", async () => {
+    const reader = await stdio((await s.key(studioId, 'secret', ['classes:read'])).key);
+    expect(await names(reader)).toEqual([
+      'classes_list',
+      'classes_retrieve',
+      'events_list',
+      'events_retrieve',
+      'key_retrieve',
+    ]);
+    await expect(reader.callTool({ name: 'classes_cancel', arguments: {} })).rejects.toThrow(/Unknown tool/);
+    await reader.close();
+    const site = await stdio((await s.key(studioId, 'publishable')).key);
+    expect(await names(site)).toEqual(
+      toolsOf('storefront')
+        .map((t) => t.name)
+        .sort(),
+    );
+    await site.close();
+    const writer = await stdio(secret);
+    const refused = await writer.callTool({
+      name: 'classes_cancel',
+      arguments: { classId: 'cls_0000000000000000000000' },
+    });
+    expect(problemOf(refused)).toMatchObject({ status: 404, code: 'not_found' });
+    await writer.close();
+  });
 });
