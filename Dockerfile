@@ -8,6 +8,8 @@ COPY gateway/package.json gateway/
 COPY dashboard/package.json dashboard/
 COPY storefront-service/package.json storefront-service/
 COPY management-service/package.json management-service/
+COPY sdk/package.json sdk/
+COPY mcp/package.json mcp/
 # the lockfile's patched dependencies: bun install refuses to run without their patch files
 COPY patches/ patches/
 RUN bun install --frozen-lockfile --production

@@ -2,8 +2,8 @@
 import { join, relative } from 'node:path';
 /**
  * `bun run start`: the database (docs/design/single-node.md: DATABASE_URL, else Postgres on 127.0.0.1:5432, else an
- * embedded Postgres it starts), migrations, then the four processes (gateway, dashboard,
- * storefront-service, management-service), each on its own as in production, all given the
+ * embedded Postgres it starts), migrations, then the five processes (gateway, dashboard,
+ * storefront-service, management-service, and the MCP server), each on its own as in production, all given the
  * same DATABASE_URL; prints the URLs once all are ready, restarts a child that dies, and on
  * Ctrl-C stops them (the gateway and the dashboard first, then the services), then the embedded Postgres.
  */
@@ -55,6 +55,15 @@ for (const [url, port] of [
   ['DASHBOARD_PUBLIC_URL', 'DASHBOARD_PORT'],
 ] as const)
   if (!process.env[url] && process.env[port]) process.env[url] = `http://${reach}:${process.env[port]}`;
+// the MCP server calls the gateway from this address and forwards its agents' in X-Forwarded-For: the gateway believes
+// it, so per-address limits and the activity log's address stay the agent's (docs/design/mcp.md)
+const mcpAddress = reach.replace(/^\[|\]$/g, '');
+const trusted = (process.env.TRUSTED_PROXIES ?? '')
+  .split(',')
+  .map((p) => p.trim())
+  .filter(Boolean);
+if (/^[\d.]+$|:/.test(mcpAddress) && !trusted.includes(mcpAddress))
+  process.env.TRUSTED_PROXIES = [...trusted, mcpAddress].join(',');
 // refuses development secrets beyond loopback before anything starts (the embedded Postgres included)
 const early = loadConfigOrExit({ ...process.env, DATABASE_URL: database.url ?? LOCAL_DATABASE_URL });
 // a port already taken (most often a stack started before, in another terminal): said before anything starts
@@ -66,6 +75,7 @@ const PORTS = [
   'DASHBOARD_OPS_PORT',
   'STOREFRONT_SERVICE_PORT',
   'MANAGEMENT_SERVICE_PORT',
+  'MCP_PORT',
 ] as const;
 const taken = PORTS.filter((v) => answers(early.HOST, early[v]));
 if (taken.length) {
@@ -134,6 +144,7 @@ const processes = [
   },
   { name: 'gateway', entry: 'gateway/src/main.ts', health: `http://${reach}:${config.STOREFRONT_PORT}/readyz` },
   { name: 'dashboard', entry: 'dashboard/src/main.ts', health: `http://${reach}:${config.DASHBOARD_OPS_PORT}/readyz` },
+  { name: 'mcp', entry: 'mcp/src/main.ts', health: `http://${reach}:${config.MCP_PORT}/readyz` },
 ];
 
 /**
@@ -182,14 +193,14 @@ function stopChildren(names: string[]): Promise<unknown> {
 }
 
 /**
- * Stops the stack in the order a deployment drains: the gateway and the dashboard first (the gateway finishes its
+ * Stops the stack in the order a deployment drains: the gateway, the dashboard and the MCP server first (the gateway finishes its
  * in-flight calls, which still need the services, and flushes its activity; the dashboard its pages), then the
  * services, then the database their last writes need.
  */
 function stopAll(code: number) {
   if (stopping) return;
   stopping = true;
-  stopChildren(['gateway', 'dashboard'])
+  stopChildren(['gateway', 'dashboard', 'mcp'])
     .then(() => stopChildren(['storefront-service', 'management-service']))
     .then(() => embedded?.stop())
     .then(() => process.exit(code));
@@ -252,6 +263,7 @@ Studio API is running (ready in ${((performance.now() - began) / 1000).toFixed(1
   Storefront  ${config.STOREFRONT_PUBLIC_URL}/v1   (publishable keys; docs at ${config.STOREFRONT_PUBLIC_URL}/docs)
   Management  ${config.MANAGEMENT_PUBLIC_URL}/v1   (secret keys; docs at ${config.MANAGEMENT_PUBLIC_URL}/docs)
   Dashboard   ${config.DASHBOARD_PUBLIC_URL}      (its own process; sign in with: bun run admin login-link --studio <id>)
+  MCP         http://${reach}:${config.MCP_PORT}/mcp   (AI agents, with their key as Authorization: Bearer; over stdio: STUDIO_API_KEY=… bunx studio-mcp; docs/mcp.md)
   Operations  http://${reach}:${config.OPS_PORT}/metrics   (gateway metrics; the dashboard's at http://${reach}:${config.DASHBOARD_OPS_PORT}/metrics, each service's at its own port /metrics)
   Database    ${db}
   Mode        ${

@@ -78,6 +78,9 @@ function resolvePackage(spec: string, workspaces: Workspace[]): string | null {
   if (!ws) return null;
   const sub = `.${spec.slice(ws.name.length)}`;
   for (const [pattern, target] of Object.entries(ws.exports)) {
+    // a built entry point (`@studio/sdk`'s dist/) is its source where the repository runs it: tsconfig.json's `paths`
+    if (pattern === sub && ws.built && target.startsWith('./dist/'))
+      return resolveFile(join(ws.dir, target.replace('./dist/', './src/').replace(/\.js$/, '.ts')));
     if (pattern === sub) return resolveFile(join(ws.dir, target));
     const star = pattern.indexOf('*');
     if (star >= 0 && sub.startsWith(pattern.slice(0, star)) && sub.endsWith(pattern.slice(star + 1))) {
@@ -247,6 +250,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   // its build script only (sdk/scripts/generate.ts writes the types from the documents); the package's own code
   // imports no workspace, which sdk/test/generated.test.ts holds
   '@studio/sdk': ['@studio/shared'],
+  // a client of the public API (docs/design/mcp.md): the registry for its tools, the SDK for its calls
+  '@studio/mcp': ['@studio/shared', '@studio/sdk'],
 };
 
 /** In `files` (relative to `root`), each import of another workspace that its workspace may not make (`mayImport`). */

@@ -84,6 +84,15 @@ test('the ports given are the public URLs too: the documents the gateway serves 
   }
 });
 
+test('the MCP server runs beside the gateway: the banner names its URL, and it answers (a key is needed)', async () => {
+  expect(output).toContain(`MCP         http://127.0.0.1:${ports.mcp}/mcp`);
+  expect(output).toMatch(/"msg":"process started","process":"mcp","pid":\d+/);
+  expect(await (await fetch(`http://127.0.0.1:${ports.mcp}/readyz`)).json()).toMatchObject({ status: 'ready' });
+  const res = await fetch(`http://127.0.0.1:${ports.mcp}/mcp`, { method: 'POST', body: '{}' });
+  expect(res.status).toBe(401);
+  expect(res.headers.get('www-authenticate')).toBe('Bearer realm="studio-api"');
+});
+
 test('a child that dies is started again, and the stack keeps serving', async () => {
   const pid = Number(/"process":"management-service","pid":(\d+)/.exec(output)?.[1]);
   expect(pid).toBeGreaterThan(0);

@@ -117,6 +117,22 @@ export const CASES = [
     ],
   },
   {
+    name: 'mcp',
+    measures:
+      "the MCP server's cost per call: the instructors_list tool called by the MCP SDK's client over Streamable HTTP, GET /v1/instructors (20 rows)",
+    anchor: "the SDK's studio.instructors.list() of the same read, in turns in the same run",
+    file: 'mcp.ts',
+    targets: [
+      {
+        figure: 'over',
+        what: 'median tool call over the median SDK call (median of rounds)',
+        op: '<=',
+        value: 2,
+        unit: 'ms',
+      },
+    ],
+  },
+  {
     name: 'limits',
     measures: 'one 10:10 secret key hammered through two gateway replicas sharing one Redis',
     anchor: "the limit's own allowance (burst + rate × seconds)",

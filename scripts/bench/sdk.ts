@@ -7,6 +7,7 @@
  * of rounds).
  */
 import { join } from 'node:path';
+import { alternate, type Call } from './alternate';
 import { seedInstructors } from './instructors';
 import { caseFlags, caseOptions, report } from './report';
 import { createBenchStack, root } from './stack';
@@ -23,30 +24,15 @@ const build = Bun.spawnSync(['bun', 'run', 'build'], { cwd: join(root, 'sdk'), s
 if (build.exitCode !== 0) throw new Error(`sdk build failed: ${build.stderr}`);
 const { Studio } = await import('@studio/sdk');
 
-type Call = () => Promise<unknown>;
 interface Round {
   sdkMs: number;
   fetchMs: number;
 }
 
-/**
- * CONCURRENCY workers for SECONDS, each alternating an SDK call and a bare one, so both meet the same moment of a
- * shared machine: the median time of each.
- */
+/** CONCURRENCY workers for SECONDS, each alternating an SDK call and a bare one: the median time of each. */
 async function round(sdk: Call, bare: Call, seconds: number): Promise<Round> {
-  const until = performance.now() + seconds * 1000;
-  const times = { sdk: [] as number[], bare: [] as number[] };
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async (_, worker) => {
-      for (let i = worker; performance.now() < until; i++) {
-        const which = i % 2 === 0 ? 'sdk' : 'bare';
-        const t = performance.now();
-        await (which === 'sdk' ? sdk() : bare());
-        times[which].push(performance.now() - t);
-      }
-    }),
-  );
-  return { sdkMs: median(times.sdk), fetchMs: median(times.bare) };
+  const { a, b } = await alternate(sdk, bare, seconds, CONCURRENCY);
+  return { sdkMs: a, fetchMs: b };
 }
 
 const stack = await createBenchStack(SERVER_CPU);

@@ -19,6 +19,7 @@ const ENTRIES = {
   'storefront-service': 'storefront-service/src/main.ts',
   'management-service': 'management-service/src/main.ts',
   gateway: 'gateway/src/main.ts',
+  mcp: 'mcp/src/main.ts',
 } as const;
 export type BenchProcess = keyof typeof ENTRIES;
 
@@ -145,6 +146,7 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
         'storefront-service': `${env.STOREFRONT_SERVICE_URL}/readyz`,
         'management-service': `${env.MANAGEMENT_SERVICE_URL}/readyz`,
         gateway: `${env.STOREFRONT_PUBLIC_URL}/readyz`,
+        mcp: `http://127.0.0.1:${env.MCP_PORT}/readyz`,
       };
       for (const name of names) await waitFor(ready[name]);
     },

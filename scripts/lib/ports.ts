@@ -16,7 +16,7 @@ export async function freePorts(n: number): Promise<number[]> {
   return [...ports];
 }
 
-/** One stack's ports: the gateway's two public ones and its operations port, the dashboard's two, and the two services'. */
+/** One stack's ports: the gateway's two public ones and its operations port, the dashboard's two, the two services', the MCP server's. */
 export interface StackPorts {
   storefront: number;
   management: number;
@@ -25,6 +25,7 @@ export interface StackPorts {
   dashboardOps: number;
   storefrontService: number;
   managementService: number;
+  mcp: number;
 }
 
 /**
@@ -32,7 +33,7 @@ export interface StackPorts {
  * `urls`, also the services' and the public URLs on 127.0.0.1 (left out, `bun run start` derives them from the ports).
  */
 export async function stackPorts(urls = false): Promise<{ port: StackPorts; env: Record<string, string> }> {
-  const p = await freePorts(7);
+  const p = await freePorts(8);
   const port: StackPorts = {
     storefront: p[0]!,
     management: p[1]!,
@@ -41,6 +42,7 @@ export async function stackPorts(urls = false): Promise<{ port: StackPorts; env:
     storefrontService: p[4]!,
     managementService: p[5]!,
     dashboardOps: p[6]!,
+    mcp: p[7]!,
   };
   const { storefront, management, dashboard, ops, dashboardOps, storefrontService, managementService } = port;
   const at = (n: number) => `http://127.0.0.1:${n}`;
@@ -52,6 +54,7 @@ export async function stackPorts(urls = false): Promise<{ port: StackPorts; env:
     DASHBOARD_OPS_PORT: String(dashboardOps),
     STOREFRONT_SERVICE_PORT: String(storefrontService),
     MANAGEMENT_SERVICE_PORT: String(managementService),
+    MCP_PORT: String(port.mcp),
   };
   if (urls)
     Object.assign(env, {

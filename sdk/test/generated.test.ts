@@ -6,9 +6,9 @@
 import { expect, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { operationsOf, type Surface } from '@studio/shared';
+import { methodOf, operationsOf, type Surface } from '@studio/shared';
 import ts from 'typescript';
-import { GENERATED_DIR, generate, methodOf } from '../scripts/generate';
+import { GENERATED_DIR, generate } from '../scripts/generate';
 import { MANAGEMENT, STOREFRONT } from '../src/generated/operations';
 
 test('src/generated/ is what the generator writes from the registry now (run `bun run generate` in sdk/ if not)', async () => {

@@ -79,6 +79,14 @@ export const ConfigSchema = T.Object({
   WEBHOOK_ENDPOINT_CONCURRENCY: T.Integer({ minimum: 1, maximum: 1000, default: 16 }),
   /** A tenant's pending webhook deliveries (a studio's and its sandboxes' together) past which its new events wait (deferred, never dropped) for that backlog to drain. */
   WEBHOOK_PENDING_BUDGET: T.Integer({ minimum: 1, maximum: 10_000_000, default: 10_000 }),
+  /** The MCP server's Streamable HTTP port: `http://<HOST>:<MCP_PORT>/mcp`, with `/healthz` and `/readyz` (docs/design/mcp.md). */
+  MCP_PORT: Port,
+  /** Comma-separated origins (`https://app.example.com`) whose browsers may call the MCP server; a request from any other `Origin` is 403. Default none. */
+  MCP_ALLOWED_ORIGINS: T.String({ default: '' }),
+  /** The stdio MCP server's key (`svc_sk_…` or `svc_pk_…`): the agent's own. Unused by the HTTP server, whose callers send theirs. */
+  STUDIO_API_KEY: T.String({ default: '' }),
+  /** The stdio MCP server's toolsets, comma-separated resources (`classes,schedule`); empty: every tool the key may call. */
+  MCP_TOOLSETS: T.String({ default: '' }),
   /** Allows http:// and private or reserved addresses as webhook endpoints: local development and tests only. */
   WEBHOOK_ALLOW_PRIVATE_URLS: T.Boolean({ default: false }),
 });
@@ -93,6 +101,7 @@ const DEFAULTS: Partial<Record<keyof Config, string>> = {
   MANAGEMENT_SERVICE_PORT: '48105',
   OPS_PORT: '48007',
   DASHBOARD_OPS_PORT: '48009',
+  MCP_PORT: '48008',
   GATEWAY_SECRET: 'dev-gateway-secret-change-me',
   DASHBOARD_SECRET: 'dev-dashboard-secret-change-me',
   CURSOR_SECRET: 'dev-cursor-secret-change-me',
@@ -200,6 +209,13 @@ function refuseMalformedAddresses(c: Config) {
       'an absolute URI, such as https://docs.example.com/problems#',
       c.PROBLEM_TYPE_BASE,
     );
+  for (const origin of mcpAllowedOrigins(c))
+    if (!URL.canParse(origin) || new URL(origin).origin !== origin)
+      throw wrongValue(
+        'MCP_ALLOWED_ORIGINS',
+        'comma-separated origins, each a scheme, host and port only, such as https://app.example.com',
+        c.MCP_ALLOWED_ORIGINS,
+      );
   for (const proxy of c.TRUSTED_PROXIES.split(',').map((p) => p.trim()))
     if (proxy && !isIpAddress(proxy))
       throw wrongValue(
@@ -207,6 +223,20 @@ function refuseMalformedAddresses(c: Config) {
         'comma-separated IP addresses, each a peer (a range such as 10.0.0.0/8 is not matched)',
         c.TRUSTED_PROXIES,
       );
+}
+
+/** MCP_ALLOWED_ORIGINS as a list. */
+export const mcpAllowedOrigins = (c: Pick<Config, 'MCP_ALLOWED_ORIGINS'>): string[] =>
+  c.MCP_ALLOWED_ORIGINS.split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+
+/**
+ * The MCP server's configuration, stdio's included: the MCP server never reads the database (it is a client of the
+ * API), so none is looked for, and a desktop with no Postgres starts it all the same.
+ */
+export function loadMcpConfig(env: Record<string, string | undefined> = process.env): Config {
+  return loadConfig(env, { DATABASE_URL: LOCAL_DATABASE_URL });
 }
 
 /** The REDIS_URL that means single-node mode (docs/design/single-node.md). */
