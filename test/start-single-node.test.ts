@@ -23,6 +23,7 @@ const {
   dashboardOps: dashOps,
   storefrontService: sfSvc,
   managementService: mgSvc,
+  mcp,
 } = port;
 const env: Record<string, string> = {
   ...(process.env as Record<string, string>),
@@ -83,7 +84,9 @@ test('a second `bun run start` while this one runs is refused before it starts a
   expect(code).toBe(1);
   const err = await new Response(second.stderr as ReadableStream).text();
   expect(err).toContain(`port ${sf} (STOREFRONT_PORT), port ${mg} (MANAGEMENT_PORT)`);
-  expect(err).toContain(`port ${mgSvc} (MANAGEMENT_SERVICE_PORT) are in use by another process`);
+  expect(err).toContain(
+    `port ${mgSvc} (MANAGEMENT_SERVICE_PORT), port ${mcp} (MCP_PORT) are in use by another process`,
+  );
   expect(err).toContain('Is the stack already running in another terminal?');
   // the first stack is untouched
   expect((await fetch(`http://127.0.0.1:${ops}/readyz`)).status).toBe(200);
@@ -105,7 +108,7 @@ test('the terminal closing (SIGHUP to its process group) stops the stack as Ctrl
     expect(at(new RegExp(`"msg":"${service} draining","signal":"SIGTERM"`))).toBeGreaterThan(
       Math.max(gatewayStopped, dashboardStopped),
     );
-  for (const port of [sf, mg, dash, ops, dashOps, sfSvc, mgSvc]) {
+  for (const port of [sf, mg, dash, ops, dashOps, sfSvc, mgSvc, mcp]) {
     const open = await fetch(`http://127.0.0.1:${port}/healthz`).then(
       () => true,
       () => false,
