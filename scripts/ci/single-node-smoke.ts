@@ -43,14 +43,14 @@ async function start(
 }
 
 /**
- * The four processes `bun run start` named in its log (`process started`: the gateway, the dashboard and both
- * services) each have RUNTIME_ENV in their environment.
+ * The five processes `bun run start` named in its log (`process started`: the gateway, the dashboard, both
+ * services and the MCP server) each have RUNTIME_ENV in their environment.
  */
 function runsWithRuntimeEnv(banner: string): boolean {
   const pids = [...banner.matchAll(/"msg":"process started".*?"pid":(\d+)/g)].map((m) => m[1]!);
   const wanted = Object.entries(RUNTIME_ENV).map(([k, v]) => `${k}=${v}`);
   return (
-    pids.length === 4 &&
+    pids.length === 5 &&
     pids.every((pid) => {
       const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
       return wanted.every((w) => environ.includes(w));
