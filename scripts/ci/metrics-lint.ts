@@ -95,8 +95,8 @@ try {
   if (!banner.includes('Studio API is running')) throw new Error(`bun run start did not come up:\n${banner}`);
   const pidOf = (name: string) => Number(banner.match(new RegExp(`"process":"${name}","pid":(\\d+)`))?.[1]);
 
-  const { studio, sk, pk, ...seeded } = await seedDemoExport(env);
-  if (seeded.code !== 0 || !sk || !pk) throw new Error(`seed:demo --export: ${seeded.err}`);
+  const { studio, sk, pk, testSk, ...seeded } = await seedDemoExport(env);
+  if (seeded.code !== 0 || !sk || !pk || !testSk) throw new Error(`seed:demo --export: ${seeded.err}`);
   const hook = await runAdmin(
     env,
     'webhook:create',
@@ -110,6 +110,7 @@ try {
   await call(`${SF}/v1/classes`, pk);
   await call(`${SF}/v1/classes`, pk); // cached
   await call(`${MG}/v1/instructors`, sk);
+  await call(`${MG}/v1/instructors`, testSk); // a test key's call (studio_test_mode_requests_total)
   const write = {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },

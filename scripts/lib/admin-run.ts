@@ -17,7 +17,14 @@ export async function runAdmin(env: Record<string, string>, ...args: string[]) {
 export async function seedDemoExport(env: Record<string, string>) {
   const r = await runAdmin(env, 'seed:demo', '--export');
   const vars = Object.fromEntries([...r.out.matchAll(/(\w+)='?([^'\n]*)'?/g)].map((m) => [m[1], m[2]]));
-  return { ...r, studio: vars.STUDIO_ID ?? '', sk: vars.SECRET_KEY ?? '', pk: vars.PUBLISHABLE_KEY ?? '' };
+  return {
+    ...r,
+    studio: vars.STUDIO_ID ?? '',
+    sk: vars.SECRET_KEY ?? '',
+    pk: vars.PUBLISHABLE_KEY ?? '',
+    /** The default sandbox's secret key (test mode). */
+    testSk: vars.TEST_SECRET_KEY ?? '',
+  };
 }
 
 /** A request with `Authorization: Bearer key`. */
