@@ -58,6 +58,42 @@ export interface McpHttpOptions {
   describer?: KeyDescriber;
 }
 
+/** The body as JSON, within the API's limits (1 MiB, 60 s, 32 levels), or the refusal to answer with. */
+async function jsonBodyOf(req: Request): Promise<{ body: unknown } | Response> {
+  try {
+    const text = new TextDecoder().decode(await readBody(req, MAX_BODY_BYTES, BODY_DEADLINE_MS));
+    if (jsonDepth(text) > 32) return refusal(400, 'The body is nested too deep (32 levels at most).');
+    return { body: JSON.parse(text) };
+  } catch (err) {
+    if (err instanceof AppError) return refusal(err.status, err.message, err.options.headers);
+    return jsonResponse({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null }, { status: 400 });
+  }
+}
+
+/** One JSON-RPC message answered by a server made for it, then closed (stateless). */
+async function answerOnce(
+  req: Request,
+  body: unknown,
+  session: Parameters<typeof createSessionServer>[0],
+): Promise<Response> {
+  const server = createSessionServer(session);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    maxRequestBodySize: MAX_BODY_BYTES,
+  });
+  await server.connect(transport);
+  try {
+    const res = await transport.handleRequest(req, { parsedBody: body });
+    // no state is kept, but the client's name is: carried back by the client in the session id (session.ts)
+    if (isInitialize(body) && res.ok) res.headers.set('mcp-session-id', sessionIdOf(server.getClientVersion()));
+    return res;
+  } finally {
+    // a JSON answer is whole once handleRequest resolves: nothing of this server is needed after it
+    void server.close();
+  }
+}
+
 /** The `/mcp`, `/healthz` and `/readyz` handler, for Bun.serve. */
 export function createMcpHttp(o: McpHttpOptions) {
   const urls = { storefront: o.config.STOREFRONT_PUBLIC_URL, management: o.config.MANAGEMENT_PUBLIC_URL };
@@ -75,18 +111,9 @@ export function createMcpHttp(o: McpHttpOptions) {
       return unauthorized('This is not a Studio API key (svc_sk_… or svc_pk_…).', 'invalid_token');
     if (req.method !== 'POST')
       return refusal(405, 'This server is stateless: POST JSON-RPC messages to /mcp.', { allow: 'POST' });
-    let body: unknown;
-    try {
-      const text = new TextDecoder().decode(await readBody(req, MAX_BODY_BYTES, BODY_DEADLINE_MS));
-      if (jsonDepth(text) > 32) return refusal(400, 'The body is nested too deep (32 levels at most).');
-      body = JSON.parse(text);
-    } catch (err) {
-      if (err instanceof AppError) return refusal(err.status, err.message, err.options.headers);
-      return jsonResponse(
-        { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null },
-        { status: 400 },
-      );
-    }
+    const read = await jsonBodyOf(req);
+    if (read instanceof Response) return read;
+    const body = read.body;
     // the agent's address, after any it was sent through: the gateway reads it from the right while the hop is trusted
     const address = peer.requestIP(req)?.address;
     const forwarded = [req.headers.get('x-forwarded-for'), address].filter(Boolean).join(', ');
@@ -105,29 +132,13 @@ export function createMcpHttp(o: McpHttpOptions) {
         retry ? { 'retry-after': retry } : {},
       );
     }
-    const surface = surfaceOfKey(apiKey)!;
-    const server = createSessionServer({
+    return answerOnce(req, body, {
       apiKey,
       info: described.info,
-      baseUrl: urls[surface],
+      baseUrl: urls[surfaceOfKey(apiKey)!],
       toolsets,
       clientInfo: clientOfSession(req.headers.get('mcp-session-id')),
     });
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-      maxRequestBodySize: MAX_BODY_BYTES,
-    });
-    await server.connect(transport);
-    try {
-      const res = await transport.handleRequest(req, { parsedBody: body });
-      // no state is kept, but the client's name is: carried back by the client in the session id (session.ts)
-      if (isInitialize(body) && res.ok) res.headers.set('mcp-session-id', sessionIdOf(server.getClientVersion()));
-      return res;
-    } finally {
-      // a JSON answer is whole once handleRequest resolves: nothing of this server is needed after it
-      void server.close();
-    }
   }
 
   return async function fetch(req: Request, peer: Peer): Promise<Response> {

@@ -80,12 +80,9 @@ function exampleStrings(doc: Json): string[] {
 
 const WRITE_TOOL_FORBIDDEN = new Set(['cursor', 'limit']);
 
-function toolOf(o: Operation, doc: Json, ids: string[]): Tool {
-  const components = ((doc.components as Json).schemas ?? {}) as Record<string, Json>;
-  const spec = ((doc.paths as Json)[o.path] as Json)[o.method.toLowerCase()] as Json;
+/** A tool's flat arguments: path ids, query and body fields side by side (and a write's idempotencyKey), with an example. */
+function argumentsOf(o: Operation, name: string, spec: Json, components: Record<string, Json>, ids: string[]) {
   const parameters = (spec.parameters ?? []) as { name: string; in: string; description?: string; schema: Json }[];
-  const { resource, name: method } = methodOf(o);
-  const name = [...resource, method].join('_').replaceAll('-', '_');
   const properties: Json = {};
   const required: string[] = [];
   const example: Json = {};
@@ -121,22 +118,24 @@ function toolOf(o: Operation, doc: Json, ids: string[]): Tool {
       | undefined;
     Object.assign(example, bodyExample ?? {});
   }
-  const write = o.method !== 'GET';
-  if (write) {
+  if (o.method !== 'GET') {
     for (const f of WRITE_TOOL_FORBIDDEN)
       if (f in properties) throw new Error(`mcp tools: ${name} is a write with a ${f}`);
-    add(
-      IDEMPOTENCY_ARG,
-      {
-        type: 'string',
-        minLength: 1,
-        maxLength: 200,
-        description:
-          'Optional. A unique string naming this one action; the same value again returns the first answer instead of acting twice. Leave it out unless you mean to repeat an identical call as a new action.',
-      },
-      'idempotency',
-    );
+    add(IDEMPOTENCY_ARG, IDEMPOTENCY_SCHEMA, 'idempotency');
   }
+  return { properties, required, example, params, query, body };
+}
+
+const IDEMPOTENCY_SCHEMA = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 200,
+  description:
+    'Optional. A unique string naming this one action; the same value again returns the first answer instead of acting twice. Leave it out unless you mean to repeat an identical call as a new action.',
+};
+
+/** The answer's schema (an object at the root, as MCP wants) and its example. */
+function answerOf(o: Operation, name: string, spec: Json, components: Record<string, Json>) {
   const okSchema = (spec.responses as Json)[String(o.ok.status)] as Json;
   const okMedia = (okSchema.content as Json)['application/json'] as Json;
   const outputSchema = inline(okMedia.schema, components) as Json;
@@ -144,6 +143,17 @@ function toolOf(o: Operation, doc: Json, ids: string[]): Tool {
   const branches = (outputSchema.oneOf ?? outputSchema.anyOf) as Json[] | undefined;
   if (!outputSchema.type && branches?.every((b) => b.type === 'object')) outputSchema.type = 'object';
   if (outputSchema.type !== 'object') throw new Error(`mcp tools: ${name}'s answer is not an object`);
+  return { outputSchema: outputSchema as Json & { type: 'object' }, outputExample: okMedia.example };
+}
+
+function toolOf(o: Operation, doc: Json, ids: string[]): Tool {
+  const components = ((doc.components as Json).schemas ?? {}) as Record<string, Json>;
+  const spec = ((doc.paths as Json)[o.path] as Json)[o.method.toLowerCase()] as Json;
+  const { resource, name: method } = methodOf(o);
+  const name = [...resource, method].join('_').replaceAll('-', '_');
+  const { properties, required, example, params, query, body } = argumentsOf(o, name, spec, components, ids);
+  const { outputSchema, outputExample } = answerOf(o, name, spec, components);
+  const write = o.method !== 'GET';
   const destructive = o.method === 'DELETE' || /^(?:management)(Cancel|Archive|Delete|Reset)/.test(o.id);
   // a create or an invite adds a record each time; an update, a cancel, a delete or a reset repeated changes nothing more
   const idempotent = !write || o.method !== 'POST' || !o.body;
@@ -164,7 +174,7 @@ function toolOf(o: Operation, doc: Json, ids: string[]): Tool {
       additionalProperties: false,
       examples: [example],
     },
-    outputSchema: outputSchema as Json & { type: 'object' },
+    outputSchema,
     annotations: {
       readOnlyHint: !write,
       destructiveHint: write && destructive,
@@ -172,7 +182,7 @@ function toolOf(o: Operation, doc: Json, ids: string[]): Tool {
       openWorldHint: false as const,
     },
     example,
-    outputExample: okMedia.example,
+    outputExample,
     derivesKey: write && !idempotent,
   };
   return { ...base, description: describe(base) };

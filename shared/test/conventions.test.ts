@@ -14,12 +14,13 @@ test('settings come through the config object: no process code but shared/src/co
   expect(readers).toEqual([]);
 });
 
-test('small functions: none in the six src trees is over 60 lines (conventions 11)', async () => {
+test('small functions: none in the src trees (the SDK and the MCP server included) is over 60 lines (conventions 11)', async () => {
   const ts = (await import('typescript')).default;
   const long: string[] = [];
   for await (const file of new Glob(
-    '{shared,control,gateway,dashboard,storefront-service,management-service}/src/**/*.ts',
+    '{shared,control,gateway,dashboard,storefront-service,management-service,sdk,mcp}/src/**/*.ts',
   ).scan(root)) {
+    if (file.startsWith('sdk/src/generated/')) continue; // written by openapi-typescript, held by its drift test
     const source = ts.createSourceFile(file, await Bun.file(root + file).text(), ts.ScriptTarget.Latest, true);
     const visit = (node: import('typescript').Node) => {
       if (
