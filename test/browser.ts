@@ -8,6 +8,8 @@ import { constants } from 'node:fs';
 import { access, mkdir, stat } from 'node:fs/promises';
 import { type Browser, chromium } from 'playwright-core';
 
+/** The two widths every page is looked at: a phone's and a desktop's. */
+export const WIDTHS = { phone: { width: 390, height: 844 }, desktop: { width: 1280, height: 800 } } as const;
 export const SHOTS = new URL('../test-artifacts/screenshots/', import.meta.url).pathname;
 
 const SYSTEM_CHROMIUM = '/usr/bin/chromium';

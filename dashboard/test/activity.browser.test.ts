@@ -6,11 +6,9 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, SHOTS } from '../../test/browser';
+import { launchChromium, SHOTS, WIDTHS } from '../../test/browser';
 import { type Stack, startStack } from '../../test/harness';
 import { loginLink } from './dashboard-helpers';
-
-const WIDTHS = { phone: { width: 390, height: 844 }, desktop: { width: 1280, height: 800 } };
 
 let s: Stack;
 let browser: Browser;

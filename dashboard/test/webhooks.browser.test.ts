@@ -10,12 +10,11 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { createDispatcher } from '@studio/management-service/webhooks';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
-import { launchChromium, SHOTS } from '../../test/browser';
+import { launchChromium, SHOTS, WIDTHS } from '../../test/browser';
 import { type Stack, startStack } from '../../test/harness';
 import { type Receiver, startReceiver, until } from '../../test/webhooks/helpers';
 import { loginLink } from './dashboard-helpers';
 
-const WIDTHS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
 const DIR = process.env.SCREENSHOTS_DIR ?? SHOTS;
 
 let s: Stack;
