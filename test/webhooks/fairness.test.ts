@@ -4,8 +4,8 @@
  *   healthy one's for up to 10 s: they filled the studio's 48 slots);
  * - a studio past its pending budget has its later events deferred, never dropped: each delivered exactly once when
  *   its backlog drains, while another studio's deliveries go at once; the gauge and the backlog read say so;
- * - a studio and its sandboxes are one tenant (issue 57): claims take turns by tenant (a live studio with three
- *   sandboxes takes one turn, not four: claimDue directly, deterministic), the pending budget counts the tenant (a
+ * - a studio and its sandboxes are one tenant (docs/design/test-mode.md): claims take turns by tenant (a live studio
+ *   with three sandboxes takes one turn, not four: claimDue directly, deterministic), the pending budget counts the tenant (a
  *   sandbox's backlog and its live studio's together defer a new event of either, not another studio's), and hanging
  *   endpoints of a studio and its sandboxes hold at most the tenant's share of the slots.
  */
