@@ -37,6 +37,7 @@ import {
   createSql,
   postgresBroadcasts,
   quitRedis,
+  type Redis,
   redisBroadcasts,
   runningGatewayMode,
 } from '@studio/shared/io';
@@ -186,18 +187,21 @@ const db = () => (sql ??= createSql(configOf().DATABASE_URL, { max: 2 }));
  * How a change reaches every gateway (docs/design/single-node.md): Redis pub/sub, or, in single-node mode, Postgres
  * NOTIFY. `reachable` is false when Redis mode's Redis is down (gateways then verify keys in Postgres).
  */
-async function withBroadcasts<T>(fn: (bus: Broadcasts, reachable: boolean, mode: RedisMode) => Promise<T>): Promise<T> {
+async function withBroadcasts<T>(
+  fn: (bus: Broadcasts, reachable: boolean, mode: RedisMode, redis: Redis | null) => Promise<T>,
+): Promise<T> {
   // the gateways that run decide, by the lock they hold: a Redis started after a single-node stack must not send
   // this change where no gateway listens (it would keep the key for its cache's minute)
   const mode = (await runningGatewayMode(db())) ?? redisMode(configOf());
-  if (mode === 'single-node') return fn(postgresBroadcasts(db()), true, mode);
+  if (mode === 'single-node') return fn(postgresBroadcasts(db()), true, mode, null);
   const url = configOf().REDIS_URL === SINGLE_NODE ? DEFAULT_REDIS_URL : configOf().REDIS_URL;
   const redis = createRedis(url, 'admin redis', configOf().REDIS_CLUSTER_NODES);
   redis.removeAllListeners('error');
   redis.on('error', () => {});
   await connectRedis(redis);
   try {
-    return await fn(redisBroadcasts(redis.isReady ? redis : null, configOf().REDIS_PREFIX, db()), redis.isReady, mode);
+    const usable = redis.isReady ? redis : null;
+    return await fn(redisBroadcasts(usable, configOf().REDIS_PREFIX, db()), redis.isReady, mode, usable);
   } finally {
     await quitRedis(redis);
   }
@@ -397,24 +401,10 @@ const COMMANDS: Record<string, () => unknown> = {
   },
   'sandbox:reset': async () => {
     const sandbox = await namedSandbox();
-    const config = configOf();
-    return withBroadcasts(async (bus, reachable, mode) => {
-      let redis = null as ReturnType<typeof createRedis> | null;
-      if (mode !== 'single-node' && reachable) {
-        redis = createRedis(
-          config.REDIS_URL === SINGLE_NODE ? DEFAULT_REDIS_URL : config.REDIS_URL,
-          'admin redis',
-          config.REDIS_CLUSTER_NODES,
-        );
-        redis.on('error', () => {});
-        await connectRedis(redis);
-      }
-      try {
-        return { sandbox: await resetSandbox(db(), bus, sandbox.id, { redis, prefix: config.REDIS_PREFIX }) };
-      } finally {
-        if (redis) await quitRedis(redis);
-      }
-    });
+    // the Redis that carries the broadcast also holds the idempotency records' copies the reset drops
+    return withBroadcasts(async (bus, _reachable, _mode, redis) => ({
+      sandbox: await resetSandbox(db(), bus, sandbox.id, { redis, prefix: configOf().REDIS_PREFIX }),
+    }));
   },
   'sandbox:delete': async () => {
     const [studio, name] = [need('studio'), need('sandbox')];
