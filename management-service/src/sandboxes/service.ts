@@ -42,6 +42,12 @@ const rowJson = (r: Row): SandboxRow => ({
   resetAt: iso(r.sandboxResetAt ?? r.createdAt),
 });
 
+/** A sandbox as the API answers it (`Sandbox`): its row, and what its seed made. */
+function sandboxOf(r: Row, seeded: SandboxSeed): Sandbox {
+  const { createdAt: _, ...row } = rowJson(r);
+  return { ...row, seeded };
+}
+
 /** A sandbox's name as stored: lower-case letters, digits and dashes, 1 to 40, starting with a letter or digit. */
 export function checkedSandboxName(name: string): string {
   const n = name.trim().toLowerCase();
@@ -115,15 +121,7 @@ async function makeSandbox(tx: Tx, liveStudioId: string, name: string): Promise<
     from studios where id = ${liveStudioId}
     returning id, sandbox_name, live_studio_id, name, created_at, sandbox_reset_at`;
   const seeded = await seedStudio(tx, id);
-  const row = rowJson(made!);
-  return {
-    id: row.id,
-    name: row.name,
-    liveStudioId: row.liveStudioId,
-    studioName: row.studioName,
-    resetAt: row.resetAt,
-    seeded,
-  };
+  return sandboxOf(made!, seeded);
 }
 
 /** A named sandbox of a live studio (409 `sandbox_limit_reached` past five; `conflict` for a name in use). */
@@ -219,15 +217,7 @@ export async function resetSandboxIn(
       sandboxId,
       keys.map((k) => k.key),
     );
-  const row = rowJson(done!);
-  return {
-    id: row.id,
-    name: row.name,
-    liveStudioId: row.liveStudioId,
-    studioName: row.studioName,
-    resetAt: row.resetAt,
-    seeded,
-  };
+  return sandboxOf(done!, seeded);
 }
 
 /** A reset as the dashboard and the CLI make it: in its own transaction, then every gateway told. */
