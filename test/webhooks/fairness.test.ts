@@ -7,14 +7,23 @@
  * - a studio and its sandboxes are one tenant (docs/design/test-mode.md): claims take turns by tenant (a live studio
  *   with three sandboxes takes one turn, not four: claimDue directly, deterministic), the pending budget counts the tenant (a
  *   sandbox's backlog and its live studio's together defer a new event of either, not another studio's), and hanging
- *   endpoints of a studio and its sandboxes hold at most the tenant's share of the slots.
+ *   endpoints of a studio and its sandboxes hold at most the tenant's share of the slots;
+ * - fan-out takes turns: a burst is deferred past its turn in a transaction, so another studio's event behind it is
+ *   expanded soon, and catch-up gives turns to the studio that waited longest for one (fanOutBatch and
+ *   catchUpDeferred directly, deterministic).
  */
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test';
 import { createEndpoint, deleteEndpoint, studioBacklog, webhookContext } from '@studio/control';
 import { createSandbox } from '@studio/management-service/sandboxes';
 import { createDispatcher, type DispatcherDeps } from '@studio/management-service/webhooks';
 import { newId } from '@studio/shared';
-import { catchUpDeferred, claimDue, fanOutBatch, pendingStats } from '../../management-service/src/webhooks/queries';
+import {
+  catchUpDeferred,
+  claimDue,
+  FAN_OUT_TURN,
+  fanOutBatch,
+  pendingStats,
+} from '../../management-service/src/webhooks/queries';
 import { freshDatabase, recordEvent, startReceiver, type TestDatabase, until } from './helpers';
 
 let s: TestDatabase;
@@ -292,3 +301,53 @@ test("hanging endpoints of a studio and its sandboxes hold at most the tenant's 
   // in flight to A's hanging endpoints: at most half of the 64 slots, and one more for an endpoint with none in flight
   expect(hanging.received.length).toBeLessThanOrEqual(33);
 }, 30_000);
+
+test("a burst takes turns: another studio's event behind five studios' 16,000 deliveries is expanded by the second fan-out transaction; a turn goes first to the studio that waited longest for one; each delivery is made once", async () => {
+  const studios = await Promise.all(Array.from({ length: 5 }, async () => (await s.studio()).id));
+  const { id: b } = await s.studio();
+  const r = receiver();
+  for (const studio of studios) for (let i = 0; i < 16; i++) await endpoint(studio, `${r.url}/${studio}/${i}`);
+  await endpoint(b, r.url);
+  for (const studio of studios) await recordEvents(studio, 200); // 3,200 deliveries each
+  const bEvent = await recordEvent(s.sql, b);
+  const made = async (studioId: string) =>
+    (
+      await s.sql<{ n: number; events: number }[]>`
+        select count(*)::int as n, count(distinct event_id)::int as events from webhook_deliveries
+        where studio_id = ${studioId}`
+    )[0]!;
+  const turnsOf = async () =>
+    Object.fromEntries(
+      await Promise.all(studios.map(async (id) => [id, (await made(id)).n / (FAN_OUT_TURN - (FAN_OUT_TURN % 16))])),
+    );
+  const budget = 100_000;
+
+  // the cursor passes the bursts in two transactions: each studio's first turn made, its later events deferred
+  expect(await fanOutBatch(s.sql, budget)).toBeGreaterThan(0);
+  expect(await fanOutBatch(s.sql, budget)).toBeGreaterThan(0);
+  expect(await made(b)).toEqual({ n: 1, events: 1 });
+  expect((await s.sql`select event_id from webhook_deliveries where studio_id = ${b}`)[0]!.eventId).toBe(bEvent);
+  for (const studio of studios) {
+    expect((await made(studio)).n).toBeLessThanOrEqual(FAN_OUT_TURN + 16);
+    // taking turns is not a backlog past the budget: the dashboard says nothing of it
+    expect((await studioBacklog(s.sql, studio, budget)).deferredSince).toBeNull();
+  }
+  const deferred = await s.sql<{ studioId: string; reason: string }[]>`
+    select studio_id, reason from webhook_fanout_deferred where studio_id in ${s.sql(studios)}`;
+  expect(deferred.map((d) => d.reason)).toEqual(['turn', 'turn', 'turn', 'turn', 'turn']);
+
+  // a catch-up transaction holds four whole turns: the four deferred first take them, the fifth goes first next time
+  const before = await turnsOf();
+  await catchUpDeferred(s.sql, budget);
+  const once = await turnsOf();
+  const gained = studios.filter((id) => once[id] > before[id]);
+  expect(gained).toHaveLength(4);
+  const left = studios.find((id) => !gained.includes(id))!;
+  await catchUpDeferred(s.sql, budget);
+  expect((await turnsOf())[left]).toBeGreaterThan(once[left]);
+
+  // to the end: every event of each studio expanded once to its 16 endpoints, and no studio deferred any more
+  await until(async () => (await catchUpDeferred(s.sql, budget)) === 0, 20_000, 'the turns');
+  for (const studio of studios) expect(await made(studio)).toEqual({ n: 3_200, events: 200 });
+  expect(await s.sql`select 1 from webhook_fanout_deferred where studio_id in ${s.sql(studios)}`).toHaveLength(0);
+}, 60_000);

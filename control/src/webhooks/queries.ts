@@ -95,7 +95,7 @@ export async function replaceSecret(
 
 /**
  * The studio's own pending deliveries and its tenant's (it, its live studio, their sandboxes: what the pending budget
- * counts), each up to `budget`, and since when its new events wait, if they do.
+ * counts), each up to `budget`, and since when its new events wait for that backlog, if they do (a burst taking turns is not that).
  */
 export async function studioBacklogRow(sql: Db, studioId: string, budget: number) {
   const [row] = await sql<{ pending: number; tenantPending: number; deferredSince: Date | null }[]>`
@@ -103,7 +103,7 @@ export async function studioBacklogRow(sql: Db, studioId: string, budget: number
         where studio_id = ${studioId} and status = 'pending' limit ${budget}) x)::int as pending,
       (select ${tenantPendingCount(sql, sql`t.tenant_id`, budget)}
         from (select coalesce(live_studio_id, id) as tenant_id from studios where id = ${studioId}) t) as tenant_pending,
-      (select deferred_at from webhook_fanout_deferred where studio_id = ${studioId}) as deferred_since`;
+      (select deferred_at from webhook_fanout_deferred where studio_id = ${studioId} and reason = 'budget') as deferred_since`;
   return { ...row!, tenantPending: row!.tenantPending ?? row!.pending };
 }
 

@@ -459,16 +459,18 @@ export class Dispatcher {
     return excess.length < claimed.length && this.active < this.maxInFlight;
   }
 
-  /** Expands the events past the cursor into deliveries, a batch at a time; the error when a batch failed. */
-  private async fanOut(): Promise<unknown> {
+  /**
+   * Expands the events past the cursor into deliveries, a batch at a time, then one transaction of the deferred
+   * studios' turns (the claim and the cursor's new events go between two): `more` when that did anything.
+   */
+  private async fanOut(): Promise<{ failed: unknown; more: boolean }> {
     this.fanOutDue = false;
     try {
       while (!this.stopping && (await fanOutBatch(this.sql, this.pendingBudget)) > 0);
-      // the studios whose events waited for their tenant's backlog, once it drained below the budget
-      while (!this.stopping && (await catchUpDeferred(this.sql, this.pendingBudget)) > 0);
-      return null;
+      const more = !this.stopping && (await catchUpDeferred(this.sql, this.pendingBudget)) > 0;
+      return { failed: null, more };
     } catch (err) {
-      return err;
+      return { failed: err, more: false };
     }
   }
 
@@ -484,11 +486,13 @@ export class Dispatcher {
           this.settingToRecord = false;
         }
         // a fan-out that fails is tried again next round; the deliveries already made are claimed meanwhile
-        const fanOutFailed = this.fanOutDue ? await this.fanOut() : null;
+        const fanned = this.fanOutDue ? await this.fanOut() : { failed: null, more: false };
         const eager = this.claimEager;
         this.claimEager = false;
         if (!this.stopping) more = await this.claimAndStart(eager);
-        if (fanOutFailed) throw fanOutFailed;
+        if (fanned.failed) throw fanned.failed;
+        // deferred events still to take their turns: the next round fans out again at once
+        if (fanned.more) more = this.fanOutDue = true;
         if (failing) log('info', 'webhook dispatcher: its rounds work again');
         failing = false;
       } catch (err) {

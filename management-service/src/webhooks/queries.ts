@@ -4,8 +4,8 @@
  *   xmin (no transaction that could still add an earlier event is in flight), become one delivery
  *   per enabled endpoint subscribed to the type whose enabling did not see the event (it committed
  *   after the endpoint was created or re-enabled); the cursor moves in the same transaction, under
- *   the cursor row's lock. A studio whose tenant (a studio and its sandboxes) is past its pending budget is deferred,
- *   and caught up later.
+ *   the cursor row's lock. A studio whose tenant (a studio and its sandboxes) is past its pending budget, or past its
+ *   turn in the transaction, is deferred, and caught up later in turns.
  * - claim: due deliveries in turns by tenant, then by endpoint, `FOR UPDATE SKIP LOCKED`, leased (in flight until
  *   the lease's end; a dispatcher killed mid-attempt leaves it due again then).
  * - record: the attempt, the delivery's next state and the endpoint's health, the delivery's state
@@ -28,6 +28,14 @@ import type { AttemptResult } from './send';
 export const FAN_OUT_BATCH = 1000;
 /** Deliveries made by one fan-out transaction, at most (an event's are never split): short transactions, whatever the burst. */
 export const FAN_OUT_DELIVERIES = 2000;
+/**
+ * Deliveries one tenant's events make in one fan-out transaction, at most (whole events): past it, the studio's later
+ * events are deferred to take turns with the other studios' (`catchUpDeferred`), so a burst passes the cursor in a
+ * few reads and another studio's event behind it waits for one short transaction, not for the burst.
+ */
+export const FAN_OUT_TURN = 500;
+/** Why a studio's events wait: its tenant is at its pending budget, or its burst takes turns with the others'. */
+type DeferReason = 'budget' | 'turn';
 const RETENTION_BATCH = 1000;
 /** Deliveries per insert statement (5 parameters each, well under the protocol's 65,535). */
 const INSERT_ROWS = 2000;
@@ -110,8 +118,9 @@ async function insertDeliveries(tx: Db, rows: ExpandedRow[]) {
 
 /**
  * What one fan-out transaction does with `events`: the deliveries it makes (up to `FAN_OUT_DELIVERIES`, whole events),
- * the studios it defers (their tenant at its budget: from that event on), and how many events it passes (expanded,
- * deferred, or of a studio already deferred, or with no endpoint). `pending` is by tenant (`pendingOf`).
+ * the studios it defers (from that event on: their tenant at its budget, or past its turn of `FAN_OUT_TURN`), and how
+ * many events it passes (expanded, deferred, or of a studio already deferred, or with no endpoint). `pending` is by
+ * tenant (`pendingOf`).
  */
 function batchOf(
   events: ReturnType<typeof byEvent>,
@@ -120,7 +129,8 @@ function batchOf(
   budget: number,
 ) {
   const take: ExpandedRow[] = [];
-  const defer: { studioId: string; afterXid: string; afterSeq: string }[] = [];
+  const defer: { studioId: string; afterXid: string; afterSeq: string; reason: DeferReason }[] = [];
+  const turns = new Map<string, number>();
   let passed = 0;
   for (const event of events) {
     const n = event.deliveries.length;
@@ -129,13 +139,20 @@ function batchOf(
     if (!n || deferred.has(event.studioId)) continue;
     const tenant = tenantOf.get(event.studioId) ?? event.studioId;
     const before = pending.get(tenant) ?? 0;
-    if (before >= budget) {
+    const turn = turns.get(tenant) ?? 0;
+    if (before >= budget || (turn && turn + n > FAN_OUT_TURN)) {
       // from this event on, the studio's events wait for catchUpDeferred (just before it: seq is unique)
       deferred.add(event.studioId);
-      defer.push({ studioId: event.studioId, afterXid: event.xid, afterSeq: String(BigInt(event.seq) - 1n) });
+      defer.push({
+        studioId: event.studioId,
+        afterXid: event.xid,
+        afterSeq: String(BigInt(event.seq) - 1n),
+        reason: before >= budget ? 'budget' : 'turn',
+      });
       continue;
     }
     pending.set(tenant, before + n);
+    turns.set(tenant, turn + n);
     take.push(...event.deliveries);
   }
   return { take, defer, passed };
@@ -189,8 +206,8 @@ export async function fanOutBatch(sql: Sql, budget: number): Promise<number> {
     await insertDeliveries(tx, take);
     if (defer.length)
       await tx`
-        insert into webhook_fanout_deferred (studio_id, after_xid, after_seq)
-        select * from unnest(${defer.map((d) => d.studioId)}::text[], ${defer.map((d) => d.afterXid)}::xid8[], ${defer.map((d) => d.afterSeq)}::bigint[])`;
+        insert into webhook_fanout_deferred (studio_id, after_xid, after_seq, reason)
+        select * from unnest(${defer.map((d) => d.studioId)}::text[], ${defer.map((d) => d.afterXid)}::xid8[], ${defer.map((d) => d.afterSeq)}::bigint[], ${defer.map((d) => d.reason)}::text[])`;
     const last = events[passed - 1]!;
     await tx`update webhook_fanout_cursor set last_xid = ${last.xid}::xid8, last_seq = ${last.seq}::bigint`;
     return passed;
@@ -198,9 +215,11 @@ export async function fanOutBatch(sql: Sql, budget: number): Promise<number> {
 }
 
 /**
- * Expands the deferred events of studios whose tenant's backlog is below the budget again, oldest deferral first, up to
- * `FAN_OUT_DELIVERIES` in one transaction and up to the cursor (beyond it the fan-out takes them, once the studio's
- * row is gone). A studio caught up loses its row, under the cursor's lock, so no event of it is skipped in between.
+ * Expands the deferred events of studios whose tenant's backlog is below the budget, in turns: the studio that waited
+ * longest for its turn first (a studio never given one, then by its last turn), each tenant up to `FAN_OUT_TURN` and
+ * all together up to `FAN_OUT_DELIVERIES` in one transaction, each studio up to the cursor (beyond it the fan-out takes
+ * them, once the studio's row is gone). A studio caught up loses its row, under the cursor's lock, so no event of it
+ * is skipped in between; one stopped by the budget says so (`reason`: what the dashboard and the gauge show).
  * Returns how many events it expanded and studios it let go (0: nothing to do, or another dispatcher is fanning out).
  */
 export async function catchUpDeferred(sql: Sql, budget: number): Promise<number> {
@@ -210,21 +229,29 @@ export async function catchUpDeferred(sql: Sql, budget: number): Promise<number>
     const [cursor] = await tx<{ lastXid: string; lastSeq: string }[]>`
       select last_xid::text, last_seq from webhook_fanout_cursor for update skip locked`;
     if (!cursor) return 0;
-    const rows = await tx<{ studioId: string; afterXid: string; afterSeq: string }[]>`
-      select studio_id, after_xid::text, after_seq from webhook_fanout_deferred order by deferred_at, studio_id`;
+    const rows = await tx<{ studioId: string; afterXid: string; afterSeq: string; reason: DeferReason }[]>`
+      select studio_id, after_xid::text, after_seq, reason from webhook_fanout_deferred
+      order by turn_at nulls first, deferred_at, studio_id`;
     const { tenantOf, pending } = await pendingOf(
       tx,
       rows.map((r) => r.studioId),
       budget,
     );
+    const turns = new Map<string, number>();
+    const atBudget: string[] = [];
     let made = 0;
     let expandedEvents = 0;
     let caughtUp = 0;
     for (const row of rows) {
       const tenant = tenantOf.get(row.studioId) ?? row.studioId;
       let count = pending.get(tenant) ?? 0;
-      if (count >= budget) continue;
-      if (made >= FAN_OUT_DELIVERIES) break;
+      if (count >= budget) {
+        if (row.reason !== 'budget') atBudget.push(row.studioId);
+        continue;
+      }
+      if (made + FAN_OUT_TURN > FAN_OUT_DELIVERIES) break; // a whole turn or none: the next transaction begins with it
+      let turn = turns.get(tenant) ?? 0;
+      if (turn >= FAN_OUT_TURN) continue;
       const events = byEvent(
         await expanded(
           tx,
@@ -239,14 +266,16 @@ export async function catchUpDeferred(sql: Sql, budget: number): Promise<number>
       let passed = 0;
       for (const event of events) {
         const n = event.deliveries.length;
-        if (n && (count >= budget || (made + take.length && made + take.length + n > FAN_OUT_DELIVERIES))) break;
+        if (n && (count >= budget || (turn && turn + n > FAN_OUT_TURN))) break;
         passed++;
         count += n;
+        turn += n;
+        made += n;
         take.push(...event.deliveries);
       }
       pending.set(tenant, count); // the tenant's next deferred studio counts these too
+      turns.set(tenant, turn);
       await insertDeliveries(tx, take);
-      made += take.length;
       expandedEvents += passed;
       if (passed === events.length && events.length < FAN_OUT_BATCH) {
         await tx`delete from webhook_fanout_deferred where studio_id = ${row.studioId}`;
@@ -254,10 +283,13 @@ export async function catchUpDeferred(sql: Sql, budget: number): Promise<number>
       } else if (passed) {
         const last = events[passed - 1]!;
         await tx`
-          update webhook_fanout_deferred set after_xid = ${last.xid}::xid8, after_seq = ${last.seq}::bigint
+          update webhook_fanout_deferred set after_xid = ${last.xid}::xid8, after_seq = ${last.seq}::bigint,
+            turn_at = clock_timestamp(), reason = ${count >= budget ? 'budget' : 'turn'}
           where studio_id = ${row.studioId}`;
       }
     }
+    if (atBudget.length)
+      await tx`update webhook_fanout_deferred set reason = 'budget' where studio_id in ${tx(atBudget)}`;
     return expandedEvents + caughtUp;
   });
 }
@@ -484,7 +516,7 @@ export async function pendingStats(
 ): Promise<{ pending: number; deferredStudios: number; oldestSeconds: number }> {
   const [row] = await sql<{ pending: number; deferredStudios: number; oldestSeconds: number }[]>`
     select (select count(*) from webhook_deliveries where status = 'pending')::int as pending,
-      (select count(*) from webhook_fanout_deferred)::int as deferred_studios,
+      (select count(*) from webhook_fanout_deferred where reason = 'budget')::int as deferred_studios,
       coalesce(greatest(
         (select extract(epoch from now() - min(created_at)) from webhook_deliveries where status = 'pending'),
         (select extract(epoch from now() - ev.created_at) from events ev
