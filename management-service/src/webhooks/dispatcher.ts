@@ -479,6 +479,7 @@ export class Dispatcher {
     while (!this.stopping) {
       this.woken = false;
       let more = false;
+      let turnsLeft = false;
       try {
         await this.ensureListening();
         if (this.settingToRecord) {
@@ -491,8 +492,8 @@ export class Dispatcher {
         this.claimEager = false;
         if (!this.stopping) more = await this.claimAndStart(eager);
         if (fanned.failed) throw fanned.failed;
-        // deferred events still to take their turns: the next round fans out again at once
-        if (fanned.more) more = this.fanOutDue = true;
+        // deferred events still to take their turns: the next round fans out again at once (and claims as slots free)
+        if (fanned.more) turnsLeft = this.fanOutDue = true;
         if (failing) log('info', 'webhook dispatcher: its rounds work again');
         failing = false;
       } catch (err) {
@@ -512,7 +513,7 @@ export class Dispatcher {
         this.claimEager = true; // a retry fell due
       }
       if (more) this.claimEager = true;
-      else await this.sleep(Math.min(this.pollMs, this.nextDueAt - Date.now()));
+      else if (!turnsLeft) await this.sleep(Math.min(this.pollMs, this.nextDueAt - Date.now()));
     }
   }
 

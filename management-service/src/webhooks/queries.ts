@@ -216,8 +216,9 @@ export async function fanOutBatch(sql: Sql, budget: number): Promise<number> {
 
 /**
  * Expands the deferred events of studios whose tenant's backlog is below the budget, in turns: the studio that waited
- * longest for its turn first (a studio never given one, then by its last turn), each tenant up to `FAN_OUT_TURN` and
- * all together up to `FAN_OUT_DELIVERIES` in one transaction, each studio up to the cursor (beyond it the fan-out takes
+ * longest for its turn first (a studio never given one, then by its last turn), each tenant up to its share (of
+ * `FAN_OUT_DELIVERIES` among the tenants waiting, `FAN_OUT_TURN` at least) and all together up to `FAN_OUT_DELIVERIES`
+ * in one transaction, each studio up to the cursor (beyond it the fan-out takes
  * them, once the studio's row is gone). A studio caught up loses its row, under the cursor's lock, so no event of it
  * is skipped in between; one stopped by the budget says so (`reason`: what the dashboard and the gauge show).
  * Returns how many events it expanded and studios it let go (0: nothing to do, or another dispatcher is fanning out).
@@ -237,6 +238,11 @@ export async function catchUpDeferred(sql: Sql, budget: number): Promise<number>
       rows.map((r) => r.studioId),
       budget,
     );
+    // a turn: the transaction's deliveries shared among the tenants waiting below their budget, FAN_OUT_TURN at least
+    const waiting = new Set(
+      rows.map((r) => tenantOf.get(r.studioId) ?? r.studioId).filter((t) => (pending.get(t) ?? 0) < budget),
+    );
+    const share = Math.max(FAN_OUT_TURN, Math.floor(FAN_OUT_DELIVERIES / Math.max(1, waiting.size)));
     const turns = new Map<string, number>();
     const atBudget: string[] = [];
     let made = 0;
@@ -249,9 +255,9 @@ export async function catchUpDeferred(sql: Sql, budget: number): Promise<number>
         if (row.reason !== 'budget') atBudget.push(row.studioId);
         continue;
       }
-      if (made + FAN_OUT_TURN > FAN_OUT_DELIVERIES) break; // a whole turn or none: the next transaction begins with it
+      if (made + share > FAN_OUT_DELIVERIES) break; // a whole turn or none: the next transaction begins with it
       let turn = turns.get(tenant) ?? 0;
-      if (turn >= FAN_OUT_TURN) continue;
+      if (turn >= share) continue;
       const events = byEvent(
         await expanded(
           tx,
@@ -266,7 +272,7 @@ export async function catchUpDeferred(sql: Sql, budget: number): Promise<number>
       let passed = 0;
       for (const event of events) {
         const n = event.deliveries.length;
-        if (n && (count >= budget || (turn && turn + n > FAN_OUT_TURN))) break;
+        if (n && (count >= budget || (turn && turn + n > share))) break;
         passed++;
         count += n;
         turn += n;
