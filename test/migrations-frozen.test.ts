@@ -30,6 +30,7 @@ const LANDED: Record<string, string> = {
   '00020_webhook_delivery_setting.sql': '833210dc91f7c433659b712333996eeb1e4da0880d7b26b3e42951e07ca8b513',
   '00021_sandboxes.sql': '399f0e0db12931e05f5870de05db2db7aef4634a5779de50655a0955e4cf210c',
   '00022_dashboard_session_mode.sql': '55d3adbaf738ddd6d4c9323e5096e478720147d7e8ef220872d01b862a1155ba',
+  '00023_webhook_fanout_turns.sql': 'd6466686a6cab482ce0c70d50239a98a331eb6e2c4c62aa3850921e0e1460b9f',
 };
 
 const sha256 = async (file: string) =>

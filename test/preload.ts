@@ -13,9 +13,11 @@ import { afterAll } from 'bun:test';
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answers, DEFAULT_REDIS_URL, type LogLevel, setLogLevel } from '@studio/shared';
+import { refusedAddress } from '@studio/shared/webhooks';
 import postgres from 'postgres';
 import { MIGRATIONS_DIR, migrate } from '../scripts/lib/migrate';
 import { checkDocumented, checkedSurfaces } from './documented';
@@ -23,6 +25,21 @@ import { has, skippedSummary } from './needs';
 
 // one access line per request would bury the test report: warnings and errors only, unless asked
 setLogLevel((process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'warn');
+
+// a test sends only to loopback or its own network namespaces (private addresses), never to a public address, even
+// one that "cannot answer": a fetch of the test process (a test's own, or a dispatcher's attempt) to any other host
+// is refused before it connects, and said on stderr. (A public address written as an IP once passed an endpoint's
+// checks in a dashboard test, and a dispatcher then called it with a test event.)
+const systemFetch = globalThis.fetch;
+const loopbackOnly = (input: string | URL | Request, init?: RequestInit) => {
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || (isIP(host) && refusedAddress(host))) return systemFetch(input, init);
+  const message = `test/preload.ts: a test sends only to loopback or its own network namespaces, not to ${url.host}`;
+  console.error(message);
+  return Promise.reject(new TypeError(message));
+};
+globalThis.fetch = Object.assign(loopbackOnly, systemFetch) as typeof fetch;
 
 const LOCAL_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
 

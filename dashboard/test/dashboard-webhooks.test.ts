@@ -24,7 +24,7 @@ let dispatcher: ReturnType<typeof createDispatcher>;
 let receiver: Receiver;
 const HOSTILE = '<script>alert("owned")</script><img src=x onerror="alert(1)">&amp;';
 /** A public address written as an IP (no DNS on a closed network): creation checks it, nothing connects to it. */
-const PUBLIC_URL = 'https://93.184.215.14/hooks';
+const PUBLIC_URL = 'https://93.184.215.14/hooks'; // never delivered to: the last test checks
 
 beforeAll(async () => {
   s = await startStack();
@@ -243,7 +243,8 @@ describe('webhooks page', () => {
 
   test("another studio's endpoint and delivery are 404 for every page and action, and stay as they were", async () => {
     const other = (await s.studio({ name: 'Other Studio' })).id;
-    const { endpoint } = await createEndpoint(local, { studioId: other, url: PUBLIC_URL });
+    // loopback where nothing listens: its test event is really attempted by the dispatcher of this file
+    const { endpoint } = await createEndpoint(local, { studioId: other, url: 'http://127.0.0.1:9/other-studio' });
     const delivery = await sendTestEvent(s.sql, endpoint.id);
     expect((await get(s, `/webhooks/${endpoint.id}`, session.cookie)).status).toBe(404);
     expect((await get(s, `/webhooks/${endpoint.id}/roll`, session.cookie)).status).toBe(404);
@@ -373,5 +374,18 @@ describe('webhooks page', () => {
       `not sent: the host localhost is not a public address: it resolves to a private or reserved one${HINT}`,
     );
     expect(await shown(byPort.endpoint.id)).toBe(`not sent: the port must be 443 (the https default) or 8443${HINT}`);
+  });
+
+  test('nothing was sent, or even queued, to the public address the forms were checked with (a test sends only to loopback)', async () => {
+    const toPublic = await s.sql<{ deliveries: number; attempts: number }[]>`
+      select (select count(*) from webhook_deliveries d join webhook_endpoints e
+                on e.studio_id = d.studio_id and e.id = d.endpoint_id
+              where e.url like ${`${PUBLIC_URL}%`})::int as deliveries,
+             (select count(*) from webhook_attempts a join webhook_deliveries d
+                on d.studio_id = a.studio_id and d.id = a.delivery_id
+                join webhook_endpoints e on e.studio_id = d.studio_id and e.id = d.endpoint_id
+              where e.url like ${`${PUBLIC_URL}%`})::int as attempts`;
+    expect(await endpointCount()).toBeGreaterThan(0);
+    expect(toPublic[0]).toEqual({ deliveries: 0, attempts: 0 });
   });
 });

@@ -36,6 +36,13 @@ export const FAN_OUT_DELIVERIES = 2000;
 export const FAN_OUT_TURN = 500;
 /** Why a studio's events wait: its tenant is at its pending budget, or its burst takes turns with the others'. */
 type DeferReason = 'budget' | 'turn';
+/** A deferred studio's row: its events after (afterXid, afterSeq) in the feed's order wait, and why. */
+interface Deferred {
+  studioId: string;
+  afterXid: string;
+  afterSeq: string;
+  reason: DeferReason;
+}
 const RETENTION_BATCH = 1000;
 /** Deliveries per insert statement (5 parameters each, well under the protocol's 65,535). */
 const INSERT_ROWS = 2000;
@@ -129,7 +136,7 @@ function batchOf(
   budget: number,
 ) {
   const take: ExpandedRow[] = [];
-  const defer: { studioId: string; afterXid: string; afterSeq: string; reason: DeferReason }[] = [];
+  const defer: Deferred[] = [];
   const turns = new Map<string, number>();
   let passed = 0;
   for (const event of events) {
@@ -215,6 +222,51 @@ export async function fanOutBatch(sql: Sql, budget: number): Promise<number> {
 }
 
 /**
+ * One deferred studio's turn in `tx`: its events after its row and up to the cursor, expanded while its tenant's
+ * pending `count` is below `budget` and its `turn` below `share` (whole events); its row moved on, or deleted once it
+ * caught up. Returns the events it expanded, whether it caught up, and the tenant's count and turn after it.
+ */
+async function takeTurn(
+  tx: Db,
+  row: Deferred,
+  cursor: { lastXid: string; lastSeq: string },
+  room: { budget: number; share: number; count: number; turn: number },
+) {
+  let { count, turn } = room;
+  const events = byEvent(
+    await expanded(
+      tx,
+      tx`select studio_id, id, type, xid, seq, created_at from events
+        where studio_id = ${row.studioId} and (xid, seq) > (${row.afterXid}::xid8, ${row.afterSeq}::bigint)
+          and (xid, seq) <= (${cursor.lastXid}::xid8, ${cursor.lastSeq}::bigint)
+        order by xid, seq
+        limit ${FAN_OUT_BATCH}`,
+    ),
+  );
+  const take: ExpandedRow[] = [];
+  let passed = 0;
+  for (const event of events) {
+    const n = event.deliveries.length;
+    if (n && (count >= room.budget || (turn && turn + n > room.share))) break;
+    passed++;
+    count += n;
+    turn += n;
+    take.push(...event.deliveries);
+  }
+  await insertDeliveries(tx, take);
+  const caughtUp = passed === events.length && events.length < FAN_OUT_BATCH;
+  if (caughtUp) await tx`delete from webhook_fanout_deferred where studio_id = ${row.studioId}`;
+  else if (passed) {
+    const last = events[passed - 1]!;
+    await tx`
+      update webhook_fanout_deferred set after_xid = ${last.xid}::xid8, after_seq = ${last.seq}::bigint,
+        turn_at = clock_timestamp(), reason = ${count >= room.budget ? 'budget' : 'turn'}
+      where studio_id = ${row.studioId}`;
+  }
+  return { passed, caughtUp, count, turn };
+}
+
+/**
  * Expands the deferred events of studios whose tenant's backlog is below the budget, in turns: the studio that waited
  * longest for its turn first (a studio never given one, then by its last turn), each tenant up to its share (of
  * `FAN_OUT_DELIVERIES` among the tenants waiting, `FAN_OUT_TURN` at least) and all together up to `FAN_OUT_DELIVERIES`
@@ -230,7 +282,7 @@ export async function catchUpDeferred(sql: Sql, budget: number): Promise<number>
     const [cursor] = await tx<{ lastXid: string; lastSeq: string }[]>`
       select last_xid::text, last_seq from webhook_fanout_cursor for update skip locked`;
     if (!cursor) return 0;
-    const rows = await tx<{ studioId: string; afterXid: string; afterSeq: string; reason: DeferReason }[]>`
+    const rows = await tx<Deferred[]>`
       select studio_id, after_xid::text, after_seq, reason from webhook_fanout_deferred
       order by turn_at nulls first, deferred_at, studio_id`;
     const { tenantOf, pending } = await pendingOf(
@@ -250,49 +302,20 @@ export async function catchUpDeferred(sql: Sql, budget: number): Promise<number>
     let caughtUp = 0;
     for (const row of rows) {
       const tenant = tenantOf.get(row.studioId) ?? row.studioId;
-      let count = pending.get(tenant) ?? 0;
+      const count = pending.get(tenant) ?? 0;
       if (count >= budget) {
         if (row.reason !== 'budget') atBudget.push(row.studioId);
         continue;
       }
       if (made + share > FAN_OUT_DELIVERIES) break; // a whole turn or none: the next transaction begins with it
-      let turn = turns.get(tenant) ?? 0;
+      const turn = turns.get(tenant) ?? 0;
       if (turn >= share) continue;
-      const events = byEvent(
-        await expanded(
-          tx,
-          tx`select studio_id, id, type, xid, seq, created_at from events
-            where studio_id = ${row.studioId} and (xid, seq) > (${row.afterXid}::xid8, ${row.afterSeq}::bigint)
-              and (xid, seq) <= (${cursor.lastXid}::xid8, ${cursor.lastSeq}::bigint)
-            order by xid, seq
-            limit ${FAN_OUT_BATCH}`,
-        ),
-      );
-      const take: ExpandedRow[] = [];
-      let passed = 0;
-      for (const event of events) {
-        const n = event.deliveries.length;
-        if (n && (count >= budget || (turn && turn + n > share))) break;
-        passed++;
-        count += n;
-        turn += n;
-        made += n;
-        take.push(...event.deliveries);
-      }
-      pending.set(tenant, count); // the tenant's next deferred studio counts these too
-      turns.set(tenant, turn);
-      await insertDeliveries(tx, take);
-      expandedEvents += passed;
-      if (passed === events.length && events.length < FAN_OUT_BATCH) {
-        await tx`delete from webhook_fanout_deferred where studio_id = ${row.studioId}`;
-        caughtUp++;
-      } else if (passed) {
-        const last = events[passed - 1]!;
-        await tx`
-          update webhook_fanout_deferred set after_xid = ${last.xid}::xid8, after_seq = ${last.seq}::bigint,
-            turn_at = clock_timestamp(), reason = ${count >= budget ? 'budget' : 'turn'}
-          where studio_id = ${row.studioId}`;
-      }
+      const took = await takeTurn(tx, row, cursor, { budget, share, count, turn });
+      pending.set(tenant, took.count); // the tenant's next deferred studio counts these too
+      turns.set(tenant, took.turn);
+      made += took.turn - turn;
+      expandedEvents += took.passed;
+      if (took.caughtUp) caughtUp++;
     }
     if (atBudget.length)
       await tx`update webhook_fanout_deferred set reason = 'budget' where studio_id in ${tx(atBudget)}`;
