@@ -26,21 +26,6 @@ import { has, skippedSummary } from './needs';
 // one access line per request would bury the test report: warnings and errors only, unless asked
 setLogLevel((process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'warn');
 
-// a test sends only to loopback or its own network namespaces (private addresses), never to a public address, even
-// one that "cannot answer": a fetch of the test process (a test's own, or a dispatcher's attempt) to any other host
-// is refused before it connects, and said on stderr. (A public address written as an IP once passed an endpoint's
-// checks in a dashboard test, and a dispatcher then called it with a test event.)
-const systemFetch = globalThis.fetch;
-const loopbackOnly = (input: string | URL | Request, init?: RequestInit) => {
-  const url = new URL(input instanceof Request ? input.url : String(input));
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || (isIP(host) && refusedAddress(host))) return systemFetch(input, init);
-  const message = `test/preload.ts: a test sends only to loopback or its own network namespaces, not to ${url.host}`;
-  console.error(message);
-  return Promise.reject(new TypeError(message));
-};
-globalThis.fetch = Object.assign(loopbackOnly, systemFetch) as typeof fetch;
-
 const LOCAL_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 async function dockerAnswers(): Promise<boolean> {
@@ -215,11 +200,21 @@ try {
   throw err;
 }
 
-// Every answer from a registered gateway surface must match its OpenAPI document (test/documented.ts).
+// A test sends only to loopback or its own network namespaces (private addresses), never to a public address, even
+// one that "cannot answer": a fetch of the test process (a test's own, or a dispatcher's attempt) to any other host is
+// refused before it connects, and said on stderr (a public address written as an IP once passed an endpoint's checks in
+// a dashboard test, and a dispatcher then called it with a test event). And every answer from a registered gateway
+// surface must match its OpenAPI document (test/documented.ts).
 const realFetch = globalThis.fetch;
 globalThis.fetch = Object.assign(async (input: string | URL | Request, init?: RequestInit) => {
-  const res = await realFetch(input, init);
   const url = new URL(input instanceof Request ? input.url : String(input));
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (host !== 'localhost' && !(isIP(host) && refusedAddress(host))) {
+    const message = `test/preload.ts: a test sends only to loopback or its own network namespaces, not to ${url.host}`;
+    console.error(message);
+    throw new TypeError(message);
+  }
+  const res = await realFetch(input, init);
   const surface = checkedSurfaces.get(url.origin);
   if (surface)
     await checkDocumented(
