@@ -1,4 +1,5 @@
 import { Type as t } from '@sinclair/typebox';
+import { evictKeysOfStudios } from '@studio/management-service/sandboxes';
 import { AppError, iso, isoOrNull, newId } from '@studio/shared';
 import type { Broadcasts, Db, Sql, Tx } from '@studio/shared/io';
 import {
@@ -114,12 +115,11 @@ export async function deleteStudio(sql: Sql, bus: Broadcasts, studioId: string) 
     returning id, name, deleted_at, live_studio_id`;
   const row = rows.find((r) => r.id === studioId);
   if (!row) throw new AppError('not_found', { detail: `no studio ${studioId}` });
-  const ids = rows.map((r) => r.id);
-  const keys = await sql<{ hash: string }[]>`select hash from api_keys where studio_id in ${sql(ids)}`;
-  // every gateway dropped the studio's keys from its memory, as it confirmed (false: not every one did in time)
-  const propagated = await bus.evictKeys(
-    keys.map((k) => k.hash),
-    { revoked: false },
+  // every gateway dropped the studio's keys and its sandboxes' from its memory, as it confirmed (false: not every one did in time)
+  const propagated = await evictKeysOfStudios(
+    sql,
+    bus,
+    rows.map((r) => r.id),
   );
   return {
     id: row.id,

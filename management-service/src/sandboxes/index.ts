@@ -11,6 +11,7 @@ export {
   DEFAULT_SANDBOX,
   deleteSandboxes,
   ensureDefaultSandbox,
+  evictKeysOfStudios,
   findSandbox,
   listSandboxes,
   liveStudioOf,

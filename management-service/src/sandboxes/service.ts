@@ -262,6 +262,14 @@ export async function renameSandbox(
 export async function deleteSandboxes(sql: Sql, bus: Broadcasts, ids: string[]): Promise<boolean> {
   if (!ids.length) return true;
   await sql`update studios set deleted_at = coalesce(deleted_at, now()), updated_at = now() where id in ${sql(ids)}`;
+  return evictKeysOfStudios(sql, bus, ids);
+}
+
+/**
+ * Drops the keys of deleted studios (sandboxes, or a studio with its sandboxes) from every gateway's memory, so they
+ * answer 403 `studio_required` at once: true when every gateway confirmed in time.
+ */
+export async function evictKeysOfStudios(sql: Sql, bus: Broadcasts, ids: string[]): Promise<boolean> {
   const keys = await sql<{ hash: string }[]>`select hash from api_keys where studio_id in ${sql(ids)}`;
   return bus.evictKeys(
     keys.map((k) => k.hash),
