@@ -377,15 +377,16 @@ describe('webhooks page', () => {
   });
 
   test('nothing was sent, or even queued, to the public address the forms were checked with (a test sends only to loopback)', async () => {
-    const toPublic = await s.sql<{ deliveries: number; attempts: number }[]>`
-      select (select count(*) from webhook_deliveries d join webhook_endpoints e
+    const toPublic = await s.sql<{ endpoints: number; deliveries: number; attempts: number }[]>`
+      select (select count(*) from webhook_endpoints e where e.url like ${`${PUBLIC_URL}%`})::int as endpoints,
+             (select count(*) from webhook_deliveries d join webhook_endpoints e
                 on e.studio_id = d.studio_id and e.id = d.endpoint_id
               where e.url like ${`${PUBLIC_URL}%`})::int as deliveries,
              (select count(*) from webhook_attempts a join webhook_deliveries d
                 on d.studio_id = a.studio_id and d.id = a.delivery_id
                 join webhook_endpoints e on e.studio_id = d.studio_id and e.id = d.endpoint_id
               where e.url like ${`${PUBLIC_URL}%`})::int as attempts`;
-    expect(await endpointCount()).toBeGreaterThan(0);
-    expect(toPublic[0]).toEqual({ deliveries: 0, attempts: 0 });
+    expect(toPublic[0]!.endpoints).toBeGreaterThan(0); // the forms' endpoints are there, with a dispatcher running
+    expect(toPublic[0]).toMatchObject({ deliveries: 0, attempts: 0 });
   });
 });
