@@ -232,6 +232,34 @@ function stackCalls(
 }
 
 /**
+ * The dashboard process, as its main.ts builds it, served on the holder's ports: its own readiness, metrics and
+ * broadcasts (Redis, or Postgres), and spans going out as the process's would when the stack names
+ * OTEL_EXPORTER_OTLP_ENDPOINT (else no tracing).
+ */
+function dashboardOf(
+  holder: Parameters<typeof gatewayPorts>[0],
+  config: Config,
+  sql: Sql,
+  bus: Broadcasts,
+  redis: Redis | null,
+) {
+  const dashboardMetrics = createMetrics();
+  const readiness = readinessCheck(sql, redis ?? 'none');
+  const dashboardTracing = createTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'dashboard');
+  holder.dashboard = createDashboard({
+    config,
+    sql,
+    readiness,
+    bus,
+    redis,
+    metrics: dashboardMetrics,
+    tracing: dashboardTracing,
+  });
+  holder.dashboardOps = createOpsHandler(dashboardMetrics, readiness);
+  return { dashboardMetrics, dashboardTracing };
+}
+
+/**
  * A stack in the mode asked for; with no Redis server to use (TEST_REDIS_URL=none, test/preload.ts), single-node
  * whatever was asked: the tests that need Redis say so with `needs('redis')` (test/needs.ts) and skip.
  */
@@ -270,21 +298,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   holder.gw = gateway;
   await gateway.start();
   const bus = broadcastsFor(config, sql, appRedis);
-  // the dashboard process, as its main.ts builds it: its own readiness, metrics and broadcasts (Redis, or Postgres)
-  const dashboardMetrics = createMetrics();
-  const dashboardReadiness = readinessCheck(sql, single ? 'none' : redis);
-  // null unless the stack names OTEL_EXPORTER_OTLP_ENDPOINT: its spans go out as the process's would
-  const dashboardTracing = createTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'dashboard');
-  holder.dashboard = createDashboard({
-    config,
-    sql,
-    readiness: dashboardReadiness,
-    bus,
-    redis: appRedis,
-    metrics: dashboardMetrics,
-    tracing: dashboardTracing,
-  });
-  holder.dashboardOps = createOpsHandler(dashboardMetrics, dashboardReadiness);
+  const { dashboardMetrics, dashboardTracing } = dashboardOf(holder, config, sql, bus, single ? null : redis);
 
   return {
     mode: single ? 'single-node' : 'redis',
