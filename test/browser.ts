@@ -4,9 +4,11 @@
  * `@sparticuz/chromium` ships (a devDependency, so `bun install` is all a fresh machine needs: its `executablePath()`
  * unpacks it to the temporary folder on first use). Each launch says on stderr which one it took.
  */
+import { afterAll, beforeAll } from 'bun:test';
 import { constants } from 'node:fs';
 import { access, mkdir, stat } from 'node:fs/promises';
 import { type Browser, chromium } from 'playwright-core';
+import { type Stack, type StackOptions, startStack } from './harness';
 
 /** The two widths every page is looked at: a phone's and a desktop's. */
 export const WIDTHS = { phone: { width: 390, height: 844 }, desktop: { width: 1280, height: 800 } } as const;
@@ -61,4 +63,22 @@ export async function launchChromium(): Promise<Browser> {
   const seconds = ((performance.now() - began) / 1000).toFixed(1);
   console.error(`browser tests: Chromium ${browser.version()} from ${from} (${executablePath}), up in ${seconds} s`);
   return browser;
+}
+
+/**
+ * A browser test file's stack and Chromium: started before its tests (`ready` is given both), closed after them,
+ * the browser first. Call it at the top of the file, before any hook of the file's own.
+ */
+export function withStackAndBrowser(ready: (stack: Stack, browser: Browser) => void, options?: StackOptions) {
+  let stack: Stack | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    stack = await startStack(options);
+    browser = await launchChromium();
+    ready(stack, browser);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.close();
+  });
 }

@@ -4,21 +4,17 @@
  * an operation id wraps only at its camel-case humps, nothing overflows; and after a roll the
  * keys page tells the two same-named keys apart. Screenshots: test-artifacts/screenshots/.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, SHOTS, WIDTHS } from '../../test/browser';
-import { type Stack, startStack } from '../../test/harness';
+import { SHOTS, WIDTHS, withStackAndBrowser } from '../../test/browser';
+import type { Stack } from '../../test/harness';
 import { loginLink } from './dashboard-helpers';
 
 let s: Stack;
 let browser: Browser;
-beforeAll(async () => {
-  s = await startStack();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await s?.close();
+withStackAndBrowser((stack, b) => {
+  s = stack;
+  browser = b;
 });
 
 /** What the page shows at the current width, measured as rendered. */

@@ -2,10 +2,10 @@
  * The dashboard in a real browser: headless Chromium (Debian's `chromium`) driven by
  * playwright-core. Screenshots go to test-artifacts/screenshots/.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, SHOTS } from '../../test/browser';
-import { type Stack, startStack } from '../../test/harness';
+import { SHOTS, withStackAndBrowser } from '../../test/browser';
+import type { Stack } from '../../test/harness';
 import { loginLink } from './dashboard-helpers';
 
 const DESKTOP = { width: 1280, height: 800 };
@@ -13,13 +13,9 @@ const PHONE = { width: 390, height: 844 };
 
 let s: Stack;
 let browser: Browser;
-beforeAll(async () => {
-  s = await startStack();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await s?.close();
+withStackAndBrowser((stack, b) => {
+  s = stack;
+  browser = b;
 });
 
 /** The login link as an operator gets it: from the admin command line. */

@@ -6,12 +6,16 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, SHOTS, WIDTHS } from '../../test/browser';
-import { type Stack, startStack } from '../../test/harness';
+import { SHOTS, WIDTHS, withStackAndBrowser } from '../../test/browser';
+import type { Stack } from '../../test/harness';
 import { loginLink } from './dashboard-helpers';
 
 let s: Stack;
 let browser: Browser;
+withStackAndBrowser((stack, b) => {
+  s = stack;
+  browser = b;
+});
 /** Two websites on this machine: one the key allows, one it does not. */
 const site = () =>
   Bun.serve({
@@ -22,17 +26,13 @@ const site = () =>
   });
 let allowed: ReturnType<typeof site>;
 let other: ReturnType<typeof site>;
-beforeAll(async () => {
-  s = await startStack();
-  browser = await launchChromium();
+beforeAll(() => {
   allowed = site();
   other = site();
 });
-afterAll(async () => {
+afterAll(() => {
   allowed.stop(true);
   other.stop(true);
-  await browser?.close();
-  await s?.close();
 });
 
 /** The page is exactly as wide as the screen: nothing overflows sideways. */

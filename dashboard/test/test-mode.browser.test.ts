@@ -4,21 +4,17 @@
  * sandbox), the title says TEST MODE, and nothing overflows; a key made there is a test key; a reset from the
  * Sandboxes page, confirmed in the dialog, says it is done. Screenshots: test-artifacts/screenshots/test-mode-*.png.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, SHOTS, WIDTHS } from '../../test/browser';
-import { type Stack, startStack } from '../../test/harness';
+import { SHOTS, WIDTHS, withStackAndBrowser } from '../../test/browser';
+import type { Stack } from '../../test/harness';
 import { loginLink } from './dashboard-helpers';
 
 let s: Stack;
 let browser: Browser;
-beforeAll(async () => {
-  s = await startStack();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await s?.close();
+withStackAndBrowser((stack, b) => {
+  s = stack;
+  browser = b;
 });
 
 /** The band as rendered: its box, its text, and whether anything is wider than the viewport. */

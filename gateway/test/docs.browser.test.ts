@@ -3,21 +3,17 @@
  * to a host other than the gateway is aborted (and recorded), as on a studio's closed
  * network. Screenshots go to test-artifacts/screenshots/docs-<surface>.png.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import { EVENT_TYPES, operationsOf, type Surface, TEST_EVENT_TYPE } from '@studio/shared';
 import type { Browser } from 'playwright-core';
-import { launchChromium, SHOTS } from '../../test/browser';
-import { type Stack, startStack } from '../../test/harness';
+import { SHOTS, withStackAndBrowser } from '../../test/browser';
+import type { Stack } from '../../test/harness';
 
 let s: Stack;
 let browser: Browser;
-beforeAll(async () => {
-  s = await startStack();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await s?.close();
+withStackAndBrowser((stack, b) => {
+  s = stack;
+  browser = b;
 });
 
 test.each(['storefront', 'management'] as Surface[])(
