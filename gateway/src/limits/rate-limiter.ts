@@ -204,10 +204,11 @@ export class RateLimiter {
    * (single-node mode) there is always an answer, and never null.
    *
    * A lease half spent is renewed in the background, so a steady stream of requests
-   * never waits on Redis (a request that waits on a quiet gateway is also answered uncorked by Bun:
-   * one send() per header piece; docs/design/serving.md, "Known limits"). Only a stream is: a group used once (a publishable key's
-   * visitor who made one call, whose lease is one token) renews nothing, or each such visitor
-   * would take a second token of the key's overall bucket and leave it unspent.
+   * never waits on Redis (a request that waits on a quiet gateway is also answered uncorked by
+   * Bun: one send() per header piece; docs/design/serving.md, "Known limits"). Only a stream is:
+   * a group used once (a publishable key's visitor who made one call, whose lease is one token)
+   * renews nothing, or each such visitor would take a second token of the key's overall bucket
+   * and leave it unspent.
    *
    *
    * `revokedKnown`: the call is refused as revoked already; it spends a token all the same,
