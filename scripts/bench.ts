@@ -18,7 +18,7 @@ Options:
   --quick          a smoke run: small counts, one short round; shows the cases work, its figures are no verdict
                    (it exits 1 only when a case fails or voids its run)
   --out <file>     where the JSON report goes (default bench-results/<timestamp>.json)
-  --profile <dir>  the gateway (and the hop's Bun floor) write a CPU profile there; bun run bench:profile <dir> counts it
+  --profile <dir>  the gateway writes a CPU profile there, the services (and the hop's Bun floor) in <dir>/<name>; bun run bench:profile <dir> counts one
   --help           this text
 
 Environment (the only variables the benches read):

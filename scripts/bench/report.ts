@@ -17,7 +17,7 @@ export const caseFlags = {
   quick: argv.includes('--quick'),
   /** Where to write the figures (JSON). */
   result: flagValue('--result'),
-  /** Where the gateway (and the hop's floor) write a CPU profile when they stop. */
+  /** Where the stack's processes (and the hop's floor) write a CPU profile when they stop: the gateway's there, the others' in a folder each. */
   profile: flagValue('--profile'),
 };
 

@@ -76,8 +76,8 @@ async function dropBenchData(serverUrl: string, dbName: string, config: Config) 
 
 /**
  * `bun run bench --profile dir`: Bun's flags that make a process write its CPU profile there when it stops, as
- * samples (`bun run bench:profile` counts them) and as markdown: the gateway's in `dir`, another process's (the hop's
- * Bun floor) in `folder` under it. None without the flag.
+ * samples (`bun run bench:profile` counts them) and as markdown: the gateway's in `dir`, another process's (a service,
+ * the hop's Bun floor) in `folder` under it, named after it. None without the flag.
  */
 export const profiled = (folder = '') =>
   caseFlags.profile ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${join(caseFlags.profile, folder)}`] : [];
@@ -141,7 +141,7 @@ export async function createBenchStack(serverCpu = '0', overrides: Record<string
     /** Starts these processes and waits until each is ready. */
     async start(names: BenchProcess[] = ['storefront-service', 'management-service', 'gateway']) {
       for (const name of names)
-        spawn(name, ['bun', ...(name === 'gateway' ? profiled() : []), join(root, ENTRIES[name])]);
+        spawn(name, ['bun', ...profiled(name === 'gateway' ? '' : name), join(root, ENTRIES[name])]);
       const ready: Record<BenchProcess, string> = {
         'storefront-service': `${env.STOREFRONT_SERVICE_URL}/readyz`,
         'management-service': `${env.MANAGEMENT_SERVICE_URL}/readyz`,
