@@ -17,6 +17,11 @@ import { createApiKey, createEndpoint, deleteEndpoint, webhookContext } from '@s
  *    write's 201 (its commit is just before) to the delivery's arrival.
  * The targets are the table's (cases.ts). `--quick`: a smoke run of a few seconds (small counts).
  *
+ * Before them, the database is given a deployment's history, `HISTORY` finished deliveries of another studio with an
+ * attempt each, and analyzed: on a fresh database whose tables Postgres has no statistics of yet, the services' cached
+ * plans are an empty table's (a sequential scan for each delivery recorded), and the dispatcher delivered a third of
+ * what it does once autovacuum has analyzed them (docs/design/webhooks.md).
+ *
  * The feed and the fan-out serve an event once every transaction that could commit before it has
  * ended (`pg_snapshot_xmin`, the whole server's): a long transaction anywhere on the Postgres server
  * (a test run's CREATE or DROP DATABASE, a pg_dump) holds deliveries back. Run it on a quiet server.
@@ -31,7 +36,9 @@ import { quantile } from './stats';
 
 const QUICK = caseFlags.quick;
 const { ROUNDS, SERVER_CPU, LOAD_CPU } = caseOptions({ seconds: 0, rounds: 3 });
-const [WRITE_RATE, WRITES, EVENTS, DELAYS] = QUICK ? [40, 20, 250, 20] : [20, 150, 2_500, 200];
+const [WRITE_RATE, WRITES, EVENTS, DELAYS, HISTORY] = QUICK
+  ? [40, 20, 250, 20, 10_000]
+  : [20, 150, 2_500, 200, 100_000];
 const ENDPOINTS = 16;
 const RECEIVERS = 4;
 const [TARGET_WRITE_RATIO, TARGET_THROUGHPUT, TARGET_DELAY] = [
@@ -84,6 +91,25 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number,
   }
 }
 
+/**
+ * A deployment's history: `HISTORY` deliveries of a studio of their own, delivered a day to 29 days ago (within
+ * retention), an attempt each, and the database analyzed, as autovacuum would have it.
+ */
+async function seedHistory(sql: Sql, ctx: ReturnType<typeof webhookContext>, url: string) {
+  const studio = (await createStudio(sql, { name: 'Bench: history' })).studio.id as string;
+  const { endpoint } = await createEndpoint(ctx, { studioId: studio, url });
+  await sql`
+    insert into webhook_deliveries (studio_id, id, endpoint_id, event_id, event_type, status, attempts, round_attempts,
+      next_attempt_at, created_at, updated_at)
+    select ${studio}, 'whd_history' || g, ${endpoint.id}, 'evt_history' || g, 'instructor.created', 'succeeded', 1, 1,
+      null, t, t
+    from generate_series(1, ${HISTORY}::int) g, lateral (select now() - interval '1 day' - g * interval '20 seconds' as t) x`;
+  await sql`
+    insert into webhook_attempts (studio_id, delivery_id, at, status_code, duration_ms, response)
+    select studio_id, id, updated_at, 200, 3, 'ok' from webhook_deliveries where studio_id = ${studio}`;
+  await sql`analyze`;
+}
+
 /** No delivery pending anywhere: the dispatcher is idle. */
 const drained = async (sql: Sql) =>
   (await sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries where status = 'pending'`)[0]!.n === 0;
@@ -98,6 +124,8 @@ try {
   console.log(
     `events: database ${stack.dbName}, servers on CPU ${SERVER_CPU}, load and receivers on CPU ${LOAD_CPU}${QUICK ? ' (quick smoke run)' : ''}`,
   );
+  await seedHistory(sql, ctx, receivers.urls[0]!);
+  console.log(`history: ${HISTORY.toLocaleString('en')} delivered webhooks of another studio, the database analyzed`);
 
   // 1. the write's cost with 0 and with 16 endpoints
   const plain = (await createStudio(sql, { name: 'Bench: no endpoint' })).studio.id as string;
