@@ -19,8 +19,8 @@ import { createApiKey, createEndpoint, deleteEndpoint, webhookContext } from '@s
  *
  * Before them, the database is given a deployment's history, `HISTORY` finished deliveries of another studio with an
  * attempt each, and analyzed: on a fresh database whose tables Postgres has no statistics of yet, the services' cached
- * plans are an empty table's (a sequential scan for each delivery recorded), and the dispatcher delivered a third of
- * what it does once autovacuum has analyzed them (docs/design/webhooks.md).
+ * plans are an empty table's (a sequential scan for each batch of successes recorded), and the dispatcher delivered
+ * about 40 % of what it does once autovacuum has analyzed them (docs/design/webhooks.md).
  *
  * The feed and the fan-out serve an event once every transaction that could commit before it has
  * ended (`pg_snapshot_xmin`, the whole server's): a long transaction anywhere on the Postgres server
@@ -92,8 +92,8 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number,
 }
 
 /**
- * A deployment's history: `HISTORY` deliveries of a studio of their own, delivered a day to 29 days ago (within
- * retention), an attempt each, and the database analyzed, as autovacuum would have it.
+ * A deployment's history: `HISTORY` deliveries of a studio of their own, delivered one every 20 s back from a day ago
+ * (within the 30 days' retention), an attempt each, and the database analyzed, as autovacuum would have it.
  */
 async function seedHistory(sql: Sql, ctx: ReturnType<typeof webhookContext>, url: string) {
   const studio = (await createStudio(sql, { name: 'Bench: history' })).studio.id as string;
