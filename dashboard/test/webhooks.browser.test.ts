@@ -37,6 +37,38 @@ afterAll(async () => {
   await s?.close();
 });
 
+/**
+ * The page's requests and answers, as they happened (ms since the page opened): what a failure below prints. A notice
+ * that did not come (twice in CI, 2026-11-29 and 2026-12-06, each a 30 s wait that said nothing) then says whether the
+ * form's POST was answered, redirected, failed or never sent.
+ */
+function netLog(page: Page): string[] {
+  const log: string[] = [];
+  const t0 = Date.now();
+  const at = () => String(Date.now() - t0).padStart(6);
+  page.on('request', (r) => log.push(`${at()} sent ${r.method()} ${r.url()}`));
+  page.on('response', (r) => log.push(`${at()} answered ${r.status()} ${r.url()}`));
+  page.on('requestfailed', (r) => log.push(`${at()} failed ${r.url()}: ${r.failure()?.errorText}`));
+  return log;
+}
+
+/** The notice an action's answer shows, or the refusal in its place; past 10 s, a failure that says what the page shows. */
+async function noticeOf(page: Page, net: string[]): Promise<string> {
+  const notice = page.locator('.notice, .error').first();
+  try {
+    await notice.waitFor({ timeout: 10_000 });
+  } catch {
+    const text = await page
+      .locator('body')
+      .innerText()
+      .catch((err) => `(unreadable: ${err})`);
+    throw new Error(
+      `no notice within 10 s at ${page.url()}\nthe page's last requests:\n${net.slice(-10).join('\n')}\nthe page says: ${text.slice(0, 1500)}`,
+    );
+  }
+  return (await notice.textContent()) ?? '';
+}
+
 async function expectNoOverflow(page: Page, what: string) {
   const [doc, viewport] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
   if (doc !== viewport) throw new Error(`${what}: the page is ${doc} px wide at a ${viewport} px screen`);
@@ -74,6 +106,7 @@ test('add an endpoint, its secret once, a test event delivered and logged, repla
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(String(e)));
+  const net = netLog(page);
   await page.goto((await loginLink(s, studio.id)).url);
   await page.getByRole('button', { name: 'Continue' }).click();
   await page.waitForURL(`${s.dashboardUrl}/keys`);
@@ -102,9 +135,7 @@ test('add an endpoint, its secret once, a test event delivered and logged, repla
   // a test event: it arrives signed with the secret shown, and the log shows the receiver's answer
   await page.getByRole('button', { name: 'Send test event' }).click();
   // the notice, or the refusal in its place: a refusal fails here with what it says, not after a 30 s wait for a notice
-  await expect(page.locator('.notice, .error').first().textContent()).resolves.toContain(
-    'A test event (webhook.test) is on its way',
-  );
+  expect(await noticeOf(page, net)).toContain('A test event (webhook.test) is on its way');
   await until(() => receiver.received.length === 1, 10_000, 'the test event');
   const got = receiver.received[0]!;
   const verified = new Webhook(secret).verify(got.body, got.headers) as { type: string; id: string };
@@ -124,7 +155,7 @@ test('add an endpoint, its secret once, a test event delivered and logged, repla
     .getByRole('button', { name: 'Replay' })
     .click();
   // as above: a refusal in the notice's place fails here, saying what it says
-  await expect(page.locator('.notice, .error').first().textContent()).resolves.toContain('queued again');
+  expect(await noticeOf(page, net)).toContain('queued again');
   await until(() => receiver.received.length === 2, 10_000, 'the replay');
   expect(receiver.received[1]!.headers['webhook-id']).toBe(got.headers['webhook-id']);
   await reloadUntil(page, 'HTTP 200', 2);
