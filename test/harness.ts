@@ -298,7 +298,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   holder.gw = gateway;
   await gateway.start();
   const bus = broadcastsFor(config, sql, appRedis);
-  const { dashboardMetrics, dashboardTracing } = dashboardOf(holder, config, sql, bus, single ? null : redis);
+  const { dashboardMetrics, dashboardTracing } = dashboardOf(holder, config, sql, bus, appRedis);
 
   return {
     mode: single ? 'single-node' : 'redis',

@@ -1,4 +1,4 @@
-import { createApiKey, createEndpoint, deleteEndpoint, webhookContext } from '@studio/control';
+import { createApiKey, createEndpoint, deleteEndpoint, type WebhookContext, webhookContext } from '@studio/control';
 /**
  * The `events` case (`bun run bench events`, issue 21): what events and webhooks cost, on a stack started as in
  * production (gateway, storefront-service and management-service as separate processes on CPU
@@ -95,7 +95,7 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number,
  * A deployment's history: `HISTORY` deliveries of a studio of their own, delivered one every 20 s back from a day ago
  * (within the 30 days' retention), an attempt each, and the database analyzed, as autovacuum would have it.
  */
-async function seedHistory(sql: Sql, ctx: ReturnType<typeof webhookContext>, url: string) {
+async function seedHistory(sql: Sql, ctx: WebhookContext, url: string) {
   const studio = (await createStudio(sql, { name: 'Bench: history' })).studio.id as string;
   const { endpoint } = await createEndpoint(ctx, { studioId: studio, url });
   await sql`
